@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/piweb/piweb/sessions"
+)
+
+// usageError marks a bad command line (exit status 2).
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func exitCode(err error) int {
+	var u usageError
+	if errors.As(err, &u) {
+		return 2
+	}
+	return 1
+}
+
+// run dispatches the subcommands.
+func run(ctx context.Context, args []string) error {
+	if len(args) > 0 {
+		switch args[0] {
+		case "inspect":
+			return inspect(os.Stdout, args[1:])
+		case "tree":
+			return tree(os.Stdout, args[1:])
+		}
+	}
+	return serve(ctx, args)
+}
+
+func serve(ctx context.Context, args []string) error {
+	return usageError{"the web server is not built yet; use: piweb inspect|tree FILE"}
+}
+
+// inspect prints pi's reading of a session file as JSON.
+func inspect(w io.Writer, args []string) error {
+	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
+	leaf := fs.String("leaf", "", "entry `ID` to read the path and context at (default: the file's last entry)")
+	diags := fs.Bool("diagnostics", false, "print the problems found in the file to stderr")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: piweb inspect [--leaf ID] FILE")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return usageError{err.Error()}
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return usageError{"inspect takes one FILE"}
+	}
+	s, err := sessions.Load(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	if *diags {
+		for _, d := range s.Diags {
+			fmt.Fprintln(os.Stderr, d)
+		}
+	}
+	in, err := s.Inspect(*leaf)
+	if err != nil {
+		return err
+	}
+	b, err := sessions.MarshalIndent(in)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
+}

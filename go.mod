@@ -1,0 +1,3 @@
+module github.com/piweb/piweb
+
+go 1.26.8

@@ -1,0 +1,367 @@
+package sessions
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+)
+
+// The scanner below validates JSON exactly as strictly as JavaScript's
+// JSON.parse (which is what pi uses), without allocating and without
+// recursion, and reports the byte spans of the members a caller asks for.
+// encoding/json would allocate a tree per line; on a 1 GB scan that
+// dominates, so the index reads only spans and decodes the few strings it keeps.
+
+// maxDepth bounds nesting; deeper lines are reported as malformed rather
+// than consuming memory (JSON.parse itself would overflow its stack far earlier).
+const maxDepth = 10000
+
+// syntaxError describes why a line is not valid JSON.
+type syntaxError struct {
+	off int
+	msg string
+}
+
+func (e *syntaxError) Error() string { return fmt.Sprintf("invalid JSON at byte %d: %s", e.off, e.msg) }
+
+func errAt(off int, format string, args ...any) error {
+	return &syntaxError{off: off, msg: fmt.Sprintf(format, args...)}
+}
+
+func isWS(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) && isWS(b[i]) {
+		i++
+	}
+	return i
+}
+
+// scanString validates the string starting at b[i] == '"' and returns the
+// index just past its closing quote and whether it holds escapes.
+func scanString(b []byte, i int) (end int, escaped bool, err error) {
+	i++ // opening quote
+	for {
+		// Fast path over ordinary bytes.
+		for i < len(b) {
+			c := b[i]
+			if c == '"' || c == '\\' || c < 0x20 {
+				break
+			}
+			i++
+		}
+		if i >= len(b) {
+			return 0, false, errAt(i, "unterminated string")
+		}
+		switch c := b[i]; {
+		case c == '"':
+			return i + 1, escaped, nil
+		case c == '\\':
+			escaped = true
+			if i+1 >= len(b) {
+				return 0, false, errAt(i, "unterminated escape")
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > len(b) {
+					return 0, false, errAt(i, "short \\u escape")
+				}
+				for k := i + 2; k < i+6; k++ {
+					if !isHex(b[k]) {
+						return 0, false, errAt(k, "bad \\u escape")
+					}
+				}
+				i += 6
+			default:
+				return 0, false, errAt(i, "bad escape \\%c", b[i+1])
+			}
+		default:
+			return 0, false, errAt(i, "control character in string")
+		}
+	}
+}
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// scanNumber validates a JSON number starting at b[i].
+func scanNumber(b []byte, i int) (int, error) {
+	start := i
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	if i >= len(b) || !isDigit(b[i]) {
+		return 0, errAt(start, "bad number")
+	}
+	if b[i] == '0' {
+		i++
+	} else {
+		for i < len(b) && isDigit(b[i]) {
+			i++
+		}
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if i >= len(b) || !isDigit(b[i]) {
+			return 0, errAt(i, "bad fraction")
+		}
+		for i < len(b) && isDigit(b[i]) {
+			i++
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if i >= len(b) || !isDigit(b[i]) {
+			return 0, errAt(i, "bad exponent")
+		}
+		for i < len(b) && isDigit(b[i]) {
+			i++
+		}
+	}
+	return i, nil
+}
+
+func scanLiteral(b []byte, i int, lit string) (int, error) {
+	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
+		return 0, errAt(i, "unexpected character %q", b[i])
+	}
+	return i + len(lit), nil
+}
+
+// scanValue validates one JSON value starting at b[i] (after whitespace)
+// and returns the index just past it. Containers are walked with an
+// explicit stack, so arbitrarily deep input cannot exhaust the goroutine stack.
+func scanValue(b []byte, i int) (int, error) {
+	var stackBuf [64]byte
+	stack := stackBuf[:0] // '{' or '['
+	for {
+		i = skipWS(b, i)
+		if i >= len(b) {
+			return 0, errAt(i, "unexpected end of input")
+		}
+		// Parse one scalar or open a container.
+		var err error
+		switch c := b[i]; {
+		case c == '"':
+			i, _, err = scanString(b, i)
+		case c == '{':
+			j := skipWS(b, i+1)
+			if j < len(b) && b[j] == '}' {
+				i = j + 1
+				break
+			}
+			if len(stack) >= maxDepth {
+				return 0, errAt(i, "nesting deeper than %d", maxDepth)
+			}
+			stack = append(stack, '{')
+			if i, err = scanKey(b, j); err != nil {
+				return 0, err
+			}
+			continue
+		case c == '[':
+			j := skipWS(b, i+1)
+			if j < len(b) && b[j] == ']' {
+				i = j + 1
+				break
+			}
+			if len(stack) >= maxDepth {
+				return 0, errAt(i, "nesting deeper than %d", maxDepth)
+			}
+			stack = append(stack, '[')
+			i = j
+			continue
+		case c == '-' || isDigit(c):
+			i, err = scanNumber(b, i)
+		case c == 't':
+			i, err = scanLiteral(b, i, "true")
+		case c == 'f':
+			i, err = scanLiteral(b, i, "false")
+		case c == 'n':
+			i, err = scanLiteral(b, i, "null")
+		default:
+			return 0, errAt(i, "unexpected character %q", c)
+		}
+		if err != nil {
+			return 0, err
+		}
+		// After a value: close containers or move to the next element.
+		for {
+			if len(stack) == 0 {
+				return i, nil
+			}
+			i = skipWS(b, i)
+			if i >= len(b) {
+				return 0, errAt(i, "unexpected end of input")
+			}
+			top := stack[len(stack)-1]
+			if b[i] == ',' {
+				i++
+				if top == '{' {
+					if i, err = scanKey(b, skipWS(b, i)); err != nil {
+						return 0, err
+					}
+				}
+				break
+			}
+			if (top == '{' && b[i] == '}') || (top == '[' && b[i] == ']') {
+				stack = stack[:len(stack)-1]
+				i++
+				continue
+			}
+			return 0, errAt(i, "expected ',' or close, got %q", b[i])
+		}
+	}
+}
+
+// scanKey validates `"key" :` at b[i] and returns the index after the colon.
+func scanKey(b []byte, i int) (int, error) {
+	if i >= len(b) || b[i] != '"' {
+		return 0, errAt(i, "expected object key")
+	}
+	end, _, err := scanString(b, i)
+	if err != nil {
+		return 0, err
+	}
+	end = skipWS(b, end)
+	if end >= len(b) || b[end] != ':' {
+		return 0, errAt(end, "expected ':'")
+	}
+	return end + 1, nil
+}
+
+// member is one top-level member of an object: raw key (with quotes) and raw value.
+type member struct {
+	key, val []byte
+}
+
+// errNotObject is returned by eachMember when the value is not an object.
+var errNotObject = errors.New("not an object")
+
+// eachMember validates the object b[i:] and calls fn for each member.
+// It returns the index just past the object. Values are validated in full.
+func eachMember(b []byte, i int, fn func(m member)) (int, error) {
+	i = skipWS(b, i)
+	if i >= len(b) {
+		return 0, errAt(i, "unexpected end of input")
+	}
+	if b[i] != '{' {
+		return 0, errNotObject
+	}
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1, nil
+	}
+	for {
+		ks := i
+		if i >= len(b) || b[i] != '"' {
+			return 0, errAt(i, "expected object key")
+		}
+		ke, _, err := scanString(b, i)
+		if err != nil {
+			return 0, err
+		}
+		i = skipWS(b, ke)
+		if i >= len(b) || b[i] != ':' {
+			return 0, errAt(i, "expected ':'")
+		}
+		vs := skipWS(b, i+1)
+		ve, err := scanValue(b, vs)
+		if err != nil {
+			return 0, err
+		}
+		fn(member{key: b[ks:ke], val: b[vs:ve]})
+		i = skipWS(b, ve)
+		if i >= len(b) {
+			return 0, errAt(i, "unexpected end of input")
+		}
+		if b[i] == '}' {
+			return i + 1, nil
+		}
+		if b[i] != ',' {
+			return 0, errAt(i, "expected ',' or '}', got %q", b[i])
+		}
+		i = skipWS(b, i+1)
+	}
+}
+
+// keyIs reports whether the raw quoted key equals name. Keys with escapes
+// are decoded first, since JSON.parse treats "\u0069d" as "id".
+func keyIs(raw []byte, name string) bool {
+	if len(raw) == len(name)+2 && string(raw[1:len(raw)-1]) == name {
+		return true
+	}
+	if len(raw) > len(name)+2 && hasBackslash(raw) {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return s == name
+		}
+	}
+	return false
+}
+
+func hasBackslash(b []byte) bool {
+	for _, c := range b {
+		if c == '\\' {
+			return true
+		}
+	}
+	return false
+}
+
+// keyName returns the decoded key.
+func keyName(raw []byte) string {
+	if !hasBackslash(raw) {
+		return string(raw[1 : len(raw)-1])
+	}
+	var s string
+	_ = json.Unmarshal(raw, &s)
+	return s
+}
+
+// jsonString decodes a raw JSON value that must be a string. ok is false for
+// any other JSON type. Invalid UTF-8 becomes U+FFFD, as Node's decoder does.
+func jsonString(raw []byte) (s string, ok bool) {
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", false
+	}
+	inner := raw[1 : len(raw)-1]
+	if !hasBackslash(inner) && utf8.Valid(inner) {
+		return string(inner), true
+	}
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// isNull reports whether raw is the JSON literal null.
+func isNull(raw []byte) bool { return len(raw) == 4 && string(raw) == "null" }
+
+// truthy reports whether the JSON value is truthy in JavaScript.
+func truthy(raw []byte) bool {
+	if len(raw) == 0 {
+		return false
+	}
+	switch raw[0] {
+	case 'n', 'f':
+		return false
+	case '"':
+		return len(raw) > 2
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		var f float64
+		if json.Unmarshal(raw, &f) != nil {
+			return true // out of float range: ±Infinity is truthy
+		}
+		return f != 0
+	}
+	return true
+}

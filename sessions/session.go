@@ -1,0 +1,532 @@
+package sessions
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// ErrNotSession is returned for a file whose first parsed line is not a pi session header.
+var ErrNotSession = errors.New("not a pi session file: the first line is not a session header")
+
+// MaxLine is the longest line the index reads; longer lines are reported and skipped.
+const MaxLine = 512 << 20
+
+// Header is the first line of a session file.
+type Header struct {
+	ID            string
+	Version       int // 1 when the header has none
+	Timestamp     string
+	Cwd           string
+	ParentSession string
+	Line          int
+	Len           int
+}
+
+// Diagnostic reports one problem found while reading a file.
+type Diagnostic struct {
+	Line   int    `json:"line"`
+	Kind   string `json:"kind"`
+	Detail string `json:"detail"`
+}
+
+func (d Diagnostic) String() string { return fmt.Sprintf("line %d: %s: %s", d.Line, d.Kind, d.Detail) }
+
+// Diagnostic kinds.
+const (
+	DiagMalformed    = "malformed"     // not valid JSON; skipped, as pi does
+	DiagUnterminated = "unterminated"  // last line has no newline
+	DiagNotObject    = "not-object"    // valid JSON but not an object
+	DiagNoID         = "no-id"         // entry without a string id
+	DiagDuplicateID  = "duplicate-id"  // id seen before; links resolve to the last one
+	DiagOrphan       = "orphan"        // parentId names no entry; shown as a root
+	DiagSelfParent   = "self-parent"   // parentId is the entry's own id; shown as a root
+	DiagCycle        = "cycle"         // parent links form a loop; broken at its first entry
+	DiagExtraHeader  = "extra-header"  // a second session header; ignored, as pi does
+	DiagTooLong      = "too-long"      // line longer than MaxLine; skipped
+	DiagOldVersion   = "old-version"   // v1/v2 file, migrated in memory only
+	DiagBadTimestamp = "bad-timestamp" // timestamp JavaScript's Date cannot parse
+)
+
+// Session is the in-memory index of one session file: header, entries in
+// file order with their byte offsets, and the tree and labels derived from them.
+type Session struct {
+	File    string // the file path (or a name, for sessions parsed from memory)
+	Header  Header
+	Entries []Entry
+	Diags   []Diagnostic
+	// Size is the offset just past the last complete line read.
+	Size    int64
+	ModTime time.Time
+	// FirstMessage is the text of the first user message with text, as pi's session list shows it.
+	FirstMessage string
+
+	data     []byte // contents, for sessions parsed from memory
+	tail     []byte // last bytes before Size, to notice rewrites
+	lines    int    // physical lines consumed up to Size
+	inter    interner
+	byID     map[string]int
+	parent   []int // parent position, -1 for roots
+	children [][]int
+	roots    []int
+	labels   map[string]int // target id -> position of the label entry in force
+	name     string
+	hasTail  bool // the last entry came from an unterminated line
+	v1prev   string
+}
+
+// Load reads and indexes the session file at path.
+func Load(path string) (*Session, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	s := &Session{File: path, ModTime: st.ModTime()}
+	if err := s.read(f, 0); err != nil {
+		return nil, err
+	}
+	if s.Header.ID == "" {
+		return s, fmt.Errorf("%s: %w", path, ErrNotSession)
+	}
+	s.rebuild()
+	return s, nil
+}
+
+// Parse indexes a session from r, for data that is not a file (demo sessions, tests).
+func Parse(r io.Reader, name string) (*Session, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{File: name, data: data}
+	if err := s.read(bytes.NewReader(data), 0); err != nil {
+		return nil, err
+	}
+	if s.Header.ID == "" {
+		return s, fmt.Errorf("%s: %w", name, ErrNotSession)
+	}
+	s.rebuild()
+	return s, nil
+}
+
+// read consumes r from offset off (the reader is positioned there), indexing
+// every complete line and, at EOF, an unterminated final line.
+func (s *Session) read(r io.Reader, off int64) error {
+	if s.inter == nil {
+		s.inter = interner{}
+	}
+	buf := make([]byte, 1<<20)
+	var carry []byte // a line split across reads
+	skipping := false
+	for {
+		n, err := r.Read(buf)
+		chunk := buf[:n]
+		for len(chunk) > 0 {
+			nl := bytes.IndexByte(chunk, '\n')
+			if nl < 0 {
+				if !skipping {
+					if len(carry)+len(chunk) > MaxLine {
+						skipping = true
+						carry = carry[:0]
+					} else {
+						carry = append(carry, chunk...)
+					}
+				}
+				off += int64(len(chunk))
+				break
+			}
+			line := chunk[:nl]
+			lineStart := off
+			if len(carry) > 0 || skipping {
+				lineStart = off - int64(len(carry))
+				if skipping {
+					lineStart = -1
+				} else {
+					carry = append(carry, line...)
+					line = carry
+				}
+			}
+			off += int64(nl + 1)
+			s.lines++
+			if skipping {
+				s.diag(s.lines, DiagTooLong, fmt.Sprintf("line longer than %d bytes skipped", MaxLine))
+				skipping = false
+			} else {
+				s.addLine(line, lineStart, s.lines, false)
+			}
+			carry = carry[:0]
+			chunk = chunk[nl+1:]
+			s.Size = off
+			s.setTail(line)
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if skipping {
+		s.diag(s.lines+1, DiagTooLong, "unterminated last line too long; skipped")
+	} else if len(carry) > 0 {
+		// pi parses an unterminated last line too (and then appends "\n"; piweb never writes it).
+		start := off - int64(len(carry))
+		if s.addLine(carry, start, s.lines+1, true) {
+			s.hasTail = true
+		}
+		if len(bytes.TrimSpace(carry)) > 0 {
+			s.diag(s.lines+1, DiagUnterminated, "the last line has no newline (a write in progress, or a crash)")
+		}
+	}
+	return nil
+}
+
+// setTail remembers the last bytes before Size, used to notice a rewrite.
+func (s *Session) setTail(line []byte) {
+	const n = 64
+	t := line
+	if len(t) > n-1 {
+		t = t[len(t)-(n-1):]
+	}
+	s.tail = append(append(s.tail[:0], t...), '\n')
+}
+
+func (s *Session) diag(line int, kind, detail string) {
+	s.Diags = append(s.Diags, Diagnostic{Line: line, Kind: kind, Detail: detail})
+}
+
+// addLine indexes one physical line; it reports whether an entry was added.
+func (s *Session) addLine(line []byte, off int64, lineNo int, unterminated bool) bool {
+	i := skipWS(line, 0)
+	if i == len(line) || len(bytes.TrimSpace(line)) == 0 {
+		return false // blank, skipped as pi does
+	}
+	var r rawEntry
+	end, err := eachMember(line, i, r.set)
+	notObject := false
+	if err == errNotObject {
+		notObject = true
+		end, err = scanValue(line, i)
+	}
+	if err == nil && skipWS(line, end) != len(line) {
+		err = errAt(skipWS(line, end), "unexpected data after value")
+	}
+	if err != nil {
+		if !unterminated {
+			s.diag(lineNo, DiagMalformed, err.Error())
+		}
+		return false
+	}
+	if notObject {
+		v := line[i:end]
+		if !truthy(v) {
+			s.diag(lineNo, DiagNotObject, fmt.Sprintf("%s skipped (pi skips falsy values)", v))
+			return false
+		}
+		if s.Header.ID == "" {
+			return false
+		}
+		s.diag(lineNo, DiagNotObject, "a JSON value that is not an object; kept as an entry without id, as pi does")
+	}
+	if s.Header.ID == "" {
+		// The first parsed line must be the header; anything else makes this not a session.
+		if notObject || str(r.typ) != TypeSession {
+			return false
+		}
+		id, ok := jsonString(r.id)
+		if !ok {
+			return false
+		}
+		s.Header = Header{ID: id, Version: 1, Timestamp: str(r.timestamp), Cwd: str(r.cwd),
+			ParentSession: str(r.parentSession), Line: lineNo, Len: len(line)}
+		var v float64
+		if json.Unmarshal(r.version, &v) == nil && v >= 1 {
+			s.Header.Version = int(v)
+		}
+		if s.Header.Version < 3 {
+			s.diag(lineNo, DiagOldVersion, fmt.Sprintf("version %d file: read as version 3 in memory; the file is not changed", s.Header.Version))
+		}
+		return false
+	}
+	e := Entry{Off: off, Len: len(line), Line: lineNo}
+	if notObject {
+		e.Flags |= FlagNotObject | FlagNoID
+	} else {
+		if str(r.typ) == TypeSession {
+			s.diag(lineNo, DiagExtraHeader, "a second session header; ignored, as pi does")
+			return false
+		}
+		e.fill(&r, s.inter)
+		if s.Header.Version < 2 {
+			s.migrateV1(&e, &r)
+		}
+		if s.Header.Version < 3 && e.Role == "hookMessage" {
+			e.Role = "custom"
+		}
+		if e.Flags.Has(FlagNoID) {
+			s.diag(lineNo, DiagNoID, "entry has no string id; it cannot be a parent")
+		}
+		if e.Time == NoTime && e.Type != "" {
+			s.diag(lineNo, DiagBadTimestamp, "timestamp is missing or not a date")
+		}
+		if s.FirstMessage == "" && e.Type == TypeMessage && e.Role == "user" {
+			s.FirstMessage = firstText(r.message)
+		}
+	}
+	if !utf8.Valid(line) {
+		e.Flags |= FlagBadUTF8
+	}
+	if unterminated {
+		e.Flags |= FlagUnterminated
+	}
+	s.Entries = append(s.Entries, e)
+	return true
+}
+
+// migrateV1 gives a v1 entry a stable id from its line number and chains it
+// to the previous entry, as pi's migration does with random ids.
+func (s *Session) migrateV1(e *Entry, r *rawEntry) {
+	e.ID = fmt.Sprintf("%08x", e.Line)
+	e.Flags &^= FlagNoID
+	e.ParentID = s.v1prev
+	s.v1prev = e.ID
+	e.FirstKept = ""
+	if e.Type == TypeCompaction {
+		var k float64
+		if json.Unmarshal(r.firstKeptIndex, &k) == nil && k == float64(int(k)) {
+			e.FirstKept = v1Index + strconv.Itoa(int(k)) // resolved by resolveV1Kept
+		}
+	}
+}
+
+// firstText returns the text of a message's content: the string, or its
+// text blocks joined by spaces (as pi's session list does).
+func firstText(msg []byte) string {
+	var m struct {
+		Content json.RawMessage `json:"content"`
+	}
+	if json.Unmarshal(msg, &m) != nil {
+		return ""
+	}
+	return contentText(m.Content, " ")
+}
+
+// contentText flattens string or block content to its text blocks.
+func contentText(raw json.RawMessage, sep string) string {
+	if s, ok := jsonString(raw); ok {
+		return s
+	}
+	var blocks []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &blocks) != nil {
+		return ""
+	}
+	var parts []string
+	for _, b := range blocks {
+		if b.Type == "text" {
+			parts = append(parts, b.Text)
+		}
+	}
+	return strings.Join(parts, sep)
+}
+
+// rebuild derives the id map, parent links, children, roots, labels and
+// name from Entries, reporting duplicates, orphans, self-parents and cycles.
+func (s *Session) rebuild() {
+	s.Diags = dropDerived(s.Diags)
+	n := len(s.Entries)
+	s.byID = make(map[string]int, n)
+	for i := range s.Entries {
+		e := &s.Entries[i]
+		if e.ID == "" {
+			continue
+		}
+		if prev, dup := s.byID[e.ID]; dup {
+			s.diag(e.Line, DiagDuplicateID, fmt.Sprintf("id %q also on line %d; links to it go to this line, as in pi", e.ID, s.Entries[prev].Line))
+		}
+		s.byID[e.ID] = i
+	}
+	if s.Header.Version < 2 {
+		s.resolveV1Kept()
+	}
+	s.parent = make([]int, n)
+	s.children = make([][]int, n)
+	s.roots = s.roots[:0]
+	s.labels = map[string]int{}
+	s.name = ""
+	for i := range s.Entries {
+		s.parent[i] = s.resolveParent(i, true)
+		s.applyState(i)
+	}
+	s.breakCycles()
+	for i := range s.Entries {
+		if p := s.parent[i]; p >= 0 {
+			s.children[p] = append(s.children[p], i)
+		} else {
+			s.roots = append(s.roots, i)
+		}
+	}
+	for p, c := range s.children {
+		if len(c) > 1 {
+			s.sortChildren(p)
+		}
+	}
+}
+
+// dropDerived removes diagnostics that rebuild recomputes.
+func dropDerived(ds []Diagnostic) []Diagnostic {
+	out := ds[:0]
+	for _, d := range ds {
+		switch d.Kind {
+		case DiagDuplicateID, DiagOrphan, DiagSelfParent, DiagCycle:
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// resolveParent finds the parent position of entry i, or -1 for a root.
+func (s *Session) resolveParent(i int, report bool) int {
+	e := &s.Entries[i]
+	if e.ParentID == "" {
+		return -1
+	}
+	if e.Flags.Has(FlagParentSelf) {
+		if report {
+			s.diag(e.Line, DiagSelfParent, fmt.Sprintf("entry %q is its own parent; shown as a root", e.ID))
+		}
+		return -1
+	}
+	p, ok := s.byID[e.ParentID]
+	if !ok {
+		if report {
+			s.diag(e.Line, DiagOrphan, fmt.Sprintf("parent %q does not exist; shown as a root", e.ParentID))
+		}
+		return -1
+	}
+	return p
+}
+
+// applyState replays label and session_info entries in file order.
+func (s *Session) applyState(i int) {
+	e := &s.Entries[i]
+	switch e.Type {
+	case TypeLabel:
+		if e.Flags.Has(FlagLabelSet) {
+			s.labels[e.Target] = i
+		} else {
+			delete(s.labels, e.Target)
+		}
+	case TypeSessionInfo:
+		s.name = trimJS(e.Text)
+	}
+}
+
+// breakCycles finds parent loops without recursion and turns the first
+// entry (in file order) of each loop into a root, so nothing is hidden.
+func (s *Session) breakCycles() {
+	const (
+		unseen = 0
+		onPath = 1
+		done   = 2
+	)
+	state := make([]uint8, len(s.Entries))
+	var path []int
+	for start := range s.Entries {
+		if state[start] != unseen {
+			continue
+		}
+		path = path[:0]
+		v := start
+		for v >= 0 && state[v] == unseen {
+			state[v] = onPath
+			path = append(path, v)
+			v = s.parent[v]
+		}
+		if v >= 0 && state[v] == onPath {
+			// v..end of path is a loop.
+			k := len(path) - 1
+			for path[k] != v {
+				k--
+			}
+			loop := path[k:]
+			first := loop[0]
+			for _, x := range loop {
+				if x < first {
+					first = x
+				}
+			}
+			ids := make([]string, 0, len(loop)+1)
+			for _, x := range loop {
+				ids = append(ids, s.Entries[x].ID)
+			}
+			ids = append(ids, s.Entries[loop[0]].ID)
+			e := &s.Entries[first]
+			s.diag(e.Line, DiagCycle, fmt.Sprintf("parent links loop (%s); entry %q shown as a root", strings.Join(ids, " → "), e.ID))
+			s.parent[first] = -1
+		}
+		for _, x := range path {
+			state[x] = done
+		}
+	}
+}
+
+// before orders siblings as pi does: by timestamp, oldest first, ties in file order.
+// Unparseable timestamps sort first.
+func (s *Session) before(a, b int) bool {
+	ta, tb := s.Entries[a].Time, s.Entries[b].Time
+	if ta != tb {
+		return ta < tb
+	}
+	return a < b
+}
+
+func (s *Session) sortChildren(p int) {
+	slices.SortFunc(s.children[p], func(a, b int) int {
+		if s.before(a, b) {
+			return -1
+		}
+		if s.before(b, a) {
+			return 1
+		}
+		return 0
+	})
+}
+
+// resolveV1Kept maps v1 compactions' firstKeptEntryIndex (an index into the
+// file's parsed lines, header included) to the id that line got.
+func (s *Session) resolveV1Kept() {
+	for i := range s.Entries {
+		e := &s.Entries[i]
+		if e.Type != TypeCompaction || !strings.HasPrefix(e.FirstKept, v1Index) {
+			continue
+		}
+		k, err := strconv.Atoi(e.FirstKept[len(v1Index):])
+		e.FirstKept = ""
+		if err == nil && k >= 1 && k-1 < len(s.Entries) {
+			e.FirstKept = s.Entries[k-1].ID
+		}
+	}
+}
+
+// v1Index prefixes a not-yet-resolved firstKeptEntryIndex.
+const v1Index = "\x00v1:"

@@ -1,0 +1,196 @@
+package sessions
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Len returns the number of entries (lines after the header that pi keeps).
+func (s *Session) Len() int { return len(s.Entries) }
+
+// Lookup returns the position of the entry with id, as pi resolves it (the last one with that id).
+func (s *Session) Lookup(id string) (int, bool) {
+	i, ok := s.byID[id]
+	return i, ok
+}
+
+// Parent returns the position of entry i's parent, or -1 for a root.
+func (s *Session) Parent(i int) int { return s.parent[i] }
+
+// Children returns the positions of entry i's children in pi's order. Do not modify.
+func (s *Session) Children(i int) []int { return s.children[i] }
+
+// Roots returns the positions of the root entries in file order. Do not modify.
+func (s *Session) Roots() []int { return s.roots }
+
+// Name returns the session name set by the last session_info entry.
+func (s *Session) Name() string { return s.name }
+
+// LabelOf returns the label in force for entry i ("" when none).
+func (s *Session) LabelOf(i int) string {
+	id := s.Entries[i].ID
+	if id == "" {
+		return ""
+	}
+	if l, ok := s.labels[id]; ok {
+		return s.Entries[l].Text
+	}
+	return ""
+}
+
+// Labels returns the labels in force by target id.
+func (s *Session) Labels() map[string]string {
+	out := make(map[string]string, len(s.labels))
+	for id, l := range s.labels {
+		out[id] = s.Entries[l].Text
+	}
+	return out
+}
+
+// LabelEntry returns the position of the label entry in force for target id, or -1.
+func (s *Session) LabelEntry(id string) int {
+	if l, ok := s.labels[id]; ok {
+		return l
+	}
+	return -1
+}
+
+// Leaf returns the position of the entry pi resumes from (the last entry in the file), or -1.
+func (s *Session) Leaf() int { return len(s.Entries) - 1 }
+
+// EntryCount returns the number of distinct ids, as pi's getEntryCount counts.
+func (s *Session) EntryCount() int {
+	n := len(s.byID)
+	for i := range s.Entries {
+		if s.Entries[i].ID == "" {
+			return n + 1 // pi keys every id-less entry under undefined
+		}
+	}
+	return n
+}
+
+// Path returns the positions from a root to entry leaf. It cannot loop:
+// cycles were broken when the tree was built.
+func (s *Session) Path(leaf int) []int {
+	if leaf < 0 || leaf >= len(s.Entries) {
+		return nil
+	}
+	n := 0
+	for v := leaf; v >= 0; v = s.parent[v] {
+		n++
+	}
+	path := make([]int, n)
+	for v := leaf; v >= 0; v = s.parent[v] {
+		n--
+		path[n] = v
+	}
+	return path
+}
+
+// OnPath returns a set of the positions on the root-to-leaf path.
+func (s *Session) OnPath(leaf int) map[int]bool {
+	on := map[int]bool{}
+	for _, p := range s.Path(leaf) {
+		on[p] = true
+	}
+	return on
+}
+
+// Walk visits every entry in pre-order (roots in file order, children in
+// pi's order) with its depth, without recursion. fn returns false to skip
+// the entry's children.
+func (s *Session) Walk(fn func(i, depth int) bool) {
+	type item struct{ i, depth int }
+	stack := make([]item, 0, 64)
+	for r := len(s.roots) - 1; r >= 0; r-- {
+		stack = append(stack, item{s.roots[r], 0})
+	}
+	for len(stack) > 0 {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if !fn(it.i, it.depth) {
+			continue
+		}
+		c := s.children[it.i]
+		for k := len(c) - 1; k >= 0; k-- {
+			stack = append(stack, item{c[k], it.depth + 1})
+		}
+	}
+}
+
+// SubtreeSize returns the number of entries under i, i included.
+func (s *Session) SubtreeSize(i int) int {
+	n := 0
+	stack := []int{i}
+	for len(stack) > 0 {
+		v := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		n++
+		stack = append(stack, s.children[v]...)
+	}
+	return n
+}
+
+// Reader reads entry lines from the session's file.
+type Reader struct {
+	s *Session
+	f io.ReaderAt
+	c io.Closer
+}
+
+// Open returns a Reader over the session's file (or in-memory data).
+func (s *Session) Open() (*Reader, error) {
+	if s.data != nil {
+		return &Reader{s: s, f: bytes.NewReader(s.data)}, nil
+	}
+	f, err := os.Open(s.File)
+	if err != nil {
+		return nil, err
+	}
+	return &Reader{s: s, f: f, c: f}, nil
+}
+
+// Close closes the underlying file.
+func (r *Reader) Close() error {
+	if r.c != nil {
+		return r.c.Close()
+	}
+	return nil
+}
+
+// ErrChanged is returned when a line is no longer where the index says: the file was rewritten.
+var ErrChanged = fmt.Errorf("session file changed on disk since it was indexed")
+
+// Raw returns the JSON line of entry i, checking it is still the same entry.
+func (r *Reader) Raw(i int) ([]byte, error) {
+	e := &r.s.Entries[i]
+	b := make([]byte, e.Len)
+	if _, err := r.f.ReadAt(b, e.Off); err != nil {
+		if err == io.EOF {
+			return nil, ErrChanged
+		}
+		return nil, err
+	}
+	if e.ID != "" && r.s.Header.Version >= 2 {
+		var got rawEntry
+		if _, err := eachMember(b, 0, got.set); err != nil || str(got.id) != e.ID {
+			return nil, ErrChanged
+		}
+	}
+	if e.Flags.Has(FlagBadUTF8) {
+		b = bytes.ToValidUTF8(b, []byte("\uFFFD"))
+	}
+	return b, nil
+}
+
+// Raw reads the JSON line of entry i (opening and closing the file).
+func (s *Session) Raw(i int) ([]byte, error) {
+	r, err := s.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return r.Raw(i)
+}
