@@ -71,7 +71,9 @@ type Session struct {
 
 	data     []byte // contents, for sessions parsed from memory
 	tail     []byte // last bytes before Size, to notice rewrites
-	lines    int    // physical lines consumed up to Size
+	head     []byte // first bytes of the header line, to notice a replaced file
+	headOff  int64
+	lines    int // physical lines consumed up to Size
 	inter    interner
 	byID     map[string]int
 	parent   []int // parent position, -1 for roots
@@ -255,6 +257,8 @@ func (s *Session) addLine(line []byte, off int64, lineNo int, unterminated bool)
 		}
 		s.Header = Header{ID: id, Version: 1, Timestamp: str(r.timestamp), Cwd: str(r.cwd),
 			ParentSession: str(r.parentSession), Line: lineNo, Len: len(line)}
+		s.head = append([]byte(nil), line[:min(len(line), 128)]...)
+		s.headOff = off
 		var v float64
 		if json.Unmarshal(r.version, &v) == nil && v >= 1 {
 			s.Header.Version = int(v)
