@@ -70,6 +70,8 @@ const (
 	FlagHidden
 	// FlagError marks an assistant message that stopped with an error or abort.
 	FlagError
+	// FlagNoParentKey marks an entry without a parentId member (undefined to pi, unlike null).
+	FlagNoParentKey
 )
 
 // NoTime is Entry.Time for a timestamp JavaScript's Date cannot parse.
@@ -196,6 +198,9 @@ func (e *Entry) fill(r *rawEntry, in interner) {
 		e.Flags |= FlagNoID
 	}
 	e.ParentID = str(r.parentID)
+	if !r.hasParentKey {
+		e.Flags |= FlagNoParentKey
+	}
 	if e.ParentID != "" && e.ParentID == e.ID {
 		e.Flags |= FlagParentSelf
 	}

@@ -3,6 +3,7 @@ package sessions
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 )
 
 // Inspection is the JSON that `piweb inspect` prints: pi's reading of a file.
@@ -21,11 +22,11 @@ type Inspection struct {
 
 // InspectNode is one tree node of an Inspection.
 type InspectNode struct {
-	ID       *string  `json:"id"`
-	ParentID *string  `json:"parentId"`
-	Type     *string  `json:"type"`
-	Label    *string  `json:"label"`
-	Children []string `json:"children"`
+	ID       *string   `json:"id"`
+	ParentID *string   `json:"parentId"`
+	Type     *string   `json:"type"`
+	Label    *string   `json:"label"`
+	Children []*string `json:"children"`
 }
 
 func strOrNil(s string) *string {
@@ -61,16 +62,7 @@ func (s *Session) Inspect(leafID string) (*Inspection, error) {
 	if leaf >= 0 {
 		in.LeafID = strOrNil(s.Entries[leaf].ID)
 	}
-	s.Walk(func(i, _ int) bool {
-		e := &s.Entries[i]
-		n := InspectNode{ID: strOrNil(e.ID), ParentID: strOrNil(e.ParentID), Type: strOrNil(e.Type),
-			Label: strOrNil(s.LabelOf(i)), Children: []string{}}
-		for _, c := range s.Children(i) {
-			n.Children = append(n.Children, s.Entries[c].ID)
-		}
-		in.Tree = append(in.Tree, n)
-		return true
-	})
+	in.Tree = s.piTree()
 	// pi's getBranch starts from the leaf id; an id-less last entry gives an empty path,
 	// while the context still walks from that last entry.
 	if leaf >= 0 && s.Entries[leaf].ID != "" {
@@ -88,3 +80,81 @@ func (s *Session) Inspect(leafID string) (*Inspection, error) {
 
 // MarshalIndent encodes v as indented JSON.
 func MarshalIndent(v any) ([]byte, error) { return json.MarshalIndent(v, "", "  ") }
+
+// piTree reproduces pi's getTree exactly, quirks included, for inspect:
+// entries sharing an id (or all lacking one) share the node of the last of
+// them, which then appears once per occurrence; an entry without a parentId
+// member hangs under the id-less node when there is one. The web view does
+// not copy this: there every line is its own node (see Walk).
+func (s *Session) piTree() []InspectNode {
+	const undef = "\x00undefined"
+	key := func(e *Entry) string {
+		if e.Flags.Has(FlagNoID) {
+			return undef
+		}
+		return e.ID
+	}
+	nodeOf := map[string]int{}
+	for i := range s.Entries {
+		nodeOf[key(&s.Entries[i])] = i
+	}
+	children := make([][]int, len(s.Entries))
+	var roots []int
+	for i := range s.Entries {
+		e := &s.Entries[i]
+		node := nodeOf[key(e)]
+		pkey := e.ParentID
+		switch {
+		case e.Flags.Has(FlagNoParentKey):
+			pkey = undef
+		case e.ParentID == "" && !e.Flags.Has(FlagNoParentKey):
+			roots = append(roots, node) // parentId null
+			continue
+		}
+		if pkey == key(e) {
+			roots = append(roots, node)
+			continue
+		}
+		if p, ok := nodeOf[pkey]; ok {
+			children[p] = append(children[p], node)
+		} else {
+			roots = append(roots, node)
+		}
+	}
+	for p := range children {
+		slices.SortStableFunc(children[p], s.cmpSiblings)
+	}
+	// Pre-order with an explicit stack. Shared nodes repeat their subtree as
+	// in pi; a node already on the current branch would make pi loop forever,
+	// so it is not descended into again, and the output is capped.
+	out := []InspectNode{}
+	limit := 4*len(s.Entries) + 16
+	type item struct {
+		node  int
+		depth int
+	}
+	var stack []item
+	var branch []int // nodes on the current root-to-node chain
+	for r := len(roots) - 1; r >= 0; r-- {
+		stack = append(stack, item{roots[r], 0})
+	}
+	for len(stack) > 0 && len(out) < limit {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		branch = append(branch[:it.depth], it.node)
+		e := &s.Entries[it.node]
+		n := InspectNode{ID: strOrNil(e.ID), ParentID: strOrNil(e.ParentID), Type: strOrNil(e.Type),
+			Label: strOrNil(s.LabelOf(it.node)), Children: []*string{}}
+		for _, c := range children[it.node] {
+			n.Children = append(n.Children, strOrNil(s.Entries[c].ID))
+		}
+		out = append(out, n)
+		kids := children[it.node]
+		for k := len(kids) - 1; k >= 0; k-- {
+			if !slices.Contains(branch, kids[k]) {
+				stack = append(stack, item{kids[k], it.depth + 1})
+			}
+		}
+	}
+	return out
+}

@@ -270,7 +270,7 @@ func (s *Session) addLine(line []byte, off int64, lineNo int, unterminated bool)
 	}
 	e := Entry{Off: off, Len: len(line), Line: lineNo}
 	if notObject {
-		e.Flags |= FlagNotObject | FlagNoID
+		e.Flags |= FlagNotObject | FlagNoID | FlagNoParentKey
 	} else {
 		if str(r.typ) == TypeSession {
 			s.diag(lineNo, DiagExtraHeader, "a second session header; ignored, as pi does")
@@ -307,7 +307,7 @@ func (s *Session) addLine(line []byte, off int64, lineNo int, unterminated bool)
 // to the previous entry, as pi's migration does with random ids.
 func (s *Session) migrateV1(e *Entry, r *rawEntry) {
 	e.ID = fmt.Sprintf("%08x", e.Line)
-	e.Flags &^= FlagNoID
+	e.Flags &^= FlagNoID | FlagNoParentKey
 	e.ParentID = s.v1prev
 	s.v1prev = e.ID
 	e.FirstKept = ""
@@ -494,26 +494,22 @@ func (s *Session) breakCycles() {
 	}
 }
 
-// before orders siblings as pi does: by timestamp, oldest first, ties in file order.
-// Unparseable timestamps sort first.
-func (s *Session) before(a, b int) bool {
+// cmpSiblings orders siblings as pi does: by timestamp, oldest first. A
+// timestamp Date cannot parse compares equal to anything, as NaN does in
+// pi's comparator; the stable sort then keeps file order.
+func (s *Session) cmpSiblings(a, b int) int {
 	ta, tb := s.Entries[a].Time, s.Entries[b].Time
-	if ta != tb {
-		return ta < tb
+	if ta == NoTime || tb == NoTime || ta == tb {
+		return 0
 	}
-	return a < b
+	if ta < tb {
+		return -1
+	}
+	return 1
 }
 
 func (s *Session) sortChildren(p int) {
-	slices.SortFunc(s.children[p], func(a, b int) int {
-		if s.before(a, b) {
-			return -1
-		}
-		if s.before(b, a) {
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(s.children[p], s.cmpSiblings)
 }
 
 // resolveV1Kept maps v1 compactions' firstKeptEntryIndex (an index into the

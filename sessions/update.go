@@ -150,7 +150,7 @@ func (s *Session) adopts(id string) bool {
 func (s *Session) insertChild(p, c int) {
 	kids := s.children[p]
 	k := len(kids)
-	for k > 0 && s.before(c, kids[k-1]) {
+	for k > 0 && s.cmpSiblings(c, kids[k-1]) < 0 {
 		k--
 	}
 	kids = append(kids, 0)
