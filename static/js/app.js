@@ -1,0 +1,475 @@
+// piweb's page behaviour: the sessions list's live rows, and the session
+// tree's selection, keyboard (pi's /tree keys), paging and live updates.
+// Plain DOM code; htmx does the declarative parts (search, tabs, pages).
+"use strict";
+
+(function () {
+  const $ = (sel, root) => (root || document).querySelector(sel);
+  const $$ = (sel, root) => Array.from((root || document).querySelectorAll(sel));
+
+  // fragment parses server HTML into a DocumentFragment.
+  function fragment(html) {
+    const t = document.createElement("template");
+    t.innerHTML = html;
+    return t.content;
+  }
+
+  // replaceById swaps the element of the same id as the fragment's root.
+  function replaceById(html) {
+    const el = fragment(html).firstElementChild;
+    const old = el && el.id && document.getElementById(el.id);
+    if (old) old.replaceWith(el);
+  }
+
+  document.addEventListener("DOMContentLoaded", () => {
+    if ($("#list-main")) listPage();
+    if ($("#tree")) sessionPage();
+  });
+
+  // ---------------------------------------------------------------------------
+  // Sessions list: live rows.
+
+  function listPage() {
+    let es = null;
+    function connect() {
+      const list = $("#sessions");
+      if (!list) return;
+      const p = new URLSearchParams();
+      if (list.dataset.q) p.set("q", list.dataset.q);
+      if (list.dataset.sort) p.set("sort", list.dataset.sort);
+      if (es) es.close();
+      es = new EventSource("/events?" + p);
+      es.addEventListener("row", (e) => liveRow(e.data, list.dataset.sort || "activity"));
+      es.addEventListener("gone", (e) => dropRow(e.data));
+    }
+    function refetch() {
+      const list = $("#sessions");
+      const p = new URLSearchParams({ q: list.dataset.q || "", sort: list.dataset.sort || "" });
+      htmx.ajax("GET", "/?" + p, { target: "#sessions", swap: "outerHTML" });
+    }
+    function liveRow(html, sort) {
+      const row = fragment(html).firstElementChild;
+      if (!row) return;
+      const group = document.getElementById(row.dataset.group);
+      if (!group) return refetch();
+      const old = document.getElementById(row.id);
+      const body = $("tbody", group);
+      if (sort === "activity" || !old) {
+        if (old) old.remove();
+        if (sort === "activity") {
+          body.prepend(row);
+          const first = $("#sessions .project");
+          if (first && first !== group) first.before(group);
+        } else {
+          body.append(row);
+        }
+      } else {
+        old.replaceWith(row);
+      }
+      row.classList.add("flash");
+    }
+    function dropRow(id) {
+      const row = document.getElementById(id);
+      if (!row) return;
+      const group = row.closest(".project");
+      row.remove();
+      if (group && !$("tbody tr", group)) group.remove();
+    }
+    document.body.addEventListener("htmx:afterSettle", (e) => {
+      if (e.target && e.target.id === "sessions") connect();
+    });
+    connect();
+  }
+
+  // ---------------------------------------------------------------------------
+  // Session page: the tree.
+
+  function sessionPage() {
+    const tree = $("#tree");
+    const search = $("#tree-q");
+    const conv = $("#conv");
+    const sid = tree.dataset.session;
+    const base = "/s/" + encodeURIComponent(sid);
+    const S = {
+      filter: tree.dataset.filter || "default",
+      q: tree.dataset.q || "",
+      folds: new Set((tree.dataset.folds || "").split(",").filter(Boolean)),
+      leaf: tree.dataset.leaf || "", // "" follows the session's leaf
+      target: tree.dataset.target || "",
+      version: tree.dataset.version || "",
+    };
+    const filters = ["default", "no-tools", "user-only", "labeled-only", "all"];
+    let es = null;
+    let convTimer = 0;
+    let searchTimer = 0;
+    const loading = { before: false, after: false };
+
+    function params(extra) {
+      const p = new URLSearchParams();
+      if (S.filter !== "default") p.set("filter", S.filter);
+      if (S.q) p.set("q", S.q);
+      if (S.folds.size) p.set("fold", Array.from(S.folds).sort().join(","));
+      if (S.leaf) p.set("leaf", S.leaf);
+      for (const [k, v] of Object.entries(extra || {})) if (v !== "" && v != null) p.set(k, v);
+      return p;
+    }
+    function syncURL() {
+      const p = params({ target: S.target });
+      const tab = $(".tab.on");
+      if (tab && /view=context/.test(tab.getAttribute("href") || "")) p.set("view", "context");
+      history.replaceState(null, "", base + (p.toString() ? "?" + p : ""));
+    }
+    const rows = () => $$(".row", tree);
+    const rowOf = (pos) => document.getElementById("n" + pos);
+    const selected = () => $(".row.sel", tree);
+
+    // markPath highlights the selected row's path to the root among the loaded rows.
+    function markPath() {
+      $$(".row.onpath", tree).forEach((r) => r.classList.remove("onpath"));
+      let r = selected();
+      tree.classList.toggle("has-sel", !!r);
+      while (r) {
+        r.classList.add("onpath");
+        const vp = r.dataset.vp;
+        r = vp && vp !== "-1" ? rowOf(vp) : null;
+      }
+    }
+
+    function select(row, opts) {
+      if (!row) return;
+      const o = Object.assign({ load: true, scroll: true, delay: 0 }, opts);
+      const prev = selected();
+      if (prev) {
+        prev.classList.remove("sel");
+        prev.removeAttribute("aria-selected");
+      }
+      row.classList.add("sel");
+      row.setAttribute("aria-selected", "true");
+      S.target = row.dataset.ref;
+      markPath();
+      if (o.scroll) row.scrollIntoView({ block: "nearest" });
+      syncURL();
+      if (o.load) loadConversation(S.target, o.delay);
+    }
+
+    function loadConversation(ref, delay) {
+      clearTimeout(convTimer);
+      convTimer = setTimeout(() => {
+        const p = params({ e: ref });
+        const tab = $(".tab.on");
+        if (tab && /view=context/.test(tab.getAttribute("href") || "")) p.set("view", "context");
+        htmx.ajax("GET", base + "/entry?" + p, { target: "#conv", swap: "innerHTML" });
+      }, delay || 0);
+    }
+
+    function scrollToTarget() {
+      const t = $(".item.target, .tool-result.target", conv);
+      if (t) t.scrollIntoView({ block: "start" });
+    }
+
+    function status(total) {
+      if (total != null) tree.dataset.total = total;
+      const n = Number(tree.dataset.total || rows().length);
+      const tag = S.filter === "default" ? "" : " [" + S.filter + "]";
+      const c = $("#tree-count");
+      if (c) c.textContent = n + (n === 1 ? " row" : " rows") + tag + (S.leaf ? " · active: " + S.leaf : "");
+    }
+
+    // reloadTree fetches the window of rows around the selection for the current state.
+    async function reloadTree() {
+      const res = await fetch(base + "/rows?" + params({ target: S.target }), { headers: { "HX-Request": "true" } });
+      const html = await res.text();
+      if (!res.ok) {
+        conv.innerHTML = html; // the friendly error fragment
+        return;
+      }
+      tree.innerHTML = html;
+      S.version = res.headers.get("X-Tree-Version") || S.version;
+      status(res.headers.get("X-Tree-Total"));
+      const row = rowOf(res.headers.get("X-Tree-Selected"));
+      if (row) {
+        row.classList.add("sel");
+        row.scrollIntoView({ block: "center" });
+      }
+      markPath();
+      observe();
+      syncURL();
+      connect();
+    }
+
+    // loadMore fetches the page of rows before or after the loaded ones.
+    async function loadMore(dir) {
+      const btn = $('.more[data-more="' + dir + '"]', tree);
+      if (!btn || loading[dir]) return;
+      const all = rows();
+      if (!all.length) return;
+      loading[dir] = true;
+      try {
+        const anchor = dir === "after" ? all[all.length - 1] : all[0];
+        const res = await fetch(base + "/rows?" + params({ [dir]: anchor.dataset.p }), { headers: { "HX-Request": "true" } });
+        if (res.status === 409) return reloadTree();
+        if (!res.ok) return;
+        const frag = fragment(await res.text());
+        const keep = anchor.getBoundingClientRect().top;
+        btn.replaceWith(frag);
+        if (dir === "before") tree.scrollTop += anchor.getBoundingClientRect().top - keep;
+        markPath();
+        observe();
+      } finally {
+        loading[dir] = false;
+      }
+    }
+
+    const io = new IntersectionObserver(
+      (entries) => entries.forEach((e) => e.isIntersecting && loadMore(e.target.dataset.more)),
+      { root: tree, rootMargin: "600px 0px" }
+    );
+    function observe() {
+      io.disconnect();
+      $$(".more", tree).forEach((b) => io.observe(b));
+    }
+
+    // --- pi's tree navigation ------------------------------------------------
+
+    function move(delta) {
+      const all = rows();
+      if (!all.length) return;
+      const cur = selected();
+      let i = cur ? all.indexOf(cur) + delta : 0;
+      if (i < 0) {
+        if ($('.more[data-more="before"]', tree)) return loadMore("before").then(() => move(delta));
+        i = all.length - 1; // pi wraps around
+      } else if (i >= all.length) {
+        if ($('.more[data-more="after"]', tree)) return loadMore("after").then(() => move(delta));
+        i = 0;
+      }
+      select(all[i], { delay: 150 });
+    }
+
+    function page(dir) {
+      const all = rows();
+      const cur = selected();
+      if (!all.length || !cur) return move(dir);
+      const per = Math.max(1, Math.floor(tree.clientHeight / cur.offsetHeight) - 1);
+      const i = Math.max(0, Math.min(all.length - 1, all.indexOf(cur) + dir * per));
+      select(all[i], { delay: 150 });
+      if ((i === 0 && dir < 0) || (i === all.length - 1 && dir > 0)) loadMore(dir < 0 ? "before" : "after");
+    }
+
+    const parentRow = (r) => (r.dataset.vp !== "-1" ? rowOf(r.dataset.vp) : null);
+    const kids = (r) => Number(r.dataset.nc || 0);
+
+    // foldOrUp is pi's ctrl+left: fold a foldable row, else go up to the segment start.
+    function foldOrUp() {
+      const cur = selected();
+      if (!cur) return;
+      if (cur.hasAttribute("data-foldable") && !cur.hasAttribute("data-folded") && !cur.dataset.ref.startsWith("~")) {
+        return setFold(cur.dataset.ref, true);
+      }
+      let r = cur;
+      for (;;) {
+        const p = parentRow(r);
+        if (!p || (kids(p) > 1 && r !== cur)) return select(r, { delay: 150 });
+        r = p;
+      }
+    }
+
+    // unfoldOrDown is pi's ctrl+right: unfold a folded row, else go down to the next branch.
+    function unfoldOrDown() {
+      const cur = selected();
+      if (!cur) return;
+      if (cur.hasAttribute("data-folded")) return setFold(cur.dataset.ref, false);
+      let r = cur;
+      for (;;) {
+        const n = kids(r);
+        const next = r.nextElementSibling;
+        const child = next && next.classList.contains("row") && next.dataset.vp === r.dataset.p ? next : null;
+        if (n === 0 || !child) return select(r, { delay: 150 });
+        if (n > 1) return select(child, { delay: 150 });
+        r = child;
+      }
+    }
+
+    function setFold(ref, on) {
+      if (on) S.folds.add(ref);
+      else S.folds.delete(ref);
+      reloadTree();
+    }
+
+    function setFilter(f) {
+      S.filter = f;
+      S.folds.clear(); // pi clears folds when the filter changes
+      $$(".filter").forEach((b) => {
+        b.classList.toggle("on", b.dataset.filter === f);
+        b.setAttribute("aria-pressed", String(b.dataset.filter === f));
+      });
+      reloadTree();
+    }
+
+    function toggleFilter(f) {
+      setFilter(S.filter === f ? "default" : f);
+    }
+
+    function setSearch(q, now) {
+      search.value = q;
+      clearTimeout(searchTimer);
+      searchTimer = setTimeout(() => {
+        if (q === S.q) return;
+        S.q = q;
+        S.folds.clear();
+        reloadTree();
+      }, now ? 0 : 250);
+    }
+
+    function makeActive() {
+      const cur = selected();
+      if (!cur) return;
+      S.leaf = cur.dataset.ref;
+      reloadTree();
+    }
+
+    const filterKeys = { d: "default", t: "no-tools", u: "user-only", l: "labeled-only", a: "all" };
+
+    function onKey(e) {
+      const inSearch = e.target === search;
+      const other = !inSearch && e.target !== tree && e.target !== document.body && e.target.closest("input,textarea,select,button,a,summary");
+      if (other) return;
+      const mod = e.ctrlKey || e.altKey;
+      const k = e.key;
+      const lower = k.length === 1 ? k.toLowerCase() : k;
+      let handled = true;
+      if (mod && !e.metaKey && filterKeys[lower] && !e.shiftKey) {
+        lower === "d" ? setFilter("default") : toggleFilter(filterKeys[lower]);
+      } else if (e.ctrlKey && lower === "o") {
+        const i = filters.indexOf(S.filter);
+        setFilter(filters[(i + (e.shiftKey ? filters.length - 1 : 1)) % filters.length]);
+      } else if (k === "ArrowUp" && !mod) move(-1);
+      else if (k === "ArrowDown" && !mod) move(1);
+      else if (k === "ArrowLeft" && mod) foldOrUp();
+      else if (k === "ArrowRight" && mod) unfoldOrDown();
+      else if ((k === "ArrowLeft" && !inSearch) || k === "PageUp") page(-1);
+      else if ((k === "ArrowRight" && !inSearch) || k === "PageDown") page(1);
+      else if (k === "Enter") makeActive();
+      else if (k === "Escape") {
+        if (search.value) setSearch("", true);
+        else handled = false;
+      } else if (!inSearch && k === "Backspace") {
+        if (search.value) setSearch(search.value.slice(0, -1));
+      } else if (!inSearch && k.length === 1 && !e.ctrlKey && !e.altKey && !e.metaKey) {
+        setSearch(search.value + k);
+      } else handled = false;
+      if (handled) e.preventDefault();
+    }
+
+    document.addEventListener("keydown", onKey);
+    search.addEventListener("input", () => setSearch(search.value));
+
+    tree.addEventListener("click", (e) => {
+      const more = e.target.closest(".more");
+      if (more) return loadMore(more.dataset.more);
+      const row = e.target.closest(".row");
+      if (!row) return;
+      if (e.target.closest(".fold") && !row.dataset.ref.startsWith("~")) {
+        if (row.hasAttribute("data-folded")) return setFold(row.dataset.ref, false);
+        if (row.hasAttribute("data-foldable")) return setFold(row.dataset.ref, true);
+      }
+      select(row, { scroll: false });
+      tree.focus({ preventScroll: true });
+    });
+
+    $$(".filter").forEach((b) =>
+      b.addEventListener("click", () => {
+        setFilter(b.dataset.filter);
+        tree.focus({ preventScroll: true });
+      })
+    );
+
+    // Links in the conversation to an entry select it in the tree.
+    conv.addEventListener("click", (e) => {
+      const a = e.target.closest("a[data-jump]");
+      if (!a) return;
+      e.preventDefault();
+      const row = rowOf(a.dataset.jump);
+      if (row) return select(row, { scroll: true });
+      S.target = a.textContent.trim();
+      reloadTree().then(() => loadConversation(S.target));
+    });
+
+    document.body.addEventListener("htmx:afterSwap", (e) => {
+      if (e.target === conv) scrollToTarget();
+    });
+
+    // --- live updates --------------------------------------------------------
+
+    function connect() {
+      if (es) es.close();
+      es = new EventSource(base + "/events?" + params({ v: S.version }));
+      es.addEventListener("hello", (e) => (S.version = e.data));
+      es.addEventListener("reset", (e) => {
+        S.version = e.data;
+        reloadTree();
+      });
+      es.addEventListener("delta", (e) => applyDelta(e.data));
+      es.addEventListener("stats", (e) => replaceById(e.data));
+      es.addEventListener("gone", () => {
+        const c = $("#tree-count");
+        if (c) c.innerHTML = '<span class="live-gone">This session is no longer on disk.</span>';
+      });
+    }
+
+    function applyDelta(html) {
+      const d = fragment(html).querySelector("[data-delta]");
+      if (!d) return;
+      const sel = selected();
+      const selPos = sel ? sel.dataset.p : null;
+      (d.dataset.remove || "").split(" ").filter(Boolean).forEach((p) => {
+        const r = rowOf(p);
+        if (r) r.remove();
+      });
+      Array.from($("[data-replace]", d).children).forEach((r) => {
+        const old = document.getElementById(r.id);
+        if (old) old.replaceWith(r);
+      });
+      $$("[data-insert]", d).forEach((run) => {
+        const fresh = Array.from(run.children);
+        fresh.forEach((r) => {
+          const dup = document.getElementById(r.id);
+          if (dup) dup.remove();
+          r.classList.add("new");
+        });
+        if (run.dataset.after === "-1") {
+          if (!$('.more[data-more="before"]', tree)) tree.prepend(...fresh);
+          return;
+        }
+        const anchor = rowOf(run.dataset.after);
+        if (anchor) anchor.after(...fresh);
+      });
+      const empty = $("[data-empty]", tree);
+      if (empty && rows().length) empty.remove();
+      // Keep the selection; follow the leaf when it was selected and the page follows the session.
+      let next = selPos != null ? rowOf(selPos) : null;
+      if (!S.leaf && selPos === d.dataset.oldLeaf && rowOf(d.dataset.newLeaf)) {
+        next = rowOf(d.dataset.newLeaf);
+        select(next, { load: true, scroll: true });
+      } else if (next) {
+        next.classList.add("sel");
+        markPath();
+      }
+      status(d.dataset.total);
+    }
+
+    // --- start ----------------------------------------------------------------
+    const first = rowOf(tree.dataset.selected);
+    if (first) {
+      first.classList.add("sel");
+      first.setAttribute("aria-selected", "true");
+      first.scrollIntoView({ block: "center" });
+    }
+    markPath();
+    observe();
+    status();
+    scrollToTarget();
+    tree.focus({ preventScroll: true });
+    connect();
+  }
+})();

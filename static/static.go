@@ -1,0 +1,67 @@
+// Package static embeds piweb's browser assets (CSS, JS, vendored htmx) and
+// the demo sessions.
+package static
+
+import (
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"io/fs"
+	"path"
+)
+
+//go:embed css js vendor
+var assets embed.FS
+
+//go:embed demo/*/*.jsonl
+var demo embed.FS
+
+// Prefix is the URL path the assets are served under.
+const Prefix = "/static/"
+
+var sums = func() map[string]string {
+	m := map[string]string{}
+	err := fs.WalkDir(assets, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := assets.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		h := sha256.Sum256(b)
+		m[p] = hex.EncodeToString(h[:])[:12]
+		return nil
+	})
+	if err != nil {
+		panic(err) // embedded files are always readable
+	}
+	return m
+}()
+
+// Assets returns the files served under Prefix.
+func Assets() fs.FS { return assets }
+
+// URL returns the URL of asset name with its content hash, e.g. "/static/css/app.css?v=1a2b3c4d5e6f".
+func URL(name string) string {
+	u := Prefix + path.Clean(name)
+	if v, ok := sums[name]; ok {
+		return u + "?v=" + v
+	}
+	return u
+}
+
+// Sum returns the content hash of asset name, and whether it exists.
+func Sum(name string) (string, bool) {
+	v, ok := sums[name]
+	return v, ok
+}
+
+// Demo returns the demo sessions, laid out as a pi sessions root (one folder per project).
+func Demo() fs.FS {
+	sub, err := fs.Sub(demo, "demo")
+	if err != nil {
+		panic(err)
+	}
+	return sub
+}
