@@ -1,0 +1,162 @@
+package views
+
+import (
+	"net/url"
+	"strings"
+	"time"
+)
+
+// PathView is the conversation along the root-to-entry path of the selected
+// entry, or one earlier page of it.
+type PathView struct {
+	SessionID  string
+	Target     EntryInfo
+	Tab        string // TabConversation or TabContext
+	Depth      int    // entries on the path
+	Model      string // the model in force at the entry
+	Thinking   string // the thinking level in force at the entry
+	Tokens     int64  // tokens summed along the path
+	Cost       float64
+	Messages   int // model messages in the context at the entry (context tab)
+	Items      []Item
+	Earlier    int    // entries (or context entries) before this page
+	EarlierURL string // the previous page; "" at the root
+	Page       bool   // an earlier page: items only
+	LeafURL    string // the session page with the entry as the active leaf
+	LinkURL    string // a deep link to the entry
+}
+
+// Tabs of the conversation pane.
+const (
+	TabConversation = "conversation"
+	TabContext      = "context"
+)
+
+// EntryInfo identifies an entry.
+type EntryInfo struct {
+	Pos   int
+	Ref   string // id, or "~pos"
+	ID    string
+	Type  string
+	Role  string
+	Time  time.Time
+	Label string
+}
+
+// Item is one entry (or, in the context tab, one model message) as the conversation shows it.
+type Item struct {
+	Kind   string // user, assistant, tool, bash, custom, summary, compaction, system, setting, raw
+	Entry  EntryInfo
+	Target bool   // the selected entry
+	Title  string // the header line ("assistant", "[reminder]", "Branch summary")
+	Meta   string // right-aligned details: model, tokens, cost
+	Blocks []Block
+	Error  string // an error or abort message
+	Note   string // one-line text of a setting entry
+	Raw    string // indented JSON (details, data, unknown entries)
+	Hidden bool   // a custom message pi does not display
+	Kept   bool   // context tab: kept from before the compaction
+	Edited bool   // context tab: changed or dropped by a context edit
+	Bash   *Bash
+}
+
+// Bash is a user's ! command (a bashExecution message).
+type Bash struct {
+	Command        string
+	Output         string
+	Status         string // "exit 1", "cancelled", "" for success
+	Truncated      bool
+	FullOutputPath string
+	Excluded       bool // excluded from the model's context (!!)
+}
+
+// Block is one part of a message.
+type Block struct {
+	Kind string // markdown, text, thinking, image, call
+	// Sanitized is markdown rendered to HTML and passed through bluemonday;
+	// only web's renderer sets it.
+	Sanitized string
+	Text      string
+	Image     string // a data: URL of a checked image/png|jpeg|gif|webp payload
+	Mime      string
+	Call      *ToolCall
+}
+
+// ToolCall is an assistant's tool call with its result when the path holds one.
+type ToolCall struct {
+	ID      string
+	Name    string
+	Summary string // the main argument (path, command), one line
+	Args    string // indented JSON
+	Result  *ToolResult
+}
+
+// ToolResult is a tool's output.
+type ToolResult struct {
+	Entry   EntryInfo
+	Target  bool
+	Blocks  []Block // text and image blocks
+	IsError bool
+	Diff    string
+	Details string // indented JSON of details other than diff
+}
+
+// EntryURL returns the URL of the conversation fragment for entry ref; before >= 0 asks for an earlier page.
+func EntryURL(session, ref, tab string, before int) string {
+	pairs := []string{"e", ref}
+	if tab == TabContext {
+		pairs = append(pairs, "view", tab)
+	}
+	if before >= 0 {
+		pairs = append(pairs, "before", Itoa(before))
+	}
+	return "/s/" + url.PathEscape(session) + "/entry" + Query(pairs...)
+}
+
+func tabQuery(name string) string {
+	if name == TabContext {
+		return "&view=context"
+	}
+	return ""
+}
+
+func ariaCurrent(on bool) string {
+	if on {
+		return "page"
+	}
+	return "false"
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "no model"
+	}
+	return s
+}
+
+// entryTitle names an entry for the conversation header.
+func entryTitle(e EntryInfo) string {
+	if e.Role != "" {
+		return e.Role
+	}
+	return strings.ReplaceAll(e.Type, "_", " ")
+}
+
+// DiffLine is one line of a diff with its CSS class.
+type DiffLine struct{ Class, Text string }
+
+func diffLines(d string) []DiffLine {
+	lines := strings.Split(d, "\n")
+	out := make([]DiffLine, len(lines))
+	for i, l := range lines {
+		c := "ctx"
+		switch {
+		case strings.HasPrefix(l, "+"):
+			c = "add"
+		case strings.HasPrefix(l, "-"):
+			c = "del"
+		}
+		out[i] = DiffLine{c, l + "\n"}
+	}
+	return out
+}

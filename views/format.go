@@ -1,0 +1,121 @@
+// Package views holds piweb's templ components and the plain view models
+// they render. It knows nothing of HTTP; web/ fills the models.
+package views
+
+import (
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/piweb/piweb/static"
+)
+
+// Asset returns the versioned URL of a static asset.
+func Asset(name string) string { return static.URL(name) }
+
+// Tokens formats a token count the way pi's footer does: 950, 12.3k, 1.2M.
+func Tokens(n int64) string {
+	switch {
+	case n < 1000:
+		return strconv.FormatInt(n, 10)
+	case n < 10_000:
+		return fmt.Sprintf("%.1fk", float64(n)/1000)
+	case n < 1_000_000:
+		return fmt.Sprintf("%dk", (n+500)/1000)
+	default:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	}
+}
+
+// Cost formats a dollar amount with three decimals ($0.042).
+func Cost(c float64) string { return fmt.Sprintf("$%.3f", c) }
+
+// Count formats an integer with thin grouping (12 345).
+func Count(n int) string {
+	s := strconv.Itoa(n)
+	if len(s) <= 4 {
+		return s
+	}
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteRune('\u202f')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// Plural returns "1 entry" or "3 entries".
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return Count(n) + " " + many
+}
+
+// When formats a time for lists: "14:05" today, "May 9 14:05" this year, else "2025-05-09".
+func When(t time.Time) string {
+	if t.IsZero() {
+		return "—"
+	}
+	t = t.Local()
+	now := time.Now()
+	switch {
+	case t.Year() == now.Year() && t.YearDay() == now.YearDay():
+		return t.Format("15:04")
+	case t.Year() == now.Year():
+		return t.Format("Jan 2 15:04")
+	default:
+		return t.Format("2006-01-02")
+	}
+}
+
+// ISO formats a time for a title attribute or <time datetime>.
+func ISO(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// Query builds "?k=v&..." from pairs, leaving out empty values.
+func Query(pairs ...string) string {
+	v := url.Values{}
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if pairs[i+1] != "" {
+			v.Set(pairs[i], pairs[i+1])
+		}
+	}
+	if len(v) == 0 {
+		return ""
+	}
+	return "?" + v.Encode()
+}
+
+// SessionURL returns the URL of a session page with optional query pairs.
+func SessionURL(id string, pairs ...string) string {
+	return "/s/" + url.PathEscape(id) + Query(pairs...)
+}
+
+// Itoa formats an int.
+func Itoa(n int) string { return strconv.Itoa(n) }
+
+func joinComma(s []string) string { return strings.Join(s, ",") }
+
+func joinInts(ns []int) string {
+	parts := make([]string, len(ns))
+	for i, n := range ns {
+		parts[i] = strconv.Itoa(n)
+	}
+	return strings.Join(parts, " ")
+}
+
+func boolString(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}

@@ -1,0 +1,62 @@
+package views
+
+import "time"
+
+// ListView is the sessions page.
+type ListView struct {
+	Query    string
+	Sort     string // SortActivity, SortName or SortFirst
+	Groups   []ProjectGroup
+	Total    int // sessions in the library
+	Shown    int // sessions matching Query
+	Demo     bool
+	Root     string
+	Problems int // files under the root that are not readable sessions
+}
+
+// Sort orders of the sessions page.
+const (
+	SortActivity = "activity"
+	SortName     = "name"
+	SortFirst    = "first"
+)
+
+// ProjectGroup is the sessions of one working directory.
+type ProjectGroup struct {
+	DOMID    string
+	Cwd      string
+	Sessions []SessionItem
+	Tokens   int64
+	Cost     float64
+}
+
+// SessionItem is one row of the sessions page.
+type SessionItem struct {
+	ID           string
+	DOMID        string
+	GroupID      string // DOMID of its ProjectGroup
+	Name         string
+	FirstMessage string
+	Cwd          string
+	Created      time.Time
+	Modified     time.Time
+	Entries      int
+	Messages     int
+	Branches     int
+	Leaves       int
+	Tokens       int64
+	Cost         float64
+	Models       []string
+	ParentID     string // the session it was forked from, when indexed
+	ParentTitle  string
+	ParentFile   string // parentSession as written, when it is not indexed
+	Diagnostics  int
+}
+
+// Title returns the session's name, or its first message.
+func (s SessionItem) Title() string {
+	if s.Name != "" {
+		return s.Name
+	}
+	return s.FirstMessage
+}

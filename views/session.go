@@ -1,0 +1,107 @@
+package views
+
+import (
+	"net/url"
+	"strings"
+	"time"
+)
+
+// SessionView is the session page: the tree on the left, the conversation on the right.
+type SessionView struct {
+	ID           string
+	Title        string
+	Name         string
+	Cwd          string
+	File         string
+	Created      time.Time
+	Stats        SessionStats
+	ParentID     string
+	ParentTitle  string
+	ParentFile   string
+	Diagnostics  []string
+	State        TreeState
+	Tree         TreeWindow
+	Conversation *PathView // the selected entry's path; nil when the tree is empty
+	Demo         bool
+	Version      string // the index state the page was drawn from, for the live stream
+}
+
+// SessionStats are a session's counts for the page header.
+type SessionStats struct {
+	Entries  int
+	Messages int
+	Leaves   int
+	Tokens   int64
+	Cost     float64
+	Models   []string
+}
+
+// TreeState is what the tree shows: pi's filter, search and folds, the
+// active leaf and the selected entry. Leaf and Target are entry refs.
+type TreeState struct {
+	Filter string   // pi's filter mode; "" or "default" for the default
+	Search string   // pi's search tokens
+	Folds  []string // ids of folded entries
+	Leaf   string   // the entry whose path is "active"; "" follows the session's leaf
+	Target string   // the selected entry; "" selects the leaf
+}
+
+// Values encodes the state as URL query values, leaving out defaults.
+func (t TreeState) Values() url.Values {
+	v := url.Values{}
+	if t.Filter != "" && t.Filter != "default" {
+		v.Set("filter", t.Filter)
+	}
+	if t.Search != "" {
+		v.Set("q", t.Search)
+	}
+	if len(t.Folds) > 0 {
+		v.Set("fold", strings.Join(t.Folds, ","))
+	}
+	if t.Leaf != "" {
+		v.Set("leaf", t.Leaf)
+	}
+	if t.Target != "" {
+		v.Set("target", t.Target)
+	}
+	return v
+}
+
+// FilterName returns the filter, "default" when unset.
+func (t TreeState) FilterName() string {
+	if t.Filter == "" {
+		return "default"
+	}
+	return t.Filter
+}
+
+// TreeWindow is a run of consecutive tree rows.
+type TreeWindow struct {
+	SessionID string
+	Rows      []RowView
+	First     int  // row index of Rows[0]
+	Total     int  // rows in the whole (filtered) tree
+	Before    bool // rows exist before the window
+	After     bool // rows exist after the window
+	Selected  int  // entry position of the selected row, -1 for none
+}
+
+// RowView is one tree row as pi draws it.
+type RowView struct {
+	Pos      int    // entry position in the file's index
+	Parent   int    // position of the visible parent row's entry, -1 for a root
+	Kids     int    // visible children
+	Ref      string // entry ref for URLs: the id, or "~pos" for an entry without one
+	Pre      string // gutters and connector before the fold glyph
+	Fold     string // "⊟", "⊞" or ""
+	Post     string // the rest of the prefix after the fold glyph
+	Active   bool   // on the active path (pi's "•")
+	Leaf     bool   // the active leaf
+	Folded   bool
+	Foldable bool
+	Label    string
+	Kind     string // CSS modifier: user, assistant, tool, bash, custom, compaction, summary, setting, error
+	Lead     string // the colored lead of the preview ("user: ")
+	Text     string // the rest of the preview
+	Hint     string // tooltip: type, id and time
+}
