@@ -3,11 +3,15 @@
 package static
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
+	"encoding/json"
 	"io/fs"
+	"os"
 	"path"
+	"path/filepath"
 )
 
 //go:embed css js vendor
@@ -64,4 +68,39 @@ func Demo() fs.FS {
 		panic(err)
 	}
 	return sub
+}
+
+// WriteDemo copies the demo sessions into root, an existing empty folder.
+// Their relative parentSession paths become paths under root.
+func WriteDemo(root string) error {
+	d := Demo()
+	return fs.WalkDir(d, ".", func(p string, e fs.DirEntry, err error) error {
+		if err != nil || p == "." {
+			return err
+		}
+		dst := filepath.Join(root, filepath.FromSlash(p))
+		if e.IsDir() {
+			return os.Mkdir(dst, 0o755)
+		}
+		b, err := fs.ReadFile(d, p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(dst, absParent(b, root), 0o644)
+	})
+}
+
+// absParent rewrites a relative parentSession in a file's header line to a path under root.
+func absParent(b []byte, root string) []byte {
+	head, rest, _ := bytes.Cut(b, []byte("\n"))
+	var h struct {
+		ParentSession string `json:"parentSession"`
+	}
+	if json.Unmarshal(head, &h) != nil || h.ParentSession == "" || filepath.IsAbs(h.ParentSession) {
+		return b
+	}
+	oldQ, _ := json.Marshal(h.ParentSession)
+	newQ, _ := json.Marshal(filepath.Join(root, filepath.FromSlash(h.ParentSession)))
+	head = bytes.Replace(head, oldQ, newQ, 1)
+	return append(append(head, '\n'), rest...)
 }

@@ -56,13 +56,16 @@ func Plural(n int, one, many string) string {
 	return Count(n) + " " + many
 }
 
+// Now returns the current time; tests replace it to render stable pages.
+var Now = time.Now
+
 // When formats a time for lists: "14:05" today, "May 9 14:05" this year, else "2025-05-09".
 func When(t time.Time) string {
 	if t.IsZero() {
 		return "—"
 	}
 	t = t.Local()
-	now := time.Now()
+	now := Now().Local()
 	switch {
 	case t.Year() == now.Year() && t.YearDay() == now.YearDay():
 		return t.Format("15:04")

@@ -105,3 +105,27 @@ type RowView struct {
 	Text     string // the rest of the preview
 	Hint     string // tooltip: type, id and time
 }
+
+// Mark returns pi's active-path marker for the row, or "".
+func (r RowView) Mark() string {
+	if r.Active {
+		return "• "
+	}
+	return ""
+}
+
+// LabelText returns "[label] ", or "".
+func (r RowView) LabelText() string {
+	if r.Label == "" {
+		return ""
+	}
+	return "[" + r.Label + "] "
+}
+
+// Here returns the leaf marker, or "".
+func (r RowView) Here() string {
+	if r.Leaf {
+		return " ← active"
+	}
+	return ""
+}

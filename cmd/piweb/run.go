@@ -37,10 +37,6 @@ func run(ctx context.Context, args []string) error {
 	return serve(ctx, args)
 }
 
-func serve(ctx context.Context, args []string) error {
-	return usageError{"the web server is not built yet; use: piweb inspect|tree FILE"}
-}
-
 // inspect prints pi's reading of a session file as JSON.
 func inspect(w io.Writer, args []string) error {
 	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/piweb/piweb/sessions"
+	"github.com/piweb/piweb/static"
+	"github.com/piweb/piweb/watcher"
+	"github.com/piweb/piweb/web"
+)
+
+// defaultAddr is where piweb listens: loopback only.
+const defaultAddr = "127.0.0.1:8377"
+
+// serve runs the web server until ctx is done.
+func serve(ctx context.Context, args []string) error {
+	fset := flag.NewFlagSet("piweb", flag.ContinueOnError)
+	addr := fset.String("addr", defaultAddr, "`host:port` to listen on")
+	dir := fset.String("session-dir", "", "sessions root `DIR` (default: as pi finds it: $PI_CODING_AGENT_SESSION_DIR, $PI_CODING_AGENT_DIR/sessions or ~/.pi/agent/sessions)")
+	demo := fset.Bool("demo", false, "serve the built-in demo sessions instead of yours")
+	fset.Usage = func() {
+		fmt.Fprintln(fset.Output(), "usage: piweb [--addr HOST:PORT] [--session-dir DIR] [--demo]\n       piweb inspect|tree FILE")
+		fset.PrintDefaults()
+	}
+	if err := fset.Parse(args); err != nil {
+		return usageError{err.Error()}
+	}
+	if fset.NArg() > 0 {
+		fset.Usage()
+		return usageError{fmt.Sprintf("unknown command %q", fset.Arg(0))}
+	}
+	return listenAndServe(ctx, os.Stdout, config{addr: *addr, root: *dir, demo: *demo})
+}
+
+// config is what serve was asked for.
+type config struct {
+	addr string
+	root string // "" for pi's default
+	demo bool
+}
+
+// listenAndServe opens the library (or the demo), starts the watcher and
+// serves HTTP on cfg.addr, telling out where.
+func listenAndServe(ctx context.Context, out io.Writer, cfg config) error {
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	root := cfg.root
+	if root == "" {
+		root = sessions.DefaultRoot()
+	}
+	lib, err := sessions.OpenLibrary(root)
+	if err != nil {
+		return fmt.Errorf("reading sessions under %s: %w", root, err)
+	}
+	if cfg.demo || lib.Len() == 0 {
+		if !cfg.demo {
+			fmt.Fprintf(out, "piweb: no sessions under %s\n", root)
+		}
+		if root, err = copyDemo(); err != nil {
+			return fmt.Errorf("copying the demo sessions: %w", err)
+		}
+		defer os.RemoveAll(root)
+		if lib, err = sessions.OpenLibrary(root); err != nil {
+			return fmt.Errorf("reading the demo sessions: %w", err)
+		}
+		cfg.demo = true
+		fmt.Fprintf(out, "piweb: serving DEMO data: %d built-in sessions copied to %s\n", lib.Len(), root)
+	} else {
+		fmt.Fprintf(out, "piweb: serving %d sessions from %s\n", lib.Len(), root)
+	}
+
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return fmt.Errorf("%s is already in use (is piweb already running?); pick another address with --addr 127.0.0.1:PORT", cfg.addr)
+		}
+		return fmt.Errorf("cannot listen on %s: %w", cfg.addr, err)
+	}
+	bound := ln.Addr().String()
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w, err := watcher.New(lib, watcher.Options{Logger: log})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	watched := make(chan error, 1)
+	go func() { watched <- w.Run(ctx) }()
+
+	srv := web.New(lib, w, web.Options{Addr: bound, Root: root, Demo: cfg.demo, Logger: log})
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	hs.RegisterOnShutdown(srv.Close)
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	fmt.Fprintf(out, "piweb: open http://%s/\n", browserAddr(bound))
+
+	select {
+	case err = <-served:
+	case err = <-watched:
+		if err != nil {
+			err = fmt.Errorf("watching %s: %w", root, err)
+		}
+	case <-ctx.Done():
+	}
+	shut, done := context.WithTimeout(context.Background(), 5*time.Second)
+	defer done()
+	if serr := hs.Shutdown(shut); err == nil && serr != nil {
+		err = serr
+	}
+	cancel()
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+// browserAddr is the address to print for a browser: a wildcard host becomes localhost.
+func browserAddr(bound string) string {
+	host, port, err := net.SplitHostPort(bound)
+	if err != nil {
+		return bound
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "localhost"
+	}
+	return net.JoinHostPort(host, port)
+}
+
+// copyDemo copies the embedded demo sessions into a new temporary root.
+func copyDemo() (string, error) {
+	root, err := os.MkdirTemp("", "piweb-demo-")
+	if err != nil {
+		return "", err
+	}
+	if err := static.WriteDemo(root); err != nil {
+		os.RemoveAll(root)
+		return "", err
+	}
+	return root, nil
+}

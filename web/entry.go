@@ -1,0 +1,258 @@
+package web
+
+import (
+	"cmp"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+	"github.com/piweb/piweb/sessions"
+	"github.com/piweb/piweb/views"
+)
+
+// Conversation pages: at most this many entries, or about this many bytes of lines.
+const (
+	pageEntries = 100
+	pageBytes   = 2 << 20
+)
+
+// entry renders the conversation (or the model context) at entry ?e=, or an
+// earlier page of it with ?before=.
+func (s *Server) entry(c echo.Context) error {
+	id := sessionID(c)
+	st, err := treeState(c)
+	if err != nil {
+		return err
+	}
+	e := c.QueryParam("e")
+	before := -1
+	if b := c.QueryParam("before"); b != "" {
+		if before, err = strconv.Atoi(b); err != nil || before < 0 {
+			return errBadRequest("Bad page position.", err)
+		}
+	}
+	var v views.PathView
+	err = s.view(id, func(ss *sessions.Session, r *sessions.Reader) error {
+		target, ok := resolve(ss, e)
+		if !ok {
+			return errNoEntry(e)
+		}
+		v, err = s.pathView(ss, r, st, target, c.QueryParam("view"), before)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if v.Page {
+		return ok(c, views.PathItems(v))
+	}
+	return ok(c, views.Conversation(v))
+}
+
+// pathView builds the conversation along the root-to-target path (or the
+// model context at target), the page that ends before entry `before` when it is >= 0.
+func (s *Server) pathView(ss *sessions.Session, r *sessions.Reader, st views.TreeState, target int, tab string, before int) (views.PathView, error) {
+	b := &builder{md: s.md, s: ss, home: s.opt.Home}
+	id := ss.Header.ID
+	path := ss.Path(target)
+	v := views.PathView{SessionID: id, Target: b.info(target), Tab: views.TabConversation, Depth: len(path), Page: before >= 0}
+	if tab == views.TabContext {
+		v.Tab = tab
+	}
+	var err error
+	if v.Model, v.Thinking, v.Tokens, v.Cost, err = pathTotals(ss, r, path); err != nil {
+		return v, err
+	}
+	link := st
+	link.Target, link.Leaf = v.Target.Ref, st.Leaf
+	v.LinkURL = sessionPath(id, link.Values())
+	link.Leaf = v.Target.Ref
+	v.LeafURL = sessionPath(id, link.Values())
+	if v.Tab == views.TabContext {
+		return v, b.contextPage(&v, r, target, before)
+	}
+	return v, b.pathPage(&v, r, path, target, before)
+}
+
+// pathTotals walks a path for the model and thinking level in force at its
+// end and the tokens and cost spent along it.
+func pathTotals(ss *sessions.Session, r *sessions.Reader, path []int) (model, thinking string, tokens int64, cost float64, err error) {
+	thinking = "off"
+	lastThinking := -1
+	for _, i := range path {
+		e := &ss.Entries[i]
+		if m := e.Model(); m != "" {
+			model = m
+		}
+		if e.Type == sessions.TypeThinking {
+			lastThinking = i
+		}
+		tokens += e.Tokens
+		cost += e.Cost
+	}
+	if lastThinking >= 0 {
+		line, err := r.Raw(lastThinking)
+		if err != nil {
+			return "", "", 0, 0, err
+		}
+		thinking = cmp.Or(parseJSON(line).str("thinkingLevel"), "off")
+	}
+	return model, thinking, tokens, cost, nil
+}
+
+// pageStart steps back from end over at most pageEntries items of about pageBytes.
+func pageStart(end int, size func(k int) int) int {
+	start, n := end, 0
+	for start > 0 && end-start < pageEntries && n < pageBytes {
+		start--
+		n += size(start)
+	}
+	return start
+}
+
+// pathPage fills v with the page of the path ending before `before` (or at the target).
+func (b *builder) pathPage(v *views.PathView, r *sessions.Reader, path []int, target, before int) error {
+	ss := b.s
+	end := len(path)
+	if before >= 0 {
+		end = -1
+		for k, i := range path {
+			if i == before {
+				end = k
+				break
+			}
+		}
+		if end < 0 {
+			return errStale()
+		}
+	}
+	start := pageStart(end, func(k int) int { return ss.Entries[path[k]].Len })
+	// Start a page at a tool call, not between a call and its results.
+	for limit := 0; start > 0 && limit < 1000 && isToolResult(&ss.Entries[path[start]]); limit++ {
+		start--
+	}
+	page := path[start:end]
+	lines := make([][]byte, len(page))
+	objs := make([]jobj, len(page))
+	msgs := make([]jobj, len(page))
+	for k, i := range page {
+		line, err := r.Raw(i)
+		if err != nil {
+			return err
+		}
+		lines[k], objs[k] = line, parseJSON(line)
+		if ss.Entries[i].Type == sessions.TypeMessage {
+			msgs[k] = objs[k].obj("message")
+		}
+	}
+	results := collectResults(page, msgs)
+	for k, i := range page {
+		if shownWithCall(results, i, msgs[k]) {
+			continue
+		}
+		it := b.entryItem(i, lines[k], objs[k], results)
+		it.Target = i == target
+		markResultTarget(&it, target)
+		v.Items = append(v.Items, it)
+	}
+	v.Earlier = start
+	if start > 0 {
+		v.EarlierURL = views.EntryURL(v.SessionID, v.Target.Ref, v.Tab, path[start])
+	}
+	return nil
+}
+
+// markResultTarget marks a paired tool result that is the selected entry.
+func markResultTarget(it *views.Item, target int) {
+	for _, bl := range it.Blocks {
+		if bl.Call != nil && bl.Call.Result != nil && bl.Call.Result.Entry.Pos == target {
+			bl.Call.Result.Target = true
+		}
+	}
+}
+
+// collectResults indexes the tool results among msgs (message objects,
+// nil for other entries) by call id, for pairing with their calls.
+func collectResults(pos []int, msgs []jobj) map[string]*pendingResult {
+	results := map[string]*pendingResult{}
+	for k, m := range msgs {
+		if m.str("role") != "toolResult" {
+			continue
+		}
+		if cid := m.str("toolCallId"); cid != "" && results[cid] == nil {
+			results[cid] = &pendingResult{pos: pos[k], msg: m}
+		}
+	}
+	return results
+}
+
+// shownWithCall reports whether msg, at entry pos, was shown inside its tool call.
+func shownWithCall(results map[string]*pendingResult, pos int, msg jobj) bool {
+	if msg.str("role") != "toolResult" {
+		return false
+	}
+	r := results[msg.str("toolCallId")]
+	return r != nil && r.used && r.pos == pos
+}
+
+func isToolResult(e *sessions.Entry) bool {
+	return e.Type == sessions.TypeMessage && e.Role == "toolResult"
+}
+
+// contextPage fills v with a page of the model context at target (pi's projection).
+func (b *builder) contextPage(v *views.PathView, r *sessions.Reader, target, before int) error {
+	p, err := r.Project(target)
+	if err != nil {
+		return err
+	}
+	v.Messages = len(p.Messages)
+	end := len(p.Entries)
+	if before >= 0 {
+		end = -1
+		for k, pe := range p.Entries {
+			if pe.Pos == before {
+				end = k
+				break
+			}
+		}
+		if end < 0 {
+			return errStale()
+		}
+	}
+	start := pageStart(end, func(k int) int {
+		n := 0
+		for _, m := range p.Entries[k].Messages {
+			n += len(m)
+		}
+		return n
+	})
+	var pos []int
+	var msgs []jobj
+	var kept, edited []bool
+	for _, pe := range p.Entries[start:end] {
+		if len(pe.Messages) == 0 && pe.Edited {
+			pos, msgs, kept, edited = append(pos, pe.Pos), append(msgs, nil), append(kept, pe.Kept), append(edited, true)
+		}
+		for _, m := range pe.Messages {
+			pos, msgs, kept, edited = append(pos, pe.Pos), append(msgs, parseJSON(m)), append(kept, pe.Kept), append(edited, pe.Edited)
+		}
+	}
+	results := collectResults(pos, msgs)
+	for k, i := range pos {
+		it := views.Item{Entry: b.info(i), Kept: kept[k], Edited: edited[k], Target: i == target}
+		switch {
+		case msgs[k] == nil:
+			it.Kind, it.Note = "setting", "dropped from the context by a context edit"
+		case shownWithCall(results, i, msgs[k]):
+			continue
+		default:
+			it = b.messageItem(it, msgs[k], results)
+		}
+		markResultTarget(&it, target)
+		v.Items = append(v.Items, it)
+	}
+	v.Earlier = start
+	if start > 0 {
+		v.EarlierURL = views.EntryURL(v.SessionID, v.Target.Ref, v.Tab, p.Entries[start].Pos)
+	}
+	return nil
+}

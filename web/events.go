@@ -1,0 +1,302 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"hash/fnv"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/piweb/piweb/sessions"
+	"github.com/piweb/piweb/views"
+	"github.com/piweb/piweb/watcher"
+)
+
+// maxDeltaRows bounds a live tree change; a bigger one makes the page reload its rows.
+const maxDeltaRows = 1000
+
+// follow runs a live stream: it subscribes to the events, calls start once
+// subscribed (so nothing is missed), then handle for each event, and sends
+// heartbeats until the client leaves or the server closes.
+func (s *Server) follow(c echo.Context, start func(*stream) error, handle func(*stream, watcher.Event) error) error {
+	if s.events == nil {
+		return c.NoContent(http.StatusNoContent) // tells EventSource not to reconnect
+	}
+	ch, cancel := s.events.Subscribe()
+	defer cancel()
+	w := startStream(c)
+	if err := start(w); err != nil {
+		return s.streamEnd(c, err)
+	}
+	tick := time.NewTicker(s.opt.Heartbeat)
+	defer tick.Stop()
+	ctx := c.Request().Context()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-s.quit:
+			return nil
+		case <-tick.C:
+			if err := w.comment("ping"); err != nil {
+				return nil
+			}
+		case ev, ok := <-ch:
+			if !ok {
+				return nil // the watcher stopped
+			}
+			if err := handle(w, ev); err != nil {
+				return s.streamEnd(c, err)
+			}
+		}
+	}
+}
+
+// streamEnd logs why a stream stopped; a client that left is no error.
+func (s *Server) streamEnd(c echo.Context, err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, io.ErrClosedPipe) || c.Request().Context().Err() != nil {
+		return nil
+	}
+	s.log.Warn("event stream ended", "path", c.Request().URL.Path, "err", err)
+	return nil
+}
+
+// listEvents streams changes to the sessions page: a session row to add or
+// redraw ("row"), or the id of a row to drop ("gone").
+func (s *Server) listEvents(c echo.Context) error {
+	p := listQuery(c)
+	ctx := c.Request().Context()
+	return s.follow(c, func(*stream) error { return nil }, func(w *stream, ev watcher.Event) error {
+		if ev.SessionID == "" {
+			return nil
+		}
+		gone := domID("s", ev.SessionID)
+		if ev.Kind == watcher.KindRemove {
+			return w.send("gone", gone)
+		}
+		if ev.Kind == watcher.KindError {
+			return nil
+		}
+		item, found := s.listItem(ev.SessionID)
+		if !found || !p.matches(&item.meta) {
+			return w.send("gone", gone)
+		}
+		html, err := htmlOf(ctx, views.SessionRow(item.view))
+		if err != nil {
+			return err
+		}
+		return w.send("row", html)
+	})
+}
+
+type listEntry struct {
+	meta sessions.Meta
+	view views.SessionItem
+}
+
+// listItem returns the sessions page row of session id.
+func (s *Server) listItem(id string) (listEntry, bool) {
+	var m sessions.Meta
+	if s.lib.View(id, func(ss *sessions.Session) error { m = ss.Meta(); return nil }) != nil {
+		return listEntry{}, false
+	}
+	byFile := map[string]*sessions.Meta{}
+	if m.ParentSession != "" {
+		for _, pm := range s.lib.List() {
+			if pm.File == m.ParentSession {
+				byFile[pm.File] = &pm
+				break
+			}
+		}
+	}
+	return listEntry{meta: m, view: sessionItem(&m, byFile)}, true
+}
+
+// sessionEvents streams changes to one session's tree as it is shown with
+// the page's state: "delta" (rows to drop, redraw and insert), "reset"
+// (reload the rows), "stats" (the header counts) and "gone".
+func (s *Server) sessionEvents(c echo.Context) error {
+	id := sessionID(c)
+	st, err := treeState(c)
+	if err != nil {
+		return err
+	}
+	if err := s.view(id, func(*sessions.Session, *sessions.Reader) error { return nil }); err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	var snap snapshot
+	start := func(w *stream) error {
+		var ver string
+		err := s.view(id, func(ss *sessions.Session, r *sessions.Reader) error {
+			t, err := s.layout(ss, r, st)
+			if err != nil {
+				return err
+			}
+			snap, ver = takeSnapshot(t), version(ss)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if c.QueryParam("v") != ver {
+			return w.send("reset", ver) // it changed between the page and the stream
+		}
+		return w.send("hello", ver)
+	}
+	return s.follow(c, start, func(w *stream, ev watcher.Event) error {
+		if ev.SessionID != id || ev.Kind == watcher.KindError {
+			return nil
+		}
+		if ev.Kind == watcher.KindRemove {
+			return w.send("gone", "")
+		}
+		var delta *views.TreeDelta
+		var stats views.SessionStats
+		var ver string
+		err := s.view(id, func(ss *sessions.Session, r *sessions.Reader) error {
+			t, err := s.layout(ss, r, st)
+			if err != nil {
+				return err
+			}
+			next := takeSnapshot(t)
+			if ev.Kind == watcher.KindAppend {
+				if delta, err = t.delta(r, snap, next); err != nil {
+					return err
+				}
+			}
+			snap, ver, stats = next, version(ss), s.sessionHeader(ss).Stats
+			return nil
+		})
+		var pe *pageError
+		switch {
+		case errors.As(err, &pe) && pe.status == http.StatusNotFound:
+			return w.send("gone", "") // the session, or the state's leaf, is no longer there
+		case err != nil:
+			return err
+		}
+		if html, err := htmlOf(ctx, views.SessionStatsView(stats)); err != nil {
+			return err
+		} else if err := w.send("stats", html); err != nil {
+			return err
+		}
+		if delta == nil {
+			return w.send("reset", ver)
+		}
+		if len(delta.Remove)+len(delta.Replace)+len(delta.Insert) == 0 {
+			return nil
+		}
+		html, err := htmlOf(ctx, views.TreeDeltaView(*delta))
+		if err != nil {
+			return err
+		}
+		return w.send("delta", html)
+	})
+}
+
+// snapshot is what a live stream remembers of the tree it last sent: each
+// row's entry and a hash of how it is drawn (previews aside: an entry's
+// text never changes).
+type snapshot struct {
+	rows []rowSig
+	leaf int
+}
+
+type rowSig struct {
+	pos int32
+	sig uint64
+}
+
+func takeSnapshot(t *tree) snapshot {
+	n := t.lay.Len()
+	rows := t.lay.Rows(0, n)
+	out := make([]rowSig, n)
+	h := fnv.New64a()
+	var buf []byte
+	for k := range rows {
+		r := &rows[k]
+		parent := -1
+		if p := t.lay.Parent(k); p >= 0 {
+			parent = rows[p].Pos
+		}
+		buf = buf[:0]
+		buf = strconv.AppendInt(buf, int64(parent), 10)
+		buf = strconv.AppendInt(append(buf, ' '), int64(len(t.lay.Children(k))), 10)
+		buf = strconv.AppendBool(append(buf, ' '), r.Active)
+		buf = strconv.AppendBool(append(buf, ' '), k == t.leafRow)
+		buf = strconv.AppendBool(append(buf, ' '), r.Foldable)
+		buf = append(append(buf, ' '), r.Prefix()...)
+		buf = append(append(buf, 0), r.Label...)
+		h.Reset()
+		h.Write(buf)
+		out[k] = rowSig{pos: int32(r.Pos), sig: h.Sum64()}
+	}
+	return snapshot{rows: out, leaf: t.leaf}
+}
+
+// delta computes the change from snapshot old to cur as rows to drop, redraw
+// and insert; nil when the rows moved around or too many changed.
+func (t *tree) delta(r *sessions.Reader, old, cur snapshot) (*views.TreeDelta, error) {
+	idx := make([]int32, len(t.s.Entries))
+	for i := range idx {
+		idx[i] = -1
+	}
+	for k, row := range cur.rows {
+		idx[row.pos] = int32(k)
+	}
+	seen := make([]bool, len(cur.rows))
+	d := &views.TreeDelta{OldLeaf: old.leaf, NewLeaf: cur.leaf, Total: len(cur.rows)}
+	var changed []int
+	last := -1
+	for _, o := range old.rows {
+		k := -1
+		if int(o.pos) < len(idx) {
+			k = int(idx[o.pos])
+		}
+		switch {
+		case k < 0:
+			d.Remove = append(d.Remove, int(o.pos))
+			continue
+		case k < last:
+			return nil, nil // rows moved: the page reloads them
+		}
+		last, seen[k] = k, true
+		if cur.rows[k].sig != o.sig {
+			changed = append(changed, k)
+		}
+	}
+	budget := maxDeltaRows - len(changed)
+	for k := 0; k < len(cur.rows); k++ {
+		if seen[k] {
+			continue
+		}
+		j := k
+		for j < len(cur.rows) && !seen[j] {
+			j++
+		}
+		if budget -= j - k; budget < 0 {
+			return nil, nil
+		}
+		rows, err := t.window(r, k, j-k)
+		if err != nil {
+			return nil, err
+		}
+		after := -1
+		if k > 0 {
+			after = int(cur.rows[k-1].pos)
+		}
+		d.Insert = append(d.Insert, views.RowRun{After: after, Rows: rows})
+		k = j
+	}
+	for _, k := range changed {
+		rows, err := t.window(r, k, 1)
+		if err != nil {
+			return nil, err
+		}
+		d.Replace = append(d.Replace, rows...)
+	}
+	return d, nil
+}

@@ -1,0 +1,130 @@
+package web
+
+import (
+	"flag"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/piweb/piweb/sessions"
+	"github.com/piweb/piweb/static"
+	"github.com/piweb/piweb/views"
+	"github.com/piweb/piweb/watcher"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// The demo sessions (static/demo).
+const (
+	mainID = "019e1b4e-a740-7224-8242-6ab857604e56" // "Fix stale forecast cache": branches, labels, compaction, tools, image
+	darkID = "019e1b4e-a740-7224-8242-6aba056a33aa" // "Add a dark mode…": linear
+	forkID = "019e20c7-6900-7224-8242-6abc521bb2ed" // forked from mainID, in another project
+)
+
+func TestMain(m *testing.M) {
+	// Pages show times relative to now, in local time: fix both.
+	time.Local = time.UTC
+	views.Now = func() time.Time { return time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC) }
+	os.Exit(m.Run())
+}
+
+// demoRoot copies the demo sessions into a temporary sessions root.
+func demoRoot(t testing.TB) string {
+	t.Helper()
+	root := t.TempDir()
+	if err := static.WriteDemo(root); err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// openLib indexes root.
+func openLib(t testing.TB, root string) *sessions.Library {
+	t.Helper()
+	lib, err := sessions.OpenLibrary(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lib
+}
+
+// newServer builds a Server over lib whose logs go to the test log.
+func newServer(t testing.TB, lib Library, ev Events) *Server {
+	t.Helper()
+	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	s := New(lib, ev, Options{Addr: "127.0.0.1:8377", Root: "/sessions", Logger: log, Home: "/home/dev",
+		Heartbeat: 50 * time.Millisecond})
+	t.Cleanup(s.Close)
+	return s
+}
+
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(b []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(b)))
+	return len(b), nil
+}
+
+// do sends a request to h addressed to localhost; hdr holds header name/value pairs.
+func do(t testing.TB, h http.Handler, method, target string, hdr ...string) *httptest.ResponseRecorder {
+	t.Helper()
+	req := httptest.NewRequest(method, target, nil)
+	req.Host = "localhost:8377"
+	for i := 0; i+1 < len(hdr); i += 2 {
+		if hdr[i] == "Host" {
+			req.Host = hdr[i+1]
+			continue
+		}
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+func get(t testing.TB, h http.Handler, target string, hdr ...string) *httptest.ResponseRecorder {
+	t.Helper()
+	return do(t, h, http.MethodGet, target, hdr...)
+}
+
+// fakeEvents is an Events whose events the test sends.
+type fakeEvents struct {
+	subs    chan chan watcher.Event
+	cancels chan struct{}
+}
+
+func newFakeEvents() *fakeEvents {
+	return &fakeEvents{subs: make(chan chan watcher.Event, 16), cancels: make(chan struct{}, 16)}
+}
+
+func (f *fakeEvents) Subscribe() (<-chan watcher.Event, func()) {
+	ch := make(chan watcher.Event, 16)
+	f.subs <- ch
+	return ch, func() { f.cancels <- struct{}{} }
+}
+
+// next waits for the next subscription.
+func (f *fakeEvents) next(t testing.TB) chan watcher.Event {
+	t.Helper()
+	select {
+	case ch := <-f.subs:
+		return ch
+	case <-time.After(5 * time.Second):
+		t.Fatal("no subscription")
+		return nil
+	}
+}
+
+func readAll(t testing.TB, r io.Reader) string {
+	t.Helper()
+	b, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

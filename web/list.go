@@ -1,0 +1,149 @@
+package web
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"slices"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+	"github.com/piweb/piweb/sessions"
+	"github.com/piweb/piweb/views"
+)
+
+// list renders the sessions page, or just the list for an htmx search.
+func (s *Server) list(c echo.Context) error {
+	v := s.listView(listQuery(c))
+	if isHTMX(c) {
+		return ok(c, views.SessionList(v))
+	}
+	return ok(c, views.ListPage(v))
+}
+
+// listParams are the sessions page's search and sort.
+type listParams struct {
+	q    string
+	sort string
+}
+
+func listQuery(c echo.Context) listParams {
+	p := listParams{q: strings.TrimSpace(c.QueryParam("q")), sort: c.QueryParam("sort")}
+	if len(p.q) > 200 {
+		p.q = p.q[:200]
+	}
+	switch p.sort {
+	case views.SortName, views.SortFirst:
+	default:
+		p.sort = views.SortActivity
+	}
+	return p
+}
+
+// listView builds the sessions page from the library.
+func (s *Server) listView(p listParams) views.ListView {
+	metas := s.lib.List()
+	byFile := make(map[string]*sessions.Meta, len(metas))
+	for i := range metas {
+		byFile[metas[i].File] = &metas[i]
+	}
+	v := views.ListView{Query: p.q, Sort: p.sort, Total: len(metas), Demo: s.opt.Demo, Root: s.opt.Root,
+		Problems: len(s.lib.Problems())}
+	groups := map[string]*views.ProjectGroup{}
+	var order []*views.ProjectGroup
+	for i := range metas {
+		m := &metas[i]
+		if !p.matches(m) {
+			continue
+		}
+		v.Shown++
+		item := sessionItem(m, byFile)
+		g, ok := groups[m.Cwd]
+		if !ok {
+			g = &views.ProjectGroup{DOMID: item.GroupID, Cwd: m.Cwd}
+			groups[m.Cwd] = g
+			order = append(order, g)
+		}
+		g.Sessions = append(g.Sessions, item)
+		g.Tokens += m.Tokens
+		g.Cost += m.Cost
+	}
+	for _, g := range order {
+		slices.SortStableFunc(g.Sessions, p.compare)
+	}
+	// Projects: by their most recent session for the activity sort, by folder otherwise.
+	slices.SortStableFunc(order, func(a, b *views.ProjectGroup) int {
+		if p.sort == views.SortActivity {
+			return b.Sessions[0].Modified.Compare(a.Sessions[0].Modified)
+		}
+		return cmp.Compare(a.Cwd, b.Cwd)
+	})
+	for _, g := range order {
+		v.Groups = append(v.Groups, *g)
+	}
+	return v
+}
+
+// matches reports whether every search token occurs in the session's name,
+// first message, folder or id, ignoring case.
+func (p listParams) matches(m *sessions.Meta) bool {
+	if p.q == "" {
+		return true
+	}
+	hay := strings.ToLower(m.Name + "\n" + m.FirstMessage + "\n" + m.Cwd + "\n" + m.ID)
+	for _, t := range strings.Fields(strings.ToLower(p.q)) {
+		if !strings.Contains(hay, t) {
+			return false
+		}
+	}
+	return true
+}
+
+// compare orders two sessions of a project by the chosen sort, most recent first on ties.
+func (p listParams) compare(a, b views.SessionItem) int {
+	var c int
+	switch p.sort {
+	case views.SortName:
+		c = cmp.Compare(strings.ToLower(a.Title()), strings.ToLower(b.Title()))
+	case views.SortFirst:
+		c = cmp.Compare(strings.ToLower(a.FirstMessage), strings.ToLower(b.FirstMessage))
+	}
+	if c != 0 {
+		return c
+	}
+	return b.Modified.Compare(a.Modified)
+}
+
+// sessionItem converts a session's Meta for the list; byFile resolves fork parents.
+func sessionItem(m *sessions.Meta, byFile map[string]*sessions.Meta) views.SessionItem {
+	it := views.SessionItem{
+		ID: m.ID, DOMID: domID("s", m.ID), GroupID: domID("p", m.Cwd), Name: m.Name, FirstMessage: oneLine(m.FirstMessage, 300),
+		Cwd: m.Cwd, Created: m.Created, Modified: m.Modified, Entries: m.Entries, Messages: m.Messages,
+		Branches: m.Branches, Leaves: m.Leaves, Tokens: m.Tokens, Cost: m.Cost, Models: m.Models,
+		Diagnostics: m.Diagnostics,
+	}
+	if m.ParentSession != "" {
+		if pm, ok := byFile[m.ParentSession]; ok {
+			it.ParentID = pm.ID
+			it.ParentTitle = oneLine(cmp.Or(pm.Name, pm.FirstMessage), 80)
+		} else {
+			it.ParentFile = m.ParentSession
+		}
+	}
+	return it
+}
+
+// domID makes an HTML id from any string: a prefix and a hash.
+func domID(prefix, s string) string {
+	h := sha256.Sum256([]byte(s))
+	return prefix + hex.EncodeToString(h[:6])
+}
+
+// oneLine collapses whitespace and cuts s to at most n runes.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}

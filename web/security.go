@@ -1,0 +1,78 @@
+package web
+
+import (
+	"net"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+)
+
+// contentSecurityPolicy allows only piweb's own scripts and styles (no
+// inline code), images from piweb or data: URLs, and no framing.
+const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+	"connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+// secure refuses requests whose Host is not this machine (DNS rebinding)
+// and sets the security headers on every response.
+func (s *Server) secure(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		h := c.Response().Header()
+		h.Set("Content-Security-Policy", contentSecurityPolicy)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Cross-Origin-Opener-Policy", "same-origin")
+		h.Set("Cross-Origin-Resource-Policy", "same-origin")
+		if !s.hosts.allows(c.Request().Host) {
+			return errForbiddenHost(c.Request().Host)
+		}
+		return next(c)
+	}
+}
+
+// denyCrossOrigin answers a state-changing request from another origin.
+func (s *Server) denyCrossOrigin(w http.ResponseWriter, r *http.Request) {
+	c := s.echo.NewContext(r, w)
+	s.handleError(errCrossOrigin(r.Header.Get("Origin")), c)
+}
+
+// hostAllowlist is the set of host names a request may be addressed to.
+type hostAllowlist map[string]bool
+
+// newHostAllowlist allows the loopback names and the host of the bound
+// address; for a wildcard address, this machine's interface addresses too.
+func newHostAllowlist(addr string) hostAllowlist {
+	a := hostAllowlist{"localhost": true, "127.0.0.1": true, "::1": true}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	host = strings.ToLower(strings.Trim(host, "[]"))
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		if addrs, err := net.InterfaceAddrs(); err == nil {
+			for _, ia := range addrs {
+				if n, ok := ia.(*net.IPNet); ok {
+					a[n.IP.String()] = true
+				}
+			}
+		}
+		if name, err := os.Hostname(); err == nil {
+			a[strings.ToLower(name)] = true
+		}
+	} else if host != "" {
+		a[host] = true
+	}
+	return a
+}
+
+// allows reports whether a Host header names an allowed host (any port).
+func (a hostAllowlist) allows(hostport string) bool {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host = hostport // no port
+	}
+	host = strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))
+	return host != "" && a[host]
+}

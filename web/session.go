@@ -1,0 +1,168 @@
+package web
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+	"github.com/piweb/piweb/sessions"
+	"github.com/piweb/piweb/views"
+)
+
+// sessionID returns the :id path parameter, unescaped.
+func sessionID(c echo.Context) string {
+	id := c.Param("id")
+	if c.Request().URL.RawPath != "" {
+		if u, err := url.PathUnescape(id); err == nil {
+			return u
+		}
+	}
+	return id
+}
+
+// view runs fn on session id with an open reader, mapping a missing session to a 404.
+func (s *Server) view(id string, fn func(ss *sessions.Session, r *sessions.Reader) error) error {
+	err := s.lib.View(id, func(ss *sessions.Session) error {
+		r, err := ss.Open()
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		return fn(ss, r)
+	})
+	if errors.Is(err, sessions.ErrNoSession) {
+		return errNoSession(id)
+	}
+	return err
+}
+
+// session renders the session page: the tree around the selected entry and its conversation.
+func (s *Server) session(c echo.Context) error {
+	id := sessionID(c)
+	st, err := treeState(c)
+	if err != nil {
+		return err
+	}
+	tab := c.QueryParam("view")
+	var v views.SessionView
+	err = s.view(id, func(ss *sessions.Session, r *sessions.Reader) error {
+		t, err := s.layout(ss, r, st)
+		if err != nil {
+			return err
+		}
+		v = s.sessionHeader(ss)
+		v.State = st
+		if v.Tree, err = t.around(r, id); err != nil {
+			return err
+		}
+		if t.target >= 0 {
+			pv, err := s.pathView(ss, r, st, t.target, tab, -1)
+			if err != nil {
+				return err
+			}
+			v.Conversation = &pv
+		}
+		v.Version = version(ss)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if v.ParentFile != "" {
+		for _, m := range s.lib.List() {
+			if m.File == v.ParentFile {
+				v.ParentID, v.ParentTitle, v.ParentFile = m.ID, oneLine(cmp.Or(m.Name, m.FirstMessage), 80), ""
+				break
+			}
+		}
+	}
+	return ok(c, views.SessionPage(v))
+}
+
+// sessionHeader fills the page header from the session's summary.
+func (s *Server) sessionHeader(ss *sessions.Session) views.SessionView {
+	m := ss.Meta()
+	v := views.SessionView{ID: m.ID, Name: m.Name, Title: oneLine(cmp.Or(m.Name, m.FirstMessage), 120), Cwd: m.Cwd,
+		File: m.File, Created: m.Created, ParentFile: m.ParentSession, Demo: s.opt.Demo,
+		Stats: views.SessionStats{Entries: m.Entries, Messages: m.Messages, Leaves: m.Leaves, Tokens: m.Tokens,
+			Cost: m.Cost, Models: m.Models}}
+	for i, d := range ss.Diags {
+		if i == 50 {
+			v.Diagnostics = append(v.Diagnostics, fmt.Sprintf("… and %d more", len(ss.Diags)-i))
+			break
+		}
+		v.Diagnostics = append(v.Diagnostics, d.String())
+	}
+	return v
+}
+
+// version identifies the state of a session's index; a live stream compares it with the page's.
+func version(ss *sessions.Session) string {
+	return strconv.Itoa(len(ss.Entries)) + "-" + strconv.FormatInt(ss.Size, 10)
+}
+
+// rows renders a page of tree rows after or before a row, or around an entry.
+func (s *Server) rows(c echo.Context) error {
+	id := sessionID(c)
+	st, err := treeState(c)
+	if err != nil {
+		return err
+	}
+	var w views.TreeWindow
+	var ver string
+	err = s.view(id, func(ss *sessions.Session, r *sessions.Reader) error {
+		t, err := s.layout(ss, r, st)
+		if err != nil {
+			return err
+		}
+		ver = version(ss)
+		w = views.TreeWindow{SessionID: id, Total: t.lay.Len(), Selected: -1}
+		var start, end int
+		switch {
+		case c.QueryParam("after") != "":
+			k, err := anchorRow(t, c.QueryParam("after"))
+			if err != nil {
+				return err
+			}
+			start, end = k+1, min(w.Total, k+1+pageRows)
+			w.After = end < w.Total
+		case c.QueryParam("before") != "":
+			k, err := anchorRow(t, c.QueryParam("before"))
+			if err != nil {
+				return err
+			}
+			start, end = max(0, k-pageRows), k
+			w.Before = start > 0
+		default:
+			w, err = t.around(r, id)
+			return err
+		}
+		w.First = start
+		w.Rows, err = t.window(r, start, end-start)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	h := c.Response().Header()
+	h.Set("X-Tree-Total", strconv.Itoa(w.Total))
+	h.Set("X-Tree-Selected", strconv.Itoa(w.Selected))
+	h.Set("X-Tree-Version", ver)
+	return ok(c, views.TreeRows(w))
+}
+
+// anchorRow finds the row of the entry at position p (a number from the page).
+func anchorRow(t *tree, p string) (int, error) {
+	pos, err := strconv.Atoi(p)
+	if err != nil || pos < 0 || pos >= len(t.s.Entries) {
+		return 0, errBadRequest("Bad row position.", err)
+	}
+	k := t.lay.RowOf(pos)
+	if k < 0 {
+		return 0, errStale()
+	}
+	return k, nil
+}

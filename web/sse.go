@@ -1,0 +1,60 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+)
+
+// stream writes server-sent events.
+type stream struct {
+	res *echo.Response
+}
+
+// startStream sends the event-stream headers.
+func startStream(c echo.Context) *stream {
+	h := c.Response().Header()
+	h.Set(echo.HeaderContentType, "text/event-stream; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	c.Response().WriteHeader(200)
+	c.Response().Flush()
+	return &stream{res: c.Response()}
+}
+
+// send writes one event; data may span lines.
+func (s *stream) send(event, data string) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "event: %s\n", event)
+	for _, line := range strings.Split(data, "\n") {
+		b.WriteString("data: ")
+		b.WriteString(strings.TrimSuffix(line, "\r"))
+		b.WriteByte('\n')
+	}
+	b.WriteByte('\n')
+	if _, err := s.res.Write([]byte(b.String())); err != nil {
+		return err
+	}
+	s.res.Flush()
+	return nil
+}
+
+// comment writes a keep-alive comment.
+func (s *stream) comment(text string) error {
+	if _, err := fmt.Fprintf(s.res, ": %s\n\n", text); err != nil {
+		return err
+	}
+	s.res.Flush()
+	return nil
+}
+
+// htmlOf renders a component to a string.
+func htmlOf(ctx context.Context, comp templ.Component) (string, error) {
+	var b bytes.Buffer
+	err := comp.Render(ctx, &b)
+	return b.String(), err
+}

@@ -1,0 +1,306 @@
+package web
+
+import (
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/labstack/echo/v4"
+	"github.com/piweb/piweb/sessions"
+	"github.com/piweb/piweb/views"
+)
+
+// Tree windows: rows sent per page, and how many rows above the selected one a first window starts.
+const (
+	pageRows   = 500
+	rowsBefore = 150
+)
+
+// treeState parses the tree's query parameters: filter, q, fold, leaf, target.
+func treeState(c echo.Context) (views.TreeState, error) {
+	st := views.TreeState{
+		Filter: c.QueryParam("filter"),
+		Search: strings.TrimSpace(c.QueryParam("q")),
+		Leaf:   c.QueryParam("leaf"),
+		Target: c.QueryParam("target"),
+	}
+	f, err := sessions.ParseFilter(st.Filter)
+	if err != nil {
+		return st, errBadRequest("Unknown tree filter. Use default, no-tools, user-only, labeled-only or all.", err)
+	}
+	st.Filter = string(f)
+	if len(st.Search) > 500 {
+		st.Search = st.Search[:500]
+	}
+	for _, id := range strings.Split(c.QueryParam("fold"), ",") {
+		if id != "" && len(st.Folds) < 1000 {
+			st.Folds = append(st.Folds, id)
+		}
+	}
+	slices.Sort(st.Folds)
+	st.Folds = slices.Compact(st.Folds)
+	return st, nil
+}
+
+// ref returns the URL reference of entry i: its id, or "~i" when it has none.
+func ref(s *sessions.Session, i int) string {
+	if id := s.Entries[i].ID; id != "" {
+		return id
+	}
+	return "~" + strconv.Itoa(i)
+}
+
+// resolve finds the entry a ref from a URL names, only through the index.
+func resolve(s *sessions.Session, r string) (int, bool) {
+	if n, found := strings.CutPrefix(r, "~"); found {
+		i, err := strconv.Atoi(n)
+		if err != nil || i < 0 || i >= len(s.Entries) || s.Entries[i].ID != "" {
+			return 0, false
+		}
+		return i, true
+	}
+	return s.Lookup(r)
+}
+
+// tree is a session laid out for one TreeState.
+type tree struct {
+	s       *sessions.Session
+	lay     *sessions.Layout
+	leaf    int // the leaf the layout treats as active (the session's, or the state's)
+	leafRow int // the row marked "← active": the leaf's, or its nearest visible ancestor's
+	target  int // the selected entry, -1 for none
+}
+
+// layout lays out s for st, through the cache. The caller holds the library's read lock.
+func (srv *Server) layout(s *sessions.Session, r *sessions.Reader, st views.TreeState) (*tree, error) {
+	t := &tree{s: s, leaf: s.Leaf(), target: -1}
+	if st.Leaf != "" {
+		i, ok := resolve(s, st.Leaf)
+		if !ok {
+			return nil, errNoEntry(st.Leaf)
+		}
+		t.leaf = i
+	}
+	t.target = t.leaf
+	if st.Target != "" {
+		i, ok := resolve(s, st.Target)
+		if !ok {
+			return nil, errNoEntry(st.Target)
+		}
+		t.target = i
+	}
+	defer func() {
+		t.leafRow = -1
+		if t.lay != nil && t.lay.Leaf() >= 0 {
+			t.leafRow = t.lay.Find(t.lay.Leaf())
+		}
+	}()
+	key := layoutKey{s: s, data: unsafe.SliceData(s.Entries), n: len(s.Entries), size: s.Size,
+		leaf: t.leaf, filter: st.Filter, search: st.Search, folds: strings.Join(st.Folds, ",")}
+	if l := srv.layouts.get(key); l != nil {
+		t.lay = l
+		return t, nil
+	}
+	folded := make(map[string]bool, len(st.Folds))
+	for _, id := range st.Folds {
+		folded[id] = true
+	}
+	l, err := s.Layout(r, sessions.LayoutOptions{Leaf: t.leaf, Filter: sessions.Filter(st.Filter),
+		Search: st.Search, Folded: folded, Home: srv.opt.Home})
+	if err != nil {
+		return nil, err
+	}
+	srv.layouts.put(key, l)
+	t.lay = l
+	return t, nil
+}
+
+// window returns rows [start, start+n) as views, previews read through r.
+func (t *tree) window(r *sessions.Reader, start, n int) ([]views.RowView, error) {
+	rows, err := t.lay.Window(r, start, n)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]views.RowView, len(rows))
+	for k := range rows {
+		out[k] = t.rowView(start+k, &rows[k])
+	}
+	return out, nil
+}
+
+// around returns the window of rows showing the selected entry (or its nearest visible ancestor).
+func (t *tree) around(r *sessions.Reader, sid string) (views.TreeWindow, error) {
+	w := views.TreeWindow{SessionID: sid, Total: t.lay.Len(), Selected: -1}
+	if w.Total == 0 {
+		return w, nil
+	}
+	k := t.lay.Find(t.target)
+	start := max(0, k-rowsBefore)
+	rows, err := t.window(r, start, pageRows)
+	if err != nil {
+		return w, err
+	}
+	w.Rows, w.First = rows, start
+	w.Before, w.After = start > 0, start+len(rows) < w.Total
+	w.Selected = rows[k-start].Pos
+	return w, nil
+}
+
+// rowView converts row k of the layout.
+func (t *tree) rowView(k int, row *sessions.Row) views.RowView {
+	s := t.s
+	e := &s.Entries[row.Pos]
+	v := views.RowView{Pos: row.Pos, Parent: -1, Kids: len(t.lay.Children(k)), Ref: ref(s, row.Pos),
+		Active: row.Active, Leaf: k == t.leafRow, Folded: row.Folded, Foldable: row.Foldable, Label: row.Label}
+	if p := t.lay.Parent(k); p >= 0 {
+		v.Parent = t.lay.Rows(p, 1)[0].Pos
+	}
+	bare := *row
+	bare.Active = false // the marker is drawn apart, to color it
+	pre := bare.Prefix()
+	for _, g := range []string{"⊟", "⊞"} {
+		if a, b, found := strings.Cut(pre, g); found {
+			v.Pre, v.Fold, v.Post = a, g, b
+			break
+		}
+	}
+	if v.Fold == "" {
+		v.Pre = pre
+	}
+	v.Kind = rowKind(e)
+	v.Lead, v.Text = splitLead(v.Kind, row.Preview)
+	v.Hint = entryHint(s, row.Pos)
+	return v
+}
+
+// rowKind classifies an entry for the tree's colors.
+func rowKind(e *sessions.Entry) string {
+	switch e.Type {
+	case sessions.TypeMessage:
+		switch e.Role {
+		case "user":
+			return "user"
+		case "assistant":
+			if e.Flags.Has(sessions.FlagError) {
+				return "error"
+			}
+			return "assistant"
+		case "toolResult":
+			return "tool"
+		case "bashExecution":
+			return "bash"
+		case "custom", "hookMessage":
+			return "custom"
+		}
+		return "setting"
+	case sessions.TypeCustomMessage:
+		return "custom"
+	case sessions.TypeCompaction:
+		return "compaction"
+	case sessions.TypeBranchSummary:
+		return "summary"
+	}
+	return "setting"
+}
+
+// splitLead splits pi's preview into its colored lead ("user: ") and the text.
+func splitLead(kind, preview string) (string, string) {
+	switch kind {
+	case "user", "assistant", "error", "custom", "summary":
+		if i := strings.Index(preview, ": "); i > 0 {
+			return preview[:i+2], preview[i+2:]
+		}
+	}
+	return "", preview
+}
+
+// entryHint is a row's tooltip: type (role), id and time.
+func entryHint(s *sessions.Session, i int) string {
+	e := &s.Entries[i]
+	h := e.Type
+	if e.Role != "" {
+		h += " (" + e.Role + ")"
+	}
+	h += " · " + ref(s, i)
+	if t := entryTime(e); !t.IsZero() {
+		h += " · " + t.UTC().Format("2006-01-02 15:04:05Z")
+	}
+	return h
+}
+
+func entryTime(e *sessions.Entry) time.Time {
+	if e.Time == sessions.NoTime {
+		return time.Time{}
+	}
+	return time.UnixMilli(e.Time)
+}
+
+// sessionPath returns the URL path of a session, with query values.
+func sessionPath(id string, v url.Values, extra ...string) string {
+	for i := 0; i+1 < len(extra); i += 2 {
+		v.Set(extra[i], extra[i+1])
+	}
+	u := "/s/" + url.PathEscape(id)
+	if q := v.Encode(); q != "" {
+		u += "?" + q
+	}
+	return u
+}
+
+// layoutKey identifies a layout: the session's state (its entries slice,
+// count and size change on every update) and the tree's options.
+type layoutKey struct {
+	s      *sessions.Session
+	data   *sessions.Entry
+	n      int
+	size   int64
+	leaf   int
+	filter string
+	search string
+	folds  string
+}
+
+// layoutCache keeps the most recently used layouts; a 100k-entry tree takes
+// tens of milliseconds to lay out, and a page asks for it several times.
+type layoutCache struct {
+	mu   sync.Mutex
+	max  int
+	keys []layoutKey // least recently used first
+	m    map[layoutKey]*sessions.Layout
+}
+
+func newLayoutCache(n int) *layoutCache {
+	return &layoutCache{max: n, m: map[layoutKey]*sessions.Layout{}}
+}
+
+func (c *layoutCache) get(k layoutKey) *sessions.Layout {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	l, ok := c.m[k]
+	if ok {
+		c.touch(k)
+	}
+	return l
+}
+
+func (c *layoutCache) put(k layoutKey, l *sessions.Layout) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.m[k]; !ok && len(c.keys) >= c.max {
+		delete(c.m, c.keys[0])
+		c.keys = c.keys[1:]
+	}
+	c.m[k] = l
+	c.touch(k)
+}
+
+func (c *layoutCache) touch(k layoutKey) {
+	if i := slices.Index(c.keys, k); i >= 0 {
+		c.keys = slices.Delete(c.keys, i, i+1)
+	}
+	c.keys = append(c.keys, k)
+}
