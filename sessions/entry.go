@@ -72,6 +72,10 @@ const (
 	FlagError
 	// FlagNoParentKey marks an entry without a parentId member (undefined to pi, unlike null).
 	FlagNoParentKey
+	// FlagText marks an assistant message whose content has non-blank text.
+	FlagText
+	// FlagOddStop marks an assistant message whose stopReason is set and is neither stop nor toolUse.
+	FlagOddStop
 )
 
 // NoTime is Entry.Time for a timestamp JavaScript's Date cannot parse.
@@ -251,11 +255,13 @@ func (e *Entry) fill(r *rawEntry, in interner) {
 
 // fillMessage reads role, model, usage and stop reason from a message object.
 func (e *Entry) fillMessage(raw []byte, in interner) {
-	var role, provider, model, usage, stop []byte
+	var role, provider, model, usage, stop, content []byte
 	_, err := eachMember(raw, 0, func(m member) {
 		switch keyName2(m.key) {
 		case "role":
 			role = m.val
+		case "content":
+			content = m.val
 		case "provider":
 			provider = m.val
 		case "model":
@@ -275,6 +281,14 @@ func (e *Entry) fillMessage(raw []byte, in interner) {
 		e.Tokens, e.Cost = usageTotals(usage)
 		if s := str(stop); s == "error" || s == "aborted" {
 			e.Flags |= FlagError
+		}
+		// pi's tree hides assistant turns that are only tool calls; these two
+		// flags let it decide without reading the line again (see layout.go).
+		if s := str(stop); truthy(stop) && s != "stop" && s != "toolUse" {
+			e.Flags |= FlagOddStop
+		}
+		if hasText(content) {
+			e.Flags |= FlagText
 		}
 	}
 }

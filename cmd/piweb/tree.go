@@ -4,43 +4,68 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/piweb/piweb/sessions"
 )
 
-// tree prints a session's tree for a terminal.
+// tree prints a session's tree as pi's /tree view draws it, without colors.
 func tree(w io.Writer, args []string) error {
 	fs := flag.NewFlagSet("tree", flag.ContinueOnError)
+	leaf := fs.String("leaf", "", "entry `ID` to take as the active leaf (default: the file's last entry)")
+	filter := fs.String("filter", "default", "filter `MODE`: default, no-tools, user-only, labeled-only or all")
+	search := fs.String("search", "", "show only entries holding every word of `TEXT`, as pi's search does")
+	fold := fs.String("fold", "", "comma-separated entry `IDS` to fold")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: piweb tree [--leaf ID] [--filter MODE] [--search TEXT] [--fold IDS] FILE")
+		fs.PrintDefaults()
+	}
 	if err := fs.Parse(args); err != nil {
 		return usageError{err.Error()}
 	}
 	if fs.NArg() != 1 {
-		return usageError{"usage: piweb tree FILE"}
+		fs.Usage()
+		return usageError{"tree takes one FILE"}
+	}
+	f, err := sessions.ParseFilter(*filter)
+	if err != nil {
+		return usageError{err.Error()}
 	}
 	s, err := sessions.Load(fs.Arg(0))
 	if err != nil {
 		return err
 	}
-	on := s.OnPath(s.Leaf())
-	s.Walk(func(i, depth int) bool {
-		e := &s.Entries[i]
-		mark := " "
-		if on[i] {
-			mark = "•"
+	opt := sessions.LayoutOptions{Leaf: s.Leaf(), Filter: f, Search: *search, Home: homeDir()}
+	if *leaf != "" {
+		i, ok := s.Lookup(*leaf)
+		if !ok {
+			return fmt.Errorf("%w: %q", sessions.ErrNoEntry, *leaf)
 		}
-		fmt.Fprintf(w, "%s %s%s %s", mark, strings.Repeat("  ", depth), e.ID, e.Type)
-		if e.Role != "" {
-			fmt.Fprintf(w, " %s", e.Role)
+		opt.Leaf = i
+	}
+	if *fold != "" {
+		opt.Folded = map[string]bool{}
+		for _, id := range strings.Split(*fold, ",") {
+			opt.Folded[strings.TrimSpace(id)] = true
 		}
-		if l := s.LabelOf(i); l != "" {
-			fmt.Fprintf(w, " [%s]", l)
-		}
-		if i == s.Leaf() {
-			fmt.Fprint(w, " ← active")
-		}
-		fmt.Fprintln(w)
-		return true
-	})
-	return nil
+	}
+	r, err := s.Open()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	l, err := s.Layout(r, opt)
+	if err != nil {
+		return err
+	}
+	return l.Render(w, r)
+}
+
+// homeDir is the home directory pi shortens to "~" ($HOME, else $USERPROFILE).
+func homeDir() string {
+	if h := os.Getenv("HOME"); h != "" {
+		return h
+	}
+	return os.Getenv("USERPROFILE")
 }

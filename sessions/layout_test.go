@@ -1,0 +1,911 @@
+package sessions
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+var layUpdate = flag.Bool("update", false, "rewrite the golden files in testdata/layout/golden")
+
+// layPoint1 is 0.1 in a variable, so that 0.1+0.2 is not folded as a constant.
+var layPoint1 = 0.1
+
+// layHome is the home directory the fixtures' tool-call paths live in.
+const layHome = "/home/u"
+
+// layCase is one rendering of a fixture in testdata/layout.
+type layCase struct {
+	name   string // golden file: golden/<file>-<name>.txt
+	file   string // fixture name without .jsonl
+	leaf   string // leaf id; "" for the file's leaf
+	filter Filter
+	search string
+	fold   []string
+}
+
+var layCases = []layCase{
+	{name: "default", file: "branches"},
+	{name: "no-tools", file: "branches", filter: FilterNoTools},
+	{name: "user-only", file: "branches", filter: FilterUserOnly},
+	{name: "labeled-only", file: "branches", filter: FilterLabeledOnly},
+	{name: "all", file: "branches", filter: FilterAll},
+	{name: "search-auth", file: "branches", search: "auth"},
+	{name: "search-tokens", file: "branches", search: "  FIX\tlogin "},
+	{name: "search-none", file: "branches", search: "zzz"},
+	{name: "search-label-all", file: "branches", filter: FilterAll, search: "label"},
+	{name: "search-settings", file: "branches", filter: FilterAll, search: "context edit omit r4"},
+	{name: "leaf-a6", file: "branches", leaf: "a6"},
+	{name: "leaf-a1-tool-only", file: "branches", leaf: "a1"},
+	{name: "leaf-r8-user-only", file: "branches", leaf: "r8", filter: FilterUserOnly},
+	{name: "fold-u2", file: "branches", fold: []string{"u2"}},
+	{name: "fold-bs-u3", file: "branches", fold: []string{"bs", "u3"}},
+	{name: "fold-root", file: "branches", fold: []string{"u1"}},
+	{name: "default", file: "roots"},
+	{name: "leaf-x2", file: "roots", leaf: "x2"},
+	{name: "leaf-o2", file: "roots", leaf: "o2"},
+	{name: "fold-y1", file: "roots", fold: []string{"y1"}},
+	{name: "user-only", file: "roots", filter: FilterUserOnly},
+	{name: "search-answer", file: "roots", search: "answer"},
+	{name: "default", file: "gutters"},
+	{name: "leaf-d1", file: "gutters", leaf: "d1"},
+	{name: "leaf-e2-fold-b1", file: "gutters", leaf: "e2", fold: []string{"b1"}},
+	{name: "fold-b2a", file: "gutters", fold: []string{"b2a"}},
+	{name: "user-only-leaf-d2", file: "gutters", leaf: "d2", filter: FilterUserOnly},
+	{name: "default", file: "odd"},
+	{name: "all", file: "odd", filter: FilterAll},
+}
+
+func (c layCase) path() string { return filepath.Join("testdata", "layout", c.file+".jsonl") }
+
+func (c layCase) golden() string {
+	return filepath.Join("testdata", "layout", "golden", c.file+"-"+c.name+".txt")
+}
+
+// render lays the case out and renders it as `piweb tree` prints it.
+func (c layCase) render(t *testing.T) string {
+	t.Helper()
+	s, err := Load(c.path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := LayoutOptions{Leaf: s.Leaf(), Filter: c.filter, Search: c.search, Home: layHome}
+	if c.leaf != "" {
+		opt.Leaf = layPos(t, s, c.leaf)
+	}
+	if len(c.fold) > 0 {
+		opt.Folded = map[string]bool{}
+		for _, id := range c.fold {
+			opt.Folded[id] = true
+		}
+	}
+	r, err := s.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	l, err := s.Layout(r, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := l.Render(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+func layPos(t testing.TB, s *Session, id string) int {
+	t.Helper()
+	i, ok := s.Lookup(id)
+	if !ok {
+		t.Fatalf("no entry %q", id)
+	}
+	return i
+}
+
+// TestLayoutGolden compares renderings with golden files (go test -update rewrites them).
+func TestLayoutGolden(t *testing.T) {
+	for _, c := range layCases {
+		t.Run(c.file+"-"+c.name, func(t *testing.T) {
+			got := c.render(t)
+			if *layUpdate {
+				if err := os.MkdirAll(filepath.Dir(c.golden()), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(c.golden(), []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(c.golden())
+			if err != nil {
+				t.Fatalf("%v (run go test -update to create it)", err)
+			}
+			if got != string(want) {
+				t.Errorf("rendering differs from %s:\n%s", c.golden(), layDiff(string(want), got))
+			}
+		})
+	}
+}
+
+// layDiff shows the lines of want and got that differ.
+func layDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	var b strings.Builder
+	for i := 0; i < max(len(w), len(g)); i++ {
+		var a, c string
+		if i < len(w) {
+			a = w[i]
+		}
+		if i < len(g) {
+			c = g[i]
+		}
+		if a != c {
+			fmt.Fprintf(&b, "line %d:\n  want %q\n  got  %q\n", i+1, a, c)
+		}
+	}
+	return b.String()
+}
+
+// layPi returns the pi-coding-agent package to compare with: $PIWEB_PI_PKG,
+// else the one conformance/ installs. Without it (or node) the test skips,
+// unless PIWEB_REQUIRE_ORACLE=1.
+func layPi(t *testing.T) string {
+	t.Helper()
+	pkg := os.Getenv("PIWEB_PI_PKG")
+	if pkg == "" {
+		pkg, _ = filepath.Abs("../conformance/node_modules/@earendil-works/pi-coding-agent")
+	}
+	_, errNode := exec.LookPath("node")
+	_, errPkg := os.Stat(filepath.Join(pkg, "dist/modes/interactive/components/tree-selector.js"))
+	if errNode != nil || errPkg != nil {
+		msg := "pi's package or node not found (run: cd conformance && npm ci, or set PIWEB_PI_PKG)"
+		if os.Getenv("PIWEB_REQUIRE_ORACLE") == "1" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return pkg
+}
+
+// layPiJob is one job for testdata/layout/pitree.mjs.
+type layPiJob struct {
+	File   string   `json:"file"`
+	Leaf   string   `json:"leaf,omitempty"`
+	Filter Filter   `json:"filter,omitempty"`
+	Search string   `json:"search,omitempty"`
+	Fold   []string `json:"fold,omitempty"`
+}
+
+// layRunPi renders jobs with pi's own tree component.
+func layRunPi(t *testing.T, pkg string, jobs []layPiJob) []string {
+	t.Helper()
+	in, err := json.Marshal(jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("node", filepath.Join("testdata", "layout", "pitree.mjs"), pkg)
+	cmd.Stdin = bytes.NewReader(in)
+	cmd.Env = append(os.Environ(), "HOME="+layHome)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("pitree.mjs: %v\n%s", err, stderr.String())
+	}
+	var got []string
+	if err := json.Unmarshal(out, &got); err != nil || len(got) != len(jobs) {
+		t.Fatalf("pitree.mjs output: %v (%d results for %d jobs)", err, len(got), len(jobs))
+	}
+	return got
+}
+
+// TestLayoutMatchesPi renders every case with pi's own TreeList (driven
+// from Node with a colorless theme) and requires the very same text:
+// order, visibility, indents, connectors, gutters, markers and previews.
+func TestLayoutMatchesPi(t *testing.T) {
+	pkg := layPi(t)
+	jobs := make([]layPiJob, len(layCases))
+	for i, c := range layCases {
+		jobs[i] = layPiJob{File: c.path(), Leaf: c.leaf, Filter: c.filter, Search: c.search, Fold: c.fold}
+	}
+	pi := layRunPi(t, pkg, jobs)
+	for i, c := range layCases {
+		if got := c.render(t); got != pi[i] {
+			t.Errorf("%s-%s differs from pi:\n%s", c.file, c.name, layDiff(pi[i], got))
+		}
+	}
+}
+
+// TestLayoutMatchesPiOnScenarios compares with pi on every session that
+// conformance/gen.mjs writes with pi's SessionManager, in two filter modes
+// and with a search. Two edge files are left out on purpose: pi draws a
+// node shared by duplicate ids (or by id-less lines) once per occurrence,
+// piweb draws every line once.
+func TestLayoutMatchesPiOnScenarios(t *testing.T) {
+	pkg := layPi(t)
+	gen, _ := filepath.Abs("../conformance/gen.mjs")
+	if _, err := os.Stat(gen); err != nil {
+		t.Skip("conformance/gen.mjs not found")
+	}
+	dir := filepath.Join(t.TempDir(), "sessions")
+	cmd := exec.Command("node", gen, dir)
+	cmd.Dir = filepath.Dir(gen)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("gen.mjs: %v", err)
+	}
+	var list []struct {
+		Scenario    string `json:"scenario"`
+		File        string `json:"file"`
+		NoOracle    bool   `json:"noOracle"`
+		ExpectError bool   `json:"expectError"`
+	}
+	if err := json.Unmarshal(out, &list); err != nil {
+		t.Fatal(err)
+	}
+	skip := map[string]bool{"edge-duplicate-ids": true, "edge-non-object-lines": true}
+	var jobs []layPiJob
+	var names []string
+	for _, sc := range list {
+		if sc.NoOracle || sc.ExpectError || skip[sc.Scenario] {
+			continue
+		}
+		for _, j := range []layPiJob{{Filter: FilterDefault}, {Filter: FilterAll}, {Filter: FilterAll, Search: "a"}} {
+			j.File = sc.File
+			jobs = append(jobs, j)
+			names = append(names, fmt.Sprintf("%s/%s/%q", sc.Scenario, j.Filter, j.Search))
+		}
+	}
+	if len(jobs) < 60 {
+		t.Fatalf("only %d jobs from gen.mjs", len(jobs))
+	}
+	pi := layRunPi(t, pkg, jobs)
+	for i, j := range jobs {
+		c := layCase{filter: j.Filter, search: j.Search}
+		got := c.renderFile(t, j.File)
+		if got != pi[i] {
+			t.Errorf("%s differs from pi:\n%s", names[i], layDiff(pi[i], got))
+		}
+	}
+}
+
+// renderFile renders the case for another file.
+func (c layCase) renderFile(t *testing.T, file string) string {
+	t.Helper()
+	s, err := Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	l, err := s.Layout(r, LayoutOptions{Leaf: s.Leaf(), Filter: c.filter, Search: c.search, Home: layHome})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := l.Render(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// layOpen loads a fixture and lays it out.
+func layOpen(t *testing.T, file string, opt LayoutOptions, leaf string) (*Session, *Reader, *Layout) {
+	t.Helper()
+	s, err := Load(filepath.Join("testdata", "layout", file+".jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt.Leaf = s.Leaf()
+	if leaf != "" {
+		opt.Leaf = layPos(t, s, leaf)
+	}
+	r, err := s.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	l, err := s.Layout(r, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, r, l
+}
+
+// layRow returns the row of entry id, failing when it is not shown.
+func layRow(t *testing.T, s *Session, l *Layout, id string) Row {
+	t.Helper()
+	i := l.RowOf(layPos(t, s, id))
+	if i < 0 {
+		t.Fatalf("entry %s is not shown", id)
+	}
+	return l.Rows(i, 1)[0]
+}
+
+func TestLayoutRows(t *testing.T) {
+	s, r, l := layOpen(t, "branches", LayoutOptions{}, "")
+	if l.Len() != 24 {
+		t.Fatalf("Len = %d, want 24", l.Len())
+	}
+	// Hidden: tool-only assistant turns, settings entries, usage.
+	for _, id := range []string{"a1", "a2", "a4", "a8", "a9", "a10", "mc", "tl", "us", "cu", "ce1", "ce2", "si", "l1", "l5"} {
+		if row := l.RowOf(layPos(t, s, id)); row != -1 {
+			t.Errorf("%s: shown at row %d, want hidden", id, row)
+		}
+	}
+	// Shown: turns that stopped abnormally, with no text.
+	for _, id := range []string{"a6", "a7", "a11"} {
+		layRow(t, s, l, id)
+	}
+	tests := []struct {
+		id   string
+		want Row
+	}{
+		{"u1", Row{Indent: 0, Active: true, Foldable: true, Label: "start"}},
+		{"a3", Row{Indent: 0, Active: true, BranchPoint: true, Label: "diagnosis"}},
+		{"u2", Row{Indent: 1, Connector: ConnBranch, Active: true, BranchPoint: true, Foldable: true}},
+		{"bs", Row{Indent: 2, Connector: ConnBranch, Gutters: []Gutter{{0, true}}, Active: true, Foldable: true}},
+		{"u5", Row{Indent: 3, Gutters: []Gutter{{0, true}, {1, true}}, Active: true}},
+		{"r3", Row{Indent: 2, Connector: ConnLast, Gutters: []Gutter{{0, true}}, Foldable: true}},
+		{"a5", Row{Indent: 3, Gutters: []Gutter{{0, true}, {1, false}}}},
+		{"u3", Row{Indent: 1, Connector: ConnLast, Foldable: true}},
+		{"u4", Row{Indent: 2, Gutters: []Gutter{{0, false}}, Label: "retry"}},
+		{"a12", Row{Indent: 3, Gutters: []Gutter{{0, true}, {1, true}}, Active: true, Leaf: true}},
+	}
+	for _, tt := range tests {
+		got := layRow(t, s, l, tt.id)
+		tt.want.Pos = layPos(t, s, tt.id)
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s:\n got %+v\nwant %+v", tt.id, got, tt.want)
+		}
+	}
+	// Previews are filled only for the rows asked for.
+	if err := l.Previews(r, 3, 2); err != nil {
+		t.Fatal(err)
+	}
+	rows := l.Rows(2, 4)
+	got := []string{rows[0].Preview, rows[1].Preview, rows[2].Preview, rows[3].Preview}
+	want := []string{"", "assistant: The token check is inverted.  I'll fix it.", "user: Apply the fix", ""}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("previews after Previews(3, 2) = %q, want %q", got, want)
+	}
+	if p := rows[2].Prefix(); p != "├⊟ • " {
+		t.Errorf("u2 prefix = %q", p)
+	}
+	if txt := rows[1].Text(); txt != "• [diagnosis] assistant: The token check is inverted.  I'll fix it." {
+		t.Errorf("a3 text = %q", txt)
+	}
+	if p := layRow(t, s, l, "u5").Prefix(); p != "│  │     • " {
+		t.Errorf("u5 prefix = %q", p)
+	}
+	// Windows are clamped.
+	if n := len(l.Rows(20, 100)); n != 4 {
+		t.Errorf("Rows(20, 100) gave %d rows, want 4", n)
+	}
+	if n := len(l.Rows(-5, 2)); n != 2 {
+		t.Errorf("Rows(-5, 2) gave %d rows, want 2", n)
+	}
+	if n := len(l.Rows(30, 2)); n != 0 {
+		t.Errorf("Rows(30, 2) gave %d rows, want 0", n)
+	}
+}
+
+func TestLayoutIndexFlags(t *testing.T) {
+	s, _, _ := layOpen(t, "branches", LayoutOptions{}, "")
+	for _, tt := range []struct {
+		id    string
+		flags Flags
+	}{
+		{"a1", 0}, {"a3", FlagText}, {"a9", 0}, {"a11", FlagOddStop},
+		{"a6", FlagOddStop | FlagError}, {"a7", FlagOddStop | FlagError}, {"a12", FlagText},
+		{"u1", 0}, // only assistant messages carry the flags
+	} {
+		got := s.Entries[layPos(t, s, tt.id)].Flags & (FlagText | FlagOddStop | FlagError)
+		if got != tt.flags {
+			t.Errorf("%s: flags %b, want %b", tt.id, got, tt.flags)
+		}
+	}
+}
+
+func TestLayoutNavigation(t *testing.T) {
+	s, _, l := layOpen(t, "branches", LayoutOptions{}, "")
+	row := func(id string) int { return l.RowOf(layPos(t, s, id)) }
+	for _, tt := range []struct {
+		name      string
+		got, want int
+	}{
+		{"Find(hidden a1) is u1", l.Find(layPos(t, s, "a1")), row("u1")},
+		{"Find(hidden mc) is a3", l.Find(layPos(t, s, "mc")), row("a3")},
+		{"Find(leaf)", l.Find(s.Leaf()), row("a12")},
+		{"Find(-1) is the last row", l.Find(-1), l.Len() - 1},
+		{"Find(out of range) is the last row", l.Find(len(s.Entries)), l.Len() - 1},
+		{"Parent(u2) skips hidden settings", l.Parent(row("u2")), row("a3")},
+		{"Parent(root)", l.Parent(row("u1")), -1},
+		{"BranchDown(u1) is the first branch", l.BranchDown(row("u1")), row("u2")},
+		{"BranchDown(u5) is the chain end", l.BranchDown(row("u5")), row("a12")},
+		{"BranchDown(leaf)", l.BranchDown(row("a12")), row("a12")},
+		{"BranchUp(a12) is its segment start", l.BranchUp(row("a12")), row("bs")},
+		{"BranchUp(bs) is the outer segment", l.BranchUp(row("bs")), row("u2")},
+		{"BranchUp(u2) is the root", l.BranchUp(row("u2")), row("u1")},
+		{"BranchUp(a7)", l.BranchUp(row("a7")), row("u3")},
+	} {
+		if tt.got != tt.want {
+			t.Errorf("%s: got row %d, want %d", tt.name, tt.got, tt.want)
+		}
+	}
+	if got, want := l.Children(row("a3")), []int{row("u2"), row("u3")}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Children(a3) = %v, want %v", got, want)
+	}
+	if got := l.Children(row("a12")); len(got) != 0 {
+		t.Errorf("Children(leaf) = %v", got)
+	}
+
+	// An empty layout.
+	_, _, empty := layOpen(t, "branches", LayoutOptions{Search: "no such words"}, "")
+	if empty.Len() != 0 || empty.Find(0) != -1 {
+		t.Errorf("empty layout: Len %d, Find %d", empty.Len(), empty.Find(0))
+	}
+}
+
+func TestLayoutFoldsAndRoots(t *testing.T) {
+	s, _, l := layOpen(t, "branches", LayoutOptions{Folded: map[string]bool{"u2": true}}, "")
+	u2 := layRow(t, s, l, "u2")
+	if !u2.Folded || u2.Foldable || u2.Prefix() != "├⊞ • " {
+		t.Errorf("folded u2: %+v prefix %q", u2, u2.Prefix())
+	}
+	for _, id := range []string{"bs", "u5", "a12", "r3"} {
+		if l.RowOf(layPos(t, s, id)) != -1 {
+			t.Errorf("%s shown under folded u2", id)
+		}
+	}
+	if l.Find(s.Leaf()) != l.RowOf(layPos(t, s, "u2")) {
+		t.Errorf("the leaf under a fold should find u2")
+	}
+
+	s, _, l = layOpen(t, "roots", LayoutOptions{Folded: map[string]bool{"y1": true}}, "")
+	y1 := layRow(t, s, l, "y1")
+	if y1.Prefix() != "⊞ • " || y1.Connector != ConnNone || y1.Indent != 0 {
+		t.Errorf("folded root: %+v prefix %q", y1, y1.Prefix())
+	}
+
+	// Several roots: the one with the leaf first, then file order; roots
+	// draw at indent 0 and their first generation one level in.
+	s, _, l = layOpen(t, "roots", LayoutOptions{}, "")
+	var order []string
+	for _, row := range l.Rows(0, l.Len()) {
+		order = append(order, s.Entries[row.Pos].ID)
+	}
+	if want := []string{"y1", "y2", "y3", "y4", "y5", "y6", "x1", "x2", "o1", "o2"}; !reflect.DeepEqual(order, want) {
+		t.Errorf("order %v, want %v", order, want)
+	}
+	for id, indent := range map[string]int{"y1": 0, "y2": 1, "y3": 2, "y4": 3, "y5": 2, "y6": 3, "x1": 0, "x2": 1, "o1": 0} {
+		if got := layRow(t, s, l, id).Indent; got != indent {
+			t.Errorf("%s: indent %d, want %d", id, got, indent)
+		}
+	}
+}
+
+func TestLayoutOptionsErrors(t *testing.T) {
+	s, err := Load(filepath.Join("testdata", "layout", "roots.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Layout(nil, LayoutOptions{Filter: "tools"}); !errors.Is(err, ErrFilter) {
+		t.Errorf("unknown filter: err %v", err)
+	}
+	if _, err := s.Layout(nil, LayoutOptions{Search: "x"}); err == nil {
+		t.Errorf("a search without a Reader should fail")
+	}
+	// Blank searches need no Reader; a leaf without an id, or none, marks no path.
+	l, err := s.Layout(nil, LayoutOptions{Leaf: -1, Search: " \t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range l.Rows(0, l.Len()) {
+		if row.Active || row.Leaf {
+			t.Errorf("no leaf, yet row %+v is marked", row)
+		}
+	}
+	if l.Leaf() != -1 || l.Filter() != FilterDefault {
+		t.Errorf("Leaf %d Filter %q", l.Leaf(), l.Filter())
+	}
+}
+
+func TestFilters(t *testing.T) {
+	for _, tt := range []struct {
+		in         string
+		want       Filter
+		next, prev Filter
+		tag        string
+	}{
+		{"", FilterDefault, FilterNoTools, FilterAll, ""},
+		{"default", FilterDefault, FilterNoTools, FilterAll, ""},
+		{"no-tools", FilterNoTools, FilterUserOnly, FilterDefault, "no-tools"},
+		{"user-only", FilterUserOnly, FilterLabeledOnly, FilterNoTools, "user"},
+		{"labeled-only", FilterLabeledOnly, FilterAll, FilterUserOnly, "labeled"},
+		{"all", FilterAll, FilterDefault, FilterLabeledOnly, "all"},
+	} {
+		f, err := ParseFilter(tt.in)
+		if err != nil || f != tt.want || f.Next() != tt.next || f.Prev() != tt.prev || f.Tag() != tt.tag {
+			t.Errorf("%q: %q %v next %q prev %q tag %q", tt.in, f, err, f.Next(), f.Prev(), f.Tag())
+		}
+	}
+	if _, err := ParseFilter("All"); !errors.Is(err, ErrFilter) {
+		t.Errorf("ParseFilter(All): %v", err)
+	}
+}
+
+func TestJSConversions(t *testing.T) {
+	for _, tt := range []struct {
+		f    float64
+		want string
+	}{
+		{0, "0"}, {math.Copysign(0, -1), "0"}, {123, "123"}, {1.5, "1.5"}, {-2.25, "-2.25"},
+		{1e21, "1e+21"}, {1.5e-7, "1.5e-7"}, {0.000001, "0.000001"}, {1e20, "100000000000000000000"},
+		{math.NaN(), "NaN"}, {math.Inf(-1), "-Infinity"}, {layPoint1 + 0.2, "0.30000000000000004"},
+	} {
+		if got := jsNum(tt.f); got != tt.want {
+			t.Errorf("jsNum(%v) = %q, want %q", tt.f, got, tt.want)
+		}
+	}
+	for _, tt := range []struct {
+		s    string
+		want float64
+	}{
+		{"", 0}, {"  12 ", 12}, {"0x10", 16}, {"0b11", 3}, {"1e3", 1000}, {".5", 0.5}, {"5.", 5},
+		{"+5", 5}, {"-Infinity", math.Inf(-1)}, {"\u00a07\n", 7},
+	} {
+		if got := jsNumberString(tt.s); got != tt.want {
+			t.Errorf("Number(%q) = %v, want %v", tt.s, got, tt.want)
+		}
+	}
+	for _, s := range []string{"abc", "1_000", "inf", "NaN", "-0x10", "1e", "e5", "0x", "1.2.3", "--1"} {
+		if got := jsNumberString(s); !math.IsNaN(got) {
+			t.Errorf("Number(%q) = %v, want NaN", s, got)
+		}
+	}
+	for _, tt := range []struct{ x, want float64 }{{2.5, 3}, {-2.5, -2}, {0.49999999999999994, 0}, {48.5, 49}, {-0.4, 0}} {
+		if got := jsRound(tt.x); got != tt.want {
+			t.Errorf("Math.round(%v) = %v, want %v", tt.x, got, tt.want)
+		}
+	}
+	for _, tt := range []struct{ raw, str, join string }{
+		{``, "undefined", ""}, {`null`, "null", ""}, {`"a\nb"`, "a\nb", "a\nb"}, {`1.50`, "1.5", "1.5"},
+		{`{"a":1}`, "[object Object]", "[object Object]"}, {`[1,[2,[]],null,"x",{}]`, "1,2,,,x,[object Object]", "1,2,,,x,[object Object]"},
+		{`true`, "true", "true"}, {`false`, "false", "false"},
+	} {
+		if got := jsStr([]byte(tt.raw)); got != tt.str {
+			t.Errorf("String(%s) = %q, want %q", tt.raw, got, tt.str)
+		}
+		if got := jsJoin([]byte(tt.raw)); got != tt.join {
+			t.Errorf("join(%s) = %q, want %q", tt.raw, got, tt.join)
+		}
+	}
+	for _, tt := range []struct{ raw, want string }{
+		{`{ "a" : [ 1.0 , 2e2 ] , "b":"\u00e9\/\u0001\"" }`, `{"a":[1,200],"b":"é/\u0001\""}`},
+		{`{"t":"tab\there","n":null,"big":1e400}`, `{"t":"tab\there","n":null,"big":null}`},
+	} {
+		if got := jsStringify([]byte(tt.raw)); got != tt.want {
+			t.Errorf("JSON.stringify(%s) = %s, want %s", tt.raw, got, tt.want)
+		}
+	}
+	for _, tt := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"abc", 2, "ab"}, {"abc", 5, "abc"}, {"a😀b", 2, "a\uFFFD"}, {"a😀b", 3, "a😀"}, {"é", 1, "é"},
+	} {
+		if got := utf16Prefix(tt.s, tt.n); got != tt.want {
+			t.Errorf("%q.slice(0, %d) = %q, want %q", tt.s, tt.n, got, tt.want)
+		}
+	}
+	if n := utf16Len("a😀é"); n != 4 {
+		t.Errorf("utf16Len = %d", n)
+	}
+}
+
+func TestToolCallText(t *testing.T) {
+	for _, tt := range []struct{ name, args, want string }{
+		{`"read"`, `{"path":"/home/u/a.go"}`, "[read: ~/a.go]"},
+		{`"read"`, `{"path":"/home/u/a.go","offset":10,"limit":20}`, "[read: ~/a.go:10-29]"},
+		{`"read"`, `{"path":"/home/u/a.go","offset":null,"limit":5}`, "[read: ~/a.go:1-5]"},
+		{`"read"`, `{"path":"/home/u/a.go","limit":1,"offset":0}`, "[read: ~/a.go:0]"},
+		{`"read"`, `{"path":"/home/u/a.go","offset":" 7 "}`, "[read: ~/a.go:7]"},
+		{`"read"`, `{"path":"/home/u/a.go","offset":" "}`, "[read: ~/a.go]"},
+		{`"read"`, `{"path":"/home/u/a.go","offset":true}`, "[read: ~/a.go]"},
+		{`"read"`, `{"path":"","file_path":"/home/u"}`, "[read: ~]"},
+		{`"read"`, `{"path":"/home/user2/x"}`, "[read: /home/user2/x]"},
+		{`"write"`, `{"path":"/home/u/x/../y//z/"}`, "[write: ~/y/z]"},
+		{`"edit"`, `{"path":7}`, "[edit: 7]"},
+		{`"edit"`, `"not an object"`, "[edit: ]"},
+		{`"bash"`, `{"command":"` + strings.Repeat("a", 50) + `"}`, "[bash: " + strings.Repeat("a", 50) + "]"},
+		{`"bash"`, `{"command":"` + strings.Repeat("a", 51) + `"}`, "[bash: " + strings.Repeat("a", 50) + "...]"},
+		{`"bash"`, `{"command":"\n\tls  -l\n"}`, "[bash: ls  -l]"},
+		{`"grep"`, `{"pattern":"x+"}`, "[grep: /x+/ in .]"},
+		{`"find"`, `{"pattern":"*.go","path":"/home/u/p"}`, "[find: *.go in ~/p]"},
+		{`"ls"`, `{"path":""}`, "[ls: .]"},
+		{`"todo"`, `{"k": "v"}`, `[todo: {"k":"v"}]`},
+		{`"todo"`, ``, `[todo: {}]`},
+		{`"todo"`, `{"k":"` + strings.Repeat("é", 40) + `"}`, `[todo: {"k":"` + strings.Repeat("é", 34) + `...]`},
+		{``, `{}`, "[undefined: {}]"},
+	} {
+		if got := formatToolCall([]byte(tt.name), []byte(tt.args), layHome); got != tt.want {
+			t.Errorf("formatToolCall(%s, %s) = %q, want %q", tt.name, tt.args, got, tt.want)
+		}
+	}
+	if got := formatToolCall([]byte(`"read"`), []byte(`{"path":"/home/u/a"}`), ""); got != "[read: /home/u/a]" {
+		t.Errorf("without a home: %q", got)
+	}
+}
+
+func TestHasText(t *testing.T) {
+	for _, tt := range []struct {
+		raw  string
+		want bool
+	}{
+		{`"x"`, true}, {`"  "`, false}, {`" \u00a0\n\t\u2003 "`, false}, {`"\\n"`, true}, {`""`, false},
+		{`[]`, false}, {`null`, false}, {`{}`, false}, {`5`, false},
+		{`[{"type":"text","text":"hi"}]`, true},
+		{`[{"text":"hi","type":"text"}]`, true},
+		{`[{"type":"te\u0078t","text":"hi"}]`, true},
+		{`[{"type":"text","text":" "},{"type":"text","text":"\u0041"}]`, true},
+		{`[{"type":"thinking","thinking":"a \"quoted\" \\ text"},{"type":"toolCall","id":"c","name":"x","arguments":{"a":["]"]}}]`, false},
+		{`[{"type":"text","text":5}]`, false},
+		{`[{"type":"text"}]`, false},
+		{`["text",null,7,{"type":"image"}]`, false},
+		{`[ { "type" : "text" , "text" : "a\"b" } ]`, true},
+		{`[{"type":"text","text":"x","type":"image"}]`, false}, // JSON.parse keeps the last "type"
+	} {
+		if got := hasText([]byte(tt.raw)); got != tt.want {
+			t.Errorf("hasText(%s) = %v, want %v", tt.raw, got, tt.want)
+		}
+	}
+}
+
+// layGenerate writes a session of n entries: turns of a user message,
+// three tool rounds and a reply, with a branch every 50 entries and some
+// labels. It returns the path.
+func layGenerate(t testing.TB, dir string, n int, comb bool) string {
+	p := filepath.Join(dir, fmt.Sprintf("gen-%d-%v.jsonl", n, comb))
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	fmt.Fprintln(w, `{"type":"session","version":3,"id":"gen","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}`)
+	ts := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	id := 0
+	parent := ""
+	var assistants []string
+	emit := func(par, body string) string {
+		id++
+		ts = ts.Add(time.Millisecond)
+		me := fmt.Sprintf("%08x", id)
+		pj := "null"
+		if par != "" {
+			pj = `"` + par + `"`
+		}
+		fmt.Fprintf(w, `{"type":"message","id":"%s","parentId":%s,"timestamp":"%s","message":%s}`+"\n",
+			me, pj, ts.Format("2006-01-02T15:04:05.000Z"), body)
+		return me
+	}
+	const usage = `"usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2,"cost":{"total":0.001}}`
+	for id < n {
+		if comb {
+			// A chain in which every entry also has a dead-end sibling: pi's
+			// indent grows by one level per branch point.
+			side := parent
+			parent = emit(parent, `{"role":"user","content":"step"}`)
+			emit(side, `{"role":"user","content":"side"}`)
+			continue
+		}
+		if id > 0 && id%50 < 8 && len(assistants) > 3 {
+			parent = assistants[len(assistants)-3] // branch off an earlier reply
+		}
+		parent = emit(parent, fmt.Sprintf(`{"role":"user","content":"please do step %d"}`, id))
+		for k := 0; k < 3; k++ {
+			call := fmt.Sprintf("call_%d", id)
+			parent = emit(parent, `{"role":"assistant","content":[{"type":"thinking","thinking":"hmm"},{"type":"toolCall","id":"`+call+`","name":"read","arguments":{"path":"/w/f.go"}}],"provider":"p","model":"m",`+usage+`,"stopReason":"toolUse"}`)
+			parent = emit(parent, `{"role":"toolResult","toolCallId":"`+call+`","toolName":"read","content":[{"type":"text","text":"package f"}],"isError":false}`)
+		}
+		parent = emit(parent, `{"role":"assistant","content":[{"type":"text","text":"done"}],"provider":"p","model":"m",`+usage+`,"stopReason":"stop"}`)
+		assistants = append(assistants, parent)
+		if id%1000 < 8 && id < n-100 { // no label at the end: the leaf is a reply
+			id++
+			ts = ts.Add(time.Millisecond)
+			fmt.Fprintf(w, `{"type":"label","id":"%08x","parentId":"%s","timestamp":"%s","targetId":"%s","label":"l%d"}`+"\n",
+				id, parent, ts.Format("2006-01-02T15:04:05.000Z"), parent, id)
+			parent = fmt.Sprintf("%08x", id)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestLayoutLarge lays out 100k-entry sessions: a branchy one in well
+// under a second, and a deep comb that would overflow any recursion.
+func TestLayoutLarge(t *testing.T) {
+	if testing.Short() {
+		t.Skip("large session")
+	}
+	dir := t.TempDir()
+	s, err := Load(layGenerate(t, dir, 100_000, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for _, opt := range []LayoutOptions{
+		{Leaf: s.Leaf()},
+		{Leaf: s.Leaf(), Filter: FilterUserOnly},
+		{Leaf: s.Leaf(), Filter: FilterAll, Folded: map[string]bool{s.Entries[10].ID: true}},
+	} {
+		start := time.Now()
+		l, err := s.Layout(r, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		took := time.Since(start)
+		t.Logf("%s: %d rows of %d entries in %v", opt.Filter, l.Len(), s.Len(), took)
+		if took > time.Second {
+			t.Errorf("%s: layout took %v", opt.Filter, took)
+		}
+		start = time.Now()
+		sel := l.Find(s.Leaf())
+		rows, err := l.Window(r, sel-25, 50)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) == 0 || time.Since(start) > 500*time.Millisecond {
+			t.Errorf("window of %d rows took %v", len(rows), time.Since(start))
+		}
+		if opt.Filter == "" {
+			if leaf := rows[25]; !leaf.Leaf || leaf.Preview != "assistant: done" {
+				t.Errorf("leaf row: %q leaf=%v", leaf.Preview, leaf.Leaf)
+			}
+			reads := 0
+			for _, row := range rows {
+				if row.Preview == "[read: /w/f.go]" {
+					reads++
+				}
+			}
+			if reads < 10 {
+				t.Errorf("only %d tool call previews in the window", reads)
+			}
+		}
+	}
+
+	s, err = Load(layGenerate(t, dir, 100_000, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := s.Layout(nil, LayoutOptions{Leaf: s.Leaf()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel := l.Find(s.Leaf())
+	row := l.Rows(sel, 1)[0]
+	if !row.Leaf || row.Indent < 49_000 || len(row.Gutters) < 49_000 {
+		t.Errorf("deep leaf: indent %d, %d gutters", row.Indent, len(row.Gutters))
+	}
+	if got := l.BranchUp(sel); got >= sel {
+		t.Errorf("BranchUp from the deep leaf = %d", got)
+	}
+}
+
+func TestJSONPrefix(t *testing.T) {
+	long := strings.Repeat("é", 700) // 2 bytes a rune: the 3n-byte cut lands mid-rune
+	for _, tt := range []struct {
+		raw  string
+		n    int
+		want string
+	}{
+		{`"abc"`, 200, "abc"},
+		{`"abc"`, 2, "abc"}, // short strings are taken whole
+		{`"a\nb\t\"c\\\/\u00e9\ud83d\ude00"`, 200, "a\nb\t\"c\\/é😀"},
+		{`"\ud83d"`, 200, "\uFFFD"},
+		{`"\ude00x"`, 200, "\uFFFDx"},
+		{`"\ud83dx"`, 200, "\uFFFDx"},
+		{`"x\u12"`, 200, "x"},
+		{`"abc`, 200, "abc"},
+		{`""`, 200, ""},
+		{`5`, 200, ""},
+		{`"` + long + `"`, 200, strings.Repeat("é", 300)},
+		{`"\n` + long + `"`, 5, "\n" + strings.Repeat("é", 4)},
+	} {
+		if got := jsonPrefix([]byte(tt.raw), tt.n); got != tt.want {
+			t.Errorf("jsonPrefix(%.40s, %d) = %.40q (%d runes), want %.40q", tt.raw, tt.n, got, len([]rune(got)), tt.want)
+		}
+	}
+	if got := extractContent([]byte(`[{"type":"text","text":"` + long + `"},{"type":"text","text":"more"}]`)); got != strings.Repeat("é", 200) {
+		t.Errorf("extractContent of long blocks: %d runes", len([]rune(got)))
+	}
+}
+
+// TestFastParsersOnGarbage feeds the non-validating parsers broken JSON, as
+// a file rewritten under a Reader might hold: they must stop, not panic or spin.
+func TestFastParsersOnGarbage(t *testing.T) {
+	for _, raw := range []string{
+		``, `{`, `[`, `{"`, `{"a`, `{"a"`, `{"a":`, `{"a":}`, `{"a" 1}`, `{"a":1,}`, `{"a":"\`, `{"a":"x\"`,
+		`[}]`, `[1,`, `["a`, `[,]`, `[1 2]`, `{"a":[{"b":}]}`, `{}}`, `{"\":1}`, `]`, `}`, `"`, `-`,
+	} {
+		o := objOf([]byte(raw))
+		_ = extractContent([]byte(raw))
+		_ = hasText([]byte(raw))
+		_ = jsStr([]byte(raw))
+		_ = jsStringify([]byte(raw))
+		_ = formatToolCall([]byte(`"x"`), []byte(raw), layHome)
+		fastElems([]byte(raw), func([]byte) bool { return true })
+		for _, m := range o {
+			if len(m.v) == 0 {
+				t.Errorf("objOf(%q) gave an empty value for %q", raw, m.k)
+			}
+		}
+	}
+	if o := objOf([]byte(`{"a":1,"b":"x","a":2}`)); len(o) != 2 || string(mustGet(o, "a")) != "2" || o[0].k != "a" {
+		t.Errorf("repeated key: %v", o)
+	}
+}
+
+func TestLayoutShape(t *testing.T) {
+	s, _, a := layOpen(t, "branches", LayoutOptions{}, "")
+	_, _, again := layOpen(t, "branches", LayoutOptions{}, "")
+	_, _, b := layOpen(t, "branches", LayoutOptions{}, "a6")
+	shape := func(l *Layout, id string) uint64 { return l.Shape(l.RowOf(layPos(t, s, id))) }
+	for k := 0; k < a.Len(); k++ {
+		if a.Shape(k) != again.Shape(k) {
+			t.Errorf("row %d: Shape differs between equal layouts", k)
+		}
+	}
+	// Same look in both layouts: same shape; a changed marker, connector or gutter: another.
+	for _, id := range []string{"u1", "a3", "r1"} {
+		if shape(a, id) != shape(b, id) {
+			t.Errorf("%s looks the same in both layouts, but its Shape differs", id)
+		}
+	}
+	for _, id := range []string{"u2", "u3", "a6", "bs", "u5", "a12"} {
+		if shape(a, id) == shape(b, id) {
+			t.Errorf("%s looks different in the two layouts, but has the same Shape", id)
+		}
+		ra, rb := a.Rows(a.RowOf(layPos(t, s, id)), 1)[0], b.Rows(b.RowOf(layPos(t, s, id)), 1)[0]
+		if ra.Prefix() == rb.Prefix() && ra.Leaf == rb.Leaf {
+			t.Errorf("%s: test expects a visible change, got %q twice", id, ra.Prefix())
+		}
+	}
+	// A row that moves but looks the same keeps its shape.
+	_, _, g := layOpen(t, "gutters", LayoutOptions{}, "")
+	gs, _ := Load(filepath.Join("testdata", "layout", "gutters.jsonl"))
+	if g.Shape(g.RowOf(layPos(t, gs, "e1"))) == g.Shape(g.RowOf(layPos(t, gs, "e2"))) {
+		t.Errorf("├─ and └─ rows share a shape")
+	}
+	_, _, g2 := layOpen(t, "gutters", LayoutOptions{}, "d1")
+	c1a := layPos(t, gs, "c1a")
+	if g.RowOf(c1a) == g2.RowOf(c1a) || g.Shape(g.RowOf(c1a)) != g2.Shape(g2.RowOf(c1a)) {
+		t.Errorf("c1a moved but is drawn alike (│     │     ); its shapes differ")
+	}
+}
