@@ -37,12 +37,16 @@ func (s *Session) Update() (Delta, error) {
 		return s.reload(f, d)
 	}
 	s.ModTime = st.ModTime()
-	if st.Size() == s.Size && !s.hasTail {
-		return d, nil
-	}
-	if s.hasTail {
-		// The last entry came from an unterminated line that may have grown: re-read it.
+	if s.hasTail || s.Size <= s.headOff {
+		// The last entry (or the header itself) came from an unterminated line
+		// that may have grown: re-read the file, unless its size is unchanged.
+		if st.Size() == s.parsedEnd() {
+			return d, nil
+		}
 		return s.reload(f, d)
+	}
+	if st.Size() == s.Size {
+		return d, nil
 	}
 	if _, err := f.Seek(s.Size, io.SeekStart); err != nil {
 		return d, err
@@ -59,6 +63,19 @@ func (s *Session) Update() (Delta, error) {
 		s.rebuild()
 	}
 	return d, nil
+}
+
+// parsedEnd returns the offset just past the last byte parsed, including an
+// unterminated last line that produced an entry or the header.
+func (s *Session) parsedEnd() int64 {
+	switch {
+	case s.hasTail:
+		e := &s.Entries[len(s.Entries)-1]
+		return e.Off + int64(e.Len)
+	case s.Size <= s.headOff:
+		return s.headOff + int64(s.Header.Len)
+	}
+	return s.Size
 }
 
 // sameBytes reports whether the bytes before Size are still those indexed,

@@ -1,0 +1,110 @@
+package sessions
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+const (
+	updHeader = `{"type":"session","version":3,"id":"S1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/x"}`
+	updE1     = `{"type":"message","id":"e1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1}}`
+	updE2     = `{"type":"message","id":"e2","parentId":"e1","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"user","content":"again","timestamp":2}}`
+)
+
+func appendForUpdate(t *testing.T, path, s string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func updateIDs(s *Session) []string {
+	var out []string
+	for _, e := range s.Entries {
+		out = append(out, e.ID)
+	}
+	return out
+}
+
+func updateDiagKinds(s *Session) []string {
+	var out []string
+	for _, d := range s.Diags {
+		out = append(out, d.Kind)
+	}
+	return out
+}
+
+// A header read from an unterminated first line must not be read again as a
+// second header once its line is completed.
+func TestUpdateUnterminatedHeader(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	if err := os.WriteFile(path, []byte(updHeader), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := s.Update(); err != nil || d.Changed() {
+		t.Fatalf("Update of an unchanged file = %+v, %v; want no change", d, err)
+	}
+	appendForUpdate(t, path, "\n"+updE1+"\n")
+	d, err := s.Update()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.Changed() || !slices.Equal(updateIDs(s), []string{"e1"}) {
+		t.Fatalf("after completing the header: delta %+v, ids %v; want a change and [e1]", d, updateIDs(s))
+	}
+	if k := updateDiagKinds(s); len(k) != 0 {
+		t.Errorf("diagnostics %v; want none (the header line was re-read as an extra header)", k)
+	}
+	if err := os.Truncate(path, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Update(); !errors.Is(err, ErrNotSession) {
+		t.Errorf("Update of a file truncated to nothing: err %v; want ErrNotSession", err)
+	}
+}
+
+// A valid unterminated last line is an entry; Update must not report a
+// reload while the file is unchanged, and must pick up its completion.
+func TestUpdateUnterminatedTail(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	if err := os.WriteFile(path, []byte(updHeader+"\n"+updE1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if d, err := s.Update(); err != nil || d.Changed() {
+			t.Fatalf("Update of an unchanged file = %+v, %v; want no change", d, err)
+		}
+	}
+	appendForUpdate(t, path, "\n"+updE2+"\n")
+	d, err := s.Update()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.Changed() || !slices.Equal(updateIDs(s), []string{"e1", "e2"}) {
+		t.Fatalf("after completing the line: delta %+v, ids %v; want a change and [e1 e2]", d, updateIDs(s))
+	}
+	if k := updateDiagKinds(s); slices.Contains(k, DiagUnterminated) {
+		t.Errorf("diagnostics %v still report an unterminated line", k)
+	}
+	if s.Entries[0].Flags.Has(FlagUnterminated) {
+		t.Error("entry e1 still flagged unterminated")
+	}
+}
