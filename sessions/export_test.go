@@ -1,0 +1,270 @@
+package sessions
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// Secrets planted in testdata/write/basic.jsonl, by where they sit.
+var (
+	plainSecrets = []string{ // in user, assistant and tool-call text
+		"abcdefghijklmnopqrstuvwxyz123456",                  // Bearer token in a tool call
+		"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0",  // JWT in assistant text
+		"sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789", // in a user message
+		"abcd1234efgh", // API_KEY= in a bash command
+		"ghp_0123456789abcdefghijABCDEFGHIJ012345", // in the last assistant message
+	}
+	toolSecrets = []string{ // in tool output
+		"MIIEowIBAAKCAQEAx1y2z3", // PEM body in a tool result
+		"hunter22",               // password= in bash output
+		"s3cr3tpass",             // YAML password in a tool result
+		"opensesame99",           // secret= in a tool result
+		"zzzz9999yyyy",           // token= in a context edit of a tool result
+	}
+	thinkingTexts = []string{"The user wants a project", "Need to read config", "EqQBCkYIBxgCKkBsecretsignature"}
+	imageData     = "/AKIAABCDEFGHIJKLMNOP/"
+)
+
+func TestExport(t *testing.T) {
+	path := copyFixture(t, "basic.jsonl")
+	s := mustLoad(t, path)
+	for _, leaf := range []string{"", "a8000008", "e2000002", "a3000003"} {
+		t.Run("at "+leaf, func(t *testing.T) {
+			data, err := Export(s, leaf, Redact{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, err := Parse(bytes.NewReader(data), "export")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range e.Diags {
+				t.Errorf("diagnostic: %v", d)
+			}
+			head := data[:bytes.IndexByte(data, '\n')]
+			if got, want := keysOf(t, head), []string{"type", "version", "id", "timestamp", "cwd"}; !reflect.DeepEqual(got, want) {
+				t.Errorf("header keys %v, want %v (no parentSession)", got, want)
+			}
+			if e.Header.ID == s.Header.ID || e.Header.Version != 3 {
+				t.Errorf("header %+v", e.Header)
+			}
+			at := s.Leaf()
+			if leaf != "" {
+				at = mustLookup(t, s, leaf)
+			}
+			if got, want := contextAt(t, e, e.Leaf()), contextAt(t, s, at); !reflect.DeepEqual(got, want) {
+				t.Errorf("context:\n got %v\nwant %v", got, want)
+			}
+			// The same entries a fork has.
+			b, err := s.Branch(leaf, Redact{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, be := range b.Entries {
+				if e.Entries[k].ID != be.ID {
+					t.Errorf("entry %d is %s, want %s", k, e.Entries[k].ID, be.ID)
+				}
+				raw, _ := e.Raw(k)
+				if !bytes.Equal(raw, be.JSON) {
+					t.Errorf("entry %s differs from Branch:\n%s\n%s", be.ID, raw, be.JSON)
+				}
+			}
+			if len(e.Entries) != len(b.Entries)+len(b.Labels) {
+				t.Errorf("%d entries, want %d", len(e.Entries), len(b.Entries)+len(b.Labels))
+			}
+			if s.OnPath(at)[mustLookup(t, s, "a5000005")] && !bytes.Contains(data, []byte(imageData)) {
+				t.Error("image data changed")
+			}
+		})
+	}
+	if _, err := Export(s, "nope", Redact{}); !errors.Is(err, ErrNoEntry) {
+		t.Errorf("Export at a missing entry: %v, want ErrNoEntry", err)
+	}
+}
+
+func TestExportRedact(t *testing.T) {
+	s := mustLoad(t, copyFixture(t, "basic.jsonl"))
+	plain, err := Export(s, "", Redact{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := Parse(bytes.NewReader(plain), "plain")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range append(append(append([]string{}, plainSecrets...), toolSecrets...), thinkingTexts...) {
+		if !bytes.Contains(plain, []byte(secret)) {
+			t.Fatalf("fixture lost %q: the checks below would prove nothing", secret)
+		}
+	}
+
+	tests := []struct {
+		name           string
+		opts           Redact
+		gone, kept     []string
+		placeholders   []string
+		toolResultText string // text of the tool results' content, "" to not check
+	}{
+		{
+			name: "secrets", opts: Redact{Secrets: true},
+			gone:         append(append([]string{}, plainSecrets...), toolSecrets...),
+			kept:         append(append([]string{}, thinkingTexts...), imageData, "/tmp/pi-out-1.txt"),
+			placeholders: []string{Redacted},
+		},
+		{
+			name: "thinking", opts: Redact{Thinking: true},
+			gone:         append(append([]string{}, thinkingTexts...), "thinkingSignature"),
+			kept:         append(append([]string{}, plainSecrets...), toolSecrets...),
+			placeholders: []string{RedactedThinking},
+		},
+		{
+			name: "tool output", opts: Redact{ToolOutput: true},
+			gone:           append(append([]string{}, toolSecrets...), "/tmp/pi-out-1.txt", "/tmp/pi-bash-1.txt"),
+			kept:           append(append([]string{}, plainSecrets...), thinkingTexts...),
+			placeholders:   []string{RedactedToolOutput},
+			toolResultText: RedactedToolOutput,
+		},
+		{
+			name: "everything", opts: Redact{Secrets: true, Thinking: true, ToolOutput: true},
+			gone:           append(append(append([]string{}, plainSecrets...), toolSecrets...), thinkingTexts...),
+			kept:           []string{imageData, "demo session"},
+			placeholders:   []string{Redacted, RedactedThinking, RedactedToolOutput},
+			toolResultText: RedactedToolOutput,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data, err := Export(s, "", tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, g := range tt.gone {
+				if bytes.Contains(data, []byte(g)) {
+					t.Errorf("still holds %q", g)
+				}
+			}
+			for _, k := range tt.kept {
+				if !bytes.Contains(data, []byte(k)) {
+					t.Errorf("lost %q", k)
+				}
+			}
+			for _, p := range tt.placeholders {
+				if !bytes.Contains(data, []byte(p)) {
+					t.Errorf("no %q placeholder", p)
+				}
+			}
+			for k, line := range bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n")) {
+				if !json.Valid(line) {
+					t.Fatalf("line %d is not JSON: %s", k+1, line)
+				}
+			}
+			e, err := Parse(bytes.NewReader(data), "redacted")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range e.Diags {
+				t.Errorf("diagnostic: %v", d)
+			}
+			// Same tree and leaf: the same entries with the same links, types and roles.
+			if len(e.Entries) != len(ref.Entries) {
+				t.Fatalf("%d entries, want %d", len(e.Entries), len(ref.Entries))
+			}
+			for i := range ref.Entries {
+				a, b := e.Entries[i], ref.Entries[i]
+				if a.Type == TypeLabel { // label ids are new in every export
+					if a.Target != b.Target || (i > 0 && a.ParentID != e.Entries[i-1].ID) {
+						t.Errorf("label entry %d: %+v, want target %s", i, a, b.Target)
+					}
+					continue
+				}
+				if a.ID != b.ID || a.ParentID != b.ParentID || a.Type != b.Type || a.Role != b.Role || a.FirstKept != b.FirstKept || a.Target != b.Target {
+					t.Errorf("entry %d: %+v, want %+v", i, a, b)
+				}
+			}
+			if e.Name() != ref.Name() {
+				t.Errorf("name %q, want %q", e.Name(), ref.Name())
+			}
+			cr, _ := ref.Context(ref.Leaf())
+			ce, err := e.Context(e.Leaf())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ce.Messages) != len(cr.Messages) {
+				t.Errorf("%d context messages, want %d", len(ce.Messages), len(cr.Messages))
+			}
+			if tt.toolResultText != "" {
+				for _, m := range ce.Messages {
+					var msg struct {
+						Role    string          `json:"role"`
+						Content json.RawMessage `json:"content"`
+						Details json.RawMessage `json:"details"`
+					}
+					if err := json.Unmarshal(m, &msg); err != nil {
+						t.Fatal(err)
+					}
+					if msg.Role != "toolResult" {
+						continue
+					}
+					var blocks []struct {
+						Text string `json:"text"`
+					}
+					if err := json.Unmarshal(msg.Content, &blocks); err != nil || len(blocks) != 1 || blocks[0].Text != tt.toolResultText || msg.Details != nil {
+						t.Errorf("tool result in context: %s", m)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestBranchForRenderers(t *testing.T) {
+	s := mustLoad(t, copyFixture(t, "basic.jsonl"))
+	b, err := s.Branch("e2000002", Redact{Secrets: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Leaf != "e2000002" || b.Name != "" {
+		t.Errorf("leaf %q name %q", b.Leaf, b.Name)
+	}
+	var roles []string
+	for _, e := range b.Entries {
+		if e.Type == TypeMessage {
+			roles = append(roles, e.Role)
+		}
+		var v map[string]any
+		if err := json.Unmarshal(e.JSON, &v); err != nil || v["id"] != e.ID {
+			t.Errorf("entry %s JSON %s", e.ID, e.JSON)
+		}
+	}
+	if want := []string{"user", "assistant", "toolResult", "assistant", "user", "assistant"}; !reflect.DeepEqual(roles, want) {
+		t.Errorf("roles %v, want %v", roles, want)
+	}
+	if b.Entries[2].Label != "start2" || b.Entries[3].Label != "again" || b.Entries[6].Label != "alt" {
+		t.Errorf("labels not attached: %+v", b.Entries)
+	}
+	bs, err := b.Session()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bs.Header.ID != b.ID || bs.Entries[bs.Leaf()].Type != TypeLabel {
+		t.Errorf("Session(): header %+v", bs.Header)
+	}
+	if got, want := contextAt(t, bs, bs.Leaf()), contextAt(t, s, mustLookup(t, s, "e2000002")); reflect.DeepEqual(got, want) {
+		t.Error("redacted context equals the original: the Bearer token was not removed")
+	} else if strings.Contains(string(mustJSON(t, got)), "abcdefghijklmnopqrstuvwxyz123456") {
+		t.Error("redacted context still holds the Bearer token")
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

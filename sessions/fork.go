@@ -1,0 +1,274 @@
+package sessions
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+)
+
+// Branch is a root-to-leaf path laid out as the new session pi's createBranchedSession makes of it.
+type Branch struct {
+	ID      string          // the new session's id (UUIDv7)
+	Header  json.RawMessage // the new header line, without parentSession
+	Leaf    string          // id of the source entry the path ends at
+	Name    string          // the session name in force at the end of the path ("" for none)
+	Entries []BranchEntry   // the path's entries without labels, in order
+	Labels  []BranchEntry   // the label entries recreated after the path, in pi's order
+}
+
+// BranchEntry is one entry line of a Branch.
+type BranchEntry struct {
+	ID    string          // entry id
+	Type  string          // entry type
+	Role  string          // message role, for type message
+	Label string          // the label in force on this entry ("" for none); for label entries, the label they set
+	JSON  json.RawMessage // the line as written to the new file, redacted if asked
+}
+
+// Branch lays out the path to entry leafID ("" for pi's leaf) as a new session, redacted as opts asks.
+func (s *Session) Branch(leafID string, opts Redact) (*Branch, error) {
+	// A fresh header, the path without its label entries, then one label entry
+	// per label in force on the path. Every byte of an entry's line is kept but
+	// its parentId (and a compaction's firstKeptEntryId that named a dropped
+	// label, which moves to the entry after it, as pi does). Older files are
+	// migrated to version 3 on the way, as pi would migrate them.
+	leaf := s.Leaf()
+	if leafID != "" {
+		i, ok := s.Lookup(leafID)
+		if !ok {
+			return nil, fmt.Errorf("%w: %q", ErrNoEntry, leafID)
+		}
+		leaf = i
+	}
+	if leaf < 0 {
+		return nil, fmt.Errorf("%w: the session has no entries", ErrNoEntry)
+	}
+	if s.Entries[leaf].ID == "" {
+		return nil, fmt.Errorf("%w: the last entry has no id (line %d)", ErrNoEntry, s.Entries[leaf].Line)
+	}
+	r, err := s.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+
+	sid, err := uuid.NewV7()
+	if err != nil {
+		return nil, err
+	}
+	cwd, err := piCwd(s.Header.Cwd)
+	if err != nil {
+		return nil, err
+	}
+	b := &Branch{ID: sid.String(), Leaf: s.Entries[leaf].ID}
+	b.Header = obj{{"type", json.RawMessage(`"session"`)}, {"version", json.RawMessage("3")},
+		{"id", jsonStr(b.ID)}, {"timestamp", jsonStr(isoNow())}, {"cwd", jsonStr(cwd)}}.json()
+
+	// The path without labels, re-chained (pi's createBranchedSession).
+	replacement := map[string]string{} // dropped label id -> the kept entry after it
+	var pending []string
+	parent := json.RawMessage("null")
+	ids := map[string]bool{}
+	for _, i := range s.Path(leaf) {
+		e := &s.Entries[i]
+		if e.Type == TypeLabel {
+			pending = append(pending, e.ID)
+			continue
+		}
+		for _, l := range pending {
+			replacement[l] = e.ID
+		}
+		pending = pending[:0]
+		raw, err := r.Raw(i)
+		if err != nil {
+			return nil, err
+		}
+		line := s.v3Line(i, raw)
+		if len(line) == 0 || line[0] != '{' {
+			return nil, fmt.Errorf("line %d: an entry on the path is not a JSON object", e.Line)
+		}
+		line = setMember(line, "parentId", parent)
+		if e.Type == TypeCompaction && e.FirstKept != "" && e.FirstKept != e.ID {
+			if to, ok := replacement[e.FirstKept]; ok {
+				line = setMember(line, "firstKeptEntryId", jsonStr(to))
+			}
+		}
+		line = s.redactLine(e, line, opts)
+		b.Entries = append(b.Entries, BranchEntry{ID: e.ID, Type: e.Type, Role: e.Role, JSON: line})
+		if e.Type == TypeSessionInfo {
+			name, _ := getMember(line, "name")
+			b.Name = trimJS(str(name))
+		}
+		parent = jsonStr(e.ID)
+		ids[e.ID] = true
+	}
+
+	// One label entry per label in force on the kept path, chained after it.
+	labels := map[string]string{}
+	for _, target := range s.labelOrder() {
+		if !ids[target] {
+			continue
+		}
+		raw, err := r.Raw(s.LabelEntry(target))
+		if err != nil {
+			return nil, err
+		}
+		id := newEntryID(ids)
+		ids[id] = true
+		o := obj{{"type", json.RawMessage(`"label"`)}, {"id", jsonStr(id)}, {"parentId", parent}}
+		if ts, ok := getMember(raw, "timestamp"); ok {
+			o = append(o, kv{"timestamp", ts})
+		}
+		label, _ := getMember(raw, "label")
+		o = append(o, kv{"targetId", jsonStr(target)}, kv{"label", label})
+		line := o.json()
+		if opts.Secrets {
+			line = redactStrings(line)
+		}
+		label, _ = getMember(line, "label")
+		text := str(label)
+		if text == "" {
+			text = string(label) // a truthy non-string label, shown as JSON as LabelOf does
+		}
+		labels[target] = text
+		b.Labels = append(b.Labels, BranchEntry{ID: id, Type: TypeLabel, Label: text, JSON: line})
+		parent = jsonStr(id)
+	}
+	for k := range b.Entries {
+		b.Entries[k].Label = labels[b.Entries[k].ID]
+	}
+	return b, nil
+}
+
+// labelOrder returns the targets of the labels in force in the order pi's
+// labelsById Map iterates them: by when each was set, counting from its last
+// clear (setting an existing key keeps its place; a clear forgets it).
+func (s *Session) labelOrder() []string {
+	since := map[string]int{}
+	for i := range s.Entries {
+		e := &s.Entries[i]
+		if e.Type != TypeLabel || e.Target == "" {
+			continue
+		}
+		if !e.Flags.Has(FlagLabelSet) {
+			delete(since, e.Target)
+		} else if _, ok := since[e.Target]; !ok {
+			since[e.Target] = i
+		}
+	}
+	out := make([]string, 0, len(since))
+	for t := range since {
+		out = append(out, t)
+	}
+	slices.SortFunc(out, func(a, b string) int { return since[a] - since[b] })
+	return out
+}
+
+// JSONL returns the branch as the lines of a session file.
+func (b *Branch) JSONL() []byte {
+	return b.jsonl(b.Header)
+}
+
+func (b *Branch) jsonl(header []byte) []byte {
+	n := len(header) + 1
+	for _, e := range b.Entries {
+		n += len(e.JSON) + 1
+	}
+	for _, e := range b.Labels {
+		n += len(e.JSON) + 1
+	}
+	out := make([]byte, 0, n)
+	out = append(append(out, header...), '\n')
+	for _, e := range b.Entries {
+		out = append(append(out, e.JSON...), '\n')
+	}
+	for _, e := range b.Labels {
+		out = append(append(out, e.JSON...), '\n')
+	}
+	return out
+}
+
+// Session indexes the branch as a session, so it can be projected and rendered like a file.
+func (b *Branch) Session() (*Session, error) {
+	return Parse(bytes.NewReader(b.JSONL()), b.ID+".jsonl")
+}
+
+// Fork writes the path to entryID as a new session file beside s's, as pi's createBranchedSession does.
+func Fork(s *Session, entryID string) (newID, newFile string, err error) {
+	// The source is re-read first. The new file is "<timestamp>_<id>.jsonl", its
+	// header names the source as parentSession, and it is created atomically and
+	// exclusively: an existing file is never overwritten. Unlike pi, piweb writes
+	// it even when the path holds no user or assistant message yet.
+	if s == nil || s.data != nil || s.File == "" {
+		return "", "", errNotFile
+	}
+	src, err := filepath.Abs(s.File)
+	if err != nil {
+		return "", "", err
+	}
+	snap, err := readSnapshot(src)
+	if err != nil {
+		return "", "", err
+	}
+	defer snap.close()
+	cur := snap.s
+	if entryID == "" {
+		return "", "", fmt.Errorf("%w: no entry to fork at", ErrNoEntry)
+	}
+	b, err := cur.Branch(entryID, Redact{})
+	if err != nil {
+		return "", "", err
+	}
+	header := setMember(b.Header, "parentSession", jsonStr(src))
+	ts, _ := getMember(header, "timestamp")
+	name := strings.NewReplacer(":", "-", ".", "-").Replace(str(ts)) + "_" + b.ID + ".jsonl"
+	st, err := snap.f.Stat()
+	if err != nil {
+		return "", "", err
+	}
+	newFile = filepath.Join(filepath.Dir(src), name)
+	if err := createExclusive(newFile, b.jsonl(header), st.Mode().Perm()); err != nil {
+		return "", "", err
+	}
+	return b.ID, newFile, nil
+}
+
+// createExclusive creates path holding data, atomically and only if it does
+// not exist: the data is written and synced to a temporary file in the same
+// directory, which is then hard-linked to path (failing if path exists).
+func createExclusive(path string, data []byte, perm os.FileMode) error {
+	dir := filepath.Dir(path)
+	tmp, err := writeTemp(dir, ".piweb-new-*.tmp", data, perm)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp)
+	if err := os.Link(tmp, path); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("%s already exists; not overwriting it: %w", path, err)
+		}
+		return fmt.Errorf("creating %s: %w", path, err)
+	}
+	syncDir(dir)
+	return nil
+}
+
+// piCwd resolves a header cwd as pi's resolvePath does: "~" expands to the
+// home directory and relative paths (or none) resolve against the current one.
+func piCwd(cwd string) (string, error) {
+	if cwd == "~" || strings.HasPrefix(cwd, "~/") {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", err
+		}
+		cwd = filepath.Join(home, strings.TrimPrefix(cwd[1:], "/"))
+	}
+	return filepath.Abs(cwd)
+}

@@ -1,0 +1,745 @@
+package sessions
+
+// Writers: the only code in piweb that changes session files. Every change to
+// an existing file is one appended line (Label, Rewind); Upgrade is the one
+// function that replaces a file, and only when the user asks for it.
+//
+// pi appends with appendFileSync and no lock, so another pi process may append
+// at any moment. A writer therefore re-reads the file right before it appends,
+// builds its line from that state, and writes only if the file did not move in
+// between (see appendEntry).
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// ErrStale is returned when the session moved on since the page the user acted on was rendered.
+var ErrStale = errors.New("the session changed since it was shown; reload it and try again")
+
+// ErrReadOnly is returned for writes to version 1 and 2 files, which pi rewrites when it opens them.
+var ErrReadOnly = errors.New("the session file uses an old format (version 1 or 2) that pi rewrites on open; upgrade it before changing it")
+
+// ErrBusy is returned when the file kept changing while a writer tried to append to it.
+var ErrBusy = errors.New("the session file kept changing while writing; try again")
+
+// Guard describes the session state a user's page saw; the zero value checks nothing.
+type Guard struct {
+	Leaf string // id of the leaf the page showed
+	Size int64  // Session.Size the page was rendered from
+}
+
+// RewindType is the customType of the record Rewind appends when there is no summary.
+const RewindType = "piweb.rewind"
+
+// appendAttempts bounds how often a writer re-reads a file that keeps growing.
+const appendAttempts = 50
+
+// Label appends a label entry setting (or, for a blank label, clearing) the label of entry targetID.
+func Label(s *Session, targetID, label string) (string, error) {
+	// As pi's tree view does: trim, and write a clear with no label key at all
+	// (appendLabelChange(id, undefined)). The entry hangs off the current leaf
+	// and adds nothing to the context, so pi resumes with the same context. With
+	// an id-less last line there is no leaf to hang it off (pi would omit
+	// parentId and resume from nothing), so Label refuses; a Rewind repairs that.
+	label = trimJS(label)
+	return appendEntry(s, func(cur *Session) ([]byte, string, error) {
+		if _, ok := cur.Lookup(targetID); !ok || targetID == "" {
+			return nil, "", fmt.Errorf("%w: %q", ErrNoEntry, targetID)
+		}
+		leaf := cur.Entries[cur.Leaf()] // the target exists, so there are entries
+		if leaf.ID == "" {
+			return nil, "", fmt.Errorf("%s: the last entry (line %d) has no id, so a label would change where pi resumes; rewind to an entry first",
+				cur.File, leaf.Line)
+		}
+		id := newEntryID(cur.byID)
+		o := obj{{"type", json.RawMessage(`"label"`)}, {"id", jsonStr(id)}, {"parentId", jsonStr(leaf.ID)},
+			{"timestamp", jsonStr(isoNow())}, {"targetId", jsonStr(targetID)}}
+		if label != "" {
+			o = append(o, kv{"label", jsonStr(label)})
+		}
+		return o.json(), id, nil
+	})
+}
+
+// Rewind appends a child of entry targetID ("" for before the first entry) so pi resumes there.
+func Rewind(s *Session, targetID, summary string, guard Guard) (string, error) {
+	// A non-blank summary is written as pi's own branch_summary (branchWithSummary),
+	// which puts it into the context. Otherwise a custom RewindType entry records
+	// the abandoned leaf and adds nothing. A non-zero guard refuses with ErrStale
+	// when the leaf is no longer guard.Leaf or the file shrank below guard.Size:
+	// the abandoned leaf (fromId) and the user's summary would describe another state.
+	return appendEntry(s, func(cur *Session) ([]byte, string, error) {
+		parent := json.RawMessage("null")
+		if targetID != "" {
+			if _, ok := cur.Lookup(targetID); !ok {
+				return nil, "", fmt.Errorf("%w: %q", ErrNoEntry, targetID)
+			}
+			parent = jsonStr(targetID)
+		}
+		if guard != (Guard{}) {
+			leaf := ""
+			if l := cur.Leaf(); l >= 0 {
+				leaf = cur.Entries[l].ID
+			}
+			if leaf != guard.Leaf || cur.Size < guard.Size {
+				return nil, "", fmt.Errorf("%w (leaf is %q, the page saw %q)", ErrStale, leaf, guard.Leaf)
+			}
+		}
+		from, err := cur.piLeafID()
+		if err != nil {
+			return nil, "", err
+		}
+		id := newEntryID(cur.byID)
+		ts := jsonStr(isoNow())
+		var o obj
+		if trimJS(summary) != "" {
+			o = obj{{"type", json.RawMessage(`"branch_summary"`)}, {"id", jsonStr(id)}, {"parentId", parent},
+				{"timestamp", ts}, {"fromId", from}, {"summary", jsonStr(summary)}}
+		} else {
+			data := obj{{"fromId", from}}
+			o = obj{{"type", json.RawMessage(`"custom"`)}, {"customType", jsonStr(RewindType)}, {"data", data.json()},
+				{"id", jsonStr(id)}, {"parentId", parent}, {"timestamp", ts}}
+		}
+		return o.json(), id, nil
+	})
+}
+
+// piLeafID returns what pi's branchWithSummary records as fromId: its
+// leafId after opening the file (the last entry's id as written), or "root"
+// when that is null or undefined (no entries, or a last line without id).
+func (s *Session) piLeafID() (json.RawMessage, error) {
+	root := json.RawMessage(`"root"`)
+	l := s.Leaf()
+	if l < 0 {
+		return root, nil
+	}
+	if id := s.Entries[l].ID; id != "" {
+		return jsonStr(id), nil
+	}
+	if s.Entries[l].Flags.Has(FlagNotObject) {
+		return root, nil
+	}
+	raw, err := s.Raw(l)
+	if err != nil {
+		return nil, err
+	}
+	if v, ok := getMember(raw, "id"); ok && !isNull(v) {
+		return v, nil // an id pi keeps but piweb cannot link to (not a string)
+	}
+	return root, nil
+}
+
+// newEntryID returns an id as pi's generateId makes one: the first 8 hex
+// digits of a random UUID not in taken, or a whole UUID after 100 collisions.
+func newEntryID[V any](taken map[string]V) string {
+	for range 100 {
+		id := uuid.NewString()[:8]
+		if _, dup := taken[id]; !dup {
+			return id
+		}
+	}
+	return uuid.NewString()
+}
+
+// isoNow returns the time as JavaScript's new Date().toISOString() does.
+func isoNow() string { return time.Now().UTC().Format("2006-01-02T15:04:05.000Z") }
+
+// jsonStr encodes s as a JSON string without HTML escaping, as JSON.stringify does.
+func jsonStr(s string) json.RawMessage {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+// errNotFile is returned when a writer gets a session that was not read from a file.
+var errNotFile = errors.New("the session was not read from a file")
+
+// appendEntry appends the line built by build to s's file as one whole line.
+//
+// It reads the file as it is now (never trusting s's index), lets build check
+// its preconditions and make the line from that state, and appends only if the
+// file has not changed since: when another writer appended meanwhile, the new
+// lines are read and build runs again, so parentId and the checks always
+// describe the file the line lands in. s itself is not modified.
+func appendEntry(s *Session, build func(cur *Session) (line []byte, id string, err error)) (string, error) {
+	if s == nil || s.data != nil || s.File == "" {
+		return "", errNotFile
+	}
+	var snap *snapshot
+	defer func() {
+		if snap != nil {
+			snap.close()
+		}
+	}()
+	for range appendAttempts {
+		var err error
+		if snap, err = snap.refresh(s.File); err != nil {
+			return "", err
+		}
+		cur := snap.s
+		if cur.Header.Version < 3 {
+			return "", fmt.Errorf("%w (%s is version %d)", ErrReadOnly, s.File, cur.Header.Version)
+		}
+		line, id, err := build(cur)
+		if err != nil {
+			return "", err
+		}
+		done, err := snap.appendLine(line)
+		if err != nil {
+			return "", err
+		}
+		if done {
+			return id, nil
+		}
+	}
+	return "", fmt.Errorf("%s: %w", s.File, ErrBusy)
+}
+
+// snapshot is a session read from exactly the first size bytes of an open file.
+type snapshot struct {
+	s    *Session
+	f    *os.File
+	size int64
+}
+
+// readSnapshot opens path and indexes the bytes it holds now.
+func readSnapshot(path string) (*snapshot, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	s := &Session{File: path, ModTime: st.ModTime()}
+	if err := s.read(io.LimitReader(f, st.Size()), 0); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if s.Header.ID == "" {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", path, ErrNotSession)
+	}
+	s.rebuild()
+	return &snapshot{s: s, f: f, size: st.Size()}, nil
+}
+
+// refresh brings the snapshot up to date with the file at path: lines
+// appended since are read incrementally; anything else re-reads the file.
+// A nil snapshot reads the file afresh. The old snapshot must not be used after.
+func (p *snapshot) refresh(path string) (*snapshot, error) {
+	if p == nil {
+		return readSnapshot(path)
+	}
+	if p.catchUp(path) {
+		return p, nil
+	}
+	p.close()
+	return readSnapshot(path)
+}
+
+// catchUp reads the lines appended to the snapshot's file since it was
+// taken. It reports false when the file changed in any other way (replaced,
+// truncated, or its last line was unterminated), which needs a full read.
+func (p *snapshot) catchUp(path string) bool {
+	st, err := p.f.Stat()
+	if err != nil {
+		return false
+	}
+	now, err := os.Stat(path)
+	if err != nil || !os.SameFile(st, now) || st.Size() <= p.size || p.s.hasTail || p.s.Size != p.size {
+		return false
+	}
+	size := st.Size()
+	if err := p.s.read(io.NewSectionReader(p.f, p.size, size-p.size), p.size); err != nil {
+		return false
+	}
+	p.s.rebuild()
+	p.size = size
+	return true
+}
+
+func (p *snapshot) close() { p.f.Close() }
+
+// appendLine appends line (without its newline) to the snapshot's file as one
+// write(2) with O_APPEND, unless the file changed since the snapshot was
+// taken, in which case it reports false and writes nothing. A last line
+// without its newline is repaired by prefixing "\n" in the same write; the
+// file is never truncated or rewritten, and never created.
+func (p *snapshot) appendLine(line []byte) (bool, error) {
+	path := p.s.File
+	w, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return false, err
+	}
+	defer w.Close()
+	st, err := p.f.Stat()
+	if err != nil {
+		return false, err
+	}
+	wst, err := w.Stat()
+	if err != nil {
+		return false, err
+	}
+	if !os.SameFile(st, wst) || st.Size() != p.size {
+		return false, nil // replaced or appended to since the snapshot: read again
+	}
+	buf := make([]byte, 0, len(line)+2)
+	if p.size > 0 {
+		var last [1]byte
+		if _, err := p.f.ReadAt(last[:], p.size-1); err != nil {
+			return false, fmt.Errorf("%s: reading the last byte: %w", path, err)
+		}
+		if last[0] != '\n' {
+			buf = append(buf, '\n')
+		}
+	}
+	buf = append(append(buf, line...), '\n')
+	n, err := w.Write(buf)
+	if err != nil {
+		if n > 0 {
+			return false, fmt.Errorf("%s: only %d of %d bytes appended: %w", path, n, len(buf), err)
+		}
+		return false, fmt.Errorf("%s: appending: %w", path, err)
+	}
+	if err := w.Close(); err != nil {
+		return false, fmt.Errorf("%s: appending: %w", path, err)
+	}
+	return true, nil
+}
+
+// members lists the top-level members of the JSON object b with byte offsets.
+func members(b []byte) ([]span, error) {
+	var out []span
+	_, err := eachMember(b, 0, func(m member) {
+		// m.key and m.val are subslices of b: their offsets follow from their capacities.
+		ks := cap(b) - cap(m.key)
+		vs := cap(b) - cap(m.val)
+		out = append(out, span{ks: ks, ke: ks + len(m.key), vs: vs, ve: vs + len(m.val), key: keyName(m.key)})
+	})
+	return out, err
+}
+
+// span is one object member: key from ks to ke (quotes included), value from vs to ve.
+type span struct {
+	ks, ke, vs, ve int
+	key            string
+}
+
+// getMember returns the value of key k in object b (the last one, as JSON.parse keeps).
+func getMember(b []byte, k string) (json.RawMessage, bool) {
+	ms, err := members(b)
+	if err != nil {
+		return nil, false
+	}
+	for j := len(ms) - 1; j >= 0; j-- {
+		if ms[j].key == k {
+			return b[ms[j].vs:ms[j].ve], true
+		}
+	}
+	return nil, false
+}
+
+// setMember returns object b with key k set to v, keeping every other byte:
+// each existing k member gets the value (so JSON.parse sees v), or, when there
+// is none, the member is added last, as a JavaScript assignment adds it.
+func setMember(b []byte, k string, v []byte) []byte {
+	ms, err := members(b)
+	if err != nil {
+		return b
+	}
+	out := make([]byte, 0, len(b)+len(k)+len(v)+4)
+	last := 0
+	found := false
+	for _, m := range ms {
+		if m.key == k {
+			out = append(append(out, b[last:m.vs]...), v...)
+			last = m.ve
+			found = true
+		}
+	}
+	if found {
+		return append(out, b[last:]...)
+	}
+	end := bytes.LastIndexByte(b, '}')
+	out = append(out, b[:end]...)
+	if len(ms) > 0 {
+		out = append(out, ',')
+	}
+	out = append(append(append(out, jsonStr(k)...), ':'), v...)
+	return append(out, b[end:]...)
+}
+
+// delMember returns object b without its k members, keeping every other byte.
+func delMember(b []byte, k string) []byte {
+	for {
+		ms, err := members(b)
+		if err != nil {
+			return b
+		}
+		j := -1
+		for x, m := range ms {
+			if m.key == k {
+				j = x
+				break
+			}
+		}
+		if j < 0 {
+			return b
+		}
+		from, to := ms[j].ks, ms[j].ve
+		switch {
+		case j > 0:
+			from = ms[j-1].ve // drop the comma before
+		case len(ms) > 1:
+			to = ms[1].ks // first member: drop the comma after
+		}
+		b = append(append([]byte(nil), b[:from]...), b[to:]...)
+	}
+}
+
+// trimJSONSpace trims the whitespace JSON.parse allows around a value.
+func trimJSONSpace(b []byte) []byte {
+	return bytes.TrimFunc(b, func(r rune) bool { return r < 0x80 && isWS(byte(r)) })
+}
+
+// Upgrade migrates a version 1 or 2 file to version 3 as pi would, keeping the original as FILE.v<N>.bak.
+func Upgrade(path string) (backup string, err error) {
+	// Entries keep the ids piweb shows (for v1, Entries[i].ID), so links stay valid.
+	// As in pi's migration, blank and unparseable lines go, v1 entries are chained
+	// in file order, firstKeptEntryIndex becomes firstKeptEntryId and role
+	// hookMessage becomes custom; the other bytes of each line are kept. The backup
+	// is created exclusively; the new content is written to a temporary file in
+	// the same directory, synced, and renamed over the original.
+	s, err := Load(path)
+	if err != nil {
+		return "", err
+	}
+	v := s.Header.Version
+	if v >= 3 {
+		return "", fmt.Errorf("%s is already version %d; nothing to upgrade", path, v)
+	}
+	bak := fmt.Sprintf("%s.v%d.bak", path, v)
+	orig, err := copyExclusive(path, bak)
+	if err != nil {
+		return "", err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			os.Remove(bak) // ours: created above
+		}
+	}()
+	// Migrate from the backup: it holds exactly the bytes that were copied.
+	data, err := migrateFile(bak, v)
+	if err != nil {
+		return "", fmt.Errorf("upgrading %s: %w", path, err)
+	}
+	tmp, err := writeTemp(filepath.Dir(path), ".piweb-upgrade-*.tmp", data, orig.Mode().Perm())
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp) // a no-op once renamed
+	now, err := os.Stat(path)
+	if err != nil {
+		return "", err
+	}
+	if !os.SameFile(orig, now) || now.Size() != orig.Size() || !now.ModTime().Equal(orig.ModTime()) {
+		return "", fmt.Errorf("upgrading %s: the file changed while it was being upgraded; nothing was replaced", path)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return "", err
+	}
+	syncDir(filepath.Dir(path))
+	ok = true
+	return bak, nil
+}
+
+// copyExclusive copies src to a new file dst (failing if dst exists), syncs
+// it, and returns src's file info from the descriptor it copied.
+func copyExclusive(src, dst string) (os.FileInfo, error) {
+	in, err := os.Open(src)
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
+	st, err := in.Stat()
+	if err != nil {
+		return nil, err
+	}
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, st.Mode().Perm())
+	if err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("backup %s already exists; move it away first: %w", dst, err)
+		}
+		return nil, err
+	}
+	_, err = io.Copy(out, io.NewSectionReader(in, 0, st.Size()))
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(dst)
+		return nil, fmt.Errorf("writing backup %s: %w", dst, err)
+	}
+	return st, nil
+}
+
+// writeTemp writes data to a new temporary file in dir, syncs and closes it, and returns its path.
+func writeTemp(dir, pattern string, data []byte, perm os.FileMode) (string, error) {
+	f, err := os.CreateTemp(dir, pattern)
+	if err != nil {
+		return "", err
+	}
+	name := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(perm)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(name)
+		return "", fmt.Errorf("writing %s: %w", name, err)
+	}
+	return name, nil
+}
+
+// syncDir flushes a directory's entries to disk, where the platform allows it.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync() // not supported everywhere; the data itself is already synced
+		d.Close()
+	}
+}
+
+// keptValue is one line pi keeps when it loads a file (it parsed and is truthy).
+type keptValue struct {
+	line    int
+	session bool            // type === "session"
+	object  bool            // a JSON object (others are kept as they are)
+	id      json.RawMessage // the id member as written, nil when absent
+}
+
+// eachLine calls fn for every physical line of r (newline removed), numbered from 1.
+func eachLine(r io.Reader, fn func(no int, line []byte) error) error {
+	br := bufio.NewReaderSize(r, 1<<20)
+	for no := 1; ; no++ {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 {
+			if ferr := fn(no, bytes.TrimSuffix(line, []byte("\n"))); ferr != nil {
+				return ferr
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// parsedValue returns the trimmed JSON value of a line as pi's loader keeps
+// it, or nil for a line pi skips (blank, not JSON, or a falsy value).
+func parsedValue(line []byte) []byte {
+	v := trimJSONSpace(line)
+	if len(v) == 0 {
+		return nil
+	}
+	end, err := scanValue(v, 0)
+	if err != nil || end != len(v) || !truthy(v) {
+		return nil
+	}
+	return v
+}
+
+// migrateFile returns the version 3 content of the version v file at path,
+// as pi's migrateToCurrentVersion followed by its rewrite would produce it.
+func migrateFile(path string, v int) ([]byte, error) {
+	s, err := Load(path)
+	if err != nil {
+		return nil, err
+	}
+	if s.Header.Version != v {
+		return nil, fmt.Errorf("the file changed while it was being upgraded (now version %d)", s.Header.Version)
+	}
+	idByLine := make(map[int]string, len(s.Entries))
+	for i := range s.Entries {
+		idByLine[s.Entries[i].Line] = s.Entries[i].ID
+	}
+
+	// Pass 1: the values pi keeps, which v1 firstKeptEntryIndex counts in.
+	var kept []keptValue
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	err = eachLine(f, func(no int, line []byte) error {
+		val := parsedValue(line)
+		if val == nil {
+			return nil
+		}
+		k := keptValue{line: no, object: val[0] == '{'}
+		if k.object {
+			typ, _ := getMember(val, "type")
+			k.session = str(typ) == TypeSession
+			k.id, _ = getMember(val, "id")
+		} else if v < 2 && len(kept) > 0 {
+			return fmt.Errorf("line %d is not a JSON object; pi's version 1 migration fails on it", no)
+		}
+		kept = append(kept, k)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(kept) == 0 || kept[0].line != s.Header.Line {
+		return nil, fmt.Errorf("the header is not where it was read")
+	}
+
+	// Pass 2: migrate each kept line.
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	k := 0
+	prev := json.RawMessage("null")
+	err = eachLine(f, func(no int, line []byte) error {
+		if k >= len(kept) || kept[k].line != no {
+			return nil
+		}
+		kv := kept[k]
+		val := bytes.ToValidUTF8(parsedValue(line), []byte("\uFFFD"))
+		switch {
+		case !kv.object:
+		case kv.session:
+			val = setMember(val, "version", json.RawMessage("3"))
+		default:
+			if v < 2 {
+				id, ok := idByLine[no]
+				if !ok {
+					return fmt.Errorf("line %d was not indexed (longer than %d bytes?)", no, MaxLine)
+				}
+				val = setMember(val, "id", jsonStr(id))
+				val = setMember(val, "parentId", prev)
+				prev = jsonStr(id)
+				val = migrateFirstKept(val, kept, k, idByLine)
+			}
+			val = renameHookMessage(val)
+		}
+		out.Write(val)
+		out.WriteByte('\n')
+		k++
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if k != len(kept) {
+		return nil, fmt.Errorf("the file changed while it was being upgraded")
+	}
+	return out.Bytes(), nil
+}
+
+// migrateFirstKept turns a v1 compaction's firstKeptEntryIndex (an index
+// into the kept values, header included) into firstKeptEntryId, exactly as
+// pi's migrateV1ToV2: entries before or at the compaction already carry
+// their new id; later ones still have the id they were written with, if any.
+func migrateFirstKept(val []byte, kept []keptValue, k int, idByLine map[int]string) []byte {
+	if typ, _ := getMember(val, "type"); str(typ) != TypeCompaction {
+		return val
+	}
+	raw, ok := getMember(val, "firstKeptEntryIndex")
+	if !ok || len(raw) == 0 || !(raw[0] == '-' || isDigit(raw[0])) {
+		return val // not a number: pi leaves it alone
+	}
+	var idx float64
+	if json.Unmarshal(raw, &idx) == nil && idx >= 0 && idx == math.Trunc(idx) && idx < float64(len(kept)) {
+		t := kept[int(idx)]
+		if !t.session {
+			var id json.RawMessage
+			if int(idx) <= k {
+				id = jsonStr(idByLine[t.line])
+			} else {
+				id = t.id
+			}
+			if id == nil {
+				val = delMember(val, "firstKeptEntryId") // assigned undefined: dropped by JSON.stringify
+			} else {
+				val = setMember(val, "firstKeptEntryId", id)
+			}
+		}
+	}
+	return delMember(val, "firstKeptEntryIndex")
+}
+
+// renameHookMessage renames a message entry's role hookMessage to custom (pi's v2 → v3 step).
+func renameHookMessage(val []byte) []byte {
+	if typ, _ := getMember(val, "type"); str(typ) != TypeMessage {
+		return val
+	}
+	msg, ok := getMember(val, "message")
+	if !ok || len(msg) == 0 || msg[0] != '{' {
+		return val
+	}
+	if role, _ := getMember(msg, "role"); str(role) != "hookMessage" {
+		return val
+	}
+	return setMember(val, "message", setMember(msg, "role", json.RawMessage(`"custom"`)))
+}
+
+// v3Line returns entry i's line as it reads in version 3: for older files,
+// the in-memory migration piweb applies (ids for v1, hookMessage renamed).
+func (s *Session) v3Line(i int, raw []byte) []byte {
+	line := trimJSONSpace(raw)
+	v := s.Header.Version
+	if v >= 3 || len(line) == 0 || line[0] != '{' {
+		return line
+	}
+	e := &s.Entries[i]
+	if v < 2 {
+		line = setMember(line, "id", jsonStr(e.ID))
+		parent := json.RawMessage("null")
+		if e.ParentID != "" {
+			parent = jsonStr(e.ParentID)
+		}
+		line = setMember(line, "parentId", parent)
+		if e.Type == TypeCompaction {
+			if raw, ok := getMember(line, "firstKeptEntryIndex"); ok && len(raw) > 0 && (raw[0] == '-' || isDigit(raw[0])) {
+				if e.FirstKept != "" {
+					line = setMember(line, "firstKeptEntryId", jsonStr(e.FirstKept))
+				}
+				line = delMember(line, "firstKeptEntryIndex")
+			}
+		}
+	}
+	return renameHookMessage(line)
+}
