@@ -827,6 +827,7 @@ func TestJSONPrefix(t *testing.T) {
 	}{
 		{`"abc"`, 200, "abc"},
 		{`"abc"`, 2, "abc"}, // short strings are taken whole
+		{`"abc"`, 0, ""},
 		{`"a\nb\t\"c\\\/\u00e9\ud83d\ude00"`, 200, "a\nb\t\"c\\/é😀"},
 		{`"\ud83d"`, 200, "\uFFFD"},
 		{`"\ude00x"`, 200, "\uFFFDx"},

@@ -412,7 +412,7 @@ func extractContent(raw []byte) string {
 // jsonPrefix decodes a raw JSON string until it holds at least n UTF-16
 // units (or ends). A lone surrogate escape becomes U+FFFD.
 func jsonPrefix(raw []byte, n int) string {
-	if len(raw) < 2 || raw[0] != '"' {
+	if len(raw) < 2 || raw[0] != '"' || n <= 0 {
 		return ""
 	}
 	in := raw[1:]
