@@ -310,6 +310,11 @@ func (p *snapshot) appendLine(line []byte) (bool, error) {
 			return false, fmt.Errorf("%s: reading the last byte: %w", path, err)
 		}
 		if last[0] != '\n' {
+			// Another writer may be in the middle of its write: give it time to
+			// finish, and repair only a last line that stays unterminated.
+			if !settled(p.f, p.size) {
+				return false, nil
+			}
 			buf = append(buf, '\n')
 		}
 	}
@@ -325,6 +330,18 @@ func (p *snapshot) appendLine(line []byte) (bool, error) {
 		return false, fmt.Errorf("%s: appending: %w", path, err)
 	}
 	return true, nil
+}
+
+// settled reports whether f keeps its size for a short grace period.
+func settled(f *os.File, size int64) bool {
+	for range 10 {
+		time.Sleep(10 * time.Millisecond)
+		st, err := f.Stat()
+		if err != nil || st.Size() != size {
+			return false
+		}
+	}
+	return true
 }
 
 // members lists the top-level members of the JSON object b with byte offsets.
