@@ -14,7 +14,7 @@ import (
 	"path/filepath"
 )
 
-//go:embed css js vendor
+//go:embed css js vendor img
 var assets embed.FS
 
 //go:embed demo/*/*.jsonl

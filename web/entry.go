@@ -58,9 +58,11 @@ func (s *Server) pathView(ss *sessions.Session, r *sessions.Reader, st views.Tre
 	if tab == views.TabContext {
 		v.Tab = tab
 	}
-	var err error
-	if v.Model, v.Thinking, v.Tokens, v.Cost, err = pathTotals(ss, r, path); err != nil {
-		return v, err
+	if !v.Page { // an earlier page shows no header
+		var err error
+		if v.Model, v.Thinking, v.Tokens, v.Cost, err = pathTotals(ss, r, path); err != nil {
+			return v, err
+		}
 	}
 	link := st
 	link.Target, link.Leaf = v.Target.Ref, st.Leaf

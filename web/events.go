@@ -202,7 +202,7 @@ func (s *Server) sessionEvents(c echo.Context) error {
 // text never changes).
 type snapshot struct {
 	rows []rowSig
-	leaf int
+	leaf int // entry of the row marked "← active", -1 for none
 }
 
 type rowSig struct {
@@ -234,7 +234,11 @@ func takeSnapshot(t *tree) snapshot {
 		h.Write(buf)
 		out[k] = rowSig{pos: int32(r.Pos), sig: h.Sum64()}
 	}
-	return snapshot{rows: out, leaf: t.leaf}
+	leaf := -1
+	if t.leafRow >= 0 {
+		leaf = rows[t.leafRow].Pos
+	}
+	return snapshot{rows: out, leaf: leaf}
 }
 
 // delta computes the change from snapshot old to cur as rows to drop, redraw

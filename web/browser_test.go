@@ -1,0 +1,180 @@
+package web
+
+import (
+	"context"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+	"github.com/piweb/piweb/watcher"
+)
+
+// chromium returns the browser to test with; without one the test skips,
+// unless PIWEB_REQUIRE_BROWSER=1 makes that a failure.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, p := range []string{"/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome"} {
+		if path, err := exec.LookPath(p); err == nil {
+			return path
+		}
+	}
+	if os.Getenv("PIWEB_REQUIRE_BROWSER") == "1" {
+		t.Fatal("no chromium found and PIWEB_REQUIRE_BROWSER=1")
+	}
+	t.Skip("no chromium: install it (apt-get install chromium) to run the browser tests")
+	return ""
+}
+
+// browse starts a headless chromium and returns its context and the console messages seen so far.
+func browse(t *testing.T) (context.Context, func() []chromedp.ConsoleMessage) {
+	t.Helper()
+	actx, acancel := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(chromium(t)),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1400, 900),
+	)
+	ctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancel(); acancel() })
+	var mu sync.Mutex
+	var msgs []chromedp.ConsoleMessage
+	console := chromedp.Console(ctx) // starts the browser
+	go func() {
+		for m, err := range console {
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			msgs = append(msgs, m)
+			mu.Unlock()
+		}
+	}()
+	return ctx, func() []chromedp.ConsoleMessage {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]chromedp.ConsoleMessage(nil), msgs...)
+	}
+}
+
+// TestBrowser drives the demo in headless chromium: open a session, click a
+// node, navigate with pi's keys, filter, search, and see a live append.
+func TestBrowser(t *testing.T) {
+	ctx, console := browse(t)
+	root := demoRoot(t)
+	lib := openLib(t, root)
+	quiet := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	w, err := watcher.New(lib, watcher.Options{Debounce: 20 * time.Millisecond, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	go w.Run(wctx)
+	srv := New(lib, w, Options{Logger: quiet, Home: "/home/dev"})
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() { srv.Close(); ts.Close() })
+
+	do := func(name string, steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		sctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		defer cancel()
+		if err := chromedp.Do(sctx, steps...); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	eval := func(js string) string {
+		t.Helper()
+		sctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		defer cancel()
+		s, err := chromedp.Run(sctx, chromedp.Evaluate[string](js))
+		if err != nil {
+			t.Fatalf("%s: %v", js, err)
+		}
+		return s
+	}
+	poll := func(name, js string) chromedp.Action[chromedp.Void] {
+		return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+			_, err := chromedp.Poll[chromedp.Void](js, chromedp.WithPollingTimeout(10*time.Second))(ctx, tg)
+			if err != nil {
+				t.Errorf("waiting for %s: %s", name, js)
+			}
+			return chromedp.Void{}, err
+		}
+	}
+	selected := `document.querySelector('#tree .row.sel')?.dataset.ref`
+	convRef := `document.querySelector('#conv-inner')?.dataset.ref`
+
+	// The sessions page lists the demo.
+	do("sessions page", chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#sessions")))
+	if list := eval(`document.querySelector('#sessions').innerText`); !strings.Contains(list, "Fix stale forecast cache") || !strings.Contains(list, "forked from") {
+		t.Fatalf("sessions page:\n%s", list)
+	}
+
+	// Open a session: the tree selects the leaf's row, the conversation shows its path.
+	do("open session", chromedp.Click(chromedp.CSS(`a.title[href="/s/`+mainID+`"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#tree .row.sel")),
+		poll("conversation of the leaf", convRef+` === '4638afcc'`))
+
+	// Click a node on the other branch: its path is highlighted, the conversation follows.
+	do("click node", chromedp.Click(chromedp.CSS(`#n10 .txt`)),
+		poll("conversation of the clicked node", convRef+` === '09b043aa'`))
+	if path := eval(`[...document.querySelectorAll('#tree .row.onpath')].map(r => r.dataset.ref).join(' ')`); path != "512d5d6b 23a64162 a9522c9f 24c5b5e5 8875a20a 9a374789 09b043aa" {
+		t.Errorf("highlighted path = %q", path)
+	}
+	if conv := eval(`document.querySelector('#conv').innerText`); !strings.Contains(conv, "Alternatively, could we just drop the cache entirely?") ||
+		strings.Contains(conv, "Do both: key by city") {
+		t.Errorf("conversation does not show the clicked node's path:\n%s", conv)
+	}
+	if u := eval(`location.search`); !strings.Contains(u, "target=09b043aa") {
+		t.Errorf("URL %q does not deep-link the selection", u)
+	}
+
+	// pi's keys: down, up, fold (ctrl+left), unfold (ctrl+right), filters, typing to search.
+	do("down", chromedp.KeyEvent(kb.ArrowDown), poll("selection moved down", selected+` === '4ee5d1f8'`),
+		poll("conversation followed", convRef+` === '4ee5d1f8'`))
+	do("up", chromedp.KeyEvent(kb.ArrowUp), poll("selection moved up", selected+` === '09b043aa'`))
+	do("fold", chromedp.KeyEvent(kb.ArrowLeft, chromedp.KeyModifiers(chromedp.ModifierCtrl)),
+		poll("folded", `!document.getElementById('n11') && document.getElementById('n10').hasAttribute('data-folded')`))
+	do("unfold", chromedp.KeyEvent(kb.ArrowRight, chromedp.KeyModifiers(chromedp.ModifierCtrl)),
+		poll("unfolded", `!!document.getElementById('n11') && !document.getElementById('n10').hasAttribute('data-folded')`))
+	do("user-only filter", chromedp.KeyEvent("u", chromedp.KeyModifiers(chromedp.ModifierCtrl)),
+		poll("user-only rows", `document.querySelector('.filter.on').dataset.filter === 'user-only' && [...document.querySelectorAll('#tree .row')].every(r => r.classList.contains('k-user'))`))
+	do("default filter", chromedp.KeyEvent("d", chromedp.KeyModifiers(chromedp.ModifierCtrl)),
+		poll("default rows", `document.querySelector('.filter.on').dataset.filter === 'default' && !!document.querySelector('#tree .row.k-tool')`))
+	do("search", chromedp.KeyEvent("widget"),
+		poll("search results", `document.querySelector('#tree-q').value === 'widget' && document.querySelectorAll('#tree .row').length < 6 && document.querySelector('#tree').innerText.includes('Here is the widget now')`))
+	do("clear search", chromedp.KeyEvent(kb.Escape),
+		poll("all rows back", `document.querySelector('#tree-q').value === '' && document.querySelectorAll('#tree .row').length > 20`))
+
+	// Select the leaf again, then pi appends a turn: it shows up live, the leaf marker moves, the selection follows.
+	do("select leaf row", chromedp.Click(chromedp.CSS(`#tree .row.leaf .txt`)), poll("leaf row selected", selected+` === 'c8578d56'`))
+	file := sessionFile(t, lib, mainID)
+	appendLines(t, file,
+		`{"type":"message","id":"feed0001","parentId":"4638afcc","timestamp":"2026-05-12T09:00:00.000Z","message":{"role":"user","content":"Now ship it","timestamp":1778576400000}}`,
+		`{"type":"message","id":"feed0002","parentId":"feed0001","timestamp":"2026-05-12T09:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"Shipped."}],"provider":"anthropic","model":"claude-opus-4-5","usage":{"totalTokens":10,"cost":{"total":0.01}},"stopReason":"stop","timestamp":1778576402000}}`)
+	do("live append",
+		poll("new rows", `!!document.querySelector('#tree .row[data-ref="feed0001"]') && document.querySelector('#tree .row.leaf')?.dataset.ref === 'feed0002'`),
+		poll("one leaf marker", `document.querySelectorAll('#tree .row.leaf').length === 1`),
+		poll("stats", `document.querySelector('#session-stats').innerText.includes('45 entries')`),
+		poll("selection follows the leaf", selected+` === 'feed0002' && `+convRef+` === 'feed0002'`))
+
+	for _, m := range console() {
+		if m.IsException() || m.Type == chromedp.ConsoleError || strings.Contains(m.Text, "Content Security Policy") {
+			t.Errorf("browser console: %s (%s:%d)", m, m.URL, m.Line)
+		}
+	}
+}
