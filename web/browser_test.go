@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -52,7 +53,9 @@ func browse(t *testing.T) (context.Context, func() []chromedp.ConsoleMessage) {
 	t.Cleanup(func() { cancel(); acancel() })
 	var mu sync.Mutex
 	var msgs []chromedp.ConsoleMessage
+	b := time.Now()
 	console := chromedp.Console(ctx) // starts the browser
+	t.Logf("browser start %v", time.Since(b))
 	go func() {
 		for m, err := range console {
 			if err != nil {
@@ -92,9 +95,11 @@ func TestBrowser(t *testing.T) {
 		t.Helper()
 		sctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 		defer cancel()
+		began := time.Now()
 		if err := chromedp.Do(sctx, steps...); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
+		t.Logf("%s: %v", name, time.Since(began).Round(time.Millisecond))
 	}
 	eval := func(js string) string {
 		t.Helper()
@@ -124,6 +129,15 @@ func TestBrowser(t *testing.T) {
 		t.Fatalf("sessions page:\n%s", list)
 	}
 
+	// A session pi starts appears live.
+	newFile := filepath.Join(root, "--home-dev-weather--", "2026-06-01T10-00-00-000Z_newsession.jsonl")
+	if err := os.WriteFile(newFile, []byte(`{"type":"session","version":3,"id":"newsession","timestamp":"2026-06-01T10:00:00.000Z","cwd":"/home/dev/weather"}
+{"type":"message","id":"u1","parentId":null,"timestamp":"2026-06-01T10:00:01.000Z","message":{"role":"user","content":"Add Stripe payments","timestamp":1780308001000}}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	do("new session row", poll("new session row", `document.querySelector('#sessions').innerText.includes('Add Stripe payments')`))
+
 	// Open a session: the tree selects the leaf's row, the conversation shows its path.
 	do("open session", chromedp.Click(chromedp.CSS(`a.title[href="/s/`+mainID+`"]`)),
 		chromedp.WaitVisible(chromedp.CSS("#tree .row.sel")),
@@ -142,6 +156,12 @@ func TestBrowser(t *testing.T) {
 	if u := eval(`location.search`); !strings.Contains(u, "target=09b043aa") {
 		t.Errorf("URL %q does not deep-link the selection", u)
 	}
+
+	// The model context tab.
+	do("context tab", chromedp.Click(chromedp.CSS(`.tab[href*="view=context"]`)),
+		poll("model context", `document.querySelector('#conv').innerText.includes('What the model sees')`))
+	do("conversation tab", chromedp.Click(chromedp.CSS(`.tab:not([href*="view=context"])`)),
+		poll("conversation", `!document.querySelector('#conv').innerText.includes('What the model sees')`))
 
 	// pi's keys: down, up, fold (ctrl+left), unfold (ctrl+right), filters, typing to search.
 	do("down", chromedp.KeyEvent(kb.ArrowDown), poll("selection moved down", selected+` === '4ee5d1f8'`),

@@ -73,9 +73,9 @@ func listenAndServe(ctx context.Context, out io.Writer, cfg config) error {
 			return fmt.Errorf("reading the demo sessions: %w", err)
 		}
 		cfg.demo = true
-		fmt.Fprintf(out, "piweb: serving DEMO data: %d built-in sessions copied to %s\n", lib.Len(), root)
+		fmt.Fprintf(out, "piweb: serving DEMO data: %s copied to %s\n", sessionCount(lib.Len(), "built-in "), root)
 	} else {
-		fmt.Fprintf(out, "piweb: serving %d sessions from %s\n", lib.Len(), root)
+		fmt.Fprintf(out, "piweb: serving %s from %s\n", sessionCount(lib.Len(), ""), root)
 	}
 
 	ln, err := net.Listen("tcp", cfg.addr)
@@ -123,6 +123,14 @@ func listenAndServe(ctx context.Context, out io.Writer, cfg config) error {
 		err = nil
 	}
 	return err
+}
+
+// sessionCount says "1 session" or "3 sessions", with an adjective.
+func sessionCount(n int, adj string) string {
+	if n == 1 {
+		return "1 " + adj + "session"
+	}
+	return fmt.Sprintf("%d %ssessions", n, adj)
 }
 
 // browserAddr is the address to print for a browser: a wildcard host becomes localhost.

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+var urlRE = regexp.MustCompile(`open (http://\S+/)`)
+
+// start runs listenAndServe until the test ends and returns its URL and output.
+func start(t *testing.T, cfg config) (string, *syncBuffer) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	out := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() { done <- listenAndServe(ctx, out, cfg) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("listenAndServe: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Error("the server did not stop")
+		}
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if m := urlRE.FindStringSubmatch(out.String()); m != nil {
+			return m[1], out
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("listenAndServe: %v\n%s", err, out)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	t.Fatalf("no URL printed:\n%s", out)
+	return "", nil
+}
+
+func TestServeDemoWhenNoSessions(t *testing.T) {
+	url, out := start(t, config{addr: "127.0.0.1:0", root: t.TempDir()})
+	if !strings.Contains(out.String(), "no sessions under") || !strings.Contains(out.String(), "DEMO data: 3 built-in sessions") {
+		t.Errorf("output:\n%s", out)
+	}
+	res, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 || !strings.Contains(string(body), "Fix stale forecast cache") || !strings.Contains(string(body), "demo data") {
+		t.Errorf("status %d\n%s", res.StatusCode, body)
+	}
+	// The fork's parentSession now points into the temporary root, so the lineage resolves.
+	if !strings.Contains(string(body), "forked from <a") {
+		t.Error("the forked demo session does not link to its parent")
+	}
+}
+
+func TestServeSessionDir(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "--home-u-p--")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	session := `{"type":"session","version":3,"id":"mine","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/home/u/p"}
+{"type":"message","id":"a","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"my own session","timestamp":1767225601000}}
+`
+	if err := os.WriteFile(filepath.Join(dir, "2026-01-01T00-00-00-000Z_mine.jsonl"), []byte(session), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	url, out := start(t, config{addr: "127.0.0.1:0", root: root})
+	if !strings.Contains(out.String(), "serving 1 session from "+root) {
+		t.Errorf("output:\n%s", out)
+	}
+	res, err := http.Get(url + "s/mine")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 || !strings.Contains(string(body), "my own session") || strings.Contains(string(body), "demo data") {
+		t.Errorf("status %d\n%s", res.StatusCode, body)
+	}
+}
+
+func TestServePortTaken(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	err = listenAndServe(t.Context(), io.Discard, config{addr: ln.Addr().String(), demo: true})
+	if err == nil || !strings.Contains(err.Error(), "is already in use") || !strings.Contains(err.Error(), "--addr") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestServeFlags(t *testing.T) {
+	if err := serve(t.Context(), []string{"--bogus"}); err == nil {
+		t.Error("unknown flag accepted")
+	}
+	if err := serve(t.Context(), []string{"extra"}); err == nil || !strings.Contains(err.Error(), "unknown command") {
+		t.Errorf("err = %v", err)
+	}
+}
