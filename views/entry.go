@@ -24,6 +24,7 @@ type PathView struct {
 	Page       bool   // an earlier page: items only
 	LeafURL    string // the session page with the entry as the active leaf
 	LinkURL    string // a deep link to the entry
+	State      TreeState
 }
 
 // Tabs of the conversation pane.
@@ -72,11 +73,12 @@ type Bash struct {
 
 // Block is one part of a message.
 type Block struct {
-	Kind string // markdown, text, thinking, image, call
+	Kind string // markdown, text, thinking, details, image, call
 	// Sanitized is markdown rendered to HTML and passed through bluemonday;
 	// only web's renderer sets it.
 	Sanitized string
 	Text      string
+	Summary   string // the label of a details block
 	Image     string // a data: URL of a checked image/png|jpeg|gif|webp payload
 	Mime      string
 	Call      *ToolCall
@@ -101,16 +103,19 @@ type ToolResult struct {
 	Details string // indented JSON of details other than diff
 }
 
-// EntryURL returns the URL of the conversation fragment for entry ref; before >= 0 asks for an earlier page.
-func EntryURL(session, ref, tab string, before int) string {
-	pairs := []string{"e", ref}
+// EntryURL returns the URL of the conversation fragment for entry ref, keeping
+// the tree state st for its links; before >= 0 asks for an earlier page.
+func EntryURL(session, ref, tab string, before int, st TreeState) string {
+	st.Target = ""
+	v := st.Values()
+	v.Set("e", ref)
 	if tab == TabContext {
-		pairs = append(pairs, "view", tab)
+		v.Set("view", tab)
 	}
 	if before >= 0 {
-		pairs = append(pairs, "before", Itoa(before))
+		v.Set("before", Itoa(before))
 	}
-	return "/s/" + url.PathEscape(session) + "/entry" + Query(pairs...)
+	return "/s/" + url.PathEscape(session) + "/entry?" + v.Encode()
 }
 
 func tabQuery(name string) string {

@@ -97,6 +97,7 @@ type RowView struct {
 	Post     string // the rest of the prefix after the fold glyph
 	Active   bool   // on the active path (pi's "•")
 	Leaf     bool   // the active leaf
+	Forks    int    // children in the whole tree when it is a branch point, else 0
 	Folded   bool
 	Foldable bool
 	Label    string
@@ -128,4 +129,12 @@ func (r RowView) Here() string {
 		return " ← active"
 	}
 	return ""
+}
+
+// ForkText marks a branch point with its number of branches, or "".
+func (r RowView) ForkText() string {
+	if r.Forks < 2 {
+		return ""
+	}
+	return "  ⑂" + Itoa(r.Forks)
 }

@@ -24,6 +24,9 @@ func (s *Server) entry(c echo.Context) error {
 		return err
 	}
 	e := c.QueryParam("e")
+	if e == "" {
+		return errBadRequest("Which entry? The address names none.", nil)
+	}
 	before := -1
 	if b := c.QueryParam("before"); b != "" {
 		if before, err = strconv.Atoi(b); err != nil || before < 0 {
@@ -54,7 +57,7 @@ func (s *Server) pathView(ss *sessions.Session, r *sessions.Reader, st views.Tre
 	b := &builder{md: s.md, s: ss, home: s.opt.Home}
 	id := ss.Header.ID
 	path := ss.Path(target)
-	v := views.PathView{SessionID: id, Target: b.info(target), Tab: views.TabConversation, Depth: len(path), Page: before >= 0}
+	v := views.PathView{SessionID: id, Target: b.info(target), Tab: views.TabConversation, Depth: len(path), Page: before >= 0, State: st}
 	if tab == views.TabContext {
 		v.Tab = tab
 	}
@@ -158,7 +161,7 @@ func (b *builder) pathPage(v *views.PathView, r *sessions.Reader, path []int, ta
 	}
 	v.Earlier = start
 	if start > 0 {
-		v.EarlierURL = views.EntryURL(v.SessionID, v.Target.Ref, v.Tab, path[start])
+		v.EarlierURL = views.EntryURL(v.SessionID, v.Target.Ref, v.Tab, path[start], v.State)
 	}
 	return nil
 }
@@ -254,7 +257,7 @@ func (b *builder) contextPage(v *views.PathView, r *sessions.Reader, target, bef
 	}
 	v.Earlier = start
 	if start > 0 {
-		v.EarlierURL = views.EntryURL(v.SessionID, v.Target.Ref, v.Tab, p.Entries[start].Pos)
+		v.EarlierURL = views.EntryURL(v.SessionID, v.Target.Ref, v.Tab, p.Entries[start].Pos, v.State)
 	}
 	return nil
 }

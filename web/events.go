@@ -225,6 +225,7 @@ func takeSnapshot(t *tree) snapshot {
 		buf = buf[:0]
 		buf = strconv.AppendInt(buf, int64(parent), 10)
 		buf = strconv.AppendInt(append(buf, ' '), int64(len(t.lay.Children(k))), 10)
+		buf = strconv.AppendInt(append(buf, ' '), int64(len(t.s.Children(r.Pos))), 10)
 		buf = strconv.AppendBool(append(buf, ' '), r.Active)
 		buf = strconv.AppendBool(append(buf, ' '), k == t.leafRow)
 		buf = strconv.AppendBool(append(buf, ' '), r.Foldable)

@@ -280,7 +280,7 @@ func (b *builder) messageItem(it views.Item, m jobj, results map[string]*pending
 			}
 			text = strings.Join(parts, "\n")
 		}
-		it.Blocks = []views.Block{{Kind: "thinking", Text: text}}
+		it.Blocks = []views.Block{{Kind: "details", Summary: "System prompt", Text: text}}
 		rest := jobj{}
 		for k, v := range m {
 			if k != "role" && k != "content" && k != "timestamp" {

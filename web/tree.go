@@ -174,6 +174,10 @@ func (t *tree) rowView(k int, row *sessions.Row) views.RowView {
 	v.Kind = rowKind(e)
 	v.Lead, v.Text = splitLead(v.Kind, row.Preview)
 	v.Hint = entryHint(s, row.Pos)
+	if row.BranchPoint {
+		v.Forks = len(s.Children(row.Pos))
+		v.Hint += " · branch point: " + strconv.Itoa(v.Forks) + " branches"
+	}
 	return v
 }
 

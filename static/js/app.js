@@ -352,7 +352,10 @@
       else if (k === "Enter") makeActive();
       else if (k === "Escape") {
         if (search.value) setSearch("", true);
-        else handled = false;
+        else if (S.leaf) {
+          S.leaf = ""; // follow the session's own leaf again
+          reloadTree();
+        } else handled = false;
       } else if (!inSearch && k === "Backspace") {
         if (search.value) setSearch(search.value.slice(0, -1));
       } else if (!inSearch && k.length === 1 && !e.ctrlKey && !e.altKey && !e.metaKey) {
