@@ -136,5 +136,5 @@ func (r RowView) ForkText() string {
 	if r.Forks < 2 {
 		return ""
 	}
-	return "  ⑂" + Itoa(r.Forks)
+	return "  (" + Itoa(r.Forks) + " branches)"
 }

@@ -148,8 +148,23 @@
       S.target = row.dataset.ref;
       markPath();
       if (o.scroll) row.scrollIntoView({ block: "nearest" });
+      pan(row);
       syncURL();
       if (o.load) loadConversation(S.target, o.delay);
+    }
+
+    // pan shifts the rows sideways, as pi's tree does, when the selected row's
+    // text starts too far right to read; otherwise the rows start at the left edge.
+    function pan(row) {
+      const anchor = $(".mk:not(:empty), .lbl:not(:empty), .lead:not(:empty), .txt", row);
+      const pre = $(".pre", row);
+      if (!anchor || !pre) return;
+      const ch = pre.textContent.length ? pre.getBoundingClientRect().width / pre.textContent.length : 8;
+      const x = anchor.getBoundingClientRect().left - pre.getBoundingClientRect().left; // the same at any pan
+      const view = tree.clientWidth - 2 * ch - 16; // less the cursor column and padding
+      const visible = Math.min(20, Math.max(4, Math.floor(view / ch / 3))) * ch;
+      const context = Math.min(12, Math.max(2, Math.floor(view / ch / 4))) * ch;
+      tree.style.setProperty("--pan", (x > view - visible ? Math.round(x - context) : 0) + "px");
     }
 
     function loadConversation(ref, delay) {
@@ -190,6 +205,7 @@
       if (row) {
         row.classList.add("sel");
         row.scrollIntoView({ block: "center" });
+        pan(row);
       }
       markPath();
       observe();
@@ -467,6 +483,7 @@
       first.classList.add("sel");
       first.setAttribute("aria-selected", "true");
       first.scrollIntoView({ block: "center" });
+      pan(first);
     }
     markPath();
     observe();
