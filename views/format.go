@@ -98,9 +98,15 @@ func Query(pairs ...string) string {
 	return "?" + v.Encode()
 }
 
-// SessionURL returns the URL of a session page with optional query pairs.
-func SessionURL(id string, pairs ...string) string {
-	return "/s/" + url.PathEscape(id) + Query(pairs...)
+// SessionURL returns the URL of a session page.
+func SessionURL(id string) string { return "/s/" + url.PathEscape(id) }
+
+// StateURL returns the URL of a session page showing the tree state st.
+func StateURL(id string, st TreeState) string {
+	if q := st.Values().Encode(); q != "" {
+		return SessionURL(id) + "?" + q
+	}
+	return SessionURL(id)
 }
 
 // Itoa formats an int.

@@ -46,9 +46,9 @@ func (s *Server) entry(c echo.Context) error {
 		return err
 	}
 	if v.Page {
-		return ok(c, views.PathItems(v))
+		return respond(c, views.PathItems(v))
 	}
-	return ok(c, views.Conversation(v))
+	return respond(c, views.Conversation(v))
 }
 
 // pathView builds the conversation along the root-to-target path (or the
@@ -68,10 +68,10 @@ func (s *Server) pathView(ss *sessions.Session, r *sessions.Reader, st views.Tre
 		}
 	}
 	link := st
-	link.Target, link.Leaf = v.Target.Ref, st.Leaf
-	v.LinkURL = sessionPath(id, link.Values())
+	link.Target = v.Target.Ref
+	v.LinkURL = views.StateURL(id, link)
 	link.Leaf = v.Target.Ref
-	v.LeafURL = sessionPath(id, link.Values())
+	v.LeafURL = views.StateURL(id, link)
 	if v.Tab == views.TabContext {
 		return v, b.contextPage(&v, r, target, before)
 	}

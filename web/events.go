@@ -104,13 +104,8 @@ func (s *Server) listItem(id string) (listEntry, bool) {
 		return listEntry{}, false
 	}
 	byFile := map[string]*sessions.Meta{}
-	if m.ParentSession != "" {
-		for _, pm := range s.lib.List() {
-			if pm.File == m.ParentSession {
-				byFile[pm.File] = &pm
-				break
-			}
-		}
+	if pm, found := s.parent(m.ParentSession); found {
+		byFile[pm.File] = pm
 	}
 	return listEntry{meta: m, view: sessionItem(&m, byFile)}, true
 }
@@ -124,7 +119,10 @@ func (s *Server) sessionEvents(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.view(id, func(*sessions.Session, *sessions.Reader) error { return nil }); err != nil {
+	if err := s.lib.View(id, func(*sessions.Session) error { return nil }); err != nil {
+		if errors.Is(err, sessions.ErrNoSession) {
+			return errNoSession(id)
+		}
 		return err
 	}
 	ctx := c.Request().Context()

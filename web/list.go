@@ -16,9 +16,9 @@ import (
 func (s *Server) list(c echo.Context) error {
 	v := s.listView(listQuery(c))
 	if isHTMX(c) {
-		return ok(c, views.SessionList(v))
+		return respond(c, views.SessionList(v))
 	}
-	return ok(c, views.ListPage(v))
+	return respond(c, views.ListPage(v))
 }
 
 // listParams are the sessions page's search and sort.

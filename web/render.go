@@ -25,5 +25,5 @@ func isHTMX(c echo.Context) bool {
 	return h.Get("HX-Request") == "true" && h.Get("HX-History-Restore-Request") != "true"
 }
 
-// ok renders comp with status 200.
-func ok(c echo.Context, comp templ.Component) error { return render(c, http.StatusOK, comp) }
+// respond renders comp with status 200.
+func respond(c echo.Context, comp templ.Component) error { return render(c, http.StatusOK, comp) }

@@ -18,13 +18,7 @@ const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 
 // and sets the security headers on every response.
 func (s *Server) secure(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		h := c.Response().Header()
-		h.Set("Content-Security-Policy", contentSecurityPolicy)
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Referrer-Policy", "no-referrer")
-		h.Set("X-Frame-Options", "DENY")
-		h.Set("Cross-Origin-Opener-Policy", "same-origin")
-		h.Set("Cross-Origin-Resource-Policy", "same-origin")
+		securityHeaders(c.Response().Header())
 		if !s.hosts.allows(c.Request().Host) {
 			return errForbiddenHost(c.Request().Host)
 		}
@@ -32,8 +26,19 @@ func (s *Server) secure(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// securityHeaders sets the headers every response carries.
+func securityHeaders(h http.Header) {
+	h.Set("Content-Security-Policy", contentSecurityPolicy)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+	h.Set("Cross-Origin-Resource-Policy", "same-origin")
+}
+
 // denyCrossOrigin answers a state-changing request from another origin.
 func (s *Server) denyCrossOrigin(w http.ResponseWriter, r *http.Request) {
+	securityHeaders(w.Header())
 	c := s.echo.NewContext(r, w)
 	s.handleError(errCrossOrigin(r.Header.Get("Origin")), c)
 }
@@ -42,7 +47,7 @@ func (s *Server) denyCrossOrigin(w http.ResponseWriter, r *http.Request) {
 type hostAllowlist map[string]bool
 
 // newHostAllowlist allows the loopback names and the host of the bound
-// address; for a wildcard address, this machine's interface addresses too.
+// address; for a wildcard address, this machine's names and interface addresses.
 func newHostAllowlist(addr string) hostAllowlist {
 	a := hostAllowlist{"localhost": true, "127.0.0.1": true, "::1": true}
 	host, _, err := net.SplitHostPort(addr)
@@ -50,7 +55,7 @@ func newHostAllowlist(addr string) hostAllowlist {
 		host = addr
 	}
 	host = strings.ToLower(strings.Trim(host, "[]"))
-	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
 		if addrs, err := net.InterfaceAddrs(); err == nil {
 			for _, ia := range addrs {
 				if n, ok := ia.(*net.IPNet); ok {

@@ -152,6 +152,9 @@ func TestCrossOriginWrites(t *testing.T) {
 		if rec.Code != http.StatusForbidden || !strings.Contains(rec.Body.String(), "Request from another site refused") {
 			t.Errorf("%s cross-origin: status %d\n%s", m, rec.Code, rec.Body)
 		}
+		if rec.Header().Get("Content-Security-Policy") == "" || rec.Header().Get("X-Frame-Options") != "DENY" {
+			t.Errorf("%s cross-origin: the refusal lacks the security headers", m)
+		}
 		// Same origin passes the check (and finds no such route yet).
 		rec = do(t, srv, m, "/s/"+mainID, "Origin", "http://localhost:8377", "Sec-Fetch-Site", "same-origin")
 		if rec.Code == http.StatusForbidden {

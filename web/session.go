@@ -71,15 +71,23 @@ func (s *Server) session(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if v.ParentFile != "" {
-		for _, m := range s.lib.List() {
-			if m.File == v.ParentFile {
-				v.ParentID, v.ParentTitle, v.ParentFile = m.ID, oneLine(cmp.Or(m.Name, m.FirstMessage), 80), ""
-				break
-			}
+	if pm, found := s.parent(v.ParentFile); found {
+		v.ParentID, v.ParentTitle, v.ParentFile = pm.ID, oneLine(cmp.Or(pm.Name, pm.FirstMessage), 80), ""
+	}
+	return respond(c, views.SessionPage(v))
+}
+
+// parent finds the indexed session stored in file (a fork's parentSession).
+func (s *Server) parent(file string) (*sessions.Meta, bool) {
+	if file == "" {
+		return nil, false
+	}
+	for _, m := range s.lib.List() {
+		if m.File == file {
+			return &m, true
 		}
 	}
-	return ok(c, views.SessionPage(v))
+	return nil, false
 }
 
 // sessionHeader fills the page header from the session's summary.
@@ -151,7 +159,7 @@ func (s *Server) rows(c echo.Context) error {
 	h.Set("X-Tree-Total", strconv.Itoa(w.Total))
 	h.Set("X-Tree-Selected", strconv.Itoa(w.Selected))
 	h.Set("X-Tree-Version", ver)
-	return ok(c, views.TreeRows(w))
+	return respond(c, views.TreeRows(w))
 }
 
 // anchorRow finds the row of the entry at position p (a number from the page).

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -93,16 +92,10 @@ func (srv *Server) layout(s *sessions.Session, r *sessions.Reader, st views.Tree
 		}
 		t.target = i
 	}
-	defer func() {
-		t.leafRow = -1
-		if t.lay != nil && t.lay.Leaf() >= 0 {
-			t.leafRow = t.lay.Find(t.lay.Leaf())
-		}
-	}()
 	key := layoutKey{s: s, data: unsafe.SliceData(s.Entries), n: len(s.Entries), size: s.Size,
 		leaf: t.leaf, filter: st.Filter, search: st.Search, folds: strings.Join(st.Folds, ",")}
 	if l := srv.layouts.get(key); l != nil {
-		t.lay = l
+		t.use(l)
 		return t, nil
 	}
 	folded := make(map[string]bool, len(st.Folds))
@@ -115,8 +108,17 @@ func (srv *Server) layout(s *sessions.Session, r *sessions.Reader, st views.Tree
 		return nil, err
 	}
 	srv.layouts.put(key, l)
-	t.lay = l
+	t.use(l)
 	return t, nil
+}
+
+// use sets the tree's layout and finds the row to mark "← active": the
+// leaf's, or when a filter or fold hides it, its nearest visible ancestor's.
+func (t *tree) use(l *sessions.Layout) {
+	t.lay, t.leafRow = l, -1
+	if l.Leaf() >= 0 {
+		t.leafRow = l.Find(l.Leaf())
+	}
 }
 
 // window returns rows [start, start+n) as views, previews read through r.
@@ -241,18 +243,6 @@ func entryTime(e *sessions.Entry) time.Time {
 		return time.Time{}
 	}
 	return time.UnixMilli(e.Time)
-}
-
-// sessionPath returns the URL path of a session, with query values.
-func sessionPath(id string, v url.Values, extra ...string) string {
-	for i := 0; i+1 < len(extra); i += 2 {
-		v.Set(extra[i], extra[i+1])
-	}
-	u := "/s/" + url.PathEscape(id)
-	if q := v.Encode(); q != "" {
-		u += "?" + q
-	}
-	return u
 }
 
 // layoutKey identifies a layout: the session's state (its entries slice,
