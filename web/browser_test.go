@@ -78,6 +78,7 @@ func browse(t *testing.T) (context.Context, func() []chromedp.ConsoleMessage) {
 func TestBrowser(t *testing.T) {
 	ctx, console := browse(t)
 	root := demoRoot(t)
+	bigID, _ := writeBigSession(t, root, 3000)
 	lib := openLib(t, root)
 	quiet := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	w, err := watcher.New(lib, watcher.Options{Debounce: 20 * time.Millisecond, Logger: quiet})
@@ -191,6 +192,15 @@ func TestBrowser(t *testing.T) {
 		poll("one leaf marker", `document.querySelectorAll('#tree .row.leaf').length === 1`),
 		poll("stats", `document.querySelector('#session-stats').innerText.includes('45 entries')`),
 		poll("selection follows the leaf", selected+` === 'feed0002' && `+convRef+` === 'feed0002'`))
+
+	// A long session: the tree loads more rows as it scrolls, the conversation loads earlier pages on demand.
+	do("big session", chromedp.Navigate(ts.URL+"/s/"+bigID), chromedp.WaitVisible(chromedp.CSS("#tree .row.sel")))
+	before := eval(`String(document.querySelectorAll('#tree .row').length)`)
+	do("scroll up the tree", chromedp.Evaluate[chromedp.Void](`document.querySelector('#tree').scrollTop = 0`),
+		poll("earlier rows", `document.querySelectorAll('#tree .row').length > `+before))
+	items := eval(`String(document.querySelectorAll('#conv .item').length)`)
+	do("earlier messages", chromedp.Click(chromedp.CSS(`#conv .more-msgs`)),
+		poll("earlier items", `document.querySelectorAll('#conv .item').length > `+items))
 
 	for _, m := range console() {
 		if m.IsException() || m.Type == chromedp.ConsoleError || strings.Contains(m.Text, "Content Security Policy") {
