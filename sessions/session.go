@@ -82,6 +82,7 @@ type Session struct {
 	labels   map[string]int // target id -> position of the label entry in force
 	name     string
 	hasTail  bool // the last entry came from an unterminated line
+	noHeader bool // the first parsed value was not a header: not a session, even if one follows
 	v1prev   string
 }
 
@@ -242,17 +243,20 @@ func (s *Session) addLine(line []byte, off int64, lineNo int, unterminated bool)
 			return false
 		}
 		if s.Header.ID == "" {
+			s.noHeader = true // pi takes the first truthy value as the header
 			return false
 		}
 		s.diag(lineNo, DiagNotObject, "a JSON value that is not an object; kept as an entry without id, as pi does")
 	}
 	if s.Header.ID == "" {
 		// The first parsed line must be the header; anything else makes this not a session.
-		if notObject || str(r.typ) != TypeSession {
+		if s.noHeader || str(r.typ) != TypeSession {
+			s.noHeader = true
 			return false
 		}
 		id, ok := jsonString(r.id)
 		if !ok {
+			s.noHeader = true
 			return false
 		}
 		s.Header = Header{ID: id, Version: 1, Timestamp: str(r.timestamp), Cwd: str(r.cwd),
@@ -522,7 +526,9 @@ func (s *Session) resolveV1Kept() {
 		}
 		k, err := strconv.Atoi(e.FirstKept[len(v1Index):])
 		e.FirstKept = ""
-		if err == nil && k >= 1 && k-1 < len(s.Entries) {
+		// pi's migration assigns ids in file order, so an index naming a later
+		// line finds no id yet: only earlier lines (or the compaction itself) resolve.
+		if err == nil && k >= 1 && k-1 <= i {
 			e.FirstKept = s.Entries[k-1].ID
 		}
 	}

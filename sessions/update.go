@@ -52,12 +52,16 @@ func (s *Session) Update() (Delta, error) {
 		return d, err
 	}
 	before := len(s.Entries)
-	s.Diags = slices.DeleteFunc(s.Diags, func(d Diagnostic) bool { return d.Kind == DiagUnterminated })
+	// Diagnostics about the unterminated last line go: it is read again from Size.
+	s.Diags = slices.DeleteFunc(s.Diags, func(d Diagnostic) bool { return d.Line > s.lines })
 	if err := s.read(f, s.Size); err != nil {
 		return d, err
 	}
 	for i := before; i < len(s.Entries); i++ {
 		d.New = append(d.New, i)
+	}
+	if s.Header.Version < 2 {
+		s.resolveV1Kept() // appended v1 compactions name their first kept line by index
 	}
 	if !s.link(before) {
 		s.rebuild()
