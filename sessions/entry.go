@@ -3,7 +3,9 @@ package sessions
 import (
 	"encoding/json"
 	"math"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Entry types written by pi.
@@ -113,6 +115,35 @@ func (in interner) get(s string) string {
 	return s
 }
 
+// str decodes the raw JSON string value and interns it; a plain string
+// seen before costs no allocation. Non-strings give "".
+func (in interner) str(raw []byte) string {
+	if len(raw) >= 2 && raw[0] == '"' {
+		if inner := raw[1 : len(raw)-1]; !hasBackslash(inner) {
+			if v, ok := in[string(inner)]; ok { // no allocation for the lookup
+				return v
+			}
+		}
+	}
+	return in.get(str(raw))
+}
+
+// model interns modelName(str(provider), str(model)) without allocating
+// when both are plain strings and the pair was seen before.
+func (in interner) model(provider, model []byte) string {
+	if len(provider) >= 2 && provider[0] == '"' && len(model) >= 2 && model[0] == '"' {
+		p, m := provider[1:len(provider)-1], model[1:len(model)-1]
+		if len(p)+len(m) < 128 && len(p) > 0 && len(m) > 0 && !hasBackslash(p) && !hasBackslash(m) {
+			var buf [128]byte
+			k := append(append(append(buf[:0], p...), '/'), m...)
+			if v, ok := in[string(k)]; ok {
+				return v
+			}
+		}
+	}
+	return in.get(modelName(str(provider), str(model)))
+}
+
 // rawEntry holds the raw member values of one entry line that the index reads.
 type rawEntry struct {
 	typ, id, parentID, timestamp, message       []byte
@@ -208,9 +239,7 @@ func (e *Entry) fill(r *rawEntry, in interner) {
 	if e.ParentID != "" && e.ParentID == e.ID {
 		e.Flags |= FlagParentSelf
 	}
-	if s, ok := jsonString(r.typ); ok {
-		e.Type = in.get(s)
-	}
+	e.Type = in.str(r.typ)
 	e.Time = jsTime(r.timestamp, r.hasTimestamp)
 	switch e.Type {
 	case TypeMessage:
@@ -232,12 +261,12 @@ func (e *Entry) fill(r *rawEntry, in interner) {
 	case TypeSessionInfo:
 		e.Text = str(r.name)
 	case TypeCustom, TypeCustomMessage:
-		e.Text = in.get(str(r.customType))
+		e.Text = in.str(r.customType)
 		if e.Type == TypeCustomMessage && !truthy(r.display) {
 			e.Flags |= FlagHidden
 		}
 	case TypeModelChange:
-		e.Text = in.get(modelName(str(r.provider), str(r.modelID)))
+		e.Text = in.model(r.provider, r.modelID)
 	case TypeCompaction:
 		e.FirstKept = str(r.firstKept)
 		e.Tokens, e.Cost = usageTotals(r.usage)
@@ -248,15 +277,16 @@ func (e *Entry) fill(r *rawEntry, in interner) {
 		}
 		e.Tokens, e.Cost = usageTotals(r.usage)
 	case TypeUsage:
-		e.Text = in.get(modelName(str(r.provider), str(r.modelID)))
+		e.Text = in.model(r.provider, r.modelID)
 		e.Tokens, e.Cost = usageTotals(r.usage)
 	}
 }
 
-// fillMessage reads role, model, usage and stop reason from a message object.
+// fillMessage reads role, model, usage and stop reason from a message
+// object. The line was validated as a whole, so the message is not checked again.
 func (e *Entry) fillMessage(raw []byte, in interner) {
 	var role, provider, model, usage, stop, content []byte
-	_, err := eachMember(raw, 0, func(m member) {
+	eachMemberTrusted(raw, func(m member) {
 		switch keyName2(m.key) {
 		case "role":
 			role = m.val
@@ -272,19 +302,17 @@ func (e *Entry) fillMessage(raw []byte, in interner) {
 			stop = m.val
 		}
 	})
-	if err != nil {
-		return
-	}
-	e.Role = in.get(str(role))
+	e.Role = in.str(role)
 	if e.Role == "assistant" {
-		e.Text = in.get(modelName(str(provider), str(model)))
+		e.Text = in.model(provider, model)
 		e.Tokens, e.Cost = usageTotals(usage)
-		if s := str(stop); s == "error" || s == "aborted" {
+		st := in.str(stop)
+		if st == "error" || st == "aborted" {
 			e.Flags |= FlagError
 		}
 		// pi's tree hides assistant turns that are only tool calls; these two
 		// flags let it decide without reading the line again (see layout.go).
-		if s := str(stop); truthy(stop) && s != "stop" && s != "toolUse" {
+		if truthy(stop) && st != "stop" && st != "toolUse" {
 			e.Flags |= FlagOddStop
 		}
 		if hasText(content) {
@@ -293,29 +321,69 @@ func (e *Entry) fillMessage(raw []byte, in interner) {
 	}
 }
 
-// usageTotals reads totalTokens and cost.total from a usage object.
+// usageTotals reads totalTokens and cost.total from a usage object: the
+// total, or when it is 0 the sum of input, output, cacheRead and cacheWrite.
+// A member of the wrong type makes both 0, as decoding with encoding/json did.
 func usageTotals(raw []byte) (tokens int64, cost float64) {
 	if len(raw) == 0 || raw[0] != '{' {
 		return 0, 0
 	}
-	var u struct {
-		TotalTokens float64 `json:"totalTokens"`
-		Input       float64 `json:"input"`
-		Output      float64 `json:"output"`
-		CacheRead   float64 `json:"cacheRead"`
-		CacheWrite  float64 `json:"cacheWrite"`
-		Cost        struct {
-			Total float64 `json:"total"`
-		} `json:"cost"`
+	var n [5]float64 // totalTokens, input, output, cacheRead, cacheWrite; a repeated key's last value wins
+	ok := true
+	num := func(k int, raw []byte) {
+		v, good := jsonNumber(raw)
+		n[k], ok = v, ok && good
 	}
-	if json.Unmarshal(raw, &u) != nil {
+	eachMemberTrusted(raw, func(m member) {
+		switch keyName2(m.key) {
+		case "totalTokens":
+			num(0, m.val)
+		case "input":
+			num(1, m.val)
+		case "output":
+			num(2, m.val)
+		case "cacheRead":
+			num(3, m.val)
+		case "cacheWrite":
+			num(4, m.val)
+		case "cost":
+			if isNull(m.val) {
+				break
+			}
+			if m.val[0] != '{' {
+				ok = false
+				break
+			}
+			eachMemberTrusted(m.val, func(c member) {
+				if keyName2(c.key) == "total" {
+					v, good := jsonNumber(c.val)
+					ok = ok && good
+					cost = v
+				}
+			})
+		}
+	})
+	if !ok {
 		return 0, 0
 	}
-	t := u.TotalTokens
+	t := n[0]
 	if t == 0 {
-		t = u.Input + u.Output + u.CacheRead + u.CacheWrite
+		t = n[1] + n[2] + n[3] + n[4]
 	}
-	return int64(t), u.Cost.Total
+	return int64(t), cost
+}
+
+// jsonNumber reads a raw JSON number; null reads as 0. ok is false for any
+// other type and for numbers out of float64 range.
+func jsonNumber(raw []byte) (float64, bool) {
+	if isNull(raw) {
+		return 0, true
+	}
+	if len(raw) == 0 || (raw[0] != '-' && !isDigit(raw[0])) {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(unsafeString(raw), 64)
+	return f, err == nil
 }
 
 // jsTime converts a raw timestamp value to Unix ms as JavaScript's
@@ -328,6 +396,9 @@ func jsTime(raw []byte, present bool) int64 {
 	case isNull(raw):
 		return 0 // new Date(null) is the epoch
 	case len(raw) > 0 && raw[0] == '"':
+		if inner := raw[1 : len(raw)-1]; !hasBackslash(inner) && utf8.Valid(inner) {
+			return parseJSDate(unsafeString(inner)) // parseJSDate keeps no reference to it
+		}
 		s, _ := jsonString(raw)
 		return parseJSDate(s)
 	case len(raw) > 0 && (raw[0] == '-' || isDigit(raw[0])):

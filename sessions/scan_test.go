@@ -1,0 +1,328 @@
+package sessions
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"math/rand"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// tScanValid reports whether b is one JSON value (with surrounding
+// whitespace) according to the scanner.
+func tScanValid(b []byte) bool {
+	end, err := scanValue(b, skipWS(b, 0))
+	return err == nil && skipWS(b, end) == len(b)
+}
+
+// tJSValid is the reference: JSON.parse after Node's UTF-8 decoding, which
+// turns invalid bytes into U+FFFD. Inside a string that is a valid
+// character; outside one it is a syntax error either way.
+func tJSValid(b []byte) bool {
+	if !utf8.Valid(b) {
+		b = bytes.ToValidUTF8(b, []byte("\uFFFD"))
+	}
+	return json.Valid(b)
+}
+
+func TestScanAgainstJSONValid(t *testing.T) {
+	cases := []string{
+		// Scalars.
+		`0`, `-0`, `1`, `-1`, `123`, `1.5`, `-1.5e10`, `1E+2`, `1e-2`, `0.0`, `0e0`, `1e400`, `-1e-400`,
+		`01`, `-01`, `00`, `1.`, `-`, `+1`, `.5`, `1e`, `1e+`, `1E-`, `0x10`, `1.e5`, `--1`, `1..2`, `1ee2`,
+		`Infinity`, `NaN`, `-Infinity`, `1_000`,
+		`true`, `false`, `null`, `tru`, `nul`, `fals`, `True`, `NULL`, `nulll`, `truefalse`, `t`, `n`, `f`,
+		// Strings and escapes.
+		`""`, `"a"`, `"\""`, `"\\"`, `"\/"`, `"\b\f\n\r\t"`, `"\u0041"`, `"\u00e9\uD83D\uDE00"`, `"\uD800"`,
+		`"\uDFFF\uD800"`, `"\x41"`, `"\'"`, `"\a"`, `"\u12"`, `"\u12G4"`, `"\u"`, `"\U0041"`, `"\`, `"\"`,
+		`"abc`, `"`, `'a'`, "\"a\tb\"", "\"a\nb\"", "\"\x00\"", "\"\x1f\"", "\"\x7f\"", "\"é日本😀\"",
+		`"\u0000"`, `"a\\"b"`,
+		// Arrays and objects.
+		`[]`, `[ ]`, `[1]`, `[1,2]`, `[1,]`, `[,1]`, `[,]`, `[1 2]`, `[`, `]`, `[1`, `[1,`, `[[]]`, `[[]`, `[]]`,
+		`{}`, `{ }`, `{"a":1}`, `{"a":1,}`, `{,}`, `{"a"}`, `{"a":}`, `{"a" 1}`, `{a:1}`, `{'a':1}`, `{1:1}`,
+		`{"a":1 "b":2}`, `{"a":1,"a":2}`, `{"a":{"b":[1,{"c":null}]}}`, `{"a":[}`, `{"a":1]`, `[1}`, `{`,
+		`{"a":1`, `{"a":1,`, `{"a":1,"`, `{"a":"b"`, `{"":0}`, `{"\u0069d":"x"}`, `{"a":[1,2,{"b":"c"}],"d":-0.5e-3}`,
+		// Whitespace and trailing data.
+		` 1 `, "\t\n\r 1\r\n", "\v1", "\f1", "1\v", "\u00a01", "\ufeff{}", `1 2`, `{} x`, `{}}`, `[]]`, `{}{}`,
+		`"a" "b"`, `nullx`, `1/`, `1 //c`, `/*c*/1`, ``, ` `, "\n",
+		// Invalid UTF-8: accepted inside strings (Node decodes it to U+FFFD), rejected outside.
+		"\"\xff\"", "\"a\xc3\"", "\"\xed\xa0\x80\"", "\"\xf4\x90\x80\x80\"", "{\"\xff\":1}", "\xff", "[1,\xff]", "{\"a\":1}\xff",
+		"\"\\\xff\"",
+	}
+	for _, c := range cases {
+		b := []byte(c)
+		if got, want := tScanValid(b), tJSValid(b); got != want {
+			t.Errorf("tScanValid(%q) = %v, JSON.parse would say %v", c, got, want)
+		}
+	}
+}
+
+func TestScanDeepNesting(t *testing.T) {
+	for _, depth := range []int{1, 100, maxDepth - 1, maxDepth, maxDepth + 1, 100_000, 1_000_000} {
+		for _, open := range []string{"[", `{"a":`, `[{"k":`} {
+			var b bytes.Buffer
+			for range depth {
+				b.WriteString(open)
+			}
+			b.WriteString("1")
+			for range depth {
+				for k := len(open) - 1; k >= 0; k-- {
+					switch open[k] {
+					case '[':
+						b.WriteByte(']')
+					case '{':
+						b.WriteByte('}')
+					}
+				}
+			}
+			in := b.Bytes()
+			if got, want := tScanValid(in), json.Valid(in); got != want {
+				t.Errorf("depth %d of %q: tScanValid = %v, json.Valid = %v", depth, open, got, want)
+			}
+			// Unterminated at depth: always invalid, and must not recurse.
+			if tScanValid(in[:len(in)-1]) {
+				t.Errorf("depth %d of %q: truncated input accepted", depth, open)
+			}
+		}
+	}
+}
+
+func TestScanPrefixesOfValidJSON(t *testing.T) {
+	// Every proper prefix of a container is invalid; numbers and literals
+	// have valid prefixes only where the prefix is itself a value.
+	docs := []string{
+		`{"type":"message","id":"a1","parentId":null,"message":{"role":"user","content":[{"type":"text","text":"h\u00e9\n"}]},"n":[1,-2.5e3,true,false,null]}`,
+		`[[],{},[{}],{"a":[]}," ",0]`,
+	}
+	for _, d := range docs {
+		for n := 0; n <= len(d); n++ {
+			p := []byte(d[:n])
+			if got, want := tScanValid(p), json.Valid(p); got != want {
+				t.Errorf("prefix %q: tScanValid = %v, json.Valid = %v", p, got, want)
+			}
+		}
+	}
+}
+
+func TestScanStringEscapedFlag(t *testing.T) {
+	for _, c := range []struct {
+		in      string
+		escaped bool
+	}{
+		{`"plain"`, false},
+		{`"a\nb"`, true},
+		{`"\u0041"`, true},
+		{`""`, false},
+	} {
+		end, esc, err := scanString([]byte(c.in+"tail"), 0)
+		if err != nil || end != len(c.in) || esc != c.escaped {
+			t.Errorf("scanString(%q) = %d, %v, %v; want %d, %v, nil", c.in, end, esc, err, len(c.in), c.escaped)
+		}
+	}
+}
+
+func TestEachMember(t *testing.T) {
+	in := ` { "type" : "message" , "id":"a\u0031", "n" : [1, {"x":2}] , "s":"x\"y", "type":"again" } `
+	var got []string
+	end, err := eachMember([]byte(in), 0, func(m member) {
+		got = append(got, keyName(m.key)+"="+string(m.val))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.TrimSpace(in[end:]) != "" || in[end-1] != '}' {
+		t.Errorf("end = %d, want just past the closing brace", end)
+	}
+	want := []string{`type="message"`, `id="a\u0031"`, `n=[1, {"x":2}]`, `s="x\"y"`, `type="again"`}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("members:\n got %q\nwant %q", got, want)
+	}
+
+	if _, err := eachMember([]byte(`[1]`), 0, func(member) {}); err != errNotObject {
+		t.Errorf("array: err = %v, want errNotObject", err)
+	}
+	for _, bad := range []string{`{"a":1,}`, `{"a":01}`, `{"a"`, `{"a":1 "b":2}`, `{"a":"\x"}`, `{`, ``, `{"a":[}`} {
+		if _, err := eachMember([]byte(bad), 0, func(member) {}); err == nil || err == errNotObject {
+			t.Errorf("eachMember(%q): err = %v, want a syntax error", bad, err)
+		}
+	}
+}
+
+func TestKeyDecoding(t *testing.T) {
+	for _, c := range []struct {
+		raw, name string
+		is        bool
+	}{
+		{`"id"`, "id", true},
+		{`"\u0069d"`, "id", true},
+		{`"\u0069\u0064"`, "id", true},
+		{`"ids"`, "id", false},
+		{`"i"`, "id", false},
+		{`"\"id"`, "id", false},
+	} {
+		if got := keyIs([]byte(c.raw), c.name); got != c.is {
+			t.Errorf("keyIs(%s, %q) = %v, want %v", c.raw, c.name, got, c.is)
+		}
+	}
+	if got := keyName2([]byte(`"\u0070arentId"`)); got != "parentId" {
+		t.Errorf("keyName2 = %q, want parentId", got)
+	}
+}
+
+func TestJSONString(t *testing.T) {
+	for _, c := range []struct {
+		raw  string
+		want string
+		ok   bool
+	}{
+		{`"abc"`, "abc", true},
+		{`""`, "", true},
+		{`"a\nb\u00e9"`, "a\nbé", true},
+		{`"\uD83D\uDE00"`, "😀", true},
+		{"\"a\xffb\"", "a\uFFFDb", true},
+		{`"\uD800"`, "\uFFFD", true}, // a lone surrogate, as Go decodes it
+		{`1`, "", false},
+		{`null`, "", false},
+		{`["a"]`, "", false},
+		{`{"a":1}`, "", false},
+		{``, "", false},
+	} {
+		got, ok := jsonString([]byte(c.raw))
+		if got != c.want || ok != c.ok {
+			t.Errorf("jsonString(%q) = %q, %v; want %q, %v", c.raw, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+func TestTruthy(t *testing.T) {
+	// As JavaScript's Boolean(JSON.parse(raw)).
+	for raw, want := range map[string]bool{
+		`null`: false, `false`: false, `true`: true,
+		`0`: false, `-0`: false, `0.0`: false, `0e10`: false, `-0.0e-5`: false, `1e-400`: false,
+		`1`: true, `-1`: true, `0.5`: true, `1e400`: true, `-1e400`: true,
+		`""`: false, `"0"`: true, `"false"`: true, `" "`: true,
+		`[]`: true, `{}`: true, `[0]`: true,
+	} {
+		if got := truthy([]byte(raw)); got != want {
+			t.Errorf("truthy(%s) = %v, want %v", raw, got, want)
+		}
+	}
+}
+
+func TestPlain8(t *testing.T) {
+	special := func(c byte) bool { return c == '"' || c == '\\' || c < 0x20 }
+	for pos := range 8 {
+		for c := range 256 {
+			w := []byte("abcdefgh")
+			w[pos] = byte(c)
+			if got := plain8(binary.LittleEndian.Uint64(w)); got == special(byte(c)) {
+				t.Errorf("plain8(%q) = %v", w, got)
+			}
+		}
+	}
+	r := rand.New(rand.NewSource(1))
+	alphabet := []byte{0, 0x1f, 0x20, '"', '\\', '!', '#', '[', ']', 0x7f, 0x80, 0xa0, 0xdf, 0xff, 'a'}
+	for range 200_000 {
+		var w [8]byte
+		want := true
+		for k := range w {
+			w[k] = alphabet[r.Intn(len(alphabet))]
+			if special(w[k]) {
+				want = false
+			}
+		}
+		if got := plain8(binary.LittleEndian.Uint64(w[:])); got != want {
+			t.Fatalf("plain8(%q) = %v", w, got)
+		}
+	}
+}
+
+// tTrustedMembers lists the members eachMemberTrusted finds.
+func tTrustedMembers(b []byte) []string {
+	var out []string
+	eachMemberTrusted(b, func(m member) { out = append(out, string(m.key)+"="+string(m.val)) })
+	return out
+}
+
+func TestTrustedWalk(t *testing.T) {
+	docs := []string{
+		`{}`, ` { } `, `{"a":1}`, `{"a" : "x\"y\\" , "b":[1,{"c":"]}"}],"d":{"e":[]},"f":-1.5e3,"g":true,"h":null}`,
+		`{"\"":"\\","\\\"":"\\\\\""}`, `{"a":"` + strings.Repeat(`\\`, 9) + `\""}`, "{\"a\":\"\xff\",\"b\":\"é\"}",
+	}
+	for _, line := range strings.Split(genString(5, 300, genOpts{}), "\n") {
+		if line != "" {
+			docs = append(docs, line)
+		}
+	}
+	for _, d := range docs {
+		var want []string
+		if _, err := eachMember([]byte(d), 0, func(m member) { want = append(want, string(m.key)+"="+string(m.val)) }); err != nil {
+			t.Fatalf("%q: %v", d, err)
+		}
+		if got := tTrustedMembers([]byte(strings.TrimSpace(d))); strings.Join(got, "\x00") != strings.Join(want, "\x00") {
+			t.Errorf("eachMemberTrusted(%.200q):\n got %q\nwant %q", d, got, want)
+		}
+	}
+	for _, d := range []string{``, `[]`, `"x"`, `{`, `{"a"`, `{"a":`, `{"a":"unterminated`, `{"a":[1,2`} {
+		tTrustedMembers([]byte(d)) // must not panic on what it was not meant for
+	}
+}
+
+// usageTotalsRef is the reference for usageTotals: JavaScript reads of
+// usage.totalTokens etc. (exact keys, the last of repeated keys, null as 0),
+// with any member of another type making both totals 0.
+func usageTotalsRef(raw []byte) (int64, float64, bool) {
+	var u map[string]json.RawMessage
+	if json.Unmarshal(raw, &u) != nil {
+		return 0, 0, false
+	}
+	ok := true
+	num := func(v json.RawMessage) float64 {
+		var f float64
+		if v != nil && json.Unmarshal(v, &f) != nil {
+			ok = false
+		}
+		return f
+	}
+	t := num(u["totalTokens"])
+	sum := num(u["input"]) + num(u["output"]) + num(u["cacheRead"]) + num(u["cacheWrite"])
+	var cost float64
+	if c := u["cost"]; c != nil && string(c) != "null" {
+		var cm map[string]json.RawMessage
+		if json.Unmarshal(c, &cm) != nil {
+			ok = false
+		}
+		cost = num(cm["total"])
+	}
+	if !ok {
+		return 0, 0, true
+	}
+	if t == 0 {
+		t = sum
+	}
+	return int64(t), cost, true
+}
+
+func TestUsageTotals(t *testing.T) {
+	for _, c := range []string{
+		`{}`, `{"totalTokens":15,"cost":{"total":0.5}}`, `{"input":1,"output":2,"cacheRead":3,"cacheWrite":4}`,
+		`{"input":1,"output":2,"totalTokens":0,"cost":{"input":1,"total":2e-3}}`, `{"totalTokens":1.9}`,
+		`{"totalTokens":"15"}`, `{"input":1,"output":true}`, `{"cost":5,"totalTokens":3}`, `{"cost":{"total":"1"}}`,
+		`{"cost":null,"input":null,"totalTokens":null}`, `{"input":5,"input":7}`, `{"input":5,"input":null}`,
+		`{"cost":{"total":1},"cost":{"total":2}}`, `{"totalTokens":1e400}`, `{"totalTokens":1e-400,"input":2}`,
+		`{"\u0069nput":3}`, `{"Input":3,"TOTALTOKENS":4}`, `{"usage":{"totalTokens":9}}`, `{"totalTokens":-0,"output":-2}`,
+		`{"cost":{"total":[]}}`, `{"cost":[]}`,
+	} {
+		wt, wc, _ := usageTotalsRef([]byte(c))
+		if gt, gc := usageTotals([]byte(c)); gt != wt || gc != wc {
+			t.Errorf("usageTotals(%s) = %d, %v; want %d, %v", c, gt, gc, wt, wc)
+		}
+	}
+	for _, c := range []string{``, `null`, `[1]`, `"x"`, `7`} {
+		if gt, gc := usageTotals([]byte(c)); gt != 0 || gc != 0 {
+			t.Errorf("usageTotals(%s) = %d, %v", c, gt, gc)
+		}
+	}
+}
