@@ -61,38 +61,42 @@ func (r *Reader) Project(leaf int) (*Projection, error) {
 		return o, nil
 	}
 
-	// Model and thinking level over the whole path.
-	for _, i := range path {
+	// Model and thinking level: the last entry on the path that sets each
+	// (pi walks the whole path forward; the last setter wins either way).
+	haveModel, haveThinking := false, false
+	for k := len(path) - 1; k >= 0 && !(haveModel && haveThinking); k-- {
+		i := path[k]
 		e := &s.Entries[i]
-		switch {
-		case e.Type == TypeThinking, e.Type == TypeModelChange, e.Type == TypeMessage && e.Role == "assistant":
-		default:
+		isModel := e.Type == TypeModelChange || e.Type == TypeMessage && e.Role == "assistant"
+		isThinking := e.Type == TypeThinking
+		if !(isModel && !haveModel || isThinking && !haveThinking) {
 			continue
 		}
 		o, err := get(i)
 		if err != nil {
 			return nil, err
 		}
-		switch e.Type {
-		case TypeThinking:
+		if isThinking {
+			haveThinking = true
 			p.ThinkingLevel, _ = o.get("thinkingLevel")
-		case TypeModelChange:
-			m := obj{}
+			continue
+		}
+		haveModel = true
+		m := obj{}
+		if e.Type == TypeModelChange {
 			m.setIf("provider", o)
 			m.setIf("modelId", o)
-			p.Model = m.json()
-		default:
+		} else {
 			msg, _ := o.get("message")
 			mo, _ := parseObj(msg)
-			m := obj{}
 			if v, ok := mo.get("provider"); ok {
 				m.set("provider", v)
 			}
 			if v, ok := mo.get("model"); ok {
 				m.set("modelId", v)
 			}
-			p.Model = m.json()
 		}
+		p.Model = m.json()
 	}
 
 	// Entries in context: the latest compaction, the kept entries before it, everything after.

@@ -531,7 +531,7 @@ func hasText(raw []byte) bool {
 				text = v
 			}
 		})
-		if str(typ) == "text" {
+		if string(typ) == `"text"` || (hasBackslash(typ) && str(typ) == "text") {
 			if len(text) > 0 && text[0] == '"' && !blankString(text) {
 				found = true
 			}

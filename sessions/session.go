@@ -84,6 +84,7 @@ type Session struct {
 	hasTail  bool // the last entry came from an unterminated line
 	noHeader bool // the first parsed value was not a header: not a session, even if one follows
 	v1prev   string
+	root     string // the sessions root the file must stay inside ("" when read with Load); see openIn
 }
 
 // Load reads and indexes the session file at path.
@@ -101,7 +102,10 @@ func Load(path string) (*Session, error) {
 		return nil, fmt.Errorf("%s: not a regular file", path)
 	}
 	s := &Session{File: path, ModTime: st.ModTime()}
-	if err := s.read(f, 0); err != nil {
+	if err := s.reserve(f, st.Size()); err != nil {
+		return nil, err
+	}
+	if err := s.readSized(f, 0, st.Size()); err != nil {
 		return nil, err
 	}
 	if s.Header.ID == "" {
@@ -109,6 +113,26 @@ func Load(path string) (*Session, error) {
 	}
 	s.rebuild()
 	return s, nil
+}
+
+// reserve sizes Entries for the file's line count, counted in a first fast
+// pass: growing a slice of 100k entries by doubling costs more than parsing.
+func (s *Session) reserve(f io.ReaderAt, size int64) error {
+	buf := make([]byte, min(max(size, 4096), 1<<20))
+	lines := 1
+	for off := int64(0); off < size; {
+		n, err := f.ReadAt(buf, off)
+		lines += bytes.Count(buf[:n], []byte{'\n'})
+		off += int64(n)
+		if err == io.EOF || n == 0 {
+			break
+		}
+		if err != nil {
+			return err
+		}
+	}
+	s.Entries = make([]Entry, 0, lines)
+	return nil
 }
 
 // Parse indexes a session from r, for data that is not a file (demo sessions, tests).
@@ -130,11 +154,15 @@ func Parse(r io.Reader, name string) (*Session, error) {
 
 // read consumes r from offset off (the reader is positioned there), indexing
 // every complete line and, at EOF, an unterminated final line.
-func (s *Session) read(r io.Reader, off int64) error {
+func (s *Session) read(r io.Reader, off int64) error { return s.readSized(r, off, 1<<20) }
+
+// readSized is read with a hint of how many bytes r holds, so a small
+// append does not allocate a full-size buffer.
+func (s *Session) readSized(r io.Reader, off int64, hint int64) error {
 	if s.inter == nil {
 		s.inter = interner{}
 	}
-	buf := make([]byte, 1<<20)
+	buf := make([]byte, min(max(hint+1, 4096), 1<<20))
 	var carry []byte // a line split across reads
 	skipping := false
 	for {
@@ -250,7 +278,7 @@ func (s *Session) addLine(line []byte, off int64, lineNo int, unterminated bool)
 	}
 	if s.Header.ID == "" {
 		// The first parsed line must be the header; anything else makes this not a session.
-		if s.noHeader || str(r.typ) != TypeSession {
+		if s.noHeader || !isSessionType(r.typ) {
 			s.noHeader = true
 			return false
 		}
@@ -276,7 +304,7 @@ func (s *Session) addLine(line []byte, off int64, lineNo int, unterminated bool)
 	if notObject {
 		e.Flags |= FlagNotObject | FlagNoID | FlagNoParentKey
 	} else {
-		if str(r.typ) == TypeSession {
+		if isSessionType(r.typ) {
 			s.diag(lineNo, DiagExtraHeader, "a second session header; ignored, as pi does")
 			return false
 		}
@@ -536,3 +564,11 @@ func (s *Session) resolveV1Kept() {
 
 // v1Index prefixes a not-yet-resolved firstKeptEntryIndex.
 const v1Index = "\x00v1:"
+
+// isSessionType reports whether a raw type value is "session", without allocating.
+func isSessionType(raw []byte) bool {
+	if string(raw) == `"session"` {
+		return true
+	}
+	return hasBackslash(raw) && str(raw) == TypeSession
+}

@@ -24,7 +24,7 @@ func (d Delta) Changed() bool { return d.Reloaded || len(d.New) > 0 }
 // callers that share a Session must serialise Update with readers.
 func (s *Session) Update() (Delta, error) {
 	d := Delta{OldLeaf: s.Leaf()}
-	f, err := os.Open(s.File)
+	f, err := s.openFile()
 	if err != nil {
 		return d, err
 	}
@@ -54,7 +54,7 @@ func (s *Session) Update() (Delta, error) {
 	before := len(s.Entries)
 	// Diagnostics about the unterminated last line go: it is read again from Size.
 	s.Diags = slices.DeleteFunc(s.Diags, func(d Diagnostic) bool { return d.Line > s.lines })
-	if err := s.read(f, s.Size); err != nil {
+	if err := s.readSized(f, s.Size, st.Size()-s.Size); err != nil {
 		return d, err
 	}
 	for i := before; i < len(s.Entries); i++ {
@@ -117,8 +117,11 @@ func (s *Session) reload(f *os.File, d Delta) (Delta, error) {
 	if err != nil {
 		return d, err
 	}
-	fresh := &Session{File: s.File, ModTime: st.ModTime()}
-	if err := fresh.read(f, 0); err != nil {
+	fresh := &Session{File: s.File, ModTime: st.ModTime(), root: s.root}
+	if err := fresh.reserve(f, st.Size()); err != nil {
+		return d, err
+	}
+	if err := fresh.readSized(f, 0, st.Size()); err != nil {
 		return d, err
 	}
 	if fresh.Header.ID == "" {
