@@ -19,11 +19,12 @@ type PathView struct {
 	Cost       float64
 	Messages   int // model messages in the context at the entry (context tab)
 	Items      []Item
-	Earlier    int    // entries (or context entries) before this page
-	EarlierURL string // the previous page; "" at the root
-	Page       bool   // an earlier page: items only
-	LeafURL    string // the session page with the entry as the active leaf
-	LinkURL    string // a deep link to the entry
+	Earlier    int          // entries (or context entries) before this page
+	EarlierURL string       // the previous page; "" at the root
+	Page       bool         // an earlier page: items only
+	LeafURL    string       // the session page with the entry as the active leaf
+	LinkURL    string       // a deep link to the entry
+	Actions    *ActionsView // the write actions on the entry; nil on an earlier page
 	State      TreeState
 }
 

@@ -72,6 +72,10 @@ func (s *Server) pathView(ss *sessions.Session, r *sessions.Reader, st views.Tre
 	v.LinkURL = views.StateURL(id, link)
 	link.Leaf = v.Target.Ref
 	v.LeafURL = views.StateURL(id, link)
+	if !v.Page {
+		a := actionsView(ss, target)
+		v.Actions = &a
+	}
 	if v.Tab == views.TabContext {
 		return v, b.contextPage(&v, r, target, before)
 	}

@@ -87,6 +87,12 @@ func (s *Server) handleError(err error, c echo.Context) {
 		_ = c.NoContent(pe.status)
 		return
 	}
+	if isAPI(req) {
+		if err := renderAPIError(c, pe); err != nil {
+			s.log.Error("rendering an API error", "err", err)
+		}
+		return
+	}
 	v := views.ErrorView{Status: pe.status, Title: pe.title, Message: pe.msg, Demo: s.opt.Demo}
 	if isHTMX(c) {
 		err = render(c, pe.status, views.ErrorBox(v))

@@ -20,6 +20,8 @@ type Library interface {
 	List() []sessions.Meta
 	View(id string, fn func(*sessions.Session) error) error
 	Problems() map[string]error
+	// Refresh re-reads a file after piweb wrote to it or created it.
+	Refresh(file string) (id string, d sessions.Delta, err error)
 }
 
 // Events delivers session changes (from the watcher) to the live streams.
@@ -99,6 +101,7 @@ func (s *Server) routes(e *echo.Echo) {
 	e.GET("/s/:id/entry", s.entry)
 	e.GET("/s/:id/events", s.sessionEvents)
 	e.GET("/static/*", s.asset)
+	s.writeRoutes(e) // the JSON API and the session page's actions (api.go)
 	e.RouteNotFound("/*", func(echo.Context) error { return errNotFound("page") })
 }
 

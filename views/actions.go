@@ -1,0 +1,61 @@
+package views
+
+import "net/url"
+
+// ActionsView is the panel of write actions for the selected entry: label,
+// rewind, fork and share, or the upgrade offer for a read-only file.
+type ActionsView struct {
+	SessionID string
+	Ref       string // the entry's id; "" when it has none (no action can name it)
+	Label     string // the entry's label in force
+	Leaf      string // the session's leaf when the panel was drawn, sent back as expectLeaf
+	Version   int    // the file's format version
+	LeafNoID  bool   // the file's last line has no id: a label would change where pi resumes
+
+	Open    string // the form to show open: "label", "rewind", "fork", "share" or ""
+	Message string // the outcome of the last action
+	Failed  bool   // Message reports a refusal
+	Summary string // the rewind summary typed, kept when the rewind was refused
+	Draft   *string
+	Fork    *ForkResult
+	Saved   string // the path an export was saved to
+	Backup  string // the backup an upgrade kept
+}
+
+// ForkResult is a session made by "Fork from here".
+type ForkResult struct {
+	ID      string // the new session's id
+	File    string // its absolute path
+	Command string // the shell command that resumes it in pi
+}
+
+// ReadOnly reports whether pi rewrites the file on open (versions 1 and 2), so piweb does not append to it.
+func (a ActionsView) ReadOnly() bool { return a.Version < 3 }
+
+// LabelValue is what the label field shows: the text typed before a refusal, else the current label.
+func (a ActionsView) LabelValue() string {
+	if a.Draft != nil {
+		return *a.Draft
+	}
+	return a.Label
+}
+
+// ActionURL returns the URL an action form posts to.
+func (a ActionsView) ActionURL(action string) string {
+	return "/s/" + url.PathEscape(a.SessionID) + "/actions/" + action
+}
+
+// ExportURL returns the URL the share form downloads from.
+func (a ActionsView) ExportURL() string {
+	return "/s/" + url.PathEscape(a.SessionID) + "/export"
+}
+
+// FormatVersion names a format version for people.
+func FormatVersion(v int) string { return "version " + Itoa(v) }
+
+func msgRole(failed bool) string {
+	if failed {
+		return "alert"
+	}
+	return "status"
+}

@@ -1,0 +1,65 @@
+package views
+
+import (
+	"io/fs"
+	"strings"
+	"time"
+
+	"github.com/piweb/piweb/static"
+)
+
+// ExportView is a branch exported as a self-contained HTML page.
+type ExportView struct {
+	Title     string
+	Name      string // the session name in force at the end of the branch
+	SessionID string // the source session's id
+	Cwd       string // the working directory; "" when left out
+	Leaf      string // the entry the branch ends at
+	Models    []string
+	Created   time.Time // when the source session started
+	Exported  time.Time
+	Entries   int // entries on the branch
+	Messages  int
+	Tokens    int64
+	Cost      float64
+	Redacted  []string // what was redacted, for people ("secrets", "thinking", "tool output")
+	Items     []Item
+}
+
+// ExportCSP is the Content-Security-Policy of an exported page: nothing is
+// fetched or run; only its own inline style and data: images.
+const ExportCSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
+
+// exportStyle is the export page's stylesheet, inlined into every page.
+var exportStyle = func() string {
+	b, err := fs.ReadFile(static.Assets(), "css/export.css")
+	if err != nil {
+		panic(err) // embedded
+	}
+	return string(b)
+}()
+
+// styleElement returns the export stylesheet as a <style> element.
+func styleElement() string {
+	// The stylesheet is ours; make sure it cannot close the element early anyway.
+	return "<style>\n" + strings.ReplaceAll(exportStyle, "</", "<\\/") + "</style>"
+}
+
+// Day formats a time as a full date and time in UTC, for a page read elsewhere.
+func Day(t time.Time) string {
+	if t.IsZero() {
+		return "—"
+	}
+	return t.UTC().Format("2006-01-02 15:04 UTC")
+}
+
+// joinList joins words as "a, b and c".
+func joinList(words []string) string {
+	switch len(words) {
+	case 0:
+		return ""
+	case 1:
+		return words[0]
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
+}

@@ -1,0 +1,574 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/piweb/piweb/sessions"
+	"github.com/piweb/piweb/watcher"
+)
+
+// send sends a request with a body to h, addressed to localhost; hdr holds header name/value pairs.
+func send(t testing.TB, h http.Handler, method, target, contentType, body string, hdr ...string) *httptest.ResponseRecorder {
+	t.Helper()
+	req := httptest.NewRequest(method, target, strings.NewReader(body))
+	req.Host = "localhost:8377"
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		if hdr[i] == "Host" {
+			req.Host = hdr[i+1]
+			continue
+		}
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+// postJSON posts a JSON body as a script would.
+func postJSON(t testing.TB, h http.Handler, target, body string) *httptest.ResponseRecorder {
+	t.Helper()
+	return send(t, h, http.MethodPost, target, "application/json", body)
+}
+
+// decode parses a JSON response into v.
+func decode(t testing.TB, rec *httptest.ResponseRecorder, v any) {
+	t.Helper()
+	if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		t.Fatalf("Content-Type %q, want JSON\n%s", ct, rec.Body)
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), v); err != nil {
+		t.Fatalf("%v\n%s", err, rec.Body)
+	}
+}
+
+// inspect is pi's reading of session id as the library holds it now.
+func inspect(t testing.TB, lib *sessions.Library, id, leaf string) *sessions.Inspection {
+	t.Helper()
+	var in *sessions.Inspection
+	err := lib.View(id, func(s *sessions.Session) error {
+		var err error
+		in, err = s.Inspect(leaf)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+// labelOf returns the label inspect shows on entry id ("" for none).
+func labelOf(in *sessions.Inspection, id string) string {
+	for _, n := range in.Tree {
+		if n.ID != nil && *n.ID == id && n.Label != nil {
+			return *n.Label
+		}
+	}
+	return ""
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// v2Session is a session file in pi's version 2 format, which piweb does not append to.
+const v2Session = `{"type":"session","version":2,"id":"sess-v2","timestamp":"2024-03-01T09:00:00.000Z","cwd":"/home/dev/old"}
+{"type":"message","id":"b2000001","parentId":null,"timestamp":"2024-03-01T09:00:01.000Z","message":{"role":"user","content":"first","timestamp":1709283601000}}
+{"type":"message","id":"b2000002","parentId":"b2000001","timestamp":"2024-03-01T09:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"reply"}],"provider":"anthropic","model":"claude-sonnet-4-5","usage":{"totalTokens":240,"cost":{"total":0.0012}},"stopReason":"stop","timestamp":1709283602000}}
+`
+
+// writeSession writes a session file into a project folder of root and returns its path.
+func writeSession(t testing.TB, root, project, name, content string) string {
+	t.Helper()
+	dir := filepath.Join(root, project)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// pubEvents is an Events that also records what the server publishes.
+type pubEvents struct {
+	*fakeEvents
+	mu  sync.Mutex
+	got []watcher.Event
+}
+
+func (p *pubEvents) Publish(e watcher.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.got = append(p.got, e)
+}
+
+func (p *pubEvents) take() []watcher.Event {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := p.got
+	p.got = nil
+	return out
+}
+
+func TestAPIReads(t *testing.T) {
+	lib := openLib(t, demoRoot(t))
+	srv := newServer(t, lib, nil).Handler()
+
+	rec := get(t, srv, "/api/sessions")
+	if rec.Code != 200 {
+		t.Fatalf("list: status %d\n%s", rec.Code, rec.Body)
+	}
+	var list []sessions.Meta
+	decode(t, rec, &list)
+	if len(list) != 3 || !slices.ContainsFunc(list, func(m sessions.Meta) bool { return m.ID == mainID && m.Name == "Fix stale forecast cache" }) {
+		t.Errorf("list = %+v", list)
+	}
+
+	// The same bytes as `piweb inspect`, at the session's leaf and at another.
+	for _, leaf := range []string{"", "09b043aa"} {
+		target := "/api/sessions/" + mainID
+		if leaf != "" {
+			target += "?leaf=" + leaf
+		}
+		rec := get(t, srv, target)
+		if rec.Code != 200 {
+			t.Fatalf("%s: status %d\n%s", target, rec.Code, rec.Body)
+		}
+		want, err := sessions.MarshalIndent(inspect(t, lib, mainID, leaf))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := rec.Body.String(); got != string(want)+"\n" {
+			t.Errorf("%s: not inspect's JSON:\n%.300s", target, got)
+		}
+	}
+
+	tests := []struct {
+		name   string
+		target string
+		hdr    []string
+		status int
+		want   string
+	}{
+		{"unknown session", "/api/sessions/nope", nil, 404, "No session with id “nope”"},
+		{"unknown leaf", "/api/sessions/" + mainID + "?leaf=zzz", nil, 404, "no entry “zzz”"},
+		{"unknown route", "/api/nope", nil, 404, "There is no such page here"},
+		{"wrong method", "/api/sessions/" + mainID + "/label", nil, 404, "There is no such page here"},
+		{"foreign host", "/api/sessions", []string{"Host", "evil.example:8377"}, 403, "only answers requests addressed to this computer"},
+		{"rebinding host", "/api/sessions/" + mainID, []string{"Host", "localhost.evil.example"}, 403, "localhost"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := get(t, srv, tt.target, tt.hdr...)
+			if rec.Code != tt.status {
+				t.Fatalf("status %d, want %d\n%s", rec.Code, tt.status, rec.Body)
+			}
+			var e apiError
+			decode(t, rec, &e)
+			if !strings.Contains(e.Error, tt.want) {
+				t.Errorf("error %q lacks %q", e.Error, tt.want)
+			}
+			if rec.Header().Get("Content-Security-Policy") == "" {
+				t.Error("no security headers")
+			}
+		})
+	}
+}
+
+func TestAPIWriteErrors(t *testing.T) {
+	root := demoRoot(t)
+	writeSession(t, root, "--home-dev-old--", "2024-03-01T09-00-00-000Z_sess-v2.jsonl", v2Session)
+	lib := openLib(t, root)
+	srv := newServer(t, lib, nil).Handler()
+	file := sessionFile(t, lib, mainID)
+	before, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := "/api/sessions/" + mainID
+	tests := []struct {
+		name   string
+		target string
+		ctype  string
+		body   string
+		status int
+		want   string
+	}{
+		{"label: no body", api + "/label", "application/json", "", 400, "The body is empty"},
+		{"label: not JSON", api + "/label", "application/json", "{entryId:", 400, "not valid JSON"},
+		{"label: not an object", api + "/label", "application/json", `["a"]`, 400, "must be a JSON object"},
+		{"label: two values", api + "/label", "application/json", `{"entryId":"09b043aa","label":"x"} {}`, 400, "one JSON object"},
+		{"label: unknown field", api + "/label", "application/json", `{"entry":"09b043aa","label":"x"}`, 400, `Unknown field "entry"`},
+		{"label: wrong type", api + "/label", "application/json", `{"entryId":7,"label":"x"}`, 400, `"entryId" must be a string`},
+		{"label: no entry", api + "/label", "application/json", `{"label":"x"}`, 400, `needs "entryId"`},
+		{"label: no label", api + "/label", "application/json", `{"entryId":"09b043aa"}`, 400, `"label" (an empty label clears it)`},
+		{"label: form post", api + "/label", "application/x-www-form-urlencoded", "entryId=09b043aa&label=x", 415, "Content-Type: application/json"},
+		{"label: text post", api + "/label", "text/plain", `{"entryId":"09b043aa","label":"x"}`, 415, "Send the body as JSON"},
+		{"label: too big", api + "/label", "application/json", `{"entryId":"09b043aa","label":"` + strings.Repeat("x", maxBody) + `"}`, 400, "larger than"},
+		{"label: unknown session", "/api/sessions/nope/label", "application/json", `{"entryId":"09b043aa","label":"x"}`, 404, "No session with id “nope”"},
+		{"label: unknown entry", api + "/label", "application/json", `{"entryId":"zzz","label":"x"}`, 404, "no entry “zzz”"},
+		{"label: read-only file", "/api/sessions/sess-v2/label", "application/json", `{"entryId":"b2000001","label":"x"}`, 423, "/api/sessions/sess-v2/upgrade"},
+		{"rewind: no entry", api + "/rewind", "application/json", `{"summary":"x"}`, 400, `needs "entryId"`},
+		{"rewind: unknown entry", api + "/rewind", "application/json", `{"entryId":"zzz"}`, 404, "no entry “zzz”"},
+		{"rewind: stale page", api + "/rewind", "application/json", `{"entryId":"09b043aa","expectLeaf":"c8578d56"}`, 409, "changed since this page showed it"},
+		{"rewind: read-only file", "/api/sessions/sess-v2/rewind", "application/json", `{"entryId":"b2000001"}`, 423, "version 2"},
+		{"fork: no entry", api + "/fork", "application/json", `{}`, 400, `needs "entryId"`},
+		{"fork: unknown entry", api + "/fork", "application/json", `{"entryId":"zzz"}`, 404, "no entry “zzz”"},
+		{"fork: unknown session", "/api/sessions/nope/fork", "application/json", `{"entryId":"zzz"}`, 404, "No session"},
+		{"upgrade: not confirmed", "/api/sessions/sess-v2/upgrade", "application/json", `{}`, 400, `{"confirm": true}`},
+		{"upgrade: already current", api + "/upgrade", "application/json", `{"confirm":true}`, 409, "already in version 3"},
+		{"save: bad format", api + "/export", "application/json", `{"format":"pdf"}`, 400, `Unknown export format "pdf"`},
+		{"save: bad redaction", api + "/export", "application/json", `{"redact":["names"]}`, 400, `Unknown redaction "names"`},
+		{"save: unknown leaf", api + "/export", "application/json", `{"leaf":"zzz"}`, 404, "no entry “zzz”"},
+		{"export: bad format", api + "/export?format=pdf", "", "", 400, "use jsonl or html"},
+		{"export: unknown leaf", api + "/export?leaf=zzz", "", "", 404, "no entry “zzz”"},
+		{"export: id-less ref", api + "/export?leaf=~3", "", "", 404, "no entry “~3”"},
+		{"export: save by GET", api + "/export?save=1", "", "", 405, "POST /api/sessions/ID/export"},
+		{"export: unknown session", "/api/sessions/nope/export", "", "", 404, "No session"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			method := http.MethodPost
+			if tt.body == "" && tt.ctype == "" {
+				method = http.MethodGet
+			}
+			rec := send(t, srv, method, tt.target, tt.ctype, tt.body)
+			if rec.Code != tt.status {
+				t.Fatalf("status %d, want %d\n%.500s", rec.Code, tt.status, rec.Body)
+			}
+			var e apiError
+			decode(t, rec, &e)
+			if !strings.Contains(e.Error, tt.want) {
+				t.Errorf("error %q lacks %q", e.Error, tt.want)
+			}
+			if strings.Contains(e.Error, "/tmp/") || strings.Contains(e.Error, "json:") {
+				t.Errorf("error %q shows internals", e.Error)
+			}
+		})
+	}
+	after, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(before, after) {
+		t.Error("a refused request changed the session file")
+	}
+	if m, _ := filepath.Glob(filepath.Join(filepath.Dir(file), "*")); len(m) != 2 {
+		t.Errorf("a refused request created files: %v", m)
+	}
+}
+
+func TestAPILabel(t *testing.T) {
+	lib := openLib(t, demoRoot(t))
+	ev := &pubEvents{fakeEvents: newFakeEvents()}
+	srv := newServer(t, lib, ev).Handler()
+	api := "/api/sessions/" + mainID
+
+	rec := postJSON(t, srv, api+"/label", `{"entryId":"09b043aa","label":"  try later  "}`)
+	if rec.Code != 200 {
+		t.Fatalf("status %d\n%s", rec.Code, rec.Body)
+	}
+	var r struct{ ID string }
+	decode(t, rec, &r)
+	in := inspect(t, lib, mainID, "")
+	if got := labelOf(in, "09b043aa"); got != "try later" {
+		t.Errorf("label = %q, want the trimmed label", got)
+	}
+	if deref(in.LeafID) != r.ID {
+		t.Errorf("leaf = %s, want the label entry %s", deref(in.LeafID), r.ID)
+	}
+	if evs := ev.take(); len(evs) != 1 || evs[0].Kind != watcher.KindAppend || !slices.Equal(evs[0].NewIDs, []string{r.ID}) ||
+		evs[0].Leaf != r.ID || evs[0].OldLeaf != "4638afcc" || evs[0].SessionID != mainID {
+		t.Errorf("published %+v", evs)
+	}
+	// The next GET sees it at once.
+	var got sessions.Inspection
+	decode(t, get(t, srv, api), &got)
+	if labelOf(&got, "09b043aa") != "try later" {
+		t.Error("GET does not show the new label")
+	}
+
+	// An empty label clears it.
+	if rec := postJSON(t, srv, api+"/label", `{"entryId":"09b043aa","label":""}`); rec.Code != 200 {
+		t.Fatalf("clear: status %d\n%s", rec.Code, rec.Body)
+	}
+	if got := labelOf(inspect(t, lib, mainID, ""), "09b043aa"); got != "" {
+		t.Errorf("cleared label = %q", got)
+	}
+}
+
+func TestAPIRewind(t *testing.T) {
+	lib := openLib(t, demoRoot(t))
+	srv := newServer(t, lib, nil).Handler()
+	api := "/api/sessions/" + mainID
+
+	// With the leaf the page saw: allowed; pi resumes from a child of the target.
+	rec := postJSON(t, srv, api+"/rewind", `{"entryId":"09b043aa","expectLeaf":"4638afcc"}`)
+	if rec.Code != 200 {
+		t.Fatalf("status %d\n%s", rec.Code, rec.Body)
+	}
+	var r struct{ ID string }
+	decode(t, rec, &r)
+	in := inspect(t, lib, mainID, "")
+	if deref(in.LeafID) != r.ID || len(in.Path) < 2 || in.Path[len(in.Path)-2] != "09b043aa" {
+		t.Errorf("leaf %s, path %v: want the rewind entry under 09b043aa", deref(in.LeafID), in.Path)
+	}
+	// The page that saw the old leaf is now stale.
+	rec = postJSON(t, srv, api+"/rewind", `{"entryId":"c8578d56","expectLeaf":"4638afcc"}`)
+	if rec.Code != 409 {
+		t.Errorf("stale rewind: status %d", rec.Code)
+	}
+	// With a summary: pi's own branch_summary, which the model sees.
+	rec = postJSON(t, srv, api+"/rewind", `{"entryId":"c8578d56","summary":"Tried dropping the cache.","expectLeaf":"`+r.ID+`"}`)
+	if rec.Code != 200 {
+		t.Fatalf("rewind with summary: status %d\n%s", rec.Code, rec.Body)
+	}
+	decode(t, rec, &r)
+	in = inspect(t, lib, mainID, "")
+	last := in.Context.Messages[len(in.Context.Messages)-1]
+	if deref(in.LeafID) != r.ID || !strings.Contains(string(last), "Tried dropping the cache.") {
+		t.Errorf("leaf %s, last message %s", deref(in.LeafID), last)
+	}
+}
+
+func TestAPIFork(t *testing.T) {
+	lib := openLib(t, demoRoot(t))
+	ev := &pubEvents{fakeEvents: newFakeEvents()}
+	srv := newServer(t, lib, ev).Handler()
+	src := sessionFile(t, lib, mainID)
+
+	rec := postJSON(t, srv, "/api/sessions/"+mainID+"/fork", `{"entryId":"09b043aa"}`)
+	if rec.Code != http.StatusCreated {
+		t.Fatalf("status %d\n%s", rec.Code, rec.Body)
+	}
+	var r forkReply
+	decode(t, rec, &r)
+	if !filepath.IsAbs(r.File) || filepath.Dir(r.File) != filepath.Dir(src) || r.Command != "pi --session '"+r.File+"'" {
+		t.Errorf("reply %+v", r)
+	}
+	if loc := rec.Header().Get("Location"); loc != "/api/sessions/"+r.SessionID {
+		t.Errorf("Location %q", loc)
+	}
+	s, err := sessions.Load(r.File)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Header.ParentSession != src || s.Header.ID != r.SessionID {
+		t.Errorf("header %+v, want parentSession %s", s.Header, src)
+	}
+	// pi's fork leaves the label entries out of the path and adds them after it.
+	want := withoutLabels(inspect(t, lib, mainID, "09b043aa"))
+	if got := inspect(t, lib, r.SessionID, "09b043aa").Path; !slices.Equal(got, want) {
+		t.Errorf("fork path %v, want %v", got, want)
+	}
+	if evs := ev.take(); len(evs) != 1 || evs[0].Kind != watcher.KindNew || evs[0].SessionID != r.SessionID {
+		t.Errorf("published %+v", evs)
+	}
+	// The list and the session page know it at once.
+	if rec := get(t, srv, "/s/"+r.SessionID); rec.Code != 200 || !strings.Contains(rec.Body.String(), "Forked from") {
+		t.Errorf("new session page: status %d", rec.Code)
+	}
+}
+
+func TestShellQuote(t *testing.T) {
+	for in, want := range map[string]string{
+		"/home/dev/a b.jsonl": `'/home/dev/a b.jsonl'`,
+		"/tmp/it's":           `'/tmp/it'\''s'`,
+		"":                    `''`,
+	} {
+		if got := shellQuote(in); got != want {
+			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+func TestAPIUpgrade(t *testing.T) {
+	root := demoRoot(t)
+	file := writeSession(t, root, "--home-dev-old--", "2024-03-01T09-00-00-000Z_sess-v2.jsonl", v2Session)
+	lib := openLib(t, root)
+	ev := &pubEvents{fakeEvents: newFakeEvents()}
+	srv := newServer(t, lib, ev).Handler()
+	api := "/api/sessions/sess-v2"
+
+	rec := postJSON(t, srv, api+"/upgrade", `{"confirm":true}`)
+	if rec.Code != 200 {
+		t.Fatalf("status %d\n%s", rec.Code, rec.Body)
+	}
+	var r struct {
+		Backup  string
+		Version int
+	}
+	decode(t, rec, &r)
+	if r.Backup != file+".v2.bak" || r.Version != 3 {
+		t.Errorf("reply %+v", r)
+	}
+	if b, err := os.ReadFile(r.Backup); err != nil || string(b) != v2Session {
+		t.Errorf("backup: %v %q", err, b)
+	}
+	if in := inspect(t, lib, "sess-v2", ""); in.Version != 3 {
+		t.Errorf("version %d after the upgrade", in.Version)
+	}
+	if evs := ev.take(); len(evs) != 1 || evs[0].Kind != watcher.KindReload {
+		t.Errorf("published %+v", evs)
+	}
+	// Now it takes labels; a second upgrade has nothing to do.
+	if rec := postJSON(t, srv, api+"/label", `{"entryId":"b2000001","label":"start"}`); rec.Code != 200 {
+		t.Errorf("label after upgrade: status %d\n%s", rec.Code, rec.Body)
+	}
+	if rec := postJSON(t, srv, api+"/upgrade", `{"confirm":true}`); rec.Code != 409 {
+		t.Errorf("second upgrade: status %d", rec.Code)
+	}
+}
+
+// TestCrossOriginAPI checks that every state-changing route refuses a
+// request from another site, and takes a same-origin one.
+func TestCrossOriginAPI(t *testing.T) {
+	root := demoRoot(t)
+	writeSession(t, root, "--home-dev-old--", "2024-03-01T09-00-00-000Z_sess-v2.jsonl", v2Session)
+	lib := openLib(t, root)
+	srv := newServer(t, lib, nil).Handler()
+	file := sessionFile(t, lib, mainID)
+	api := "/api/sessions/" + mainID
+	ui := "/s/" + mainID + "/actions/"
+	const form = "application/x-www-form-urlencoded"
+	tests := []struct {
+		target, ctype, body string
+		status              int // for the same-origin request
+	}{
+		{api + "/label", "application/json", `{"entryId":"09b043aa","label":"x"}`, 200},
+		{api + "/rewind", "application/json", `{"entryId":"09b043aa"}`, 200},
+		{api + "/fork", "application/json", `{"entryId":"09b043aa"}`, 201},
+		{api + "/export", "application/json", `{"format":"html"}`, 201},
+		{"/api/sessions/sess-v2/upgrade", "application/json", `{"confirm":true}`, 200},
+		{ui + "label", form, "entry=09b043aa&label=y", 200},
+		{ui + "rewind", form, "entry=09b043aa", 200},
+		{ui + "fork", form, "entry=09b043aa", 200},
+		{ui + "share", form, "leaf=09b043aa&format=jsonl", 200},
+		{"/s/sess-v2/actions/upgrade", form, "entry=b2000001&confirm=true", 200},
+	}
+	refusals := [][]string{
+		{"Origin", "http://evil.example", "Sec-Fetch-Site", "cross-site"},
+		{"Sec-Fetch-Site", "cross-site"},
+		{"Origin", "http://evil.example"},
+		{"Origin", "http://localhost.evil.example:8377"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.target, func(t *testing.T) {
+			before, _ := os.ReadFile(file)
+			files, _ := filepath.Glob(filepath.Join(filepath.Dir(file), "*"))
+			for _, hdr := range refusals {
+				rec := send(t, srv, http.MethodPost, tt.target, tt.ctype, tt.body, hdr...)
+				if rec.Code != http.StatusForbidden || !strings.Contains(rec.Body.String(), "does not accept changes sent from other web sites") {
+					t.Errorf("%v: status %d\n%s", hdr, rec.Code, rec.Body)
+				}
+				if strings.HasPrefix(tt.target, "/api/") && !strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") {
+					t.Errorf("%v: refusal is %q, not JSON", hdr, rec.Header().Get("Content-Type"))
+				}
+			}
+			after, _ := os.ReadFile(file)
+			now, _ := filepath.Glob(filepath.Join(filepath.Dir(file), "*"))
+			if !bytes.Equal(before, after) || len(now) != len(files) {
+				t.Fatal("a refused request wrote to the session folder")
+			}
+			rec := send(t, srv, http.MethodPost, tt.target, tt.ctype, tt.body,
+				"Origin", "http://localhost:8377", "Sec-Fetch-Site", "same-origin")
+			if rec.Code != tt.status {
+				t.Errorf("same origin: status %d, want %d\n%.500s", rec.Code, tt.status, rec.Body)
+			}
+		})
+	}
+}
+
+// TestWatcherSeesOneChange checks that a write announced by the server is
+// not announced again by the watcher when its own notification arrives.
+func TestWatcherSeesOneChange(t *testing.T) {
+	lib := openLib(t, demoRoot(t))
+	w, stop := startWatcher(t, lib)
+	defer stop()
+	srv := newServer(t, lib, w).Handler()
+	ch, cancel := w.Subscribe()
+	defer cancel()
+
+	rec := postJSON(t, srv, "/api/sessions/"+mainID+"/label", `{"entryId":"09b043aa","label":"once"}`)
+	if rec.Code != 200 {
+		t.Fatalf("status %d\n%s", rec.Code, rec.Body)
+	}
+	var r struct{ ID string }
+	decode(t, rec, &r)
+	evs := collect(ch, quiet)
+	if len(evs) != 1 || evs[0].Kind != watcher.KindAppend || !slices.Equal(evs[0].NewIDs, []string{r.ID}) {
+		t.Errorf("events %+v, want one append of %s", evs, r.ID)
+	}
+}
+
+// quiet is how long collect waits for one more event.
+const quiet = 500 * time.Millisecond
+
+// startWatcher runs a watcher over lib with a short debounce.
+func startWatcher(t *testing.T, lib *sessions.Library) (*watcher.Watcher, func()) {
+	t.Helper()
+	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	w, err := watcher.New(lib, watcher.Options{Debounce: 20 * time.Millisecond, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = w.Run(ctx)
+	}()
+	return w, func() { cancel(); <-done }
+}
+
+// collect returns the events that arrive until none comes for d.
+func collect(ch <-chan watcher.Event, d time.Duration) []watcher.Event {
+	var out []watcher.Event
+	for {
+		select {
+		case e, ok := <-ch:
+			if !ok {
+				return out
+			}
+			out = append(out, e)
+		case <-time.After(d):
+			return out
+		}
+	}
+}
+
+// withoutLabels returns an inspection's path without its label entries.
+func withoutLabels(in *sessions.Inspection) []string {
+	label := map[string]bool{}
+	for _, n := range in.Tree {
+		if n.ID != nil && deref(n.Type) == sessions.TypeLabel {
+			label[*n.ID] = true
+		}
+	}
+	var out []string
+	for _, id := range in.Path {
+		if !label[id] {
+			out = append(out, id)
+		}
+	}
+	return out
+}

@@ -1,0 +1,331 @@
+package web
+
+// Sharing a branch: the path from the root to an entry as a JSONL session
+// file (sessions.Branch, as pi's fork lays it out) or as one offline HTML
+// page (views.ExportPage), redacted first when asked, downloaded or saved
+// next to the session.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"mime"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode"
+
+	"github.com/labstack/echo/v4"
+	"github.com/piweb/piweb/sessions"
+	"github.com/piweb/piweb/views"
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	"github.com/yuin/goldmark/renderer"
+	"github.com/yuin/goldmark/util"
+)
+
+// exportReq is what to export: the branch ending at leaf ("" for the session's leaf), in which format, redacted how.
+type exportReq struct {
+	leaf   string
+	format string // "jsonl" or "html"
+	red    sessions.Redact
+}
+
+// exportQuery checks an export's parameters; redact values may also be comma-separated lists.
+func exportQuery(leaf, format string, redact []string) (exportReq, error) {
+	q := exportReq{leaf: leaf, format: strings.ToLower(format)}
+	switch q.format {
+	case "":
+		q.format = "jsonl"
+	case "jsonl", "html":
+	default:
+		return q, errBadRequest(fmt.Sprintf("Unknown export format %q: use jsonl or html.", format), nil)
+	}
+	for _, list := range redact {
+		for _, r := range strings.Split(list, ",") {
+			switch strings.ToLower(strings.TrimSpace(r)) {
+			case "":
+			case "secrets":
+				q.red.Secrets = true
+			case "thinking":
+				q.red.Thinking = true
+			case "tools", "tool-output", "tooloutput":
+				q.red.ToolOutput = true
+			default:
+				return q, errBadRequest(fmt.Sprintf("Unknown redaction %q: use secrets, thinking or tools.", r), nil)
+			}
+		}
+	}
+	return q, nil
+}
+
+// exportFile is an export ready to send or save.
+type exportFile struct {
+	name  string // a file name for it
+	dir   string // the session's folder
+	mime  string
+	data  []byte
+	perm  fs.FileMode // the session file's permissions, for a saved copy
+	jsonl bool
+}
+
+// export answers GET /api/sessions/:id/export and /s/:id/export with the branch as a download.
+func (s *Server) export(c echo.Context) error {
+	if c.QueryParam("save") != "" {
+		return &pageError{status: http.StatusMethodNotAllowed, title: "Saving needs POST",
+			msg: `Saving an export writes a file, so it is a POST: send POST /api/sessions/ID/export with a JSON body {"leaf", "format", "redact"}. GET only downloads.`}
+	}
+	q, err := exportQuery(c.QueryParam("leaf"), c.QueryParam("format"), c.QueryParams()["redact"])
+	if err != nil {
+		return err
+	}
+	f, err := s.exported(c.Request().Context(), sessionID(c), q)
+	if err != nil {
+		return err
+	}
+	h := c.Response().Header()
+	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": f.name}))
+	h.Set("Cache-Control", "no-store")
+	return c.Blob(http.StatusOK, f.mime, f.data)
+}
+
+// saveExport writes the export next to the session, under a new name, and returns its path.
+func (s *Server) saveExport(id string, q exportReq) (string, error) {
+	f, err := s.exported(context.Background(), id, q)
+	if err != nil {
+		return "", err
+	}
+	path, err := createNew(f.dir, f.name, f.data, f.perm)
+	if err != nil {
+		return "", writeError(id, q.leaf, 0, err)
+	}
+	if f.jsonl {
+		s.refresh(path) // a session of its own now: list it at once
+	}
+	return path, nil
+}
+
+// exported builds the export of session id.
+func (s *Server) exported(ctx context.Context, id string, q exportReq) (exportFile, error) {
+	var f exportFile
+	err := s.view(id, func(ss *sessions.Session, _ *sessions.Reader) error {
+		if strings.HasPrefix(q.leaf, "~") {
+			return errNoEntry(q.leaf) // an entry without id cannot end a branch pi can read
+		}
+		b, err := ss.Branch(q.leaf, q.red)
+		if err != nil {
+			return writeError(id, q.leaf, ss.Header.Version, err)
+		}
+		f.dir, f.perm = filepath.Dir(ss.File), 0o600
+		if st, err := os.Stat(ss.File); err == nil {
+			f.perm = st.Mode().Perm()
+		}
+		title := b.Name
+		if title == "" {
+			title = ss.FirstMessage
+			if q.red.Secrets {
+				title = sessions.RedactSecrets(title)
+			}
+		}
+		base := slug(title) + "-" + short(b.Leaf)
+		if q.red != (sessions.Redact{}) {
+			base += "-redacted"
+		}
+		if q.format == "jsonl" {
+			f.name, f.mime, f.data, f.jsonl = base+".jsonl", "application/x-ndjson; charset=utf-8", b.JSONL(), true
+			return nil
+		}
+		f.name, f.mime = base+".html", echo.MIMETextHTMLCharsetUTF8
+		f.data, err = s.exportHTML(ctx, ss, b, q.red)
+		return err
+	})
+	return f, err
+}
+
+// exportHTML renders branch b of ss as a self-contained page.
+func (s *Server) exportHTML(ctx context.Context, ss *sessions.Session, b *sessions.Branch, red sessions.Redact) ([]byte, error) {
+	// The page is drawn from the branch as written (redacted), not from the
+	// source, so nothing redacted can reach it.
+	bs, err := b.Session()
+	if err != nil {
+		return nil, err
+	}
+	leaf, ok := bs.Lookup(b.Leaf)
+	if !ok {
+		return nil, fmt.Errorf("export: the branch lost its leaf %q", b.Leaf)
+	}
+	r, err := bs.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	path := bs.Path(leaf)
+	bld := &builder{md: exportMarkdown(), s: bs, home: s.opt.Home}
+	items, err := bld.pathItems(r, path)
+	if err != nil {
+		return nil, err
+	}
+	m := bs.Meta()
+	v := views.ExportView{Name: b.Name, SessionID: ss.Header.ID, Cwd: ss.Header.Cwd, Leaf: b.Leaf, Models: m.Models,
+		Created: ss.Meta().Created, Exported: views.Now(), Entries: len(path), Messages: m.Messages, Tokens: m.Tokens,
+		Cost: m.Cost, Items: items}
+	v.Title = oneLine(b.Name, 120)
+	if v.Title == "" {
+		v.Title = oneLine(m.FirstMessage, 120)
+	}
+	if red.Secrets {
+		v.Cwd = "" // folder names tell who and what; the JSONL keeps its cwd, which pi needs
+		v.Redacted = append(v.Redacted, "secrets")
+	}
+	if red.Thinking {
+		v.Redacted = append(v.Redacted, "thinking")
+	}
+	if red.ToolOutput {
+		v.Redacted = append(v.Redacted, "tool output")
+	}
+	var out bytes.Buffer
+	if err := views.ExportPage(v).Render(ctx, &out); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+// pathItems builds the conversation items of a whole path, tool results
+// shown with their calls, as the session page's conversation does.
+func (b *builder) pathItems(r *sessions.Reader, path []int) ([]views.Item, error) {
+	lines := make([][]byte, len(path))
+	objs := make([]jobj, len(path))
+	msgs := make([]jobj, len(path))
+	for k, i := range path {
+		line, err := r.Raw(i)
+		if err != nil {
+			return nil, err
+		}
+		lines[k], objs[k] = line, parseJSON(line)
+		if b.s.Entries[i].Type == sessions.TypeMessage {
+			msgs[k] = objs[k].obj("message")
+		}
+	}
+	results := collectResults(path, msgs)
+	var items []views.Item
+	for k, i := range path {
+		if shownWithCall(results, i, msgs[k]) {
+			continue
+		}
+		items = append(items, b.entryItem(i, lines[k], objs[k], results))
+	}
+	return items, nil
+}
+
+// exportMarkdown is the markdown pipeline of the session page with one
+// change: images become links, since an exported page loads nothing.
+var exportMarkdown = sync.OnceValue(func() *markdown {
+	m := newMarkdown()
+	m.md = goldmark.New(goldmark.WithExtensions(extension.GFM),
+		goldmark.WithRendererOptions(renderer.WithNodeRenderers(util.Prioritized(imageLinks{}, 100))))
+	return m
+})
+
+// imageLinks renders markdown images as links to them.
+type imageLinks struct{}
+
+func (imageLinks) RegisterFuncs(r renderer.NodeRendererFuncRegisterer) {
+	r.Register(ast.KindImage, func(w util.BufWriter, src []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
+		}
+		img := n.(*ast.Image)
+		var alt bytes.Buffer
+		_ = ast.Walk(img, func(c ast.Node, entering bool) (ast.WalkStatus, error) {
+			if t, ok := c.(*ast.Text); ok && entering {
+				alt.Write(t.Value(src))
+			}
+			return ast.WalkContinue, nil
+		})
+		_, _ = w.WriteString(`<a href="`)
+		_, _ = w.Write(util.EscapeHTML(util.URLEscape(img.Destination, true)))
+		_, _ = w.WriteString(`">[image: `)
+		_, _ = w.Write(util.EscapeHTML(alt.Bytes()))
+		_, _ = w.WriteString(`]</a>`)
+		return ast.WalkSkipChildren, nil
+	})
+}
+
+// slug makes a file-name-safe lowercase word run of s, at most 40 bytes ("session" when empty).
+func slug(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(s) {
+		if b.Len() >= 40 {
+			break
+		}
+		if r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r)) {
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			b.WriteRune(r)
+			dash = false
+		} else {
+			dash = true
+		}
+	}
+	if b.Len() == 0 {
+		return "session"
+	}
+	return b.String()
+}
+
+// short returns the first 8 bytes of an id.
+func short(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}
+
+// createNew writes data to a new file named name in dir, or name-2, name-3,
+// … when that exists. The file appears whole or not at all: data goes to a
+// hidden temporary file first, which is then linked to the free name (a link
+// never replaces an existing file).
+func createNew(dir, name string, data []byte, perm fs.FileMode) (string, error) {
+	tmp, err := os.CreateTemp(dir, ".piweb-export-*.tmp")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Chmod(perm)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", err
+	}
+	ext := filepath.Ext(name)
+	stem := strings.TrimSuffix(name, ext)
+	for n := 1; n <= 100; n++ {
+		p := filepath.Join(dir, name)
+		if n > 1 {
+			p = filepath.Join(dir, stem+"-"+strconv.Itoa(n)+ext)
+		}
+		err := os.Link(tmp.Name(), p)
+		if err == nil {
+			return p, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return "", err
+		}
+	}
+	return "", fmt.Errorf("%s: 100 exports of this branch exist already: %w", filepath.Join(dir, name), fs.ErrExist)
+}
