@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -118,7 +119,8 @@ func Load(path string) (*Session, error) {
 // reserve sizes Entries for the file's line count, counted in a first fast
 // pass: growing a slice of 100k entries by doubling costs more than parsing.
 func (s *Session) reserve(f io.ReaderAt, size int64) error {
-	buf := make([]byte, min(max(size, 4096), 1<<20))
+	buf := getBuf(size)
+	defer putBuf(buf)
 	lines := 1
 	for off := int64(0); off < size; {
 		n, err := f.ReadAt(buf, off)
@@ -162,7 +164,8 @@ func (s *Session) readSized(r io.Reader, off int64, hint int64) error {
 	if s.inter == nil {
 		s.inter = interner{}
 	}
-	buf := make([]byte, min(max(hint+1, 4096), 1<<20))
+	buf := getBuf(hint + 1)
+	defer putBuf(buf)
 	var carry []byte // a line split across reads
 	skipping := false
 	for {
@@ -571,4 +574,23 @@ func isSessionType(raw []byte) bool {
 		return true
 	}
 	return hasBackslash(raw) && str(raw) == TypeSession
+}
+
+// bufPool recycles the 1 MiB read buffers of large files across loads.
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 1<<20); return &b }}
+
+// getBuf returns a read buffer for about n bytes: small files get a small one.
+func getBuf(n int64) []byte {
+	if n < 1<<20 {
+		return make([]byte, max(n, 4096))
+	}
+	return *bufPool.Get().(*[]byte)
+}
+
+// putBuf returns a full-size buffer to the pool.
+func putBuf(b []byte) {
+	if cap(b) == 1<<20 {
+		b = b[:cap(b)]
+		bufPool.Put(&b)
+	}
 }
