@@ -15,10 +15,6 @@ import (
 // encoding/json would allocate a tree per line; on a 1 GB scan that
 // dominates, so the index reads only spans and decodes the few strings it keeps.
 
-// maxDepth bounds nesting; deeper lines are reported as malformed rather
-// than consuming memory (JSON.parse itself would overflow its stack far earlier).
-const maxDepth = 10000
-
 // syntaxError describes why a line is not valid JSON.
 type syntaxError struct {
 	off int
@@ -159,7 +155,8 @@ func scanLiteral(b []byte, i int, lit string) (int, error) {
 
 // scanValue validates one JSON value starting at b[i] (after whitespace)
 // and returns the index just past it. Containers are walked with an
-// explicit stack, so arbitrarily deep input cannot exhaust the goroutine stack.
+// explicit stack of one byte per level, so arbitrarily deep input cannot
+// exhaust the goroutine stack; like V8's JSON.parse it sets no depth limit.
 func scanValue(b []byte, i int) (int, error) {
 	var stackBuf [64]byte
 	stack := stackBuf[:0] // '{' or '['
@@ -174,9 +171,6 @@ func scanValue(b []byte, i int) (int, error) {
 		case c == '"':
 			i, _, err = scanString(b, i)
 		case c == '{':
-			if len(stack) >= maxDepth { // an empty {} counts too, as in encoding/json
-				return 0, errAt(i, "nesting deeper than %d", maxDepth)
-			}
 			j := skipWS(b, i+1)
 			if j < len(b) && b[j] == '}' {
 				i = j + 1
@@ -188,9 +182,6 @@ func scanValue(b []byte, i int) (int, error) {
 			}
 			continue
 		case c == '[':
-			if len(stack) >= maxDepth {
-				return 0, errAt(i, "nesting deeper than %d", maxDepth)
-			}
 			j := skipWS(b, i+1)
 			if j < len(b) && b[j] == ']' {
 				i = j + 1
