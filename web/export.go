@@ -7,6 +7,7 @@ package web
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -126,14 +127,7 @@ func (s *Server) exported(ctx context.Context, id string, q exportReq) (exportFi
 		if st, err := os.Stat(ss.File); err == nil {
 			f.perm = st.Mode().Perm()
 		}
-		title := b.Name
-		if title == "" {
-			title = ss.FirstMessage
-			if q.red.Secrets {
-				title = sessions.RedactSecrets(title)
-			}
-		}
-		base := slug(title) + "-" + short(b.Leaf)
+		base := slug(exportTitle(ss, b, q.red)) + "-" + short(b.Leaf)
 		if q.red != (sessions.Redact{}) {
 			base += "-redacted"
 		}
@@ -175,10 +169,7 @@ func (s *Server) exportHTML(ctx context.Context, ss *sessions.Session, b *sessio
 	v := views.ExportView{Name: b.Name, SessionID: ss.Header.ID, Cwd: ss.Header.Cwd, Leaf: b.Leaf, Models: m.Models,
 		Created: ss.Meta().Created, Exported: views.Now(), Entries: len(path), Messages: m.Messages, Tokens: m.Tokens,
 		Cost: m.Cost, Items: items}
-	v.Title = oneLine(b.Name, 120)
-	if v.Title == "" {
-		v.Title = oneLine(m.FirstMessage, 120)
-	}
+	v.Title = oneLine(exportTitle(ss, b, red), 120)
 	if red.Secrets {
 		v.Cwd = "" // folder names tell who and what; the JSONL keeps its cwd, which pi needs
 		v.Redacted = append(v.Redacted, "secrets")
@@ -194,6 +185,19 @@ func (s *Server) exportHTML(ctx context.Context, ss *sessions.Session, b *sessio
 		return nil, err
 	}
 	return out.Bytes(), nil
+}
+
+// exportTitle names an export: the session name in force on the branch, else
+// the session's name, else its first message, redacted as asked.
+func exportTitle(ss *sessions.Session, b *sessions.Branch, red sessions.Redact) string {
+	if b.Name != "" {
+		return b.Name // already redacted
+	}
+	t := cmp.Or(ss.Name(), ss.FirstMessage, "pi session")
+	if red.Secrets {
+		t = sessions.RedactSecrets(t)
+	}
+	return t
 }
 
 // pathItems builds the conversation items of a whole path, tool results

@@ -1,0 +1,158 @@
+package web
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+)
+
+// postForm posts a form as htmx does from the session page.
+func postForm(t testing.TB, h http.Handler, target string, form url.Values) *httptest.ResponseRecorder {
+	t.Helper()
+	return send(t, h, http.MethodPost, target, "application/x-www-form-urlencoded", form.Encode(),
+		"HX-Request", "true", "Origin", "http://localhost:8377", "Sec-Fetch-Site", "same-origin")
+}
+
+func TestActionsPanel(t *testing.T) {
+	root := demoRoot(t)
+	writeSession(t, root, "--home-dev-old--", "2024-03-01T09-00-00-000Z_sess-v2.jsonl", v2Session)
+	srv := newServer(t, openLib(t, root), nil).Handler()
+	tests := []struct {
+		name    string
+		target  string
+		want    []string
+		notWant []string
+	}{
+		{"session page", "/s/" + mainID + "?target=09b043aa", []string{
+			`id="entry-actions"`, `data-ref="09b043aa"`, `data-leaf="4638afcc"`,
+			`hx-post="/s/` + mainID + `/actions/label"`, `name="label" value="rejected idea"`,
+			`name="expectLeaf" value="4638afcc"`, "Rewind here", "Fork from here", "Share branch…",
+			`action="/s/` + mainID + `/export"`, `<span id="conv-label" class="lbl">[rejected idea]</span>`,
+		}, []string{"Upgrade (keeps a backup)"}},
+		{"conversation fragment", "/s/" + mainID + "/entry?e=a9522c9f", []string{`id="entry-actions"`, `data-ref="a9522c9f"`, `name="label" value=""`}, nil},
+		{"earlier page", "/s/" + mainID + "/entry?e=4638afcc&before=30", nil, []string{`id="entry-actions"`}},
+		{"read-only session", "/s/sess-v2", []string{
+			"old version 2 format", "Upgrade (keeps a backup)", `hx-post="/s/sess-v2/actions/upgrade"`, "Fork from here", "Share branch…",
+		}, []string{`/actions/label"`, `/actions/rewind"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := get(t, srv, tt.target)
+			if rec.Code != 200 {
+				t.Fatalf("status %d\n%s", rec.Code, rec.Body)
+			}
+			body := rec.Body.String()
+			for _, w := range tt.want {
+				if !strings.Contains(body, w) {
+					t.Errorf("page lacks %q", w)
+				}
+			}
+			for _, w := range tt.notWant {
+				if strings.Contains(body, w) {
+					t.Errorf("page has %q", w)
+				}
+			}
+		})
+	}
+}
+
+func TestActionForms(t *testing.T) {
+	root := demoRoot(t)
+	writeSession(t, root, "--home-dev-old--", "2024-03-01T09-00-00-000Z_sess-v2.jsonl", v2Session)
+	lib := openLib(t, root)
+	ev := &pubEvents{fakeEvents: newFakeEvents()}
+	srv := newServer(t, lib, ev).Handler()
+	ui := "/s/" + mainID + "/actions/"
+	file := sessionFile(t, lib, mainID)
+
+	type step struct {
+		name    string
+		target  string
+		form    url.Values
+		want    []string
+		notWant []string
+		check   func(t *testing.T)
+	}
+	steps := []step{
+		{"label", ui + "label", url.Values{"entry": {"a9522c9f"}, "label": {"first look"}},
+			[]string{`class="act-msg ok"`, "Label saved.", `name="label" value="first look"`,
+				`<span id="conv-label" class="lbl" hx-swap-oob="true">[first look]</span>`},
+			[]string{"<html", `details class="act" name="entry-act" data-act="label" open`},
+			func(t *testing.T) {
+				if got := labelOf(inspect(t, lib, mainID, ""), "a9522c9f"); got != "first look" {
+					t.Errorf("label %q", got)
+				}
+			}},
+		{"label clear", ui + "label", url.Values{"entry": {"a9522c9f"}, "label": {"  "}},
+			[]string{"Label cleared.", `<span id="conv-label" class="lbl" hx-swap-oob="true"></span>`}, nil,
+			func(t *testing.T) {
+				if got := labelOf(inspect(t, lib, mainID, ""), "a9522c9f"); got != "" {
+					t.Errorf("label %q", got)
+				}
+			}},
+		{"label of an unknown entry", ui + "label", url.Values{"entry": {"zzz"}, "label": {"x"}},
+			nil, nil, nil}, // checked below: a 404 page, the entry is not there to re-render
+		{"stale rewind keeps the summary", ui + "rewind", url.Values{"entry": {"09b043aa"}, "summary": {"Why we left"}, "expectLeaf": {"c8578d56"}},
+			[]string{`class="act-msg err"`, `role="alert"`, "changed since this page showed it", ">Why we left</textarea>",
+				`data-act="rewind" open`, `name="expectLeaf" value="`},
+			[]string{"hx-swap-oob"}, nil},
+		{"rewind", ui + "rewind", url.Values{"entry": {"09b043aa"}, "summary": {""}},
+			[]string{"Rewound: pi resumes from this entry"}, nil,
+			func(t *testing.T) {
+				in := inspect(t, lib, mainID, "")
+				if in.Path[len(in.Path)-2] != "09b043aa" {
+					t.Errorf("path %v does not end under 09b043aa", in.Path)
+				}
+			}},
+		{"fork", ui + "fork", url.Values{"entry": {"09b043aa"}},
+			[]string{"Forked into a new session.", "pi --session &#39;/", "/--home-dev-weather--/", `data-copy`, `data-act="fork" open`}, nil, nil},
+		{"share", ui + "share", url.Values{"leaf": {"09b043aa"}, "format": {"html"}, "redact": {"secrets", "thinking"}},
+			[]string{"Saved next to the session.", "fix-stale-forecast-cache-09b043aa-redacted.html"}, nil, nil},
+		{"read-only label refused", "/s/sess-v2/actions/label", url.Values{"entry": {"b2000001"}, "label": {"x"}},
+			[]string{`class="act-msg err"`, "old version 2 format", "Upgrade (keeps a backup)"}, nil, nil},
+		{"upgrade", "/s/sess-v2/actions/upgrade", url.Values{"entry": {"b2000001"}, "confirm": {"true"}},
+			[]string{"Upgraded to version 3", ".v2.bak</code>", `/actions/label"`}, []string{"Upgrade (keeps a backup)"}, nil},
+	}
+	for _, st := range steps {
+		t.Run(st.name, func(t *testing.T) {
+			rec := postForm(t, srv, st.target, st.form)
+			body := rec.Body.String()
+			if st.name == "label of an unknown entry" {
+				// No panel to re-render: the error box, which actions.js puts into the panel.
+				if rec.Code != 404 || !strings.Contains(body, `class="error-box"`) || !strings.Contains(body, "no entry “zzz”") {
+					t.Errorf("status %d\n%s", rec.Code, body)
+				}
+				return
+			}
+			if rec.Code != 200 {
+				t.Fatalf("status %d\n%s", rec.Code, body)
+			}
+			if !strings.HasPrefix(body, `<section id="entry-actions"`) {
+				t.Errorf("not the panel fragment:\n%.300s", body)
+			}
+			for _, w := range st.want {
+				if !strings.Contains(body, w) {
+					t.Errorf("fragment lacks %q\n%s", w, body)
+				}
+			}
+			for _, w := range st.notWant {
+				if strings.Contains(body, w) {
+					t.Errorf("fragment has %q", w)
+				}
+			}
+			if st.check != nil {
+				st.check(t)
+			}
+		})
+	}
+	if _, err := os.Stat(file); err != nil {
+		t.Fatal(err)
+	}
+	// An upgrade without its confirmation is refused.
+	if rec := postForm(t, srv, "/s/sess-v2/actions/upgrade", url.Values{"entry": {"b2000001"}}); rec.Code != 400 {
+		t.Errorf("unconfirmed upgrade: status %d", rec.Code)
+	}
+}

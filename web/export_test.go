@@ -1,0 +1,275 @@
+package web
+
+import (
+	"bytes"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/piweb/piweb/sessions"
+)
+
+// plantedKey is an Anthropic API key planted in a session, to be redacted.
+const plantedKey = "sk-ant-api03-Zx8kQ2vN5mR7tY1uI4oP6aS9dF3gH0jK_lL2zX5cV8bN1mQ4wE7rT0yU3iO6pA9sD2fG5hJ8kL1zX4cV7bN0mQ3wE-6rT9yAA"
+
+// plantSecrets appends to session id a turn holding plantedKey in a user
+// message, a thinking block and a tool result, and a tool result that
+// prints a script tag. It returns the id of the last entry.
+func plantSecrets(t *testing.T, lib *sessions.Library, id string) string {
+	t.Helper()
+	file := sessionFile(t, lib, id)
+	appendLines(t, file,
+		`{"type":"message","id":"5ec00001","parentId":"4638afcc","timestamp":"2026-05-12T09:00:00.000Z","message":{"role":"user","content":"Deploy with ANTHROPIC_API_KEY=`+plantedKey+` please","timestamp":1778576400000}}`,
+		`{"type":"message","id":"5ec00002","parentId":"5ec00001","timestamp":"2026-05-12T09:00:01.000Z","message":{"role":"assistant","content":[{"type":"thinking","thinking":"The user pasted `+plantedKey+` in the chat; do not echo it."},{"type":"toolCall","id":"call_x1","name":"bash","arguments":{"command":"cat .env"}}],"provider":"anthropic","model":"claude-opus-4-5","usage":{"totalTokens":10,"cost":{"total":0.01}},"stopReason":"toolUse","timestamp":1778576401000}}`,
+		`{"type":"message","id":"5ec00003","parentId":"5ec00002","timestamp":"2026-05-12T09:00:02.000Z","message":{"role":"toolResult","toolCallId":"call_x1","toolName":"bash","content":[{"type":"text","text":"env: KEY=`+plantedKey+`\n<script>alert('pwned')</script>"}],"isError":false,"timestamp":1778576402000}}`,
+	)
+	if _, _, err := lib.Refresh(file); err != nil {
+		t.Fatal(err)
+	}
+	return "5ec00003"
+}
+
+func TestExportJSONL(t *testing.T) {
+	lib := openLib(t, demoRoot(t))
+	srv := newServer(t, lib, nil).Handler()
+	for _, base := range []string{"/api/sessions/", "/s/"} {
+		rec := get(t, srv, base+mainID+"/export?leaf=09b043aa&format=jsonl")
+		if rec.Code != 200 {
+			t.Fatalf("%s: status %d\n%s", base, rec.Code, rec.Body)
+		}
+		if cd := rec.Header().Get("Content-Disposition"); cd != `attachment; filename=fix-stale-forecast-cache-09b043aa.jsonl` {
+			t.Errorf("Content-Disposition %q", cd)
+		}
+		if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "application/x-ndjson") {
+			t.Errorf("Content-Type %q", ct)
+		}
+		s, err := sessions.Parse(bytes.NewReader(rec.Body.Bytes()), "export.jsonl")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Inspect("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := inspect(t, lib, mainID, "09b043aa")
+		// The branch as pi's fork writes it: the path without its label entries, then the labels.
+		if want := withoutLabels(src); !slices.Equal(withoutLabels(got), want) {
+			t.Errorf("exported path %v\nwant %v", withoutLabels(got), want)
+		}
+		for _, id := range []string{"09b043aa", "23a64162"} {
+			if labelOf(got, id) != labelOf(src, id) || labelOf(got, id) == "" {
+				t.Errorf("label of %s: %q, want %q", id, labelOf(got, id), labelOf(src, id))
+			}
+		}
+		if got.ParentSession != nil || got.SessionID == mainID {
+			t.Errorf("header: parentSession %v, id %s: want a fresh session naming no local file", got.ParentSession, got.SessionID)
+		}
+	}
+}
+
+func TestExportHTML(t *testing.T) {
+	lib := openLib(t, demoRoot(t))
+	srv := newServer(t, lib, nil).Handler()
+	leaf := plantSecrets(t, lib, mainID)
+	rec := get(t, srv, "/api/sessions/"+mainID+"/export?format=html&leaf="+leaf)
+	if rec.Code != 200 {
+		t.Fatalf("status %d\n%s", rec.Code, rec.Body)
+	}
+	if cd := rec.Header().Get("Content-Disposition"); cd != `attachment; filename=fix-stale-forecast-cache-5ec00003.html` {
+		t.Errorf("Content-Disposition %q", cd)
+	}
+	page := rec.Body.String()
+	checkOffline(t, page)
+	for _, want := range []string{
+		`<meta http-equiv="Content-Security-Policy" content="default-src &#39;none&#39;; img-src data:; style-src &#39;unsafe-inline&#39;`,
+		"&lt;script&gt;alert(&#39;pwned&#39;)&lt;/script&gt;",              // the tool output, as text
+		`<img src="data:image/png;base64,`,                                 // the demo's screenshot, inline
+		"Fix stale forecast cache", "/home/dev/weather", "claude-opus-4-5", // name, folder, models
+		`<details class="thinking">`, // thinking folded
+		"Branch summary", "Compaction",
+		plantedKey, // not redacted unless asked
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	// The tool result is shown with its call, once.
+	if n := strings.Count(page, "alert(&#39;pwned&#39;)"); n != 1 {
+		t.Errorf("the tool output appears %d times", n)
+	}
+}
+
+// checkOffline fails when an exported page could run code or load anything.
+func checkOffline(t *testing.T, page string) {
+	t.Helper()
+	lower := strings.ToLower(page)
+	for _, bad := range []string{"<script", "<link", "<iframe", "url(", "@import", "src=\"http", "src=\"//", " srcset=", " on"} {
+		if bad == " on" {
+			continue // handlers are checked on the parsed page below
+		}
+		if strings.Contains(lower, bad) {
+			t.Errorf("exported page contains %q", bad)
+		}
+	}
+	var problems []string
+	for _, p := range unsafeMarkup(t, page) {
+		if p != "element <style>" {
+			problems = append(problems, p)
+		}
+	}
+	if len(problems) > 0 {
+		t.Errorf("exported page: %v", problems)
+	}
+	if n := strings.Count(lower, "<style"); n != 1 {
+		t.Errorf("%d style elements, want the one in <head>", n)
+	}
+}
+
+func TestExportRedaction(t *testing.T) {
+	lib := openLib(t, demoRoot(t))
+	srv := newServer(t, lib, nil).Handler()
+	leaf := plantSecrets(t, lib, mainID)
+	api := "/api/sessions/" + mainID + "/export?leaf=" + leaf
+	tests := []struct {
+		query   string
+		name    string
+		gone    []string
+		kept    []string
+		noCwdIn bool
+	}{
+		{"&format=jsonl&redact=secrets", "fix-stale-forecast-cache-5ec00003-redacted.jsonl",
+			[]string{plantedKey, "sk-ant-"}, []string{sessions.Redacted, "do not echo it", "cat .env"}, false},
+		{"&format=html&redact=secrets", "fix-stale-forecast-cache-5ec00003-redacted.html",
+			[]string{plantedKey, "sk-ant-", "/home/dev/weather<"}, []string{sessions.Redacted, "do not echo it", "Redacted before export: secrets."}, true},
+		{"&format=html&redact=thinking,tools", "",
+			[]string{"do not echo it", "alert(", "env: KEY"}, []string{sessions.RedactedThinking, sessions.RedactedToolOutput, "cat .env", "Deploy with"}, false},
+		{"&format=jsonl&redact=thinking&redact=tools&redact=secrets", "",
+			[]string{plantedKey, "do not echo it", "alert("}, []string{sessions.RedactedThinking, sessions.RedactedToolOutput, "Deploy with"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			rec := get(t, srv, api+tt.query)
+			if rec.Code != 200 {
+				t.Fatalf("status %d\n%s", rec.Code, rec.Body)
+			}
+			body := rec.Body.String()
+			for _, g := range tt.gone {
+				if strings.Contains(body, g) {
+					t.Errorf("export still holds %q", g)
+				}
+			}
+			for _, k := range tt.kept {
+				if !strings.Contains(body, k) {
+					t.Errorf("export lacks %q", k)
+				}
+			}
+			if tt.name != "" && rec.Header().Get("Content-Disposition") != "attachment; filename="+tt.name {
+				t.Errorf("Content-Disposition %q", rec.Header().Get("Content-Disposition"))
+			}
+			if strings.Contains(tt.query, "html") {
+				checkOffline(t, body)
+			} else if _, err := sessions.Parse(strings.NewReader(body), "x.jsonl"); err != nil {
+				t.Errorf("the redacted JSONL is not a session: %v", err)
+			}
+		})
+	}
+}
+
+func TestExportSave(t *testing.T) {
+	lib := openLib(t, demoRoot(t))
+	ev := &pubEvents{fakeEvents: newFakeEvents()}
+	srv := newServer(t, lib, ev).Handler()
+	dir := filepath.Dir(sessionFile(t, lib, mainID))
+	api := "/api/sessions/" + mainID + "/export"
+
+	download := get(t, srv, api+"?format=html&leaf=09b043aa").Body.String()
+	var paths []string
+	for range 2 {
+		rec := postJSON(t, srv, api, `{"leaf":"09b043aa","format":"html"}`)
+		if rec.Code != http.StatusCreated {
+			t.Fatalf("status %d\n%s", rec.Code, rec.Body)
+		}
+		var r struct{ File string }
+		decode(t, rec, &r)
+		paths = append(paths, r.File)
+	}
+	want := []string{filepath.Join(dir, "fix-stale-forecast-cache-09b043aa.html"), filepath.Join(dir, "fix-stale-forecast-cache-09b043aa-2.html")}
+	if !slices.Equal(paths, want) {
+		t.Errorf("saved as %v, want %v (never over an existing file)", paths, want)
+	}
+	if b, err := os.ReadFile(paths[0]); err != nil || string(b) != download {
+		t.Errorf("the saved page differs from the download (%v)", err)
+	}
+	if evs := ev.take(); len(evs) != 0 {
+		t.Errorf("an HTML export published %+v", evs)
+	}
+
+	// A saved JSONL is a session of its own: listed at once.
+	rec := postJSON(t, srv, api, `{"format":"jsonl","redact":["secrets"]}`)
+	if rec.Code != http.StatusCreated {
+		t.Fatalf("status %d\n%s", rec.Code, rec.Body)
+	}
+	var r struct{ File string }
+	decode(t, rec, &r)
+	if r.File != filepath.Join(dir, "fix-stale-forecast-cache-4638afcc-redacted.jsonl") {
+		t.Errorf("saved as %s", r.File)
+	}
+	s, err := sessions.Load(r.File)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := lib.File(s.Header.ID); !ok {
+		t.Error("the saved session is not in the library")
+	}
+	if evs := ev.take(); len(evs) != 1 || evs[0].SessionID != s.Header.ID {
+		t.Errorf("published %+v", evs)
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, ".piweb-*"))
+	if len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+}
+
+// TestExportGolden compares the HTML export of the demo's main branch with
+// testdata/export.golden.html; run with -update to rewrite it.
+func TestExportGolden(t *testing.T) {
+	srv := newServer(t, openLib(t, demoRoot(t)), nil).Handler()
+	rec := get(t, srv, "/api/sessions/"+mainID+"/export?format=html")
+	if rec.Code != 200 {
+		t.Fatalf("status %d\n%s", rec.Code, rec.Body)
+	}
+	// The stylesheet is static/css/export.css; the golden file holds the markup.
+	page := regexp.MustCompile(`(?s)<style>.*?</style>`).ReplaceAllString(rec.Body.String(), "<style>/* css/export.css */</style>")
+	got := lines(page)
+	path := filepath.Join("testdata", "export.golden.html")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./web -run TestExportGolden -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("the export differs from %s; run go test ./web -run TestExportGolden -update and review the diff\n%s", path, firstDiff(got, string(want)))
+	}
+}
+
+func TestSlug(t *testing.T) {
+	for in, want := range map[string]string{
+		"Fix stale forecast cache":      "fix-stale-forecast-cache",
+		"  Über   café: naïve/../x  ":   "ber-caf-na-ve-x",
+		"":                              "session",
+		"日本語":                           "session",
+		strings.Repeat("abcdefghij", 9): "abcdefghijabcdefghijabcdefghijabcdefghij",
+	} {
+		if got := slug(in); got != want {
+			t.Errorf("slug(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
