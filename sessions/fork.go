@@ -3,7 +3,6 @@ package sessions
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -213,7 +212,8 @@ func Fork(s *Session, entryID string) (newID, newFile string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	snap, err := readSnapshot(src)
+	root := s.writeRoot()
+	snap, err := readSnapshot(root, src)
 	if err != nil {
 		return "", "", err
 	}
@@ -234,30 +234,16 @@ func Fork(s *Session, entryID string) (newID, newFile string, err error) {
 		return "", "", err
 	}
 	newFile = filepath.Join(filepath.Dir(src), name)
-	if err := createExclusive(newFile, b.jsonl(header), st.Mode().Perm()); err != nil {
+	if err := createIn(root, newFile, b.jsonl(header), st.Mode().Perm()); err != nil {
 		return "", "", err
 	}
 	return b.ID, newFile, nil
 }
 
-// createExclusive creates path holding data, atomically and only if it does
-// not exist: the data is written and synced to a temporary file in the same
-// directory, which is then hard-linked to path (failing if path exists).
+// createExclusive creates path holding data, atomically and only if it
+// does not exist, in path's folder (see createIn).
 func createExclusive(path string, data []byte, perm os.FileMode) error {
-	dir := filepath.Dir(path)
-	tmp, err := writeTemp(dir, ".piweb-new-*.tmp", data, perm)
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp)
-	if err := os.Link(tmp, path); err != nil {
-		if errors.Is(err, os.ErrExist) {
-			return fmt.Errorf("%s already exists; not overwriting it: %w", path, err)
-		}
-		return fmt.Errorf("creating %s: %w", path, err)
-	}
-	syncDir(dir)
-	return nil
+	return createIn(filepath.Dir(path), path, data, perm)
 }
 
 // piCwd resolves a header cwd as pi's resolvePath does: "~" expands to the

@@ -156,7 +156,7 @@ func OpenLibrary(root string) (*Library, error) {
 		go func() {
 			defer wg.Done()
 			for f := range jobs {
-				s, err := Load(f)
+				s, err := loadIn(root, f)
 				results <- result{f, s, err}
 			}
 		}()
@@ -176,7 +176,8 @@ func OpenLibrary(root string) (*Library, error) {
 }
 
 // SessionFiles lists the *.jsonl files in root and in its immediate
-// subfolders (pi's layout), sorted. Links pointing outside root are left out.
+// subfolders (pi's layout), sorted. Files that are symlinks are left out, as
+// are folders that lead outside root (see Within).
 func SessionFiles(root string) ([]string, error) {
 	var files []string
 	top, err := os.ReadDir(root)
@@ -217,18 +218,29 @@ func IsSessionFileName(name string) bool {
 	return strings.HasSuffix(name, ".jsonl") && !strings.HasPrefix(name, ".")
 }
 
-// Within reports whether path, with symlinks resolved, lies inside root.
+// Within reports whether path exists inside root: it lies below root when
+// read lexically, and resolves there with symlinks followed only while they
+// stay inside root (absolute links are refused), as os.Root resolves it.
 func Within(root, path string) bool {
-	r, err := filepath.EvalSymlinks(root)
+	rel, err := relIn(root, path)
 	if err != nil {
 		return false
 	}
-	p, err := filepath.EvalSymlinks(path)
+	r, err := os.OpenRoot(root)
 	if err != nil {
 		return false
 	}
-	rel, err := filepath.Rel(r, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+	defer r.Close()
+	_, err = r.Stat(rel)
+	return err == nil
+}
+
+// load reads file for the library: inside the root, when there is one.
+func (l *Library) load(file string) (*Session, error) {
+	if l.Root == "" {
+		return Load(file)
+	}
+	return loadIn(l.Root, file)
 }
 
 func (l *Library) put(file string, s *Session, err error) {
@@ -336,7 +348,7 @@ func (l *Library) Refresh(file string) (id string, d Delta, err error) {
 		return "", d, fs.ErrNotExist
 	}
 	if !known {
-		ns, err := Load(file)
+		ns, err := l.load(file)
 		l.putLocked(file, ns, err)
 		if err != nil {
 			return "", d, err

@@ -102,7 +102,12 @@ func Load(path string) (*Session, error) {
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s: not a regular file", path)
 	}
-	s := &Session{File: path, ModTime: st.ModTime()}
+	return loadOpen(f, st, path, "")
+}
+
+// loadOpen indexes the open file f (st is its info) as the session at path, kept inside root.
+func loadOpen(f *os.File, st os.FileInfo, path, root string) (*Session, error) {
+	s := &Session{File: path, ModTime: st.ModTime(), root: root}
 	if err := s.reserve(f, st.Size()); err != nil {
 		return nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 )
 
 // Len returns the number of entries (lines after the header that pi keeps).
@@ -145,7 +144,7 @@ func (s *Session) Open() (*Reader, error) {
 	if s.data != nil {
 		return &Reader{s: s, f: bytes.NewReader(s.data)}, nil
 	}
-	f, err := os.Open(s.File)
+	f, err := s.openFile()
 	if err != nil {
 		return nil, err
 	}

@@ -184,9 +184,10 @@ func appendEntry(s *Session, build func(cur *Session) (line []byte, id string, e
 			snap.close()
 		}
 	}()
+	root := s.writeRoot()
 	for range appendAttempts {
 		var err error
-		if snap, err = snap.refresh(s.File); err != nil {
+		if snap, err = snap.refresh(root, s.File); err != nil {
 			return "", err
 		}
 		cur := snap.s
@@ -213,24 +214,16 @@ type snapshot struct {
 	s    *Session
 	f    *os.File
 	size int64
+	root string // the folder the file must lie in (see openIn)
 }
 
-// readSnapshot opens path and indexes the bytes it holds now.
-func readSnapshot(path string) (*snapshot, error) {
-	f, err := os.Open(path)
+// readSnapshot opens path, a regular file inside root, and indexes the bytes it holds now.
+func readSnapshot(root, path string) (*snapshot, error) {
+	f, st, err := openIn(root, path, os.O_RDONLY)
 	if err != nil {
 		return nil, err
 	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		f.Close()
-		return nil, fmt.Errorf("%s: not a regular file", path)
-	}
-	s := &Session{File: path, ModTime: st.ModTime()}
+	s := &Session{File: path, ModTime: st.ModTime(), root: root}
 	if err := s.read(io.LimitReader(f, st.Size()), 0); err != nil {
 		f.Close()
 		return nil, err
@@ -240,21 +233,21 @@ func readSnapshot(path string) (*snapshot, error) {
 		return nil, fmt.Errorf("%s: %w", path, ErrNotSession)
 	}
 	s.rebuild()
-	return &snapshot{s: s, f: f, size: st.Size()}, nil
+	return &snapshot{s: s, f: f, size: st.Size(), root: root}, nil
 }
 
 // refresh brings the snapshot up to date with the file at path: lines
 // appended since are read incrementally; anything else re-reads the file.
 // A nil snapshot reads the file afresh. The old snapshot must not be used after.
-func (p *snapshot) refresh(path string) (*snapshot, error) {
+func (p *snapshot) refresh(root, path string) (*snapshot, error) {
 	if p == nil {
-		return readSnapshot(path)
+		return readSnapshot(root, path)
 	}
 	if p.catchUp(path) {
 		return p, nil
 	}
 	p.close()
-	return readSnapshot(path)
+	return readSnapshot(root, path)
 }
 
 // catchUp reads the lines appended to the snapshot's file since it was
@@ -287,7 +280,7 @@ func (p *snapshot) close() { p.f.Close() }
 // file is never truncated or rewritten, and never created.
 func (p *snapshot) appendLine(line []byte) (bool, error) {
 	path := p.s.File
-	w, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	w, _, err := openIn(p.root, path, os.O_WRONLY|os.O_APPEND)
 	if err != nil {
 		return false, err
 	}
@@ -441,13 +434,23 @@ func trimJSONSpace(b []byte) []byte {
 
 // Upgrade migrates a version 1 or 2 file to version 3 as pi would, keeping the original as FILE.v<N>.bak.
 func Upgrade(path string) (backup string, err error) {
+	return upgradeIn(filepath.Dir(path), path)
+}
+
+// upgradeIn is Upgrade for a file that must lie inside root.
+func upgradeIn(root, path string) (backup string, err error) {
 	// Entries keep the ids piweb shows (for v1, Entries[i].ID), so links stay valid.
 	// As in pi's migration, blank and unparseable lines go, v1 entries are chained
 	// in file order, firstKeptEntryIndex becomes firstKeptEntryId and role
 	// hookMessage becomes custom; the other bytes of each line are kept. The backup
 	// is created exclusively; the new content is written to a temporary file in
-	// the same directory, synced, and renamed over the original.
-	s, err := Load(path)
+	// the same directory, synced, and renamed over the original. Every name is
+	// resolved inside root (see openIn).
+	rel, err := relIn(root, path)
+	if err != nil {
+		return "", err
+	}
+	s, err := loadIn(root, path)
 	if err != nil {
 		return "", err
 	}
@@ -455,60 +458,64 @@ func Upgrade(path string) (backup string, err error) {
 	if v >= 3 {
 		return "", fmt.Errorf("%s is already version %d; nothing to upgrade", path, v)
 	}
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return "", err
+	}
+	defer r.Close()
 	bak := fmt.Sprintf("%s.v%d.bak", path, v)
-	orig, err := copyExclusive(path, bak)
+	relBak := fmt.Sprintf("%s.v%d.bak", rel, v)
+	orig, err := copyExclusive(r, root, path, relBak)
 	if err != nil {
 		return "", err
 	}
 	ok := false
 	defer func() {
 		if !ok {
-			os.Remove(bak) // ours: created above
+			r.Remove(relBak) // ours: created above
 		}
 	}()
 	// Migrate from the backup: it holds exactly the bytes that were copied.
-	data, err := migrateFile(bak, v)
+	data, err := migrateFile(root, bak, v)
 	if err != nil {
 		return "", fmt.Errorf("upgrading %s: %w", path, err)
 	}
-	tmp, err := writeTemp(filepath.Dir(path), ".piweb-upgrade-*.tmp", data, orig.Mode().Perm())
+	tmp, err := writeTempIn(r, filepath.Dir(rel), ".piweb-upgrade-", data, orig.Mode().Perm())
 	if err != nil {
 		return "", err
 	}
-	defer os.Remove(tmp) // a no-op once renamed
-	now, err := os.Stat(path)
+	defer r.Remove(tmp) // a no-op once renamed
+	now, err := r.Lstat(rel)
 	if err != nil {
-		return "", err
+		return "", outside(path, err)
 	}
 	if !os.SameFile(orig, now) || now.Size() != orig.Size() || !now.ModTime().Equal(orig.ModTime()) {
 		return "", fmt.Errorf("upgrading %s: the file changed while it was being upgraded; nothing was replaced", path)
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		return "", err
+	if err := r.Rename(tmp, rel); err != nil {
+		return "", outside(path, err)
 	}
-	syncDir(filepath.Dir(path))
+	syncDirIn(r, filepath.Dir(rel))
 	ok = true
 	return bak, nil
 }
 
-// copyExclusive copies src to a new file dst (failing if dst exists), syncs
-// it, and returns src's file info from the descriptor it copied.
-func copyExclusive(src, dst string) (os.FileInfo, error) {
-	in, err := os.Open(src)
+// copyExclusive copies src, a regular file inside root, to a new file dst
+// of r (r is root; dst is relative to it, failing if it exists), syncs it,
+// and returns src's file info from the descriptor it copied.
+func copyExclusive(r *os.Root, root, src, dst string) (os.FileInfo, error) {
+	in, st, err := openIn(root, src, os.O_RDONLY)
 	if err != nil {
 		return nil, err
 	}
 	defer in.Close()
-	st, err := in.Stat()
-	if err != nil {
-		return nil, err
-	}
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, st.Mode().Perm())
+	name := filepath.Join(root, dst)
+	out, err := r.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, st.Mode().Perm())
 	if err != nil {
 		if errors.Is(err, os.ErrExist) {
-			return nil, fmt.Errorf("backup %s already exists; move it away first: %w", dst, err)
+			return nil, fmt.Errorf("backup %s already exists; move it away first: %w", name, err)
 		}
-		return nil, err
+		return nil, outside(name, err)
 	}
 	_, err = io.Copy(out, io.NewSectionReader(in, 0, st.Size()))
 	if err == nil {
@@ -518,42 +525,10 @@ func copyExclusive(src, dst string) (os.FileInfo, error) {
 		err = cerr
 	}
 	if err != nil {
-		os.Remove(dst)
-		return nil, fmt.Errorf("writing backup %s: %w", dst, err)
+		r.Remove(dst)
+		return nil, fmt.Errorf("writing backup %s: %w", name, err)
 	}
 	return st, nil
-}
-
-// writeTemp writes data to a new temporary file in dir, syncs and closes it, and returns its path.
-func writeTemp(dir, pattern string, data []byte, perm os.FileMode) (string, error) {
-	f, err := os.CreateTemp(dir, pattern)
-	if err != nil {
-		return "", err
-	}
-	name := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(perm)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(name)
-		return "", fmt.Errorf("writing %s: %w", name, err)
-	}
-	return name, nil
-}
-
-// syncDir flushes a directory's entries to disk, where the platform allows it.
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync() // not supported everywhere; the data itself is already synced
-		d.Close()
-	}
 }
 
 // keptValue is one line pi keeps when it loads a file (it parsed and is truthy).
@@ -597,10 +572,10 @@ func parsedValue(line []byte) []byte {
 	return v
 }
 
-// migrateFile returns the version 3 content of the version v file at path,
+// migrateFile returns the version 3 content of the version v file at path (inside root),
 // as pi's migrateToCurrentVersion followed by its rewrite would produce it.
-func migrateFile(path string, v int) ([]byte, error) {
-	s, err := Load(path)
+func migrateFile(root, path string, v int) ([]byte, error) {
+	s, err := loadIn(root, path)
 	if err != nil {
 		return nil, err
 	}
@@ -614,7 +589,7 @@ func migrateFile(path string, v int) ([]byte, error) {
 
 	// Pass 1: the values pi keeps, which v1 firstKeptEntryIndex counts in.
 	var kept []keptValue
-	f, err := os.Open(path)
+	f, _, err := openIn(root, path, os.O_RDONLY)
 	if err != nil {
 		return nil, err
 	}
