@@ -229,3 +229,54 @@ func syncDirIn(r *os.Root, dir string) {
 		d.Close()
 	}
 }
+
+// SaveBeside writes data to a new file named name, or name-2, name-3, …
+// when that is taken, in the folder of s's file (inside its root), with the
+// session file's permissions, and returns its path. The file appears whole
+// or not at all, and never replaces another. name must be a plain file name.
+func SaveBeside(s *Session, name string, data []byte) (string, error) {
+	if s == nil || s.data != nil || s.File == "" {
+		return "", errNotFile
+	}
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, `/\`+"\x00") || strings.HasPrefix(name, ".") {
+		return "", fmt.Errorf("%w: %q is not a plain file name", ErrOutsideRoot, name)
+	}
+	root := s.writeRoot()
+	rel, err := relIn(root, s.File)
+	if err != nil {
+		return "", err
+	}
+	f, st, err := openIn(root, s.File, os.O_RDONLY)
+	if err != nil {
+		return "", err
+	}
+	f.Close()
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return "", err
+	}
+	defer r.Close()
+	dir := filepath.Dir(rel)
+	tmp, err := writeTempIn(r, dir, ".piweb-save-", data, st.Mode().Perm())
+	if err != nil {
+		return "", outside(s.File, err)
+	}
+	defer r.Remove(tmp)
+	ext := filepath.Ext(name)
+	stem := strings.TrimSuffix(name, ext)
+	for n := 1; n <= 100; n++ {
+		try := name
+		if n > 1 {
+			try = fmt.Sprintf("%s-%d%s", stem, n, ext)
+		}
+		err := r.Link(tmp, filepath.Join(dir, try))
+		if err == nil {
+			syncDirIn(r, dir)
+			return filepath.Join(filepath.Dir(s.File), try), nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return "", outside(s.File, err)
+		}
+	}
+	return "", fmt.Errorf("%s: 100 files of that name exist already: %w", filepath.Join(filepath.Dir(s.File), name), fs.ErrExist)
+}

@@ -513,3 +513,37 @@ func TestOpenInRace(t *testing.T) {
 		})
 	}
 }
+
+func TestSaveBeside(t *testing.T) {
+	_, file, h, out := cfIndexed(t, cfV3)
+	dir := filepath.Dir(file)
+	for i, want := range []string{"e.html", "e-2.html", "e-3.html"} {
+		p, err := SaveBeside(h, "e.html", []byte{byte('a' + i)})
+		if err != nil || p != filepath.Join(dir, want) {
+			t.Fatalf("save %d: %q, %v; want %s", i, p, err, want)
+		}
+		if b, _ := os.ReadFile(p); string(b) != string(rune('a'+i)) {
+			t.Errorf("%s holds %q", p, b)
+		}
+		if st, _ := os.Stat(p); st.Mode().Perm() != 0o644 {
+			t.Errorf("%s has mode %v, want the session file's 0644", p, st.Mode().Perm())
+		}
+	}
+	beforeOut, beforeDir := cfTree(t, out), cfTree(t, filepath.Dir(dir))
+	for _, name := range []string{"x/../../../outside/e.html", "../e.html", "..", ".", "", ".hidden", `a\b`, "a/b"} {
+		if p, err := SaveBeside(h, name, []byte("x")); !errors.Is(err, ErrOutsideRoot) {
+			t.Errorf("SaveBeside(%q): %q, %v; want ErrOutsideRoot", name, p, err)
+		}
+	}
+	for _, sw := range cfSwaps[:3] {
+		_, file, h, out := cfIndexed(t, cfV3)
+		sw.do(t, file, out)
+		before := cfTree(t, out)
+		if p, err := SaveBeside(h, "e.html", []byte("x")); !errors.Is(err, ErrOutsideRoot) {
+			t.Errorf("%s: %q, %v; want ErrOutsideRoot", sw.name, p, err)
+		}
+		cfSame(t, sw.name, out, before)
+	}
+	cfSame(t, "outside", out, beforeOut)
+	cfSame(t, "root", filepath.Dir(dir), beforeDir)
+}
