@@ -141,6 +141,20 @@ func (w *Watcher) refresh(p string) {
 		return
 	}
 	id, d, err := w.lib.Refresh(p)
+	if errors.Is(err, sessions.ErrOutsideRoot) {
+		// The path now leads out of the sessions root (a folder or the file
+		// was swapped for a link): forgotten, as SessionFiles leaves it out,
+		// so rescans do not read it again.
+		delete(w.known, p)
+		if id == "" {
+			id = prev.id
+		}
+		if id != "" {
+			w.log.Warn("watcher: a session file now leads out of the sessions root; it is no longer served", "file", p, "err", err)
+			w.removed(p, id, prev.leaf, err.Error())
+		}
+		return
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		delete(w.known, p)
 		if id == "" {
