@@ -86,6 +86,14 @@ func listenAndServe(ctx context.Context, out io.Writer, cfg config) error {
 		return fmt.Errorf("cannot listen on %s: %w", cfg.addr, err)
 	}
 	bound := ln.Addr().String()
+	if !loopback(bound) {
+		// piweb has no authentication: whoever reaches the port reads every session and can write to them.
+		fmt.Fprintf(out, "piweb: WARNING: listening on %s, which is reachable from other machines.\n"+
+			"piweb: WARNING: piweb has no login: anyone who can reach this port can read every session under %s\n"+
+			"piweb: WARNING: (prompts, code, tool output, any secrets in them) and add labels, rewinds and forks.\n"+
+			"piweb: WARNING: unless you mean it, stop piweb and use --addr 127.0.0.1:PORT.\n", bound, root)
+		log.Warn("piweb is listening on a non-loopback address without authentication", "addr", bound)
+	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -131,6 +139,16 @@ func sessionCount(n int, adj string) string {
 		return "1 " + adj + "session"
 	}
 	return fmt.Sprintf("%d %ssessions", n, adj)
+}
+
+// loopback reports whether a bound address only accepts connections from this machine.
+func loopback(bound string) bool {
+	host, _, err := net.SplitHostPort(bound)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // browserAddr is the address to print for a browser: a wildcard host becomes localhost.

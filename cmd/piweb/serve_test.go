@@ -135,3 +135,40 @@ func TestServeFlags(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+func TestServeWarnsOffLoopback(t *testing.T) {
+	for _, tt := range []struct {
+		addr string
+		warn bool
+	}{
+		{"127.0.0.1:0", false},
+		{"[::1]:0", false},
+		{"0.0.0.0:0", true},
+	} {
+		t.Run(tt.addr, func(t *testing.T) {
+			if strings.HasPrefix(tt.addr, "[::1]") {
+				if ln, err := net.Listen("tcp", tt.addr); err != nil {
+					t.Skip("no IPv6 loopback here")
+				} else {
+					ln.Close()
+				}
+			}
+			_, out := start(t, config{addr: tt.addr, root: t.TempDir()})
+			got := strings.Contains(out.String(), "WARNING") && strings.Contains(out.String(), "reachable from other machines")
+			if got != tt.warn {
+				t.Errorf("warning shown: %v, want %v; output:\n%s", got, tt.warn, out)
+			}
+		})
+	}
+	for _, tt := range []struct {
+		bound string
+		want  bool
+	}{
+		{"127.0.0.1:8377", true}, {"127.1.2.3:80", true}, {"[::1]:8377", true},
+		{"0.0.0.0:8377", false}, {"[::]:8377", false}, {"192.168.1.10:8377", false}, {"localhost:8377", false}, {"junk", false},
+	} {
+		if got := loopback(tt.bound); got != tt.want {
+			t.Errorf("loopback(%q) = %v, want %v", tt.bound, got, tt.want)
+		}
+	}
+}
