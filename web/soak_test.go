@@ -48,7 +48,7 @@ type soakConfig struct {
 func soakSize(t *testing.T) soakConfig {
 	switch {
 	case os.Getenv("PIWEB_SOAK") == "long":
-		return soakConfig{entries: 40000, bigEvery: 80, bigMax: 2 << 20, span: 60 * time.Second, labelGap: 20 * time.Millisecond, minLabels: 100}
+		return soakConfig{entries: 40000, bigEvery: 200, bigMax: 1 << 20, span: 60 * time.Second, labelGap: 20 * time.Millisecond, minLabels: 30}
 	case testing.Short():
 		return soakConfig{entries: 600, bigEvery: 60, bigMax: 256 << 10, span: time.Second, labelGap: 20 * time.Millisecond, minLabels: 5}
 	case raceEnabled:
