@@ -27,7 +27,7 @@ type Publisher interface {
 
 // writable is what a writer needs to know of a session before it writes.
 type writable struct {
-	file     string
+	h        *sessions.Session // the file and the root it is confined to (Session.Handle)
 	version  int
 	leafNoID bool // the last line has no id
 }
@@ -36,7 +36,7 @@ type writable struct {
 func (s *Server) writable(id string) (writable, error) {
 	var w writable
 	err := s.lib.View(id, func(ss *sessions.Session) error {
-		w = writable{file: ss.File, version: ss.Header.Version}
+		w = writable{h: ss.Handle(), version: ss.Header.Version}
 		if l := ss.Leaf(); l >= 0 {
 			w.leafNoID = ss.Entries[l].ID == ""
 		}
@@ -112,6 +112,9 @@ func writeError(id, ref string, version int, err error) error {
 			msg: "The session file kept changing while piweb tried to write to it (pi is probably working in it). Try again in a moment."}
 	case errors.Is(err, sessions.ErrReadOnly):
 		return errReadOnly(id, version, err)
+	case errors.Is(err, sessions.ErrOutsideRoot):
+		return &pageError{status: http.StatusForbidden, title: "Outside the sessions root", err: err,
+			msg: "piweb writes only inside the sessions root, and never through a symbolic link; this session's file or folder leads out of it."}
 	case errors.Is(err, fs.ErrExist):
 		return &pageError{status: http.StatusConflict, title: "The file already exists", err: err,
 			msg: "A file of that name already exists next to the session; piweb never overwrites one. Move it away and try again."}
@@ -149,11 +152,11 @@ func (s *Server) label(id, ref, label string) (string, error) {
 		return "", &pageError{status: http.StatusConflict, title: "Cannot label here",
 			msg: "The last line of the session file has no id, so pi would resume from nothing after a new label. Rewind to an entry first."}
 	}
-	nid, err := sessions.Label(&sessions.Session{File: w.file}, ref, label)
+	nid, err := sessions.Label(w.h, ref, label)
 	if err != nil {
 		return "", writeError(id, ref, w.version, err)
 	}
-	s.refresh(w.file)
+	s.refresh(w.h.File)
 	return nid, nil
 }
 
@@ -167,11 +170,11 @@ func (s *Server) rewind(id, ref, summary, expectLeaf string) (string, error) {
 	if w.version < 3 {
 		return "", errReadOnly(id, w.version, sessions.ErrReadOnly)
 	}
-	nid, err := sessions.Rewind(&sessions.Session{File: w.file}, ref, summary, sessions.Guard{Leaf: expectLeaf})
+	nid, err := sessions.Rewind(w.h, ref, summary, sessions.Guard{Leaf: expectLeaf})
 	if err != nil {
 		return "", writeError(id, ref, w.version, err)
 	}
-	s.refresh(w.file)
+	s.refresh(w.h.File)
 	return nid, nil
 }
 
@@ -181,7 +184,7 @@ func (s *Server) fork(id, ref string) (views.ForkResult, error) {
 	if err != nil {
 		return views.ForkResult{}, err
 	}
-	nid, file, err := sessions.Fork(&sessions.Session{File: w.file}, ref)
+	nid, file, err := sessions.Fork(w.h, ref)
 	if err != nil {
 		return views.ForkResult{}, writeError(id, ref, w.version, err)
 	}
@@ -199,11 +202,11 @@ func (s *Server) upgrade(id string) (string, error) {
 		return "", &pageError{status: http.StatusConflict, title: "Nothing to upgrade",
 			msg: fmt.Sprintf("This session file is already in version %d, the format piweb writes to.", w.version)}
 	}
-	backup, err := sessions.Upgrade(w.file)
+	backup, err := w.h.Upgrade()
 	if err != nil {
 		return "", writeError(id, "", w.version, err)
 	}
-	s.refresh(w.file)
+	s.refresh(w.h.File)
 	return backup, nil
 }
 
@@ -246,8 +249,12 @@ func (s *Server) settle(c echo.Context, o *outcome, err error) error {
 	return nil
 }
 
-// renderActions re-renders the actions panel of entry o.ref with the outcome.
+// renderActions re-renders the actions panel of entry o.ref with the
+// outcome. A form posted without htmx (no script) goes back to the page.
 func (s *Server) renderActions(c echo.Context, id string, o outcome) error {
+	if !isHTMX(c) {
+		return c.Redirect(http.StatusSeeOther, views.StateURL(id, views.TreeState{Target: o.ref}))
+	}
 	var a views.ActionsView
 	err := s.view(id, func(ss *sessions.Session, _ *sessions.Reader) error {
 		i, ok := resolve(ss, o.ref)

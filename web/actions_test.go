@@ -151,6 +151,14 @@ func TestActionForms(t *testing.T) {
 	if _, err := os.Stat(file); err != nil {
 		t.Fatal(err)
 	}
+	// Without htmx (no script), a form post acts and goes back to the page.
+	rec := send(t, srv, http.MethodPost, ui+"label", "application/x-www-form-urlencoded", "entry=a9522c9f&label=plain", "Sec-Fetch-Site", "same-origin")
+	if loc := rec.Header().Get("Location"); rec.Code != http.StatusSeeOther || loc != "/s/"+mainID+"?target=a9522c9f" {
+		t.Errorf("plain form post: status %d, Location %q", rec.Code, loc)
+	}
+	if got := labelOf(inspect(t, lib, mainID, ""), "a9522c9f"); got != "plain" {
+		t.Errorf("plain form post: label %q", got)
+	}
 	// An upgrade without its confirmation is refused.
 	if rec := postForm(t, srv, "/s/sess-v2/actions/upgrade", url.Values{"entry": {"b2000001"}}); rec.Code != 400 {
 		t.Errorf("unconfirmed upgrade: status %d", rec.Code)

@@ -452,18 +452,18 @@ func TestCrossOriginAPI(t *testing.T) {
 	const form = "application/x-www-form-urlencoded"
 	tests := []struct {
 		target, ctype, body string
-		status              int // for the same-origin request
+		status              int // for the same-origin request (a form posted without htmx goes back to the page)
 	}{
 		{api + "/label", "application/json", `{"entryId":"09b043aa","label":"x"}`, 200},
 		{api + "/rewind", "application/json", `{"entryId":"09b043aa"}`, 200},
 		{api + "/fork", "application/json", `{"entryId":"09b043aa"}`, 201},
 		{api + "/export", "application/json", `{"format":"html"}`, 201},
 		{"/api/sessions/sess-v2/upgrade", "application/json", `{"confirm":true}`, 200},
-		{ui + "label", form, "entry=09b043aa&label=y", 200},
-		{ui + "rewind", form, "entry=09b043aa", 200},
-		{ui + "fork", form, "entry=09b043aa", 200},
-		{ui + "share", form, "leaf=09b043aa&format=jsonl", 200},
-		{"/s/sess-v2/actions/upgrade", form, "entry=b2000001&confirm=true", 200},
+		{ui + "label", form, "entry=09b043aa&label=y", 303},
+		{ui + "rewind", form, "entry=09b043aa", 303},
+		{ui + "fork", form, "entry=09b043aa", 303},
+		{ui + "share", form, "leaf=09b043aa&format=jsonl", 303},
+		{"/s/sess-v2/actions/upgrade", form, "entry=b2000001&confirm=true", 303},
 	}
 	refusals := [][]string{
 		{"Origin", "http://evil.example", "Sec-Fetch-Site", "cross-site"},

@@ -9,14 +9,9 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"mime"
 	"net/http"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"unicode"
@@ -68,11 +63,10 @@ func exportQuery(leaf, format string, redact []string) (exportReq, error) {
 
 // exportFile is an export ready to send or save.
 type exportFile struct {
-	name  string // a file name for it
-	dir   string // the session's folder
+	name  string            // a file name for it
+	h     *sessions.Session // the session's file and root, to save beside it
 	mime  string
 	data  []byte
-	perm  fs.FileMode // the session file's permissions, for a saved copy
 	jsonl bool
 }
 
@@ -102,7 +96,7 @@ func (s *Server) saveExport(id string, q exportReq) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	path, err := createNew(f.dir, f.name, f.data, f.perm)
+	path, err := sessions.SaveBeside(f.h, f.name, f.data)
 	if err != nil {
 		return "", writeError(id, q.leaf, 0, err)
 	}
@@ -123,10 +117,7 @@ func (s *Server) exported(ctx context.Context, id string, q exportReq) (exportFi
 		if err != nil {
 			return writeError(id, q.leaf, ss.Header.Version, err)
 		}
-		f.dir, f.perm = filepath.Dir(ss.File), 0o600
-		if st, err := os.Stat(ss.File); err == nil {
-			f.perm = st.Mode().Perm()
-		}
+		f.h = ss.Handle()
 		base := slug(exportTitle(ss, b, q.red)) + "-" + short(b.Leaf)
 		if q.red != (sessions.Redact{}) {
 			base += "-redacted"
@@ -291,45 +282,4 @@ func short(id string) string {
 		return id[:8]
 	}
 	return id
-}
-
-// createNew writes data to a new file named name in dir, or name-2, name-3,
-// … when that exists. The file appears whole or not at all: data goes to a
-// hidden temporary file first, which is then linked to the free name (a link
-// never replaces an existing file).
-func createNew(dir, name string, data []byte, perm fs.FileMode) (string, error) {
-	tmp, err := os.CreateTemp(dir, ".piweb-export-*.tmp")
-	if err != nil {
-		return "", err
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Chmod(perm)
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return "", err
-	}
-	ext := filepath.Ext(name)
-	stem := strings.TrimSuffix(name, ext)
-	for n := 1; n <= 100; n++ {
-		p := filepath.Join(dir, name)
-		if n > 1 {
-			p = filepath.Join(dir, stem+"-"+strconv.Itoa(n)+ext)
-		}
-		err := os.Link(tmp.Name(), p)
-		if err == nil {
-			return p, nil
-		}
-		if !errors.Is(err, fs.ErrExist) {
-			return "", err
-		}
-	}
-	return "", fmt.Errorf("%s: 100 exports of this branch exist already: %w", filepath.Join(dir, name), fs.ErrExist)
 }

@@ -27,8 +27,10 @@
 
   let pendingLabel = false; // shift+L before the selected entry's panel arrived
 
-  // shift+L, as in pi's /tree: edit the selected entry's label. It runs
-  // before app.js's keys (capture), so "L" does not go to the tree search.
+  // shift+L, as in pi's /tree: edit the selected entry's label. The key
+  // down is taken before app.js sees it (capture), so "L" does not go to
+  // the tree search; the field opens on key up, so no "L" lands in it.
+  let armed = false;
   window.addEventListener(
     "keydown",
     (e) => {
@@ -38,10 +40,25 @@
       if (!document.getElementById("tree")) return;
       e.preventDefault();
       e.stopPropagation();
+      armed = true;
+    },
+    true
+  );
+  window.addEventListener(
+    "keyup",
+    (e) => {
+      if (!armed || (e.key !== "L" && e.key !== "l")) return;
+      armed = false;
+      e.preventDefault();
+      e.stopPropagation();
       const p = panel();
       const ref = selectedRef();
-      if (p && ref && p.dataset.ref === ref) openLabel();
-      else pendingLabel = true;
+      if (p && ref && p.dataset.ref === ref) return openLabel();
+      // The conversation shows another entry (still loading, or the hidden
+      // leaf the page opened at): load the selected row's, then open.
+      pendingLabel = true;
+      const row = document.querySelector("#tree .row.sel");
+      if (row) row.click();
     },
     true
   );
@@ -86,6 +103,13 @@
     }
     e.detail.target = out;
     e.detail.swapOverride = "innerHTML";
+  });
+
+  // Mark a panel once htmx has processed it (its forms post through htmx
+  // from then on; htmx does that when a swap settles).
+  document.addEventListener("htmx:load", (e) => {
+    const p = panel();
+    if (p && (e.target === p || e.target.contains(p))) p.dataset.ready = "";
   });
 
   // The live stream may reload the conversation right after an action (the
