@@ -1,0 +1,112 @@
+package web
+
+// After the JSON API labels and rewinds a session, pi itself (its
+// SessionManager, run by conformance/after-write.mjs on a copy of the file)
+// must resume from the intended leaf with the intended label, and must not
+// need to change a byte of what piweb wrote.
+//
+// Needs node and the pi package installed by `npm ci` in conformance/.
+// Without them the test is skipped, unless PIWEB_REQUIRE_ORACLE=1.
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// piAfterWrite is the part of after-write.mjs's output checked here.
+type piAfterWrite struct {
+	LeafID *string           `json:"leafId"`
+	Labels map[string]string `json:"labels"`
+	Path   []string          `json:"path"`
+	File   string            `json:"file"`
+}
+
+// afterWrite returns a function running conformance/after-write.mjs on a file, or skips the test.
+func afterWrite(t *testing.T) func(file string) piAfterWrite {
+	t.Helper()
+	script, err := filepath.Abs(filepath.Join("..", "conformance", "after-write.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkg := filepath.Join("..", "conformance", "node_modules", "@earendil-works", "pi-coding-agent", "dist", "core", "session-manager.js")
+	node, err := exec.LookPath("node")
+	missing := ""
+	switch {
+	case err != nil:
+		missing = "node is not installed"
+	case !fileExists(pkg):
+		missing = "the pi package is not installed (run npm ci in conformance/)"
+	case !fileExists(script):
+		missing = "conformance/after-write.mjs is missing"
+	}
+	if missing != "" {
+		if os.Getenv("PIWEB_REQUIRE_ORACLE") == "1" {
+			t.Fatalf("PIWEB_REQUIRE_ORACLE=1 but %s", missing)
+		}
+		t.Skip(missing)
+	}
+	return func(file string) piAfterWrite {
+		t.Helper()
+		cmd := exec.Command(node, script, file)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("after-write.mjs %s: %v\n%s%s", file, err, out, stderr.Bytes())
+		}
+		var r piAfterWrite
+		if err := json.Unmarshal(out, &r); err != nil {
+			t.Fatalf("after-write.mjs output: %v\n%s", err, out)
+		}
+		return r
+	}
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+func TestOracleAPIWrites(t *testing.T) {
+	pi := afterWrite(t)
+	lib := openLib(t, demoRoot(t))
+	srv := newServer(t, lib, nil).Handler()
+	api := "/api/sessions/" + mainID
+	file := sessionFile(t, lib, mainID)
+
+	var label, rewind struct{ ID string }
+	rec := postJSON(t, srv, api+"/label", `{"entryId":"a9522c9f","label":"where it started"}`)
+	if rec.Code != 200 {
+		t.Fatalf("label: status %d\n%s", rec.Code, rec.Body)
+	}
+	decode(t, rec, &label)
+	rec = postJSON(t, srv, api+"/rewind", `{"entryId":"a9522c9f","summary":"Tried two fixes; starting over.","expectLeaf":"`+label.ID+`"}`)
+	if rec.Code != 200 {
+		t.Fatalf("rewind: status %d\n%s", rec.Code, rec.Body)
+	}
+	decode(t, rec, &rewind)
+
+	r := pi(file)
+	if deref(r.LeafID) != rewind.ID {
+		t.Errorf("pi resumes from %s, want the rewind entry %s", deref(r.LeafID), rewind.ID)
+	}
+	if n := len(r.Path); n < 2 || r.Path[n-2] != "a9522c9f" {
+		t.Errorf("pi's path %v does not end a9522c9f → %s", r.Path, rewind.ID)
+	}
+	if r.Labels["a9522c9f"] != "where it started" || r.Labels["09b043aa"] != "rejected idea" {
+		t.Errorf("pi's labels %v", r.Labels)
+	}
+	if b, err := os.ReadFile(file); err != nil || r.File != string(b) {
+		t.Errorf("pi changed the file when it opened it (%v)", err)
+	}
+	// piweb's own reading, served by the API, agrees.
+	in := inspect(t, lib, mainID, "")
+	if deref(in.LeafID) != deref(r.LeafID) || !slices.Equal(in.Path, r.Path) {
+		t.Errorf("piweb: leaf %s path %v; pi: leaf %s path %v", deref(in.LeafID), in.Path, deref(r.LeafID), r.Path)
+	}
+}
