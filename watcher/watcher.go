@@ -304,11 +304,14 @@ func (w *Watcher) handle(ev fsnotify.Event) {
 
 // fsError reports an error from fsnotify.
 func (w *Watcher) fsError(err error) {
-	if errors.Is(err, fsnotify.ErrEventOverflow) {
+	overflow := errors.Is(err, fsnotify.ErrEventOverflow)
+	if overflow {
 		err = fmt.Errorf("%w: some file changes were lost, rescanning all sessions (raise fs.inotify.max_queued_events if this repeats)", err)
-		w.requestRescan()
 	}
 	w.fail("", err)
+	if overflow {
+		w.requestRescan() // after the error event, so subscribers see it before what the rescan finds
+	}
 }
 
 // fail logs err and publishes it as an error event.
