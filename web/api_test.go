@@ -572,3 +572,46 @@ func withoutLabels(in *sessions.Inspection) []string {
 	}
 	return out
 }
+
+// TestAPIOddFiles covers files the writers treat specially: a last line
+// without an id, and a version 2 file, which can still be forked and shared.
+func TestAPIOddFiles(t *testing.T) {
+	root := t.TempDir()
+	writeSession(t, root, "--home-dev-old--", "2024-03-01T09-00-00-000Z_sess-v2.jsonl", v2Session)
+	writeSession(t, root, "--home-dev-x--", "2025-01-01T10-00-00-000Z_noid.jsonl",
+		`{"type":"session","version":3,"id":"noid","timestamp":"2025-01-01T10:00:00.000Z","cwd":"/home/dev/x"}
+{"type":"message","id":"c1000001","parentId":null,"timestamp":"2025-01-01T10:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1735725601000}}
+{"type":"custom","customType":"ext","data":{}}
+`)
+	lib := openLib(t, root)
+	srv := newServer(t, lib, nil).Handler()
+
+	// A label would hang off nothing; a rewind repairs that.
+	rec := postJSON(t, srv, "/api/sessions/noid/label", `{"entryId":"c1000001","label":"x"}`)
+	var e apiError
+	decode(t, rec, &e)
+	if rec.Code != 409 || !strings.Contains(e.Error, "Rewind to an entry first") {
+		t.Errorf("label after an id-less line: status %d %q", rec.Code, e.Error)
+	}
+	if rec := postJSON(t, srv, "/api/sessions/noid/rewind", `{"entryId":"c1000001"}`); rec.Code != 200 {
+		t.Errorf("rewind: status %d\n%s", rec.Code, rec.Body)
+	}
+	if rec := postJSON(t, srv, "/api/sessions/noid/label", `{"entryId":"c1000001","label":"x"}`); rec.Code != 200 {
+		t.Errorf("label after the rewind: status %d\n%s", rec.Code, rec.Body)
+	}
+
+	// A version 2 file is read as pi migrates it: forks and exports are version 3.
+	rec = postJSON(t, srv, "/api/sessions/sess-v2/fork", `{"entryId":"b2000002"}`)
+	if rec.Code != http.StatusCreated {
+		t.Fatalf("fork of a v2 file: status %d\n%s", rec.Code, rec.Body)
+	}
+	var f forkReply
+	decode(t, rec, &f)
+	if s, err := sessions.Load(f.File); err != nil || s.Header.Version != 3 {
+		t.Errorf("fork of a v2 file: %v", err)
+	}
+	rec = get(t, srv, "/api/sessions/sess-v2/export")
+	if s, err := sessions.Parse(bytes.NewReader(rec.Body.Bytes()), "x.jsonl"); rec.Code != 200 || err != nil || s.Header.Version != 3 {
+		t.Errorf("export of a v2 file: status %d, %v", rec.Code, err)
+	}
+}
