@@ -16,7 +16,7 @@ type ActionsView struct {
 	Message string // the outcome of the last action
 	Failed  bool   // Message reports a refusal
 	Summary string // the rewind summary typed, kept when the rewind was refused
-	Draft   *string
+	Draft   *string // the label typed, kept when it was refused
 	Fork    *ForkResult
 	Saved   string // the path an export was saved to
 	Backup  string // the backup an upgrade kept
