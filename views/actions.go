@@ -12,10 +12,10 @@ type ActionsView struct {
 	Version   int    // the file's format version
 	LeafNoID  bool   // the file's last line has no id: a label would change where pi resumes
 
-	Open    string // the form to show open: "label", "rewind", "fork", "share" or ""
-	Message string // the outcome of the last action
-	Failed  bool   // Message reports a refusal
-	Summary string // the rewind summary typed, kept when the rewind was refused
+	Open    string  // the form to show open: "label", "rewind", "fork", "share" or ""
+	Message string  // the outcome of the last action
+	Failed  bool    // Message reports a refusal
+	Summary string  // the rewind summary typed, kept when the rewind was refused
 	Draft   *string // the label typed, kept when it was refused
 	Fork    *ForkResult
 	Saved   string // the path an export was saved to
