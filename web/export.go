@@ -118,7 +118,7 @@ func (s *Server) exported(ctx context.Context, id string, q exportReq) (exportFi
 			return writeError(id, q.leaf, ss.Header.Version, err)
 		}
 		f.h = ss.Handle()
-		base := slug(exportTitle(ss, b, q.red)) + "-" + short(b.Leaf)
+		base := slug(exportTitle(ss, b, q.red)) + "-" + slug(short(b.Leaf)) // ids come from the file: no "/" or ".." may reach a name
 		if q.red != (sessions.Redact{}) {
 			base += "-redacted"
 		}

@@ -273,3 +273,27 @@ func TestSlug(t *testing.T) {
 		}
 	}
 }
+
+// TestExportOddLeafID saves the export of a branch whose leaf id holds path
+// characters: the file name must stay a plain name beside the session.
+func TestExportOddLeafID(t *testing.T) {
+	root := t.TempDir()
+	file := writeSession(t, root, "--w--", "2026-01-01T00-00-00-000Z_odd.jsonl",
+		`{"type":"session","version":3,"id":"odd","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}`+"\n"+
+			`{"type":"message","id":"/../../x","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1}}`+"\n")
+	lib := openLib(t, root)
+	srv := newServer(t, lib, nil).Handler()
+	rec := postJSON(t, srv, "/api/sessions/odd/export", `{"format":"jsonl"}`)
+	if rec.Code != http.StatusCreated {
+		t.Fatalf("status %d\n%s", rec.Code, rec.Body)
+	}
+	var r struct{ File string }
+	decode(t, rec, &r)
+	if filepath.Dir(r.File) != filepath.Dir(file) || strings.Contains(filepath.Base(r.File), "..") {
+		t.Errorf("saved as %s, want a plain name in %s", r.File, filepath.Dir(file))
+	}
+	d := get(t, srv, "/api/sessions/odd/export?format=jsonl").Header().Get("Content-Disposition")
+	if strings.Contains(d, "/") {
+		t.Errorf("download named %q", d)
+	}
+}
