@@ -30,13 +30,18 @@ type ExportView struct {
 // fetched or run; only its own inline style and data: images.
 const ExportCSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 
-// exportStyle is the export page's stylesheet, inlined into every page.
+// exportStyle is the export page's stylesheet (the shared theme, then the
+// export's own rules), inlined into every page.
 var exportStyle = func() string {
-	b, err := fs.ReadFile(static.Assets(), "css/export.css")
-	if err != nil {
-		panic(err) // embedded
+	var css strings.Builder
+	for _, name := range []string{"css/base.css", "css/export.css"} {
+		b, err := fs.ReadFile(static.Assets(), name)
+		if err != nil {
+			panic(err) // embedded
+		}
+		css.Write(b)
 	}
-	return string(b)
+	return css.String()
 }()
 
 // styleElement returns the export stylesheet as a <style> element.
