@@ -74,6 +74,41 @@ type Meta struct {
 
 // Meta computes the session's summary.
 func (s *Session) Meta() Meta {
+	if c := s.meta; c != nil && c.key == s.metaKey() {
+		m := c.m
+		m.Models = slices.Clone(m.Models)
+		return m
+	}
+	return s.computeMeta()
+}
+
+// cacheMeta stores the current Meta. Only the code that changes the session
+// calls it (under the library's write lock), so Meta itself never writes.
+func (s *Session) cacheMeta() {
+	s.meta = &metaCache{key: s.metaKey(), m: s.computeMeta()}
+}
+
+func (s *Session) metaKey() metaKey {
+	return metaKey{len(s.Entries), s.Size, s.ModTime, len(s.Diags), s.Header.ID}
+}
+
+// metaKey is what a cached Meta depends on: entries, bytes, file time, diagnostics and id.
+type metaKey struct {
+	entries int
+	size    int64
+	mod     time.Time
+	diags   int
+	id      string
+}
+
+// metaCache holds the last Meta computed, so listing sessions does not walk every entry each time.
+type metaCache struct {
+	key metaKey
+	m   Meta
+}
+
+// computeMeta walks the entries to build the summary.
+func (s *Session) computeMeta() Meta {
 	m := Meta{ID: s.Header.ID, File: s.File, Cwd: s.Header.Cwd, Name: s.Name(), FirstMessage: s.FirstMessage,
 		Version: s.Header.Version, FileModified: s.ModTime, Size: s.Size, Entries: len(s.Entries),
 		ParentSession: s.Header.ParentSession, Diagnostics: len(s.Diags), Models: []string{}}

@@ -83,6 +83,7 @@ type Session struct {
 	labels   map[string]int // target id -> position of the label entry in force
 	name     string
 	hasTail  bool // the last entry came from an unterminated line
+	meta     *metaCache
 	noHeader bool // the first parsed value was not a header: not a session, even if one follows
 	v1prev   string
 	root     string // the sessions root the file must stay inside ("" when read with Load); see openIn
@@ -433,6 +434,7 @@ func (s *Session) rebuild() {
 			s.sortChildren(p)
 		}
 	}
+	s.cacheMeta()
 }
 
 // dropDerived removes diagnostics that rebuild recomputes.

@@ -22,8 +22,13 @@ func (d Delta) Changed() bool { return d.Reloaded || len(d.New) > 0 }
 // just the appended bytes are parsed; a rewrite, truncation or replacement
 // makes it re-read the whole file. The receiver is modified in place, so
 // callers that share a Session must serialise Update with readers.
-func (s *Session) Update() (Delta, error) {
-	d := Delta{OldLeaf: s.Leaf()}
+func (s *Session) Update() (d Delta, err error) {
+	defer func() {
+		if err == nil {
+			s.cacheMeta()
+		}
+	}()
+	d = Delta{OldLeaf: s.Leaf()}
 	f, err := s.openFile()
 	if err != nil {
 		return d, err
