@@ -286,10 +286,8 @@ func (l *Library) put(file string, s *Session, err error) {
 
 func (l *Library) putLocked(file string, s *Session, err error) {
 	if old, ok := l.byFile[file]; ok {
-		if l.byID[old.Header.ID] == old {
-			delete(l.byID, old.Header.ID)
-		}
 		delete(l.byFile, file)
+		l.releaseID(old, old.Header.ID)
 	}
 	delete(l.problems, file)
 	if err != nil {
@@ -297,9 +295,28 @@ func (l *Library) putLocked(file string, s *Session, err error) {
 		return
 	}
 	l.byFile[file] = s
-	// Two files with one session id: the most recently modified wins the id.
-	if other, ok := l.byID[s.Header.ID]; !ok || other.ModTime.Before(s.ModTime) {
+	l.claimID(s)
+}
+
+// claimID gives s its id unless another file holding the same id is newer:
+// with two files of one session id, the most recently modified wins the id.
+func (l *Library) claimID(s *Session) {
+	if other, ok := l.byID[s.Header.ID]; !ok || other == s || other.ModTime.Before(s.ModTime) {
 		l.byID[s.Header.ID] = s
+	}
+}
+
+// releaseID takes id from s, if s held it, and hands it to the newest other
+// indexed file with that id.
+func (l *Library) releaseID(s *Session, id string) {
+	if l.byID[id] != s {
+		return
+	}
+	delete(l.byID, id)
+	for _, o := range l.byFile {
+		if o != s && o.Header.ID == id {
+			l.claimID(o)
+		}
 	}
 }
 
@@ -398,10 +415,8 @@ func (l *Library) Refresh(file string) (id string, d Delta, err error) {
 		return oldID, d, err
 	}
 	if s.Header.ID != oldID {
-		if l.byID[oldID] == s {
-			delete(l.byID, oldID)
-		}
-		l.byID[s.Header.ID] = s
+		l.releaseID(s, oldID)
+		l.claimID(s)
 	}
 	return s.Header.ID, d, nil
 }
@@ -415,16 +430,8 @@ func (l *Library) Remove(file string) {
 
 func (l *Library) removeLocked(file string) {
 	if s, ok := l.byFile[file]; ok {
-		if l.byID[s.Header.ID] == s {
-			delete(l.byID, s.Header.ID)
-			// Another file with the same id takes over.
-			for _, o := range l.byFile {
-				if o != s && o.Header.ID == s.Header.ID {
-					l.byID[o.Header.ID] = o
-				}
-			}
-		}
 		delete(l.byFile, file)
+		l.releaseID(s, s.Header.ID)
 	}
 	delete(l.problems, file)
 }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+	"time"
 )
 
 // TestMetaCacheFollowsUpdates checks the cached summary always equals a fresh
@@ -57,4 +58,48 @@ func TestMetaCacheFollowsUpdates(t *testing.T) {
 	m := s.Meta()
 	m.Models[0] = "changed"
 	check("caller changed its copy")
+}
+
+// TestLibraryIDHandoff checks that when a file's session id changes, another
+// file with the old id takes it over, and the newest file holds a shared id.
+func TestLibraryIDHandoff(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "--p--")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	header := func(id string) string {
+		return `{"type":"session","version":3,"id":"` + id + `","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}` + "\n" +
+			`{"type":"message","id":"m1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"x","timestamp":1}}` + "\n"
+	}
+	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
+	old := time.Now().Add(-time.Hour)
+	for _, f := range []string{a, b} {
+		if err := os.WriteFile(f, []byte(header("same")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chtimes(a, old, old); err != nil {
+		t.Fatal(err)
+	}
+	lib, err := OpenLibrary(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f, _ := lib.File("same"); f != b {
+		t.Fatalf("id held by %s, want the newer %s", f, b)
+	}
+	// b gets another id: a takes "same" over.
+	if err := os.WriteFile(b, []byte(header("other")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := lib.Refresh(b); err != nil {
+		t.Fatal(err)
+	}
+	if f, _ := lib.File("same"); f != a {
+		t.Errorf("after b changed its id, %q is held by %q, want %s", "same", f, a)
+	}
+	if f, _ := lib.File("other"); f != b {
+		t.Errorf("%q is held by %q, want %s", "other", f, b)
+	}
 }
