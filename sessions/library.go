@@ -400,7 +400,12 @@ func (l *Library) Refresh(file string) (id string, d Delta, err error) {
 		return "", d, fs.ErrNotExist
 	}
 	if !known {
-		ns, err := l.load(file)
+		l.mu.Unlock()
+		ns, err := l.load(file) // a first read can be long: readers need not wait for it
+		l.mu.Lock()
+		if cur, ok := l.byFile[file]; ok {
+			return cur.Header.ID, Delta{Reloaded: true, OldLeaf: -1}, nil // indexed meanwhile
+		}
 		l.putLocked(file, ns, err)
 		if err != nil {
 			return "", d, err
@@ -408,7 +413,24 @@ func (l *Library) Refresh(file string) (id string, d Delta, err error) {
 		return ns.Header.ID, Delta{Reloaded: true, OldLeaf: -1}, nil
 	}
 	oldID := s.Header.ID
-	d, err = s.Update()
+	d, err = s.update(false)
+	if errors.Is(err, errNeedsReload) {
+		// Rewritten, truncated or replaced: re-read it without holding the
+		// lock, then swap the result in unless another refresh already did.
+		d = Delta{Reloaded: true, OldLeaf: s.Leaf()}
+		l.mu.Unlock()
+		fresh, lerr := l.load(file)
+		l.mu.Lock()
+		if l.byFile[file] != s {
+			if cur, ok := l.byFile[file]; ok {
+				return cur.Header.ID, d, nil
+			}
+			return oldID, d, fs.ErrNotExist
+		}
+		if err = lerr; err == nil {
+			*s = *fresh // keep the pointer: the id map and the file map hold it
+		}
+	}
 	if err != nil {
 		l.removeLocked(file)
 		l.problems[file] = err

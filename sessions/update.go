@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -22,7 +23,14 @@ func (d Delta) Changed() bool { return d.Reloaded || len(d.New) > 0 }
 // just the appended bytes are parsed; a rewrite, truncation or replacement
 // makes it re-read the whole file. The receiver is modified in place, so
 // callers that share a Session must serialise Update with readers.
-func (s *Session) Update() (d Delta, err error) {
+func (s *Session) Update() (Delta, error) { return s.update(true) }
+
+// errNeedsReload is returned by update(false) when only a full re-read will do.
+var errNeedsReload = errors.New("the file must be read again in full")
+
+// update is Update; with reload false it reports errNeedsReload instead of
+// re-reading the file, so a caller holding a lock can re-read outside it.
+func (s *Session) update(reload bool) (d Delta, err error) {
 	defer func() {
 		if err == nil {
 			s.cacheMeta()
@@ -39,6 +47,9 @@ func (s *Session) Update() (d Delta, err error) {
 		return d, err
 	}
 	if !s.sameBytes(f, st.Size()) {
+		if !reload {
+			return d, errNeedsReload
+		}
 		return s.reload(f, d)
 	}
 	s.ModTime = st.ModTime()
@@ -47,6 +58,9 @@ func (s *Session) Update() (d Delta, err error) {
 		// that may have grown: re-read the file, unless its size is unchanged.
 		if st.Size() == s.parsedEnd() {
 			return d, nil
+		}
+		if !reload {
+			return d, errNeedsReload
 		}
 		return s.reload(f, d)
 	}
