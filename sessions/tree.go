@@ -2,7 +2,7 @@ package sessions
 
 import (
 	"bytes"
-	"fmt"
+	"errors"
 	"io"
 )
 
@@ -160,7 +160,7 @@ func (r *Reader) Close() error {
 }
 
 // ErrChanged is returned when a line is no longer where the index says: the file was rewritten.
-var ErrChanged = fmt.Errorf("session file changed on disk since it was indexed")
+var ErrChanged = errors.New("session file changed on disk since it was indexed")
 
 // Raw returns the JSON line of entry i, checking it is still the same entry.
 func (r *Reader) Raw(i int) ([]byte, error) {
