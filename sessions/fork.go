@@ -38,13 +38,9 @@ func (s *Session) Branch(leafID string, opts Redact) (*Branch, error) {
 	// its parentId (and a compaction's firstKeptEntryId that named a dropped
 	// label, which moves to the entry after it, as pi does). Older files are
 	// migrated to version 3 on the way, as pi would migrate them.
-	leaf := s.Leaf()
-	if leafID != "" {
-		i, ok := s.Lookup(leafID)
-		if !ok {
-			return nil, fmt.Errorf("%w: %q", ErrNoEntry, leafID)
-		}
-		leaf = i
+	leaf, err := s.leafPos(leafID)
+	if err != nil {
+		return nil, err
 	}
 	if leaf < 0 {
 		return nil, fmt.Errorf("%w: the session has no entries", ErrNoEntry)

@@ -41,13 +41,9 @@ var ErrNoEntry = fmt.Errorf("no such entry")
 
 // Inspect builds the Inspection at the entry with id leafID ("" for the default leaf).
 func (s *Session) Inspect(leafID string) (*Inspection, error) {
-	leaf := s.Leaf()
-	if leafID != "" {
-		i, ok := s.Lookup(leafID)
-		if !ok {
-			return nil, fmt.Errorf("%w: %q", ErrNoEntry, leafID)
-		}
-		leaf = i
+	leaf, err := s.leafPos(leafID)
+	if err != nil {
+		return nil, err
 	}
 	in := &Inspection{
 		SessionID:     s.Header.ID,
@@ -157,4 +153,16 @@ func (s *Session) piTree() []InspectNode {
 		}
 	}
 	return out
+}
+
+// leafPos resolves leafID to a position: "" is pi's leaf, any other id must exist.
+func (s *Session) leafPos(leafID string) (int, error) {
+	if leafID == "" {
+		return s.Leaf(), nil
+	}
+	i, ok := s.Lookup(leafID)
+	if !ok {
+		return 0, fmt.Errorf("%w: %q", ErrNoEntry, leafID)
+	}
+	return i, nil
 }

@@ -14,20 +14,6 @@ const (
 	updE2     = `{"type":"message","id":"e2","parentId":"e1","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"user","content":"again","timestamp":2}}`
 )
 
-func appendForUpdate(t *testing.T, path, s string) {
-	t.Helper()
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteString(s); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func updateIDs(s *Session) []string {
 	var out []string
 	for _, e := range s.Entries {
@@ -58,7 +44,7 @@ func TestUpdateUnterminatedHeader(t *testing.T) {
 	if d, err := s.Update(); err != nil || d.Changed() {
 		t.Fatalf("Update of an unchanged file = %+v, %v; want no change", d, err)
 	}
-	appendForUpdate(t, path, "\n"+updE1+"\n")
+	appendRaw(t, path, "\n"+updE1+"\n")
 	d, err := s.Update()
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +79,7 @@ func TestUpdateUnterminatedTail(t *testing.T) {
 			t.Fatalf("Update of an unchanged file = %+v, %v; want no change", d, err)
 		}
 	}
-	appendForUpdate(t, path, "\n"+updE2+"\n")
+	appendRaw(t, path, "\n"+updE2+"\n")
 	d, err := s.Update()
 	if err != nil {
 		t.Fatal(err)
