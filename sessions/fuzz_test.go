@@ -271,11 +271,11 @@ func FuzzProject(f *testing.F) {
 			if json.Unmarshal(raw, &line) != nil {
 				continue // nested deeper than encoding/json allows
 			}
-			var msg struct {
-				Content json.RawMessage `json:"content"`
-			}
+			// A map, not a struct: encoding/json matches struct fields
+			// case-insensitively ("conteNt"), JavaScript and pi do not.
+			var msg map[string]json.RawMessage
 			m := line["message"]
-			if json.Unmarshal(m, &msg) != nil || msg.Content == nil || string(msg.Content) == "null" {
+			if json.Unmarshal(m, &msg) != nil || msg["content"] == nil || string(msg["content"]) == "null" {
 				continue
 			}
 			if !bytes.Equal(bytes.TrimSpace(pe.Messages[0]), bytes.TrimSpace(m)) {
