@@ -612,6 +612,23 @@ edge("edge-label-no-key", [
 	{ type: "label", id: "l4", parentId: "l3", timestamp: iso(6), targetId: "missing1", label: "dangling target" },
 ]);
 
+// Labels that are not strings: pi keeps the truthy value as it is (42, true,
+// an object) and a falsy one (0) clears.
+edge("edge-label-non-string", [
+	H("edge-label-non-string"),
+	user("e1", null, 1, "q"),
+	asst("e2", "e1", 2, "a"),
+	user("e3", "e2", 3, "more"),
+	{ type: "label", id: "l1", parentId: "e3", timestamp: iso(4), targetId: "e1", label: 42 },
+	{ type: "label", id: "l2", parentId: "l1", timestamp: iso(5), targetId: "e2", label: true },
+	{ type: "label", id: "l3", parentId: "l2", timestamp: iso(6), targetId: "e3", label: { note: "obj", n: [1, 2] } },
+	{ type: "label", id: "l4", parentId: "l3", timestamp: iso(7), targetId: "l1", label: "string" },
+	{ type: "label", id: "l5", parentId: "l4", timestamp: iso(8), targetId: "l1", label: 0 },
+	{ type: "label", id: "l6", parentId: "l5", timestamp: iso(9), targetId: "l2", label: [] },
+	{ type: "label", id: "l7", parentId: "l6", timestamp: iso(10), targetId: "l3", label: [1, [2, null], { a: 1 }, 1e21] },
+	{ type: "label", id: "l8", parentId: "l7", timestamp: iso(11), targetId: "l4", label: 1e-7 },
+]);
+
 edge("edge-session-info-empty", [
 	H("edge-session-info-empty"),
 	user("e1", null, 1, "q"),
@@ -655,6 +672,19 @@ edge("edge-v1", [
 	{ type: "compaction", timestamp: iso(8), summary: "Index 0 is the header.", firstKeptEntryIndex: 0, tokensBefore: 10 },
 	{ type: "compaction", timestamp: iso(9), summary: "Index out of range.", firstKeptEntryIndex: 99, tokensBefore: 11 },
 	v1(asst("x", null, 10, "last")),
+]);
+
+// v1 with a second header line: firstKeptEntryIndex counts it (index 3 is
+// the second question, not the extra header's neighbour).
+edge("edge-v1-extra-header", [
+	{ type: "session", id: "edge-v1-extra-header", timestamp: iso(0), cwd: EDGE_CWD },
+	v1(user("x", null, 1, "old question")),
+	{ type: "session", id: "edge-v1-extra-header-2", timestamp: iso(1), cwd: EDGE_CWD },
+	v1(user("x", null, 2, "second question")),
+	v1(asst("x", null, 3, "second answer")),
+	{ type: "compaction", timestamp: iso(4), summary: "Kept from the second question.", firstKeptEntryIndex: 3, tokensBefore: 400 },
+	{ type: "compaction", timestamp: iso(5), summary: "Index 2 is the extra header.", firstKeptEntryIndex: 2, tokensBefore: 10 },
+	v1(user("x", null, 6, "after")),
 ]);
 
 // v1 with a non-object line: pi's migration assigns .id on the number 42.

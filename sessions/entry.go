@@ -78,6 +78,8 @@ const (
 	FlagText
 	// FlagOddStop marks an assistant message whose stopReason is set and is neither stop nor toolUse.
 	FlagOddStop
+	// FlagLabelJSON marks a label entry whose truthy label is not a string: Text holds its JSON.
+	FlagLabelJSON
 )
 
 // NoTime is Entry.Time for a timestamp JavaScript's Date cannot parse.
@@ -251,6 +253,7 @@ func (e *Entry) fill(r *rawEntry, in interner) {
 			e.Text = str(r.label)
 			if e.Text == "" { // a truthy non-string label: keep its JSON text
 				e.Text = string(r.label)
+				e.Flags |= FlagLabelJSON
 			}
 		}
 	case TypeContextEdit:

@@ -128,10 +128,7 @@ func (s *Session) Branch(leafID string, opts Redact) (*Branch, error) {
 			line = redactStrings(line)
 		}
 		label, _ = getMember(line, "label")
-		text := str(label)
-		if text == "" {
-			text = string(label) // a truthy non-string label, shown as JSON as LabelOf does
-		}
+		text := jsStr(label) // a non-string label as pi shows it, as LabelOf does
 		labels[target] = text
 		b.Labels = append(b.Labels, BranchEntry{ID: id, Type: TypeLabel, Label: text, JSON: line})
 		parent = jsonStr(id)

@@ -22,11 +22,11 @@ type Inspection struct {
 
 // InspectNode is one tree node of an Inspection.
 type InspectNode struct {
-	ID       *string   `json:"id"`
-	ParentID *string   `json:"parentId"`
-	Type     *string   `json:"type"`
-	Label    *string   `json:"label"`
-	Children []*string `json:"children"`
+	ID       *string         `json:"id"`
+	ParentID *string         `json:"parentId"`
+	Type     *string         `json:"type"`
+	Label    json.RawMessage `json:"label"` // a string, or the JSON of a non-string label as pi keeps it
+	Children []*string       `json:"children"`
 }
 
 func strOrNil(s string) *string {
@@ -34,6 +34,20 @@ func strOrNil(s string) *string {
 		return nil
 	}
 	return &s
+}
+
+// labelJSON returns the label in force for entry i as pi holds it, or nil.
+func (s *Session) labelJSON(i int) json.RawMessage {
+	id := s.Entries[i].ID
+	l := s.LabelEntry(id)
+	if id == "" || l < 0 {
+		return nil
+	}
+	if e := &s.Entries[l]; e.Flags.Has(FlagLabelJSON) {
+		return json.RawMessage(e.Text)
+	}
+	b, _ := json.Marshal(s.Entries[l].Text)
+	return b
 }
 
 // ErrNoEntry is returned for an entry id the session does not hold.
@@ -140,7 +154,7 @@ func (s *Session) piTree() []InspectNode {
 		branch = append(branch[:it.depth], it.node)
 		e := &s.Entries[it.node]
 		n := InspectNode{ID: strOrNil(e.ID), ParentID: strOrNil(e.ParentID), Type: strOrNil(e.Type),
-			Label: strOrNil(s.LabelOf(it.node)), Children: []*string{}}
+			Label: s.labelJSON(it.node), Children: []*string{}}
 		for _, c := range children[it.node] {
 			n.Children = append(n.Children, strOrNil(s.Entries[c].ID))
 		}

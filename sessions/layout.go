@@ -131,7 +131,8 @@ type Row struct {
 	BranchPoint bool      // the entry has more than one child in the full tree
 	Folded      bool      // folded: its descendants are hidden
 	Foldable    bool      // pi would fold it: it has visible children and starts a segment
-	Label       string    // the label in force, "" for none
+	Label       string    // the label in force as pi shows it, "" for none
+	Labeled     bool      // a label is in force (its text may still be empty: pi's [] label)
 	Preview     string    // pi's one-line text for the entry; "" until Previews fills it
 }
 
@@ -187,7 +188,7 @@ func (r Row) Prefix() string {
 // prefix, "[label] " and preview.
 func (r Row) Text() string {
 	t := r.Prefix()
-	if r.Label != "" {
+	if r.Labeled {
 		t += "[" + r.Label + "] "
 	}
 	return t + r.Preview
@@ -445,7 +446,7 @@ func (l *Layout) passes(i int) bool {
 	case FilterNoTools:
 		return !settings && !(e.Type == TypeMessage && e.Role == "toolResult")
 	case FilterLabeledOnly:
-		return l.s.LabelOf(i) != ""
+		return l.s.Entries[i].ID != "" && l.s.LabelEntry(l.s.Entries[i].ID) >= 0
 	case FilterAll:
 		return true
 	}
@@ -492,6 +493,7 @@ func (l *Layout) row(i int) Row {
 		Folded:      len(l.opt.Folded) > 0 && l.opt.Folded[e.ID],
 		Foldable:    l.Foldable(i),
 		Label:       l.s.LabelOf(pos),
+		Labeled:     e.ID != "" && l.s.LabelEntry(e.ID) >= 0,
 		Preview:     l.prev[i],
 	}
 	if lr.bits&bitConnector != 0 && lr.bits&bitVirtual == 0 {

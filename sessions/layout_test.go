@@ -357,15 +357,15 @@ func TestLayoutRows(t *testing.T) {
 		id   string
 		want Row
 	}{
-		{"u1", Row{Indent: 0, Active: true, Foldable: true, Label: "start"}},
-		{"a3", Row{Indent: 0, Active: true, BranchPoint: true, Label: "diagnosis"}},
+		{"u1", Row{Indent: 0, Active: true, Foldable: true, Label: "start", Labeled: true}},
+		{"a3", Row{Indent: 0, Active: true, BranchPoint: true, Label: "diagnosis", Labeled: true}},
 		{"u2", Row{Indent: 1, Connector: ConnBranch, Active: true, BranchPoint: true, Foldable: true}},
 		{"bs", Row{Indent: 2, Connector: ConnBranch, Gutters: []Gutter{{0, true}}, Active: true, Foldable: true}},
 		{"u5", Row{Indent: 3, Gutters: []Gutter{{0, true}, {1, true}}, Active: true}},
 		{"r3", Row{Indent: 2, Connector: ConnLast, Gutters: []Gutter{{0, true}}, Foldable: true}},
 		{"a5", Row{Indent: 3, Gutters: []Gutter{{0, true}, {1, false}}}},
 		{"u3", Row{Indent: 1, Connector: ConnLast, Foldable: true}},
-		{"u4", Row{Indent: 2, Gutters: []Gutter{{0, false}}, Label: "retry"}},
+		{"u4", Row{Indent: 2, Gutters: []Gutter{{0, false}}, Label: "retry", Labeled: true}},
 		{"a12", Row{Indent: 3, Gutters: []Gutter{{0, true}, {1, true}}, Active: true, Leaf: true}},
 	}
 	for _, tt := range tests {

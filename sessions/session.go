@@ -86,6 +86,7 @@ type Session struct {
 	meta     *metaCache
 	noHeader bool // the first parsed value was not a header: not a session, even if one follows
 	v1prev   string
+	v1lines  []int  // v1 files: pi's parsed-line index -> entry position, -1 for a line that is no entry
 	root     string // the sessions root the file must stay inside ("" when read with Load); see openIn
 }
 
@@ -273,6 +274,14 @@ func (s *Session) addLine(line []byte, off int64, lineNo int, unterminated bool)
 		}
 		return false
 	}
+	if s.Header.Version < 2 && s.Header.ID != "" {
+		// pi's v1 firstKeptEntryIndex counts every line JSON.parse accepts.
+		pos := -1
+		if !isSessionType(r.typ) && (!notObject || truthy(line[i:end])) {
+			pos = len(s.Entries)
+		}
+		s.v1lines = append(s.v1lines, pos)
+	}
 	if notObject {
 		v := line[i:end]
 		if !truthy(v) {
@@ -303,6 +312,9 @@ func (s *Session) addLine(line []byte, off int64, lineNo int, unterminated bool)
 		var v float64
 		if json.Unmarshal(r.version, &v) == nil && v >= 1 {
 			s.Header.Version = int(v)
+		}
+		if s.Header.Version < 2 {
+			s.v1lines = []int{-1} // the header is line 0
 		}
 		if s.Header.Version < 3 {
 			s.diag(lineNo, DiagOldVersion, fmt.Sprintf("version %d file: read as version 3 in memory; the file is not changed", s.Header.Version))
@@ -555,7 +567,7 @@ func (s *Session) sortChildren(p int) {
 }
 
 // resolveV1Kept maps v1 compactions' firstKeptEntryIndex (an index into the
-// file's parsed lines, header included) to the id that line got.
+// file's parsed lines, headers included) to the id that line got.
 func (s *Session) resolveV1Kept() {
 	for i := range s.Entries {
 		e := &s.Entries[i]
@@ -566,8 +578,10 @@ func (s *Session) resolveV1Kept() {
 		e.FirstKept = ""
 		// pi's migration assigns ids in file order, so an index naming a later
 		// line finds no id yet: only earlier lines (or the compaction itself) resolve.
-		if err == nil && k >= 1 && k-1 <= i {
-			e.FirstKept = s.Entries[k-1].ID
+		if err == nil && k >= 0 && k < len(s.v1lines) {
+			if t := s.v1lines[k]; t >= 0 && t <= i {
+				e.FirstKept = s.Entries[t].ID
+			}
 		}
 	}
 }

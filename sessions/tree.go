@@ -34,16 +34,26 @@ func (s *Session) LabelOf(i int) string {
 		return ""
 	}
 	if l, ok := s.labels[id]; ok {
-		return s.Entries[l].Text
+		return s.labelText(l)
 	}
 	return ""
+}
+
+// labelText returns the label a label entry sets as pi shows it: the
+// string, or JavaScript's String() of a non-string one (42, [object Object]).
+func (s *Session) labelText(l int) string {
+	e := &s.Entries[l]
+	if e.Flags.Has(FlagLabelJSON) {
+		return jsStr([]byte(e.Text))
+	}
+	return e.Text
 }
 
 // Labels returns the labels in force by target id.
 func (s *Session) Labels() map[string]string {
 	out := make(map[string]string, len(s.labels))
 	for id, l := range s.labels {
-		out[id] = s.Entries[l].Text
+		out[id] = s.labelText(l)
 	}
 	return out
 }

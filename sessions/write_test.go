@@ -626,7 +626,8 @@ func TestUpgradeKeepsExistingBackup(t *testing.T) {
 // TestMigrateFirstKept covers pi's v1 firstKeptEntryIndex rules: an index
 // into the parsed values (header included, extra headers counted), a forward
 // reference keeps the target's written id (here none, so the key is dropped),
-// a header target or a non-integer sets nothing, a non-number is left alone.
+// a header target or a non-integer sets nothing, a non-number is left alone;
+// the in-memory view of the unchanged file agrees.
 func TestMigrateFirstKept(t *testing.T) {
 	head := `{"type":"session","id":"s","timestamp":"2024-01-01T00:00:00.000Z","cwd":"/x"}`
 	msg := func(n int) string {
@@ -657,6 +658,20 @@ func TestMigrateFirstKept(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "s.jsonl")
 			if err := os.WriteFile(path, []byte(strings.Join(tt.lines, "\n")+"\n"), 0o644); err != nil {
 				t.Fatal(err)
+			}
+			// The in-memory view of the v1 file resolves the index as Upgrade does.
+			s, err := Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mem := "<absent>"
+			for i := range s.Entries {
+				if e := &s.Entries[i]; e.Type == TypeCompaction && e.FirstKept != "" {
+					mem = `"` + e.FirstKept + `"`
+				}
+			}
+			if mem != tt.want {
+				t.Errorf("in memory, firstKeptEntryId %s, want %s", mem, tt.want)
 			}
 			if _, err := Upgrade(path); err != nil {
 				t.Fatal(err)

@@ -101,6 +101,7 @@ type RowView struct {
 	Folded   bool
 	Foldable bool
 	Label    string
+	Labeled  bool   // a label is in force, even one that shows as "" (pi's [] label)
 	Kind     string // CSS modifier: user, assistant, tool, bash, custom, compaction, summary, setting, error
 	Lead     string // the colored lead of the preview ("user: ")
 	Text     string // the rest of the preview
@@ -117,7 +118,7 @@ func (r RowView) Mark() string {
 
 // LabelText returns "[label] ", or "".
 func (r RowView) LabelText() string {
-	if r.Label == "" {
+	if !r.Labeled {
 		return ""
 	}
 	return "[" + r.Label + "] "

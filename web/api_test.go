@@ -75,7 +75,11 @@ func inspect(t testing.TB, lib *sessions.Library, id, leaf string) *sessions.Ins
 func labelOf(in *sessions.Inspection, id string) string {
 	for _, n := range in.Tree {
 		if n.ID != nil && *n.ID == id && n.Label != nil {
-			return *n.Label
+			var l string
+			if err := json.Unmarshal(n.Label, &l); err != nil {
+				return string(n.Label)
+			}
+			return l
 		}
 	}
 	return ""

@@ -157,7 +157,7 @@ func (t *tree) rowView(k int, row *sessions.Row) views.RowView {
 	s := t.s
 	e := &s.Entries[row.Pos]
 	v := views.RowView{Pos: row.Pos, Parent: -1, Kids: len(t.lay.Children(k)), Ref: ref(s, row.Pos),
-		Active: row.Active, Leaf: k == t.leafRow, Folded: row.Folded, Foldable: row.Foldable, Label: row.Label}
+		Active: row.Active, Leaf: k == t.leafRow, Folded: row.Folded, Foldable: row.Foldable, Label: row.Label, Labeled: row.Labeled}
 	if p := t.lay.Parent(k); p >= 0 {
 		v.Parent = t.lay.Rows(p, 1)[0].Pos
 	}
