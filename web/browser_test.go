@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http/httptest"
 	"os"
@@ -139,6 +140,33 @@ func TestBrowser(t *testing.T) {
 	}
 	do("new session row", poll("new session row", `document.querySelector('#sessions').innerText.includes('Add Stripe payments')`))
 
+	// A hidden sessions page lets go of its stream and refetches its rows when shown.
+	waitStreams := func(n int32) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); srv.streams.Load() != n; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d live streams, want %d", srv.streams.Load(), n)
+			}
+		}
+	}
+	hide := func(hidden bool) chromedp.Action[chromedp.Void] {
+		return chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`Object.defineProperty(document, 'hidden', {value: %v, configurable: true});
+			document.dispatchEvent(new Event('visibilitychange'))`, hidden))
+	}
+	waitStreams(1)
+	do("hide the sessions page", hide(true))
+	waitStreams(0)
+	hiddenFile := filepath.Join(root, "--home-dev-weather--", "2026-06-01T11-00-00-000Z_hiddensession.jsonl")
+	if err := os.WriteFile(hiddenFile, []byte(`{"type":"session","version":3,"id":"hiddensession","timestamp":"2026-06-01T11:00:00.000Z","cwd":"/home/dev/weather"}
+{"type":"message","id":"u1","parentId":null,"timestamp":"2026-06-01T11:00:01.000Z","message":{"role":"user","content":"Started while the tab was hidden","timestamp":1780311601000}}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	do("show the sessions page", hide(false),
+		poll("row caught up", `document.querySelector('#sessions').innerText.includes('Started while the tab was hidden')`))
+	waitStreams(1)
+
 	// Open a session: the tree selects the leaf's row, the conversation shows its path.
 	do("open session", chromedp.Click(chromedp.CSS(`a.title[href="/s/`+mainID+`"]`)),
 		chromedp.WaitVisible(chromedp.CSS("#tree .row.sel")),
@@ -192,6 +220,19 @@ func TestBrowser(t *testing.T) {
 		poll("one leaf marker", `document.querySelectorAll('#tree .row.leaf').length === 1`),
 		poll("stats", `document.querySelector('#session-stats').innerText.includes('45 entries')`),
 		poll("selection follows the leaf", selected+` === 'feed0002' && `+convRef+` === 'feed0002'`))
+
+	// A hidden tab lets go of its stream (six connections per host): pi
+	// appends meanwhile; shown again, the page catches up with rows and counts.
+	waitStreams(1)
+	do("hide the page", hide(true))
+	waitStreams(0)
+	appendLines(t, file,
+		`{"type":"message","id":"feed0003","parentId":"feed0002","timestamp":"2026-05-12T09:01:00.000Z","message":{"role":"user","content":"Appended while hidden","timestamp":1778576460000}}`)
+	time.Sleep(200 * time.Millisecond) // the watcher's debounce: the stream would have missed it
+	do("show the page", hide(false),
+		poll("rows caught up", `!!document.querySelector('#tree .row[data-ref="feed0003"]') && document.querySelector('#tree .row.leaf')?.dataset.ref === 'feed0003'`),
+		poll("stats caught up", `document.querySelector('#session-stats').innerText.includes('46 entries')`))
+	waitStreams(1)
 
 	// A long session: the tree loads more rows as it scrolls, the conversation loads earlier pages on demand.
 	do("big session", chromedp.Navigate(ts.URL+"/s/"+bigID), chromedp.WaitVisible(chromedp.CSS("#tree .row.sel")))

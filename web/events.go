@@ -27,6 +27,8 @@ func (s *Server) follow(c echo.Context, start func(*stream) error, handle func(*
 	}
 	ch, cancel := s.events.Subscribe()
 	defer cancel()
+	s.streams.Add(1)
+	defer s.streams.Add(-1)
 	w := startStream(c)
 	if err := start(w); err != nil {
 		return s.streamEnd(c, err)
@@ -129,21 +131,29 @@ func (s *Server) sessionEvents(c echo.Context) error {
 	var snap snapshot
 	start := func(w *stream) error {
 		var ver string
+		var stats views.SessionStats
 		err := s.view(id, func(ss *sessions.Session, r *sessions.Reader) error {
 			t, err := s.layout(ss, r, st)
 			if err != nil {
 				return err
 			}
-			snap, ver = takeSnapshot(t), version(ss)
+			snap, ver, stats = takeSnapshot(t), version(ss), s.sessionHeader(ss).Stats
 			return nil
 		})
 		if err != nil {
 			return err
 		}
-		if c.QueryParam("v") != ver {
-			return w.send("reset", ver) // it changed between the page and the stream
+		if c.QueryParam("v") == ver {
+			return w.send("hello", ver)
 		}
-		return w.send("hello", ver)
+		// It changed since the page was drawn (or since a hidden tab let go of
+		// its stream): new counts, then the rows again.
+		if html, err := htmlOf(ctx, views.SessionStatsView(stats)); err != nil {
+			return err
+		} else if err := w.send("stats", html); err != nil {
+			return err
+		}
+		return w.send("reset", ver)
 	}
 	return s.follow(c, start, func(w *stream, ev watcher.Event) error {
 		if ev.SessionID != id || ev.Kind == watcher.KindError {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -58,6 +59,7 @@ type Server struct {
 
 	quit     chan struct{} // closed by Close: live streams end
 	quitOnce sync.Once
+	streams  atomic.Int32 // live streams open now
 }
 
 // New builds a Server over lib; events may be nil (no live updates).

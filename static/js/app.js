@@ -21,6 +21,18 @@
     if (old) old.replaceWith(el);
   }
 
+  // whileVisible runs stop a moment after the page is hidden and resume when
+  // it shows again. Browsers allow six connections per host over HTTP/1.1,
+  // so background tabs let go of their live stream and catch up on return.
+  function whileVisible(stop, resume) {
+    let timer = 0;
+    document.addEventListener("visibilitychange", () => {
+      clearTimeout(timer);
+      if (document.hidden) timer = setTimeout(stop, 3000);
+      else resume();
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", () => {
     if ($("#list-main")) listPage();
     if ($("#tree")) sessionPage();
@@ -78,6 +90,17 @@
     document.body.addEventListener("htmx:afterSettle", (e) => {
       if (e.target && e.target.id === "sessions") connect();
     });
+    // A hidden list lets go of its stream; shown again, it refetches its rows
+    // (what changed meanwhile), which reconnects.
+    whileVisible(
+      () => {
+        if (es) es.close();
+        es = null;
+      },
+      () => {
+        if (!es) refetch();
+      }
+    );
     connect();
   }
 
@@ -490,6 +513,17 @@
     status();
     scrollToTarget();
     tree.focus({ preventScroll: true });
+    // A hidden page lets go of its stream; shown again, it reconnects with its
+    // version and the server answers "reset" if the session moved meanwhile.
+    whileVisible(
+      () => {
+        if (es) es.close();
+        es = null;
+      },
+      () => {
+        if (!es) connect();
+      }
+    );
     connect();
   }
 })();
