@@ -952,17 +952,20 @@ func TestUpdateRewrite(t *testing.T) {
 		{"same size, new tail", tLines(tHeader, tUser("a1", "", 1, "hi"), tAsst("a2", "a1", 2, "yo"), tUser("a3", "a2", 3, "mode")), []string{"a1", "a2", "a3"}},
 		{"longer, new tail", tLines(tHeader, tUser("a1", "", 1, "hi"), tAsst("a2", "a1", 2, "yo"), tUser("a3", "a2", 3, "mode"), tUser("a4", "a3", 4, "x")), []string{"a1", "a2", "a3", "a4"}},
 		{"another session", tLines(strings.Replace(tHeader, `"s1"`, `"s2"`, 1), tUser("a1", "", 1, "hi"), tAsst("a2", "a1", 2, "yo"), tUser("a3", "a2", 3, "more"), tUser("a4", "a3", 4, "x")), []string{"a1", "a2", "a3", "a4"}},
+		{"same size, middle edit", tLines(tHeader, tUser("a1", "", 1, "hi"), tAsst("b2", "a1", 2, "yo"), tUser("a3", "b2", 3, "more")), []string{"a1", "b2", "a3"}},
 		{"emptied", "", nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s, p := tLoad(t, base)
 			// Replace the file by renaming over it, as editors and pi's migration do.
 			// Update notices a rewrite by the file shrinking, by the last 64
-			// indexed bytes or by the header changing; a same-size edit of a
-			// middle line alone would pass for "unchanged" (reading it all again
-			// on every change would make Update O(file)), so each case here
-			// changes one of those.
+			// indexed bytes, by the header changing, or, at the same size, by
+			// the modification time moving.
 			tmp := tWrite(t, filepath.Dir(p), "new.tmp", c.rewrite)
+			later := s.ModTime.Add(time.Second)
+			if err := os.Chtimes(tmp, later, later); err != nil {
+				t.Fatal(err)
+			}
 			if err := os.Rename(tmp, p); err != nil {
 				t.Fatal(err)
 			}

@@ -46,7 +46,10 @@ func (s *Session) update(reload bool) (d Delta, err error) {
 	if err != nil {
 		return d, err
 	}
-	if !s.sameBytes(f, st.Size()) {
+	// A file of the same size whose modification time moved was rewritten
+	// in place (an append would have grown it): re-read it.
+	rewritten := st.Size() == s.Size && !s.hasTail && !st.ModTime().Equal(s.ModTime)
+	if rewritten || !s.sameBytes(f, st.Size()) {
 		if !reload {
 			return d, errNeedsReload
 		}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 )
 
 const (
@@ -92,5 +93,44 @@ func TestUpdateUnterminatedTail(t *testing.T) {
 	}
 	if s.Entries[0].Flags.Has(FlagUnterminated) {
 		t.Error("entry e1 still flagged unterminated")
+	}
+}
+
+// A same-size edit in the middle of the file, written in place, is noticed
+// by the modification time moving; an unchanged file is not read again.
+func TestUpdateSameSizeInPlace(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	if err := os.WriteFile(path, []byte(updHeader+"\n"+updE1+"\n"+updE2+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := s.Update(); err != nil || d.Changed() {
+		t.Fatalf("Update of an unchanged file = %+v, %v; want no change", d, err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// e1's id becomes x1 (and e2 an orphan): same length, in the middle.
+	if _, err := f.WriteAt([]byte(`"x1"`), int64(len(updHeader)+1+len(`{"type":"message","id":`))); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	later := s.ModTime.Add(time.Second)
+	if err := os.Chtimes(path, later, later); err != nil {
+		t.Fatal(err)
+	}
+	d, err := s.Update()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.Reloaded || !slices.Equal(updateIDs(s), []string{"x1", "e2"}) {
+		t.Fatalf("after a same-size edit: delta %+v, ids %v; want a reload and [x1 e2]", d, updateIDs(s))
+	}
+	if d, err := s.Update(); err != nil || d.Changed() {
+		t.Fatalf("second Update = %+v, %v; want no change", d, err)
 	}
 }
