@@ -113,7 +113,8 @@ func loadOpen(f *os.File, st os.FileInfo, path, root string) (*Session, error) {
 	if err := s.reserve(f, st.Size()); err != nil {
 		return nil, err
 	}
-	if err := s.readSized(f, 0, st.Size()); err != nil {
+	// Only the bytes st describes, so ModTime and Size agree (see update).
+	if err := s.readSized(io.LimitReader(f, st.Size()), 0, st.Size()); err != nil {
 		return nil, err
 	}
 	if s.Header.ID == "" {

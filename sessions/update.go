@@ -76,7 +76,9 @@ func (s *Session) update(reload bool) (d Delta, err error) {
 	before := len(s.Entries)
 	// Diagnostics about the unterminated last line go: it is read again from Size.
 	s.Diags = slices.DeleteFunc(s.Diags, func(d Diagnostic) bool { return d.Line > s.lines })
-	if err := s.readSized(f, s.Size, st.Size()-s.Size); err != nil {
+	// Up to the size st gave, not EOF: ModTime must describe every byte
+	// indexed, or a later same-size Update would take it for a rewrite.
+	if err := s.readSized(io.LimitReader(f, st.Size()-s.Size), s.Size, st.Size()-s.Size); err != nil {
 		return d, err
 	}
 	for i := before; i < len(s.Entries); i++ {
@@ -143,7 +145,7 @@ func (s *Session) reload(f *os.File, d Delta) (Delta, error) {
 	if err := fresh.reserve(f, st.Size()); err != nil {
 		return d, err
 	}
-	if err := fresh.readSized(f, 0, st.Size()); err != nil {
+	if err := fresh.readSized(io.LimitReader(f, st.Size()), 0, st.Size()); err != nil {
 		return d, err
 	}
 	if fresh.Header.ID == "" {
