@@ -60,6 +60,7 @@ type Item struct {
 	Kept   bool   // context tab: kept from before the compaction
 	Edited bool   // context tab: changed or dropped by a context edit
 	Bash   *Bash
+	Export bool // in an offline export, where the entry id links to the entry itself (there is no tree)
 }
 
 // Bash is a user's ! command (a bashExecution message).

@@ -213,7 +213,9 @@ func (b *builder) pathItems(r *sessions.Reader, path []int) ([]views.Item, error
 		if shownWithCall(results, i, msgs[k]) {
 			continue
 		}
-		items = append(items, b.entryItem(i, lines[k], objs[k], results))
+		it := b.entryItem(i, lines[k], objs[k], results)
+		it.Export = true
+		items = append(items, it)
 	}
 	return items, nil
 }

@@ -127,6 +127,20 @@ func checkOffline(t *testing.T, page string) {
 	if n := strings.Count(lower, "<style"); n != 1 {
 		t.Errorf("%d style elements, want the one in <head>", n)
 	}
+	// Every in-page link lands on an element of the page (there is no tree in an export).
+	ids := map[string]bool{}
+	for _, m := range regexp.MustCompile(` id="([^"]*)"`).FindAllStringSubmatch(page, -1) {
+		ids[m[1]] = true
+	}
+	links := regexp.MustCompile(` href="#([^"]*)"`).FindAllStringSubmatch(page, -1)
+	for _, m := range links {
+		if !ids[m[1]] {
+			t.Errorf("link to #%s, which the page does not hold", m[1])
+		}
+	}
+	if len(links) == 0 {
+		t.Error("no entry links in the export")
+	}
 }
 
 func TestExportRedaction(t *testing.T) {
