@@ -176,7 +176,7 @@ func TestAPIReads(t *testing.T) {
 		{"unknown session", "/api/sessions/nope", nil, 404, "No session with id “nope”"},
 		{"unknown leaf", "/api/sessions/" + mainID + "?leaf=zzz", nil, 404, "no entry “zzz”"},
 		{"unknown route", "/api/nope", nil, 404, "There is no such page here"},
-		{"wrong method", "/api/sessions/" + mainID + "/label", nil, 404, "There is no such page here"},
+		{"wrong method", "/api/sessions/" + mainID + "/label", nil, 405, "cannot be used that way"},
 		{"foreign host", "/api/sessions", []string{"Host", "evil.example:8377"}, 403, "only answers requests addressed to this computer"},
 		{"rebinding host", "/api/sessions/" + mainID, []string{"Host", "localhost.evil.example"}, 403, "localhost"},
 	}
@@ -193,6 +193,9 @@ func TestAPIReads(t *testing.T) {
 			}
 			if rec.Header().Get("Content-Security-Policy") == "" {
 				t.Error("no security headers")
+			}
+			if allow := rec.Header().Get("Allow"); rec.Code == 405 && !strings.Contains(allow, "POST") {
+				t.Errorf("405 with Allow %q, want POST in it", allow)
 			}
 		})
 	}

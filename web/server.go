@@ -96,15 +96,17 @@ func New(lib Library, events Events, opt Options) *Server {
 
 // routes registers every route. The JSON API and write actions will get their own file (api.go).
 func (s *Server) routes(e *echo.Echo) {
-	e.GET("/", s.list)
+	// Pages and assets answer HEAD too (net/http drops the body); live streams do not.
+	page := []string{http.MethodGet, http.MethodHead}
+	e.Match(page, "/", s.list)
 	e.GET("/events", s.listEvents)
-	e.GET("/s/:id", s.session)
-	e.GET("/s/:id/rows", s.rows)
-	e.GET("/s/:id/entry", s.entry)
+	e.Match(page, "/s/:id", s.session)
+	e.Match(page, "/s/:id/rows", s.rows)
+	e.Match(page, "/s/:id/entry", s.entry)
 	e.GET("/s/:id/events", s.sessionEvents)
-	e.GET("/static/*", s.asset)
+	e.Match(page, "/static/*", s.asset)
 	s.writeRoutes(e) // the JSON API and the session page's actions (api.go)
-	e.RouteNotFound("/*", func(echo.Context) error { return errNotFound("page") })
+	// No catch-all route: echo's own 404 and 405 (with Allow) reach handleError.
 }
 
 // Handler returns the server's handler, with cross-origin protection for

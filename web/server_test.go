@@ -187,3 +187,37 @@ func TestAssetCaching(t *testing.T) {
 		t.Errorf("stale version: Cache-Control %q", cc)
 	}
 }
+
+// TestMethods: pages answer HEAD like GET, without a body; a known address
+// used with the wrong method is 405 with Allow, an unknown one 404.
+func TestMethods(t *testing.T) {
+	srv := newServer(t, openLib(t, demoRoot(t)), nil).Handler()
+	tests := []struct {
+		method, target string
+		status         int
+		allow          string // a method the Allow header must name
+	}{
+		{"HEAD", "/", 200, ""},
+		{"HEAD", "/s/" + mainID, 200, ""},
+		{"HEAD", "/static/css/app.css", 200, ""},
+		{"HEAD", "/nope", 404, ""},
+		{"POST", "/", 405, "GET"},
+		{"DELETE", "/s/" + mainID, 405, "GET"},
+		{"GET", "/api/sessions/" + mainID + "/rewind", 405, "POST"},
+		{"POST", "/nope", 404, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.method+" "+tt.target, func(t *testing.T) {
+			rec := do(t, srv, tt.method, tt.target)
+			if rec.Code != tt.status {
+				t.Fatalf("status %d, want %d\n%s", rec.Code, tt.status, rec.Body)
+			}
+			if tt.allow != "" && !strings.Contains(rec.Header().Get("Allow"), tt.allow) {
+				t.Errorf("Allow %q lacks %s", rec.Header().Get("Allow"), tt.allow)
+			}
+			if tt.method == "HEAD" && tt.status == 200 && rec.Header().Get("Content-Type") == "" {
+				t.Error("HEAD without the GET's Content-Type")
+			}
+		})
+	}
+}
