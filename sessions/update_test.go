@@ -99,17 +99,7 @@ func TestUpdateUnterminatedTail(t *testing.T) {
 // A same-size edit in the middle of the file, written in place, is noticed
 // by the modification time moving; an unchanged file is not read again.
 func TestUpdateSameSizeInPlace(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "s.jsonl")
-	if err := os.WriteFile(path, []byte(updHeader+"\n"+updE1+"\n"+updE2+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s, err := Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d, err := s.Update(); err != nil || d.Changed() {
-		t.Fatalf("Update of an unchanged file = %+v, %v; want no change", d, err)
-	}
+	s, path := tLoad(t, updHeader+"\n"+updE1+"\n"+updE2+"\n")
 	f, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)

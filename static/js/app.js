@@ -21,16 +21,27 @@
     if (old) old.replaceWith(el);
   }
 
-  // whileVisible runs stop a moment after the page is hidden and resume when
-  // it shows again. Browsers allow six connections per host over HTTP/1.1,
-  // so background tabs let go of their live stream and catch up on return.
-  function whileVisible(stop, resume) {
+  // liveStream holds a page's EventSource: connect() (re)opens it with
+  // open(). Browsers allow six connections per host over HTTP/1.1, so a page
+  // hidden for 3 s closes its stream, and calls resume to catch up when shown.
+  function liveStream(open, resume) {
+    let es = null;
     let timer = 0;
+    const close = () => {
+      if (es) es.close();
+      es = null;
+    };
     document.addEventListener("visibilitychange", () => {
       clearTimeout(timer);
-      if (document.hidden) timer = setTimeout(stop, 3000);
-      else resume();
+      if (document.hidden) timer = setTimeout(close, 3000);
+      else if (!es) resume();
     });
+    return {
+      connect() {
+        close();
+        es = open();
+      },
+    };
   }
 
   document.addEventListener("DOMContentLoaded", () => {
@@ -42,18 +53,20 @@
   // Sessions list: live rows.
 
   function listPage() {
-    let es = null;
-    function connect() {
+    // Shown again after a hidden while, the list refetches its rows (what
+    // changed meanwhile), which reconnects.
+    const live = liveStream(() => {
       const list = $("#sessions");
-      if (!list) return;
+      if (!list) return null;
       const p = new URLSearchParams();
       if (list.dataset.q) p.set("q", list.dataset.q);
       if (list.dataset.sort) p.set("sort", list.dataset.sort);
-      if (es) es.close();
-      es = new EventSource("/events?" + p);
+      const es = new EventSource("/events?" + p);
       es.addEventListener("row", (e) => liveRow(e.data, list.dataset.sort || "activity"));
       es.addEventListener("gone", (e) => dropRow(e.data));
-    }
+      return es;
+    }, refetch);
+    const connect = live.connect;
     function refetch() {
       const list = $("#sessions");
       const p = new URLSearchParams({ q: list.dataset.q || "", sort: list.dataset.sort || "" });
@@ -90,17 +103,6 @@
     document.body.addEventListener("htmx:afterSettle", (e) => {
       if (e.target && e.target.id === "sessions") connect();
     });
-    // A hidden list lets go of its stream; shown again, it refetches its rows
-    // (what changed meanwhile), which reconnects.
-    whileVisible(
-      () => {
-        if (es) es.close();
-        es = null;
-      },
-      () => {
-        if (!es) refetch();
-      }
-    );
     connect();
   }
 
@@ -122,7 +124,6 @@
       version: tree.dataset.version || "",
     };
     const filters = ["default", "no-tools", "user-only", "labeled-only", "all"];
-    let es = null;
     let convTimer = 0;
     let searchTimer = 0;
     const loading = { before: false, after: false };
@@ -443,21 +444,27 @@
 
     // --- live updates --------------------------------------------------------
 
-    function connect() {
-      if (es) es.close();
-      es = new EventSource(base + "/events?" + params({ v: S.version }));
-      es.addEventListener("hello", (e) => (S.version = e.data));
-      es.addEventListener("reset", (e) => {
-        S.version = e.data;
-        reloadTree();
-      });
-      es.addEventListener("delta", (e) => applyDelta(e.data));
-      es.addEventListener("stats", (e) => replaceById(e.data));
-      es.addEventListener("gone", () => {
-        const c = $("#tree-count");
-        if (c) c.innerHTML = '<span class="live-gone">This session is no longer on disk.</span>';
-      });
-    }
+    // Shown again after a hidden while, the page reconnects with its version
+    // and the server answers "reset" (with fresh counts) if the session moved.
+    const live = liveStream(
+      () => {
+        const es = new EventSource(base + "/events?" + params({ v: S.version }));
+        es.addEventListener("hello", (e) => (S.version = e.data));
+        es.addEventListener("reset", (e) => {
+          S.version = e.data;
+          reloadTree();
+        });
+        es.addEventListener("delta", (e) => applyDelta(e.data));
+        es.addEventListener("stats", (e) => replaceById(e.data));
+        es.addEventListener("gone", () => {
+          const c = $("#tree-count");
+          if (c) c.innerHTML = '<span class="live-gone">This session is no longer on disk.</span>';
+        });
+        return es;
+      },
+      () => live.connect()
+    );
+    const connect = live.connect;
 
     function applyDelta(html) {
       const d = fragment(html).querySelector("[data-delta]");
@@ -513,17 +520,6 @@
     status();
     scrollToTarget();
     tree.focus({ preventScroll: true });
-    // A hidden page lets go of its stream; shown again, it reconnects with its
-    // version and the server answers "reset" if the session moved meanwhile.
-    whileVisible(
-      () => {
-        if (es) es.close();
-        es = null;
-      },
-      () => {
-        if (!es) connect();
-      }
-    );
     connect();
   }
 })();
