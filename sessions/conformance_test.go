@@ -11,25 +11,9 @@ import (
 	"sort"
 	"strings"
 	"testing"
-)
 
-// oracleDir returns the conformance folder when pi's package is installed
-// there and node is on PATH. Without them the test skips, unless
-// PIWEB_REQUIRE_ORACLE=1 (as in CI) makes that a failure.
-func oracleDir(t *testing.T) string {
-	t.Helper()
-	dir, _ := filepath.Abs("../conformance")
-	_, errNode := exec.LookPath("node")
-	_, errPkg := os.Stat(filepath.Join(dir, "node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js"))
-	if errNode != nil || errPkg != nil {
-		msg := "pi oracle not installed (run: cd conformance && npm ci)"
-		if os.Getenv("PIWEB_REQUIRE_ORACLE") == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return dir
-}
+	"github.com/piweb/piweb/internal/oracle"
+)
 
 type scenario struct {
 	Scenario    string `json:"scenario"`
@@ -68,7 +52,7 @@ func stderrOf(err error) string {
 // TestConformance checks that piweb reads every scenario file exactly as pi
 // does: tree, labels, name, leaf, path and model context at every entry.
 func TestConformance(t *testing.T) {
-	dir := oracleDir(t)
+	dir := oracle.Dir(t)
 	for _, sc := range genScenarios(t, dir) {
 		t.Run(sc.Scenario, func(t *testing.T) {
 			before, err := os.ReadFile(sc.File)

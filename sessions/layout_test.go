@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/piweb/piweb/internal/oracle"
 )
 
 var layUpdate = flag.Bool("update", false, "rewrite the golden files in testdata/layout/golden")
@@ -159,27 +161,6 @@ func layDiff(want, got string) string {
 	return b.String()
 }
 
-// layPi returns the pi-coding-agent package to compare with: $PIWEB_PI_PKG,
-// else the one conformance/ installs. Without it (or node) the test skips,
-// unless PIWEB_REQUIRE_ORACLE=1.
-func layPi(t *testing.T) string {
-	t.Helper()
-	pkg := os.Getenv("PIWEB_PI_PKG")
-	if pkg == "" {
-		pkg, _ = filepath.Abs("../conformance/node_modules/@earendil-works/pi-coding-agent")
-	}
-	_, errNode := exec.LookPath("node")
-	_, errPkg := os.Stat(filepath.Join(pkg, "dist/modes/interactive/components/tree-selector.js"))
-	if errNode != nil || errPkg != nil {
-		msg := "pi's package or node not found (run: cd conformance && npm ci, or set PIWEB_PI_PKG)"
-		if os.Getenv("PIWEB_REQUIRE_ORACLE") == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return pkg
-}
-
 // layPiJob is one job for testdata/layout/pitree.mjs.
 type layPiJob struct {
 	File   string   `json:"file"`
@@ -216,7 +197,7 @@ func layRunPi(t *testing.T, pkg string, jobs []layPiJob) []string {
 // from Node with a colorless theme) and requires the very same text:
 // order, visibility, indents, connectors, gutters, markers and previews.
 func TestLayoutMatchesPi(t *testing.T) {
-	pkg := layPi(t)
+	pkg := oracle.Package(t)
 	jobs := make([]layPiJob, len(layCases))
 	for i, c := range layCases {
 		jobs[i] = layPiJob{File: c.path(), Leaf: c.leaf, Filter: c.filter, Search: c.search, Fold: c.fold}
@@ -235,7 +216,7 @@ func TestLayoutMatchesPi(t *testing.T) {
 // node shared by duplicate ids (or by id-less lines) once per occurrence,
 // piweb draws every line once.
 func TestLayoutMatchesPiOnScenarios(t *testing.T) {
-	pkg := layPi(t)
+	pkg := oracle.Package(t)
 	gen, _ := filepath.Abs("../conformance/gen.mjs")
 	if _, err := os.Stat(gen); err != nil {
 		t.Skip("conformance/gen.mjs not found")

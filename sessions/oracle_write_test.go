@@ -10,78 +10,17 @@ package sessions
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/piweb/piweb/internal/oracle"
 )
-
-// piReading is what after-write.mjs prints.
-type piReading struct {
-	Version       any               `json:"version"`
-	SessionID     string            `json:"sessionId"`
-	Cwd           *string           `json:"cwd"`
-	ParentSession *string           `json:"parentSession"`
-	LeafID        *string           `json:"leafId"`
-	Labels        map[string]string `json:"labels"`
-	Name          *string           `json:"name"`
-	Path          []string          `json:"path"`
-	Context       json.RawMessage   `json:"context"`
-	File          string            `json:"file"`
-	Fork          *string           `json:"fork"`
-}
-
-// piOracle returns a function running after-write.mjs, or skips the test.
-func piOracle(t *testing.T) func(file string, args ...string) piReading {
-	t.Helper()
-	script, err := filepath.Abs(filepath.Join("..", "conformance", "after-write.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pkg := filepath.Join("..", "conformance", "node_modules", "@earendil-works", "pi-coding-agent", "dist", "core", "session-manager.js")
-	node, err := exec.LookPath("node")
-	missing := ""
-	switch {
-	case err != nil:
-		missing = "node is not installed"
-	case !exists(pkg):
-		missing = "the pi package is not installed (run npm ci in conformance/)"
-	case !exists(script):
-		missing = "conformance/after-write.mjs is missing"
-	}
-	if missing != "" {
-		if os.Getenv("PIWEB_REQUIRE_ORACLE") == "1" {
-			t.Fatalf("PIWEB_REQUIRE_ORACLE=1 but %s", missing)
-		}
-		t.Skip(missing)
-	}
-	return func(file string, args ...string) piReading {
-		t.Helper()
-		cmd := exec.Command(node, append([]string{script, file}, args...)...)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("after-write.mjs %s: %v\n%s%s", file, err, out, stderr.Bytes())
-		}
-		var r piReading
-		if err := json.Unmarshal(out, &r); err != nil {
-			t.Fatalf("after-write.mjs output: %v\n%s", err, out)
-		}
-		return r
-	}
-}
-
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
-}
 
 // agree checks that pi and piweb read file alike and returns pi's reading.
 // A version 3 file must come back from pi unchanged.
-func agree(t *testing.T, pi func(string, ...string) piReading, file string) piReading {
+func agree(t *testing.T, pi func(string, ...string) oracle.Reading, file string) oracle.Reading {
 	t.Helper()
 	r := pi(file)
 	s := mustLoad(t, file)
@@ -127,7 +66,7 @@ func deref(p *string) string {
 }
 
 func TestOracleWrites(t *testing.T) {
-	pi := piOracle(t)
+	pi := oracle.AfterWrite(t)
 
 	t.Run("fixtures", func(t *testing.T) {
 		for _, f := range []string{"basic.jsonl", "unterminated.jsonl", "noid.jsonl"} {

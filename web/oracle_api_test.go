@@ -9,71 +9,15 @@ package web
 // Without them the test is skipped, unless PIWEB_REQUIRE_ORACLE=1.
 
 import (
-	"bytes"
-	"encoding/json"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/piweb/piweb/internal/oracle"
 )
 
-// piAfterWrite is the part of after-write.mjs's output checked here.
-type piAfterWrite struct {
-	LeafID *string           `json:"leafId"`
-	Labels map[string]string `json:"labels"`
-	Path   []string          `json:"path"`
-	File   string            `json:"file"`
-}
-
-// afterWrite returns a function running conformance/after-write.mjs on a file, or skips the test.
-func afterWrite(t *testing.T) func(file string) piAfterWrite {
-	t.Helper()
-	script, err := filepath.Abs(filepath.Join("..", "conformance", "after-write.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pkg := filepath.Join("..", "conformance", "node_modules", "@earendil-works", "pi-coding-agent", "dist", "core", "session-manager.js")
-	node, err := exec.LookPath("node")
-	missing := ""
-	switch {
-	case err != nil:
-		missing = "node is not installed"
-	case !fileExists(pkg):
-		missing = "the pi package is not installed (run npm ci in conformance/)"
-	case !fileExists(script):
-		missing = "conformance/after-write.mjs is missing"
-	}
-	if missing != "" {
-		if os.Getenv("PIWEB_REQUIRE_ORACLE") == "1" {
-			t.Fatalf("PIWEB_REQUIRE_ORACLE=1 but %s", missing)
-		}
-		t.Skip(missing)
-	}
-	return func(file string) piAfterWrite {
-		t.Helper()
-		cmd := exec.Command(node, script, file)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("after-write.mjs %s: %v\n%s%s", file, err, out, stderr.Bytes())
-		}
-		var r piAfterWrite
-		if err := json.Unmarshal(out, &r); err != nil {
-			t.Fatalf("after-write.mjs output: %v\n%s", err, out)
-		}
-		return r
-	}
-}
-
-func fileExists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
-}
-
 func TestOracleAPIWrites(t *testing.T) {
-	pi := afterWrite(t)
+	pi := oracle.AfterWrite(t)
 	lib := openLib(t, demoRoot(t))
 	srv := newServer(t, lib, nil).Handler()
 	api := "/api/sessions/" + mainID

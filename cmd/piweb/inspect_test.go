@@ -3,13 +3,14 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/piweb/piweb/internal/oracle"
 )
 
 const fixture = "../../sessions/testdata/branches.jsonl"
@@ -82,13 +83,7 @@ func TestInspectLeaf(t *testing.T) {
 
 // TestInspectMatchesOracle runs the built command and pi's oracle on the same file.
 func TestInspectMatchesOracle(t *testing.T) {
-	dir, _ := filepath.Abs("../../conformance")
-	if _, err := os.Stat(filepath.Join(dir, "node_modules/@earendil-works/pi-coding-agent")); err != nil {
-		if os.Getenv("PIWEB_REQUIRE_ORACLE") == "1" {
-			t.Fatal("pi oracle not installed")
-		}
-		t.Skip("pi oracle not installed (cd conformance && npm ci)")
-	}
+	dir := oracle.Dir(t)
 	abs, _ := filepath.Abs(fixture)
 	for _, leaf := range []string{"", "c1", "a2"} {
 		args := []string{abs}

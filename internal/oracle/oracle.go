@@ -1,0 +1,111 @@
+// Package oracle finds and runs the pi package that conformance/ installs,
+// for the tests that compare piweb with pi itself.
+//
+// Without node or the package a test using it is skipped, unless
+// PIWEB_REQUIRE_ORACLE=1 (as in CI) makes that a failure.
+package oracle
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// Dir returns the absolute path of conformance/, where oracle.mjs, gen.mjs
+// and after-write.mjs live, once node and pi's package are found.
+func Dir(t testing.TB) string {
+	t.Helper()
+	dir := filepath.Join(moduleRoot(t), "conformance")
+	require(t, dir, filepath.Join(dir, "node_modules", "@earendil-works", "pi-coding-agent", "dist", "core", "session-manager.js"))
+	return dir
+}
+
+// Package returns the pi-coding-agent package folder: $PIWEB_PI_PKG, else
+// the one conformance/ installs.
+func Package(t testing.TB) string {
+	t.Helper()
+	pkg := os.Getenv("PIWEB_PI_PKG")
+	if pkg == "" {
+		pkg = filepath.Join(moduleRoot(t), "conformance", "node_modules", "@earendil-works", "pi-coding-agent")
+	}
+	require(t, pkg, filepath.Join(pkg, "dist", "modes", "interactive", "components", "tree-selector.js"))
+	return pkg
+}
+
+// Reading is what after-write.mjs prints: how pi's own SessionManager reads
+// a copy of a file piweb wrote to.
+type Reading struct {
+	Version       any               `json:"version"`
+	SessionID     string            `json:"sessionId"`
+	Cwd           *string           `json:"cwd"`
+	ParentSession *string           `json:"parentSession"`
+	LeafID        *string           `json:"leafId"`
+	Labels        map[string]string `json:"labels"`
+	Name          *string           `json:"name"`
+	Path          []string          `json:"path"`
+	Context       json.RawMessage   `json:"context"`
+	File          string            `json:"file"` // the copy's bytes after pi opened it
+	Fork          *string           `json:"fork"`
+}
+
+// AfterWrite returns a function that runs after-write.mjs on a file (args
+// are passed on) and returns pi's reading of it.
+func AfterWrite(t testing.TB) func(file string, args ...string) Reading {
+	t.Helper()
+	script := filepath.Join(Dir(t), "after-write.mjs")
+	return func(file string, args ...string) Reading {
+		t.Helper()
+		cmd := exec.Command("node", append([]string{script, file}, args...)...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("after-write.mjs %s: %v\n%s%s", file, err, out, stderr.Bytes())
+		}
+		var r Reading
+		if err := json.Unmarshal(out, &r); err != nil {
+			t.Fatalf("after-write.mjs output: %v\n%s", err, out)
+		}
+		return r
+	}
+}
+
+// require skips (or fails) t unless node is on PATH and file exists.
+func require(t testing.TB, what, file string) {
+	t.Helper()
+	missing := ""
+	if _, err := exec.LookPath("node"); err != nil {
+		missing = "node is not installed"
+	} else if _, err := os.Stat(file); err != nil {
+		missing = "pi's package is not installed at " + what + " (run: cd conformance && npm ci)"
+	}
+	if missing == "" {
+		return
+	}
+	if os.Getenv("PIWEB_REQUIRE_ORACLE") == "1" {
+		t.Fatalf("PIWEB_REQUIRE_ORACLE=1 but %s", missing)
+	}
+	t.Skip(missing)
+}
+
+// moduleRoot returns the folder holding go.mod, above the test's package folder.
+func moduleRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			t.Fatal("no go.mod above the test's folder")
+		}
+		dir = up
+	}
+}
