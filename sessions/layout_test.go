@@ -168,6 +168,7 @@ type layPiJob struct {
 	Filter Filter   `json:"filter,omitempty"`
 	Search string   `json:"search,omitempty"`
 	Fold   []string `json:"fold,omitempty"`
+	Copy   bool     `json:"copy,omitempty"` // what ctrl+x copies per entry, not the tree
 }
 
 // layRunPi renders jobs with pi's own tree component.

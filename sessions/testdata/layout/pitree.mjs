@@ -6,7 +6,9 @@
 // package at PKG) as plain text, the way `piweb tree` prints it, for each job
 // of a JSON array read from stdin: {file, leaf?, filter?, search?, fold?: [ids]}.
 // Writes a JSON array with one string (the lines) per job; layout_test.go
-// compares them with piweb's Layout.Render.
+// compares them with piweb's Layout.Render. A job with copy: true gives
+// instead the JSON of what the tree's ctrl+x copies for each entry (null for
+// nothing), in file order, for copytext_test.go.
 //
 // The component is imported by file path (the package index needs Node 22)
 // with a theme that adds no colors. pi may append "\n" to a file it opens,
@@ -52,6 +54,9 @@ function render(job) {
 		const height = 2 * (sm.getEntries().length + 10);
 		const selector = new TreeSelectorComponent(tree, leafId, height, () => {}, () => {}, () => {}, undefined, job.filter || "default");
 		const list = selector.getTreeList();
+		if (job.copy) {
+			return JSON.stringify(sm.getEntries().map((entry) => list.getEntryCopyText({ entry }) ?? null));
+		}
 		if (job.search || job.fold?.length) {
 			list.searchQuery = job.search ?? "";
 			list.foldedNodes = new Set(job.fold ?? []);
