@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 	"github.com/piweb/piweb/watcher"
@@ -185,6 +186,15 @@ func TestBrowser(t *testing.T) {
 	if u := eval(`location.search`); !strings.Contains(u, "target=09b043aa") {
 		t.Errorf("URL %q does not deep-link the selection", u)
 	}
+
+	// pi's ctrl+x copies the selected entry's text to the clipboard.
+	if _, err := chromedp.CallBrowser(ctx, browser.SetPermission, browser.SetPermissionParams{
+		Permission: &browser.PermissionDescriptor{Name: "clipboard-read"}, Setting: browser.PermissionSettingGranted, Origin: ts.URL}); err != nil {
+		t.Fatal(err)
+	}
+	do("copy", chromedp.KeyEvent("x", chromedp.KeyModifiers(chromedp.ModifierCtrl)),
+		poll("copied note", `document.querySelector('#tree-note').textContent === 'Copied to the clipboard'`),
+		poll("clipboard", `navigator.clipboard.readText().then((t) => t === 'Alternatively, could we just drop the cache entirely?')`))
 
 	// The model context tab.
 	do("context tab", chromedp.Click(chromedp.CSS(`.tab[href*="view=context"]`)),

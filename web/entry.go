@@ -2,6 +2,7 @@ package web
 
 import (
 	"cmp"
+	"net/http"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
@@ -264,4 +265,28 @@ func (b *builder) contextPage(v *views.PathView, r *sessions.Reader, target, bef
 		v.EarlierURL = views.EntryURL(v.SessionID, v.Target.Ref, v.Tab, p.Entries[start].Pos, v.State)
 	}
 	return nil
+}
+
+// copyText answers GET /s/:id/copy?e=REF with what pi's /tree copies for the
+// entry (ctrl+x) as plain text, or 204 when pi would have nothing to copy.
+func (s *Server) copyText(c echo.Context) error {
+	id, e := sessionID(c), c.QueryParam("e")
+	var text string
+	var ok bool
+	err := s.view(id, func(ss *sessions.Session, r *sessions.Reader) error {
+		i, found := resolve(ss, e)
+		if !found {
+			return errNoEntry(e)
+		}
+		var err error
+		text, ok, err = r.CopyText(i)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return c.NoContent(http.StatusNoContent)
+	}
+	return c.String(http.StatusOK, text)
 }

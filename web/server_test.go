@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/piweb/piweb/sessions"
 )
 
 func TestRoutes(t *testing.T) {
@@ -219,5 +221,44 @@ func TestMethods(t *testing.T) {
 				t.Error("HEAD without the GET's Content-Type")
 			}
 		})
+	}
+}
+
+// TestCopyText: /copy answers what pi's ctrl+x copies, as text; 204 when
+// there is nothing to copy; 404 for an unknown entry.
+func TestCopyText(t *testing.T) {
+	srv := newServer(t, openLib(t, demoRoot(t)), nil).Handler()
+	tests := []struct {
+		ref    string
+		status int
+		want   string
+	}{
+		{"09b043aa", 200, "Alternatively, could we just drop the cache entirely?"},
+		{"zzz", 404, "Entry not found"},
+	}
+	for _, tt := range tests {
+		rec := get(t, srv, "/s/"+mainID+"/copy?e="+tt.ref)
+		if rec.Code != tt.status || !strings.Contains(rec.Body.String(), tt.want) {
+			t.Errorf("%s: %d %q, want %d %q", tt.ref, rec.Code, rec.Body, tt.status, tt.want)
+		}
+		if ct := rec.Header().Get("Content-Type"); tt.status == 200 && !strings.HasPrefix(ct, "text/plain") {
+			t.Errorf("%s: Content-Type %q", tt.ref, ct)
+		}
+	}
+	// A label entry has nothing to copy.
+	lib := openLib(t, demoRoot(t))
+	var label string
+	if err := lib.View(mainID, func(ss *sessions.Session) error {
+		for i := range ss.Entries {
+			if ss.Entries[i].Type == sessions.TypeLabel {
+				label = ss.Entries[i].ID
+			}
+		}
+		return nil
+	}); err != nil || label == "" {
+		t.Fatalf("no label entry in the demo: %v", err)
+	}
+	if rec := get(t, newServer(t, lib, nil).Handler(), "/s/"+mainID+"/copy?e="+label); rec.Code != 204 || rec.Body.Len() != 0 {
+		t.Errorf("label entry: %d %q, want 204 and no body", rec.Code, rec.Body)
 	}
 }

@@ -214,6 +214,45 @@
       if (c) c.textContent = n + (n === 1 ? " row" : " rows") + tag + (S.leaf ? " · active: " + S.leaf : "");
     }
 
+    // note shows a short message in the tree's status line for a few seconds.
+    let noteTimer = 0;
+    function note(text, failed) {
+      const n = $("#tree-note");
+      if (!n) return;
+      n.textContent = text;
+      n.classList.toggle("fail", !!failed);
+      clearTimeout(noteTimer);
+      noteTimer = setTimeout(() => (n.textContent = ""), 4000);
+    }
+
+    // copyEntry puts what pi's ctrl+x copies for the selected entry (its
+    // text, command or summary) on the clipboard.
+    async function copyEntry() {
+      const row = selected();
+      if (!row) return;
+      let nothing = false;
+      const text = fetch(base + "/copy?e=" + encodeURIComponent(row.dataset.ref)).then((res) => {
+        if (res.status === 204) nothing = true;
+        if (!res.ok || nothing) throw new Error("HTTP " + res.status);
+        return res.text();
+      });
+      try {
+        if (!navigator.clipboard) throw new Error("no clipboard here (it needs http://localhost or https)");
+        if (window.ClipboardItem && navigator.clipboard.write) {
+          // The item is created now, in the key press, and filled when the text arrives.
+          const blob = text.then((t) => new Blob([t], { type: "text/plain" }));
+          await navigator.clipboard.write([new ClipboardItem({ "text/plain": blob })]);
+        } else {
+          await navigator.clipboard.writeText(await text);
+        }
+        note("Copied to the clipboard");
+      } catch (err) {
+        text.catch(() => {});
+        if (nothing) note("Nothing to copy");
+        else note("Could not copy: " + err.message, true);
+      }
+    }
+
     // reloadTree fetches the window of rows around the selection for the current state.
     async function reloadTree() {
       const res = await fetch(base + "/rows?" + params({ target: S.target }), { headers: { "HX-Request": "true" } });
@@ -380,6 +419,8 @@
       let handled = true;
       if (mod && !e.metaKey && filterKeys[lower] && !e.shiftKey) {
         lower === "d" ? setFilter("default") : toggleFilter(filterKeys[lower]);
+      } else if (e.ctrlKey && !e.altKey && !e.metaKey && lower === "x" && !(inSearch && search.selectionStart !== search.selectionEnd)) {
+        copyEntry(); // pi's ctrl+x; a selection in the search box is cut as usual
       } else if (e.ctrlKey && lower === "o") {
         const i = filters.indexOf(S.filter);
         setFilter(filters[(i + (e.shiftKey ? filters.length - 1 : 1)) % filters.length]);
