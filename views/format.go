@@ -128,3 +128,20 @@ func boolString(b bool) string {
 	}
 	return "false"
 }
+
+// LabelTime formats when a label was set as pi's /tree shows it (shift+T),
+// in local time: "15:04" today, "6/2 15:04" this year, "25/6/2 15:04" before.
+func LabelTime(t, now time.Time) string {
+	t, now = t.Local(), now.Local()
+	hm := t.Format("15:04")
+	y, m, d := t.Date()
+	ny, nm, nd := now.Date()
+	switch {
+	case y == ny && m == nm && d == nd:
+		return hm
+	case y == ny:
+		return fmt.Sprintf("%d/%d %s", m, d, hm)
+	}
+	yy := strconv.Itoa(y)
+	return fmt.Sprintf("%s/%d/%d %s", yy[max(0, len(yy)-2):], m, d, hm)
+}

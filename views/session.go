@@ -102,6 +102,7 @@ type RowView struct {
 	Foldable bool
 	Label    string
 	Labeled  bool   // a label is in force, even one that shows as "" (pi's [] label)
+	LabelAt  string // "when " the label was set (LabelTime), shown with shift+T as in pi; "" for none
 	Kind     string // CSS modifier: user, assistant, tool, bash, custom, compaction, summary, setting, error
 	Lead     string // the colored lead of the preview ("user: ")
 	Text     string // the rest of the preview

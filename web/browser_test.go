@@ -196,6 +196,16 @@ func TestBrowser(t *testing.T) {
 		poll("copied note", `document.querySelector('#tree-note').textContent === 'Copied to the clipboard'`),
 		poll("clipboard", `navigator.clipboard.readText().then((t) => t === 'Alternatively, could we just drop the cache entirely?')`))
 
+	// pi's shift+T shows when each label was set.
+	ltShown := `[...document.querySelectorAll('#tree .row .lt')].filter((e) => e.offsetParent !== null && e.textContent.trim() !== '').length`
+	if n := eval(`String(` + ltShown + `)`); n != "0" {
+		t.Errorf("%s label times shown before shift+T", n)
+	}
+	do("label times", chromedp.KeyEvent("T", chromedp.KeyModifiers(chromedp.ModifierShift)),
+		poll("label times shown", ltShown+` === 3 && document.querySelector('#tree-count').textContent.includes('[+label time]')`))
+	do("label times off", chromedp.KeyEvent("T", chromedp.KeyModifiers(chromedp.ModifierShift)),
+		poll("label times hidden", ltShown+` === 0 && !document.querySelector('#tree-count').textContent.includes('[+label time]')`))
+
 	// The model context tab.
 	do("context tab", chromedp.Click(chromedp.CSS(`.tab[href*="view=context"]`)),
 		poll("model context", `document.querySelector('#conv').innerText.includes('What the model sees')`))

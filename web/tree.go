@@ -161,6 +161,9 @@ func (t *tree) rowView(k int, row *sessions.Row) views.RowView {
 	if p := t.lay.Parent(k); p >= 0 {
 		v.Parent = t.lay.Rows(p, 1)[0].Pos
 	}
+	if l := s.LabelEntry(e.ID); row.Labeled && l >= 0 && s.Entries[l].Time != sessions.NoTime {
+		v.LabelAt = views.LabelTime(time.UnixMilli(s.Entries[l].Time), views.Now()) + " "
+	}
 	bare := *row
 	bare.Active = false // the marker is drawn apart, to color it
 	pre := bare.Prefix()

@@ -209,7 +209,8 @@
     function status(total) {
       if (total != null) tree.dataset.total = total;
       const n = Number(tree.dataset.total || rows().length);
-      const tag = S.filter === "default" ? "" : " [" + S.filter + "]";
+      let tag = S.filter === "default" ? "" : " [" + S.filter + "]";
+      if (tree.classList.contains("show-lt")) tag += " [+label time]";
       const c = $("#tree-count");
       if (c) c.textContent = n + (n === 1 ? " row" : " rows") + tag + (S.leaf ? " · active: " + S.leaf : "");
     }
@@ -421,6 +422,9 @@
         lower === "d" ? setFilter("default") : toggleFilter(filterKeys[lower]);
       } else if (e.ctrlKey && !e.altKey && !e.metaKey && lower === "x" && !(inSearch && search.selectionStart !== search.selectionEnd)) {
         copyEntry(); // pi's ctrl+x; a selection in the search box is cut as usual
+      } else if (k === "T" && e.shiftKey && !mod && !e.metaKey && !inSearch) {
+        tree.classList.toggle("show-lt"); // pi's shift+T: when each label was set
+        status();
       } else if (e.ctrlKey && lower === "o") {
         const i = filters.indexOf(S.filter);
         setFilter(filters[(i + (e.shiftKey ? filters.length - 1 : 1)) % filters.length]);
