@@ -239,6 +239,9 @@ func takeSnapshot(t *tree) snapshot {
 		buf = strconv.AppendBool(append(buf, ' '), r.Foldable)
 		buf = append(append(buf, ' '), r.Prefix()...)
 		buf = append(append(buf, 0), r.Label...)
+		if l := t.s.LabelEntry(t.s.Entries[r.Pos].ID); r.Labeled && l >= 0 {
+			buf = strconv.AppendInt(append(buf, 0), int64(l), 10) // a label set again, maybe to the same text, has a new time
+		}
 		h.Reset()
 		h.Write(buf)
 		out[k] = rowSig{pos: int32(r.Pos), sig: h.Sum64()}

@@ -165,6 +165,21 @@ func TestSessionEvents(t *testing.T) {
 		t.Errorf("delta redraws an unchanged row:\n%s", delta.Data)
 	}
 
+	// The same label set again has a new time (shift+T): its row is redrawn.
+	appendLines(t, file,
+		`{"type":"label","id":"feed0003","parentId":"feed0002","timestamp":"2026-05-13T10:00:00.000Z","targetId":"09b043aa","label":"rejected idea"}`)
+	if _, _, err := lib.Refresh(file); err != nil {
+		t.Fatal(err)
+	}
+	ch <- watcher.Event{SessionID: mainID, File: file, Kind: watcher.KindAppend, NewIDs: []string{"feed0003"}, Leaf: "feed0003", OldLeaf: "feed0002"}
+	if ev := nextEvent(t, events); ev.Name != "stats" {
+		t.Fatalf("event %+v, want stats", ev)
+	}
+	relabel := nextEvent(t, events)
+	if relabel.Name != "delta" || !strings.Contains(relabel.Data, `data-ref="09b043aa"`) || !strings.Contains(relabel.Data, `class="lt">5/13 10:00 </span>`) {
+		t.Fatalf("event %+v, want a delta redrawing the relabelled row with its new time", relabel)
+	}
+
 	// A rewrite makes the page reload its rows; a removal says the session is gone.
 	ch <- watcher.Event{SessionID: mainID, Kind: watcher.KindReload}
 	if ev := nextEvent(t, events); ev.Name != "stats" {
