@@ -61,6 +61,7 @@ type Item struct {
 	Edited bool   // context tab: changed or dropped by a context edit
 	Bash   *Bash
 	Export bool // in an offline export, where the entry id links to the entry itself (there is no tree)
+	Clip   *Clip
 }
 
 // Bash is a user's ! command (a bashExecution message).
@@ -103,6 +104,13 @@ type ToolResult struct {
 	IsError bool
 	Diff    string
 	Details string // indented JSON of details other than diff
+	Clip    *Clip  // set when long texts of the result were cut
+}
+
+// Clip says that long texts of an entry were cut on the page and where its full text is.
+type Clip struct {
+	Omitted string // how much was cut ("19.9 MB")
+	URL     string // the entry's full text, as plain text
 }
 
 // EntryURL returns the URL of the conversation fragment for entry ref, keeping

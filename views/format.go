@@ -145,3 +145,17 @@ func LabelTime(t, now time.Time) string {
 	yy := strconv.Itoa(y)
 	return fmt.Sprintf("%s/%d/%d %s", yy[max(0, len(yy)-2):], m, d, hm)
 }
+
+// Bytes formats a size: 812 B, 64 KB, 19.9 MB.
+func Bytes(n int64) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprintf("%d B", n)
+	case n < 1_000_000:
+		return fmt.Sprintf("%d KB", (n+500)/1000)
+	case n < 10_000_000:
+		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+	default:
+		return fmt.Sprintf("%d MB", (n+500_000)/1_000_000)
+	}
+}

@@ -55,7 +55,7 @@ func (s *Server) entry(c echo.Context) error {
 // pathView builds the conversation along the root-to-target path (or the
 // model context at target), the page that ends before entry `before` when it is >= 0.
 func (s *Server) pathView(ss *sessions.Session, r *sessions.Reader, st views.TreeState, target int, tab string, before int) (views.PathView, error) {
-	b := &builder{md: s.md, s: ss, home: s.opt.Home}
+	b := &builder{md: s.md, s: ss, home: s.opt.Home, clip: true}
 	id := ss.Header.ID
 	path := ss.Path(target)
 	v := views.PathView{SessionID: id, Target: b.info(target), Tab: views.TabConversation, Depth: len(path), Page: before >= 0, State: st}
@@ -255,7 +255,9 @@ func (b *builder) contextPage(v *views.PathView, r *sessions.Reader, target, bef
 		case shownWithCall(results, i, msgs[k]):
 			continue
 		default:
+			before := b.cut
 			it = b.messageItem(it, msgs[k], results)
+			it.Clip = b.clipped(i, before)
 		}
 		markResultTarget(&it, target)
 		v.Items = append(v.Items, it)

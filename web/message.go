@@ -6,7 +6,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/views"
@@ -103,6 +105,60 @@ type builder struct {
 	md   *markdown
 	s    *sessions.Session
 	home string
+	clip bool // cut long texts (the page; an export keeps everything)
+	cut  int  // bytes cut from the item being built
+}
+
+// Limits of what the page shows of one text; the rest is a "Full text" link
+// away. pi itself cuts tool output at 2000 lines or 50 KB, so real sessions
+// rarely reach them; a hand-made 100 MB line would stall the browser.
+const (
+	shownBytes    = 64 << 10
+	shownLines    = 2000
+	shownMarkdown = 128 << 10
+)
+
+// trim returns s, or when clipping its first shownLines lines and at most
+// shownBytes bytes followed by "…", counting what it cut.
+func (b *builder) trim(s string, limit int) string {
+	if !b.clip || len(s) <= limit && strings.Count(s, "\n") < shownLines {
+		return s
+	}
+	end := min(len(s), limit)
+	for k, at := 0, 0; k < shownLines; k++ {
+		nl := strings.IndexByte(s[at:end], '\n')
+		if nl < 0 {
+			break
+		}
+		at += nl + 1
+		if k == shownLines-1 {
+			end = at
+		}
+	}
+	for end > 0 && end < len(s) && !utf8.RuneStart(s[end]) {
+		end--
+	}
+	if end >= len(s) {
+		return s
+	}
+	b.cut += len(s) - end
+	return s[:end] + "…"
+}
+
+// text is trim with the plain-text limit.
+func (b *builder) text(s string) string { return b.trim(s, shownBytes) }
+
+// markdown renders s, cut first when clipping and it is very long.
+func (b *builder) markdown(s string) string { return b.md.render(b.trim(s, shownMarkdown)) }
+
+// clipped returns the note for an item or tool result of entry pos from
+// which start.. bytes were cut, or nil.
+func (b *builder) clipped(pos, before int) *views.Clip {
+	if b.cut == before {
+		return nil
+	}
+	return &views.Clip{Omitted: views.Bytes(int64(b.cut - before)),
+		URL: "/s/" + url.PathEscape(b.s.Header.ID) + "/text?e=" + url.QueryEscape(ref(b.s, pos))}
 }
 
 // info describes entry i.
@@ -122,21 +178,21 @@ func (b *builder) contentBlocks(blocks []jobj, markdown bool) []views.Block {
 			switch {
 			case strings.TrimSpace(t) == "":
 			case markdown:
-				out = append(out, views.Block{Kind: "markdown", Sanitized: b.md.render(t)})
+				out = append(out, views.Block{Kind: "markdown", Sanitized: b.markdown(t)})
 			default:
-				out = append(out, views.Block{Kind: "text", Text: t})
+				out = append(out, views.Block{Kind: "text", Text: b.text(t)})
 			}
 		case "image":
 			out = append(out, imageBlock(bl))
 		case "thinking":
 			if t := bl.str("thinking"); strings.TrimSpace(t) != "" {
-				out = append(out, views.Block{Kind: "thinking", Text: t})
+				out = append(out, views.Block{Kind: "thinking", Text: b.text(t)})
 			} else if bl.boolean("redacted") {
 				out = append(out, views.Block{Kind: "thinking", Text: "(redacted thinking)"})
 			}
 		default:
 			raw, _ := json.Marshal(bl)
-			out = append(out, views.Block{Kind: "text", Text: pretty(raw)})
+			out = append(out, views.Block{Kind: "text", Text: b.text(pretty(raw))})
 		}
 	}
 	return out
@@ -145,10 +201,17 @@ func (b *builder) contentBlocks(blocks []jobj, markdown bool) []views.Block {
 // entryItem builds the item for entry i from its line. results holds the
 // tool results of the page by call id, for pairing; used ones are marked.
 func (b *builder) entryItem(i int, line []byte, o jobj, results map[string]*pendingResult) views.Item {
+	before := b.cut
+	it := b.buildItem(i, line, o, results)
+	it.Clip = b.clipped(i, before)
+	return it
+}
+
+func (b *builder) buildItem(i int, line []byte, o jobj, results map[string]*pendingResult) views.Item {
 	e := &b.s.Entries[i]
 	it := views.Item{Entry: b.info(i)}
 	if o == nil {
-		it.Kind, it.Title, it.Raw = "raw", "line "+fmt.Sprint(e.Line), string(line)
+		it.Kind, it.Title, it.Raw = "raw", "line "+fmt.Sprint(e.Line), b.text(string(line))
 		return it
 	}
 	switch e.Type {
@@ -158,25 +221,25 @@ func (b *builder) entryItem(i int, line []byte, o jobj, results map[string]*pend
 		it.Kind, it.Title = "custom", "["+o.str("customType")+"]"
 		it.Blocks = b.contentBlocks(o.blocks("content"), true)
 		it.Hidden = !o.boolean("display")
-		it.Raw = pretty(o["details"])
+		it.Raw = b.text(pretty(o["details"]))
 	case sessions.TypeCompaction:
 		it.Kind, it.Title = "compaction", "Compaction"
 		it.Meta = "from " + views.Tokens(int64(o.num("tokensBefore"))) + " tokens"
-		it.Blocks = []views.Block{{Kind: "markdown", Sanitized: b.md.render(o.str("summary"))}}
+		it.Blocks = []views.Block{{Kind: "markdown", Sanitized: b.markdown(o.str("summary"))}}
 		if k := o.str("firstKeptEntryId"); k != "" {
 			it.Note = "Kept from entry " + k + " on."
 		}
-		it.Raw = pretty(o["details"])
+		it.Raw = b.text(pretty(o["details"]))
 	case sessions.TypeBranchSummary:
 		it.Kind, it.Title = "summary", "Branch summary"
-		it.Blocks = []views.Block{{Kind: "markdown", Sanitized: b.md.render(o.str("summary"))}}
+		it.Blocks = []views.Block{{Kind: "markdown", Sanitized: b.markdown(o.str("summary"))}}
 		if f := o.str("fromId"); f != "" {
 			it.Note = "Came back from " + f + "."
 			if _, ok := b.s.Lookup(f); !ok && f != "root" {
 				it.Note += " (That entry is not in this file.)"
 			}
 		}
-		it.Raw = pretty(o["details"])
+		it.Raw = b.text(pretty(o["details"]))
 	case sessions.TypeModelChange:
 		it.Kind, it.Note = "setting", "model → "+o.str("provider")+"/"+o.str("modelId")
 	case sessions.TypeThinking:
@@ -191,19 +254,19 @@ func (b *builder) entryItem(i int, line []byte, o jobj, results map[string]*pend
 	case sessions.TypeSessionInfo:
 		it.Kind, it.Note = "setting", "session named “"+o.str("name")+"”"
 	case sessions.TypeCustom:
-		it.Kind, it.Note, it.Raw = "setting", "custom entry ["+o.str("customType")+"]", pretty(o["data"])
+		it.Kind, it.Note, it.Raw = "setting", "custom entry ["+o.str("customType")+"]", b.text(pretty(o["data"]))
 	case sessions.TypeContextEdit:
 		it.Kind = "setting"
 		if e.Flags.Has(sessions.FlagEditDrop) {
 			it.Note = "context edit: omit " + e.Target
 		} else {
-			it.Note, it.Raw = "context edit: replace "+e.Target, pretty(o["replacement"])
+			it.Note, it.Raw = "context edit: replace "+e.Target, b.text(pretty(o["replacement"]))
 		}
 	case sessions.TypeUsage:
 		it.Kind = "setting"
 		it.Note = fmt.Sprintf("usage (%s) %s · %s tokens · %s", o.str("kind"), e.Text, views.Tokens(e.Tokens), views.Cost(e.Cost))
 	default:
-		it.Kind, it.Title, it.Raw = "raw", cmp.Or(e.Type, "entry"), pretty(line)
+		it.Kind, it.Title, it.Raw = "raw", cmp.Or(e.Type, "entry"), b.text(pretty(line))
 	}
 	return it
 }
@@ -256,7 +319,7 @@ func (b *builder) messageItem(it views.Item, m jobj, results map[string]*pending
 		it.Blocks = []views.Block{{Kind: "call", Call: &call}}
 	case "bashExecution":
 		it.Kind, it.Title = "bash", "bash (user)"
-		bash := &views.Bash{Command: m.str("command"), Output: m.str("output"), Truncated: m.boolean("truncated"),
+		bash := &views.Bash{Command: b.text(m.str("command")), Output: b.text(m.str("output")), Truncated: m.boolean("truncated"),
 			FullOutputPath: m.str("fullOutputPath"), Excluded: m.boolean("excludeFromContext")}
 		switch {
 		case m.boolean("cancelled"):
@@ -269,7 +332,7 @@ func (b *builder) messageItem(it views.Item, m jobj, results map[string]*pending
 		it.Kind, it.Title = "custom", "["+m.str("customType")+"]"
 		it.Blocks = b.contentBlocks(m.blocks("content"), true)
 		it.Hidden = m.has("display") && !m.boolean("display")
-		it.Raw = pretty(m["details"])
+		it.Raw = b.text(pretty(m["details"]))
 	case "system":
 		it.Kind, it.Title = "system", "system prompt"
 		text := m.str("content")
@@ -280,7 +343,7 @@ func (b *builder) messageItem(it views.Item, m jobj, results map[string]*pending
 			}
 			text = strings.Join(parts, "\n")
 		}
-		it.Blocks = []views.Block{{Kind: "details", Summary: "System prompt", Text: text}}
+		it.Blocks = []views.Block{{Kind: "details", Summary: "System prompt", Text: b.text(text)}}
 		rest := jobj{}
 		for k, v := range m {
 			if k != "role" && k != "content" && k != "timestamp" {
@@ -289,18 +352,18 @@ func (b *builder) messageItem(it views.Item, m jobj, results map[string]*pending
 		}
 		if len(rest) > 0 {
 			raw, _ := json.Marshal(rest)
-			it.Raw = pretty(raw)
+			it.Raw = b.text(pretty(raw))
 		}
 	case "branchSummary":
 		it.Kind, it.Title = "summary", "Branch summary"
-		it.Blocks = []views.Block{{Kind: "markdown", Sanitized: b.md.render(m.str("summary"))}}
+		it.Blocks = []views.Block{{Kind: "markdown", Sanitized: b.markdown(m.str("summary"))}}
 	case "compactionSummary":
 		it.Kind, it.Title = "compaction", "Compaction summary"
 		it.Meta = "from " + views.Tokens(int64(m.num("tokensBefore"))) + " tokens"
-		it.Blocks = []views.Block{{Kind: "markdown", Sanitized: b.md.render(m.str("summary"))}}
+		it.Blocks = []views.Block{{Kind: "markdown", Sanitized: b.markdown(m.str("summary"))}}
 	default:
 		raw, _ := json.Marshal(m)
-		it.Kind, it.Title, it.Raw = "raw", cmp.Or(role, "message"), pretty(raw)
+		it.Kind, it.Title, it.Raw = "raw", cmp.Or(role, "message"), b.text(pretty(raw))
 	}
 	return it
 }
@@ -325,24 +388,27 @@ func assistantMeta(m jobj) string {
 func (b *builder) toolCall(bl jobj) views.ToolCall {
 	args := bl.obj("arguments")
 	return views.ToolCall{ID: bl.str("id"), Name: bl.str("name"), Summary: toolSummary(bl.str("name"), args, bl["arguments"], b.home),
-		Args: pretty(bl["arguments"])}
+		Args: b.text(pretty(bl["arguments"]))}
 }
 
 // toolResult reads a toolResult message at entry pos.
 func (b *builder) toolResult(pos int, m jobj) views.ToolResult {
+	before := b.cut
 	r := views.ToolResult{Entry: b.info(pos), IsError: m.boolean("isError"), Blocks: b.contentBlocks(m.blocks("content"), false)}
 	if d := m.obj("details"); d != nil {
-		r.Diff = d.str("diff")
+		r.Diff = b.text(d.str("diff"))
 		if r.Diff != "" {
 			delete(d, "diff")
 		}
 		if len(d) > 0 {
 			raw, _ := json.Marshal(d)
-			r.Details = pretty(raw)
+			r.Details = b.text(pretty(raw))
 		}
 	} else {
-		r.Details = pretty(m["details"])
+		r.Details = b.text(pretty(m["details"]))
 	}
+	r.Clip = b.clipped(pos, before)
+	b.cut = before // the result's own note covers it
 	return r
 }
 

@@ -104,6 +104,7 @@ func (s *Server) routes(e *echo.Echo) {
 	e.Match(page, "/s/:id/rows", s.rows)
 	e.Match(page, "/s/:id/entry", s.entry)
 	e.GET("/s/:id/copy", s.copyText)
+	e.GET("/s/:id/text", s.entryText)
 	e.GET("/s/:id/events", s.sessionEvents)
 	e.Match(page, "/static/*", s.asset)
 	s.writeRoutes(e) // the JSON API and the session page's actions (api.go)
