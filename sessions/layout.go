@@ -97,6 +97,8 @@ type LayoutOptions struct {
 	// Home is the home directory that tool-call previews shorten to "~", as
 	// pi does with $HOME; "" leaves paths as they are.
 	Home string
+	// Index caches the session's searchable text across searches; nil reads every entry's line.
+	Index *SearchIndex
 }
 
 // Connector is the branch glyph drawn just left of a row.
@@ -312,6 +314,9 @@ func (s *Session) Layout(r *Reader, opt LayoutOptions) (*Layout, error) {
 	var sr *searcher
 	if len(tokens) > 0 {
 		sr = &searcher{r: r, tokens: tokens}
+		if opt.Index != nil {
+			sr.ix = opt.Index.catchUp(s, r)
+		}
 	}
 	for i := range s.Entries {
 		if hidden[i] || !l.passes(i) {
@@ -670,13 +675,32 @@ func searchTokens(q string) []string {
 	return strings.FieldsFunc(strings.ToLower(q), isJSSpace)
 }
 
-// searcher matches entries against search tokens, reading their lines.
+// searcher matches entries against search tokens, from a SearchIndex's
+// view or by reading their lines.
 type searcher struct {
 	r      *Reader
 	tokens []string
+	ix     searchView
 }
 
 func (sr *searcher) match(i int) (bool, error) {
+	if text, ok := sr.ix.entry(i); ok {
+		// pi joins the label and the rest with a space, which no token holds:
+		// a token occurs in the whole text when it occurs in one of them.
+		label, lowered := "", false
+		for _, t := range sr.tokens {
+			if strings.Contains(text, t) {
+				continue
+			}
+			if !lowered {
+				label, lowered = strings.ToLower(sr.r.s.LabelOf(i)), true
+			}
+			if !strings.Contains(label, t) {
+				return false, nil
+			}
+		}
+		return true, nil
+	}
 	text, err := sr.r.searchText(i)
 	if err != nil {
 		return false, err

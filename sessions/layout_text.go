@@ -296,23 +296,33 @@ func shortenHome(p, home string) string {
 
 // searchText is pi's getSearchableText for entry i (label included).
 func (r *Reader) searchText(i int) (string, error) {
-	s := r.s
-	e := &s.Entries[i]
 	var parts []string
-	if lb := s.LabelOf(i); lb != "" {
+	if lb := r.s.LabelOf(i); lb != "" {
 		parts = append(parts, lb)
 	}
+	parts, err := r.searchParts(parts, i)
+	if err != nil {
+		return "", err
+	}
+	return strings.Join(parts, " "), nil
+}
+
+// searchParts appends to parts the parts of pi's getSearchableText that
+// come from entry i itself: all but the label, which later label entries
+// change. pi joins the parts with a space.
+func (r *Reader) searchParts(parts []string, i int) ([]string, error) {
+	e := &r.s.Entries[i]
 	switch e.Type {
 	case TypeMessage, TypeCustomMessage, TypeBranchSummary, TypeSessionInfo, TypeModelChange,
 		TypeThinking, TypeCustom, TypeContextEdit, TypeLabel:
 	case TypeCompaction:
-		return strings.Join(append(parts, "compaction"), " "), nil
+		return append(parts, "compaction"), nil
 	default:
-		return strings.Join(parts, " "), nil
+		return parts, nil
 	}
 	o, err := r.entryObj(i)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	get := func(k string) []byte { return mustGet(o, k) }
 	switch e.Type {
@@ -361,7 +371,7 @@ func (r *Reader) searchText(i int) (string, error) {
 	case TypeLabel:
 		parts = append(parts, "label", jsJoin(get("label")))
 	}
-	return strings.Join(parts, " "), nil
+	return parts, nil
 }
 
 // entryObj reads entry i's line as an object (empty for a non-object line).

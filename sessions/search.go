@@ -1,0 +1,152 @@
+package sessions
+
+import (
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// maxSearchText is the longest entry text a SearchIndex keeps, in bytes.
+// Message content is cut to 200 UTF-16 units (at most 800 bytes), so only
+// long unbounded fields exceed it (a branch summary, a custom message's
+// string content, a bash command); those entries are read on each search.
+const maxSearchText = 1024
+
+// SearchIndex caches the lower-cased searchable text of a session's entries
+// (pi's getSearchableText without the label), so that repeated tree searches
+// do not read the file. It is filled on the first search that uses it, then
+// covers appended entries as they come, and starts over when the session is
+// reloaded or is another one. Its methods are safe for concurrent use; the
+// zero value is ready to use.
+type SearchIndex struct {
+	mu   sync.Mutex
+	head *byte   // the session's first header bytes when indexed; a reload allocates new ones
+	text []byte  // the entries' texts, lower-cased, back to back
+	end  []int32 // entry i's text is text[end[i-1]:end[i]] (from 0 for entry 0)
+	read []int32 // ascending positions matched by reading the line: unreadable when indexed, or too long
+}
+
+// searchView is what a search uses of a SearchIndex: the covered prefix
+// as it was. The index only appends (or starts new slices), so a view stays
+// valid without the lock.
+type searchView struct {
+	text []byte
+	end  []int32
+	read []int32
+}
+
+// Bytes returns the memory the index holds, in bytes.
+func (x *SearchIndex) Bytes() int {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return cap(x.text) + 4*cap(x.end) + 4*cap(x.read)
+}
+
+// catchUp brings the index up to date with s, reading the entries it lacks
+// through r, and returns a view of it. A session without header bytes
+// (one that cannot be told from a reload of itself) is not cached.
+func (x *SearchIndex) catchUp(s *Session, r *Reader) searchView {
+	if len(s.head) == 0 {
+		return searchView{}
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	// Session.reload and Library.Refresh replace the whole Session value,
+	// head included: a different head means other entries. x.head holds the
+	// old bytes, so no new header can be allocated at their address.
+	if x.head != &s.head[0] || len(x.end) > len(s.Entries) {
+		x.head, x.text, x.end, x.read = &s.head[0], nil, nil, nil
+	}
+	if len(x.end) < len(s.Entries) {
+		x.end = slices.Grow(x.end, len(s.Entries)-len(x.end))
+	}
+	if len(s.Entries)-len(x.end) > 64 {
+		// Many lines in file order: read them through one window, not one
+		// system call each. Raw's checks still apply to every line.
+		r = &Reader{s: r.s, f: &windowAt{f: r.f}}
+	}
+	var parts []string
+	for i := len(x.end); i < len(s.Entries); i++ {
+		var err error
+		parts, err = r.searchParts(parts[:0], i)
+		n := len(x.text)
+		if err == nil {
+			for k, p := range parts {
+				if k > 0 {
+					x.text = append(x.text, ' ')
+				}
+				x.text = appendLower(x.text, p)
+			}
+		}
+		if err != nil || len(x.text)-n > maxSearchText || len(x.text) > math.MaxInt32 {
+			x.text = x.text[:n]
+			x.read = append(x.read, int32(i))
+		}
+		x.end = append(x.end, int32(len(x.text)))
+	}
+	return searchView{text: x.text, end: x.end, read: x.read}
+}
+
+// entry returns entry i's cached text; ok is false when the entry must be read.
+func (v *searchView) entry(i int) (string, bool) {
+	if i >= len(v.end) {
+		return "", false
+	}
+	if len(v.read) > 0 {
+		if _, found := slices.BinarySearch(v.read, int32(i)); found {
+			return "", false
+		}
+	}
+	start := int32(0)
+	if i > 0 {
+		start = v.end[i-1]
+	}
+	return unsafeString(v.text[start:v.end[i]]), true
+}
+
+// appendLower appends strings.ToLower(s) to b, without allocating for ASCII.
+func appendLower(b []byte, s string) []byte {
+	for k := 0; k < len(s); k++ {
+		if s[k] >= utf8.RuneSelf {
+			return append(b, strings.ToLower(s)...)
+		}
+	}
+	n := len(b)
+	b = append(b, s...)
+	for k := n; k < len(b); k++ {
+		if c := b[k]; 'A' <= c && c <= 'Z' {
+			b[k] = c + 'a' - 'A'
+		}
+	}
+	return b
+}
+
+// windowAt serves reads that move forward through a file from a window of
+// it, read 1 MiB at a time. A read the window cannot serve (a long line,
+// the end of the file, a failed read) goes to the file as it is.
+type windowAt struct {
+	f   io.ReaderAt
+	buf []byte
+	off int64 // file offset of buf[0]
+}
+
+func (w *windowAt) ReadAt(p []byte, off int64) (int, error) {
+	if off >= w.off && off+int64(len(p)) <= w.off+int64(len(w.buf)) {
+		return copy(p, w.buf[off-w.off:]), nil
+	}
+	const size = 1 << 20
+	if len(p) <= size {
+		if cap(w.buf) < size {
+			w.buf = make([]byte, size)
+		}
+		n, _ := w.f.ReadAt(w.buf[:size], off)
+		w.buf, w.off = w.buf[:n], off
+		if n >= len(p) {
+			return copy(p, w.buf), nil
+		}
+	}
+	return w.f.ReadAt(p, off)
+}
