@@ -102,8 +102,12 @@ func (srv *Server) layout(s *sessions.Session, r *sessions.Reader, st views.Tree
 	for _, id := range st.Folds {
 		folded[id] = true
 	}
-	l, err := s.Layout(r, sessions.LayoutOptions{Leaf: t.leaf, Filter: sessions.Filter(st.Filter),
-		Search: st.Search, Folded: folded, Home: srv.opt.Home})
+	opt := sessions.LayoutOptions{Leaf: t.leaf, Filter: sessions.Filter(st.Filter),
+		Search: st.Search, Folded: folded, Home: srv.opt.Home}
+	if st.Search != "" {
+		opt.Index = srv.layouts.search.get(s.Header.ID)
+	}
+	l, err := s.Layout(r, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -263,15 +267,22 @@ type layoutKey struct {
 
 // layoutCache keeps the most recently used layouts; a 100k-entry tree takes
 // tens of milliseconds to lay out, and a page asks for it several times.
+// Searches also keep the searched sessions' text in search.
 type layoutCache struct {
-	mu   sync.Mutex
-	max  int
-	keys []layoutKey // least recently used first
-	m    map[layoutKey]*sessions.Layout
+	mu     sync.Mutex
+	max    int
+	keys   []layoutKey // least recently used first
+	m      map[layoutKey]*sessions.Layout
+	search searchIndexes
 }
 
+// searchedSessions is how many sessions keep a search index: each costs
+// about 110 bytes per entry (11 MB for 100k entries).
+const searchedSessions = 3
+
 func newLayoutCache(n int) *layoutCache {
-	return &layoutCache{max: n, m: map[layoutKey]*sessions.Layout{}}
+	return &layoutCache{max: n, m: map[layoutKey]*sessions.Layout{},
+		search: searchIndexes{max: searchedSessions, m: map[string]*sessions.SearchIndex{}}}
 }
 
 func (c *layoutCache) get(k layoutKey) *sessions.Layout {
@@ -300,4 +311,35 @@ func (c *layoutCache) touch(k layoutKey) {
 		c.keys = slices.Delete(c.keys, i, i+1)
 	}
 	c.keys = append(c.keys, k)
+}
+
+// searchIndexes keeps the search index of each of the few sessions searched
+// most recently, by session id, so that typing a search does not read the
+// whole file on every keystroke. An index covers appended entries at the
+// next search, and starts over by itself when its session was re-read
+// (rewritten or replaced) or the id now names another file.
+type searchIndexes struct {
+	mu  sync.Mutex
+	max int
+	ids []string // least recently used first
+	m   map[string]*sessions.SearchIndex
+}
+
+// get returns the index of session id, made empty on first use.
+func (c *searchIndexes) get(id string) *sessions.SearchIndex {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	x, ok := c.m[id]
+	if ok {
+		c.ids = slices.DeleteFunc(c.ids, func(k string) bool { return k == id })
+	} else {
+		if len(c.ids) >= c.max {
+			delete(c.m, c.ids[0])
+			c.ids = c.ids[1:]
+		}
+		x = &sessions.SearchIndex{}
+		c.m[id] = x
+	}
+	c.ids = append(c.ids, id)
+	return x
 }
