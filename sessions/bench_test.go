@@ -332,6 +332,35 @@ func BenchmarkUpdateAppend(b *testing.B) {
 	}
 }
 
+// BenchmarkLabel appends one label entry per iteration with Label, which
+// re-reads the whole file first so the line lands on what is really there:
+// its cost grows with the file (a known limit, see the README).
+func BenchmarkLabel(b *testing.B) {
+	for _, n := range []int{1000, benchEntries} {
+		b.Run(fmt.Sprintf("entries=%d", n), func(b *testing.B) {
+			p := filepath.Join(b.TempDir(), "s.jsonl")
+			if _, err := genWriteFile(p, 100, n, genOpts{chain: true, scale: genChainScale}); err != nil {
+				b.Fatal(err)
+			}
+			s, err := Load(p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			target := s.Entries[len(s.Entries)/2].ID
+			st, _ := os.Stat(p)
+			b.ReportMetric(float64(st.Size())/(1<<20), "fileMB")
+			b.ReportAllocs()
+			k := 0
+			for b.Loop() {
+				k++
+				if _, err := Label(s.Handle(), target, fmt.Sprintf("label %d", k)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkOpenLibrary indexes the generated tree (1 GiB by default) from
 // scratch, and reports the heap the index keeps per GiB of sessions.
 func BenchmarkOpenLibrary(b *testing.B) {

@@ -223,16 +223,11 @@ func readSnapshot(root, path string) (*snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{File: path, ModTime: st.ModTime(), root: root}
-	if err := s.read(io.LimitReader(f, st.Size()), 0); err != nil {
+	s, err := loadOpen(f, st, path, root) // exactly st.Size() bytes
+	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	if s.Header.ID == "" {
-		f.Close()
-		return nil, fmt.Errorf("%s: %w", path, ErrNotSession)
-	}
-	s.rebuild()
 	return &snapshot{s: s, f: f, size: st.Size(), root: root}, nil
 }
 
