@@ -258,6 +258,17 @@ func FuzzProject(f *testing.F) {
 			t.Fatal(err)
 		}
 		defer r.Close()
+		// What ctrl+x copies: any entry reads without error, and only a
+		// non-blank text counts as something to copy.
+		for i := range s.Entries {
+			text, ok, err := r.CopyText(i)
+			if err != nil {
+				t.Fatalf("CopyText(%d): %v", i, err)
+			}
+			if ok && trimJS(text) == "" || !ok && text != "" {
+				t.Fatalf("CopyText(%d) = %q, %v", i, text, ok)
+			}
+		}
 		for _, pe := range p.Entries {
 			e := &s.Entries[pe.Pos]
 			if e.Type != TypeMessage || pe.Edited || len(pe.Messages) != 1 || s.Header.Version < 3 {
