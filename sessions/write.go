@@ -5,9 +5,10 @@ package sessions
 // function that replaces a file, and only when the user asks for it.
 //
 // pi appends with appendFileSync and no lock, so another pi process may append
-// at any moment. A writer therefore re-reads the file right before it appends,
-// builds its line from that state, and writes only if the file did not move in
-// between (see appendEntry).
+// at any moment. A writer therefore builds its line from the file as it is
+// right before it appends (from the caller's index only when the file is
+// verifiably what it indexed, else by reading it again), and writes only if
+// the file did not move in between (see appendEntry).
 
 import (
 	"bufio"
@@ -53,7 +54,7 @@ func Label(s *Session, targetID, label string) (string, error) {
 	// an id-less last line there is no leaf to hang it off (pi would omit
 	// parentId and resume from nothing), so Label refuses; a Rewind repairs that.
 	label = trimJS(label)
-	return appendEntry(s, func(cur *Session) ([]byte, string, error) {
+	return appendEntry(s, []string{targetID}, func(cur *Session) ([]byte, string, error) {
 		if _, ok := cur.Lookup(targetID); !ok || targetID == "" {
 			return nil, "", fmt.Errorf("%w: %q", ErrNoEntry, targetID)
 		}
@@ -79,7 +80,7 @@ func Rewind(s *Session, targetID, summary string, guard Guard) (string, error) {
 	// the abandoned leaf and adds nothing. A non-zero guard refuses with ErrStale
 	// when the leaf is no longer guard.Leaf or the file shrank below guard.Size:
 	// the abandoned leaf (fromId) and the user's summary would describe another state.
-	return appendEntry(s, func(cur *Session) ([]byte, string, error) {
+	return appendEntry(s, []string{targetID}, func(cur *Session) ([]byte, string, error) {
 		parent := json.RawMessage("null")
 		if targetID != "" {
 			if _, ok := cur.Lookup(targetID); !ok {
@@ -169,12 +170,16 @@ var errNotFile = errors.New("the session was not read from a file")
 
 // appendEntry appends the line built by build to s's file as one whole line.
 //
-// It reads the file as it is now (never trusting s's index), lets build check
-// its preconditions and make the line from that state, and appends only if the
-// file has not changed since: when another writer appended meanwhile, the new
-// lines are read and build runs again, so parentId and the checks always
-// describe the file the line lands in. s itself is not modified.
-func appendEntry(s *Session, build func(cur *Session) (line []byte, id string, err error)) (string, error) {
+// It builds from the file as it is now: from s's own index when the file
+// still holds exactly what s indexed (see verified; ids names the entries
+// build relies on), else by reading the file again. build checks its
+// preconditions and makes the line from that state, and the line is
+// appended only if the file has not changed since: when another writer
+// appended meanwhile, the file is read again and build runs again, so
+// parentId and the checks always describe the file the line lands in.
+// s itself is only read: it may be a library's session, held under its read
+// lock while appendEntry runs.
+func appendEntry(s *Session, ids []string, build func(cur *Session) (line []byte, id string, err error)) (string, error) {
 	if s == nil || s.data != nil || s.File == "" {
 		return "", errNotFile
 	}
@@ -185,10 +190,20 @@ func appendEntry(s *Session, build func(cur *Session) (line []byte, id string, e
 		}
 	}()
 	root := s.writeRoot()
+	fast := s.verified(root, ids)
 	for range appendAttempts {
 		var err error
-		if snap, err = snap.refresh(root, s.File); err != nil {
-			return "", err
+		switch {
+		case fast != nil:
+			snap, fast = fast, nil
+		case snap != nil && snap.borrowed:
+			snap.close() // never catch up into s: read the file afresh
+			snap = nil
+			fallthrough
+		default:
+			if snap, err = snap.refresh(root, s.File); err != nil {
+				return "", err
+			}
 		}
 		cur := snap.s
 		if cur.Header.Version < 3 {
@@ -211,10 +226,48 @@ func appendEntry(s *Session, build func(cur *Session) (line []byte, id string, e
 
 // snapshot is a session read from exactly the first size bytes of an open file.
 type snapshot struct {
-	s    *Session
-	f    *os.File
-	size int64
-	root string // the folder the file must lie in (see openIn)
+	s        *Session
+	f        *os.File
+	size     int64
+	root     string // the folder the file must lie in (see openIn)
+	borrowed bool   // s is the caller's index, only to be read
+}
+
+// verified returns a snapshot that reads s's own index, when the file at
+// s.File is still exactly what s indexed: the same size and modification
+// time, the same header and last indexed bytes, and the lines of the last
+// entry and of the entries named by ids (when s has them) where s has them,
+// with those ids. Otherwise, or when s holds no index, it returns nil and
+// the writer reads the file again. pi only appends; a rewrite of the same
+// size moves the modification time, which Update also relies on.
+func (s *Session) verified(root string, ids []string) *snapshot {
+	if len(s.Entries) == 0 || s.hasTail || s.Header.ID == "" || len(s.head) == 0 || s.byID == nil {
+		return nil
+	}
+	f, st, err := openIn(root, s.File, os.O_RDONLY)
+	if err != nil {
+		return nil
+	}
+	ok := st.Size() == s.Size && st.ModTime().Equal(s.ModTime) && s.sameBytes(f, st.Size())
+	check := []int{len(s.Entries) - 1}
+	for _, id := range ids {
+		if i, found := s.byID[id]; found {
+			check = append(check, i)
+		}
+	}
+	r := &Reader{s: s, f: f}
+	for _, i := range check {
+		if !ok {
+			break
+		}
+		_, err := r.Raw(i) // the line still parses, with the id s has for it
+		ok = err == nil
+	}
+	if !ok {
+		f.Close()
+		return nil
+	}
+	return &snapshot{s: s, f: f, size: s.Size, root: root, borrowed: true}
 }
 
 // readSnapshot opens path, a regular file inside root, and indexes the bytes it holds now.

@@ -152,12 +152,36 @@ func (s *Server) label(id, ref, label string) (string, error) {
 		return "", &pageError{status: http.StatusConflict, title: "Cannot label here",
 			msg: "The last line of the session file has no id, so pi would resume from nothing after a new label. Rewind to an entry first."}
 	}
-	nid, err := sessions.Label(w.h, ref, label)
+	nid, err := s.indexedWrite(id, w, func(ss *sessions.Session) (string, error) { return sessions.Label(ss, ref, label) })
 	if err != nil {
 		return "", writeError(id, ref, w.version, err)
 	}
 	s.refresh(w.h.File)
 	return nid, nil
+}
+
+// indexedWrite runs an appending writer on the library's index of session
+// id, under its read lock, so the writer can start from that index when the
+// file still holds exactly what it indexed (else it reads the file again).
+// A session the library dropped meanwhile is written through w's handle.
+func (s *Server) indexedWrite(id string, w writable, write func(*sessions.Session) (string, error)) (string, error) {
+	var nid string
+	var werr error
+	err := s.lib.View(id, func(ss *sessions.Session) error {
+		if ss.File != w.h.File {
+			nid, werr = write(w.h) // another file took the id: write where the check was made
+			return nil
+		}
+		nid, werr = write(ss)
+		return nil
+	})
+	if errors.Is(err, sessions.ErrNoSession) {
+		return write(w.h)
+	}
+	if err != nil {
+		return "", err
+	}
+	return nid, werr
 }
 
 // rewind makes pi resume from entry ref ("" for before the first entry),
@@ -170,7 +194,9 @@ func (s *Server) rewind(id, ref, summary, expectLeaf string) (string, error) {
 	if w.version < 3 {
 		return "", errReadOnly(id, w.version, sessions.ErrReadOnly)
 	}
-	nid, err := sessions.Rewind(w.h, ref, summary, sessions.Guard{Leaf: expectLeaf})
+	nid, err := s.indexedWrite(id, w, func(ss *sessions.Session) (string, error) {
+		return sessions.Rewind(ss, ref, summary, sessions.Guard{Leaf: expectLeaf})
+	})
 	if err != nil {
 		return "", writeError(id, ref, w.version, err)
 	}
