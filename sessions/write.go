@@ -256,11 +256,8 @@ func (s *Session) verified(root string, ids []string) *snapshot {
 		}
 	}
 	r := &Reader{s: s, f: f}
-	for _, i := range check {
-		if !ok {
-			break
-		}
-		_, err := r.Raw(i) // the line still parses, with the id s has for it
+	for k := 0; ok && k < len(check); k++ {
+		_, err := r.Raw(check[k]) // the line still parses, with the id s has for it
 		ok = err == nil
 	}
 	if !ok {
