@@ -151,14 +151,14 @@ func (b *builder) text(s string) string { return b.trim(s, shownBytes) }
 // markdown renders s, cut first when clipping and it is very long.
 func (b *builder) markdown(s string) string { return b.md.render(b.trim(s, shownMarkdown)) }
 
-// clipped returns the note for an item or tool result of entry pos from
-// which start.. bytes were cut, or nil.
+// clipped returns the note for the item or tool result of entry pos when
+// texts were cut while building it (b.cut grew past before), or nil.
 func (b *builder) clipped(pos, before int) *views.Clip {
 	if b.cut == before {
 		return nil
 	}
 	return &views.Clip{Omitted: views.Bytes(int64(b.cut - before)),
-		URL: "/s/" + url.PathEscape(b.s.Header.ID) + "/text?e=" + url.QueryEscape(ref(b.s, pos))}
+		URL: views.SessionURL(b.s.Header.ID) + "/text?e=" + url.QueryEscape(ref(b.s, pos))}
 }
 
 // info describes entry i.
@@ -207,6 +207,7 @@ func (b *builder) entryItem(i int, line []byte, o jobj, results map[string]*pend
 	return it
 }
 
+// buildItem is entryItem without the note on cut texts.
 func (b *builder) buildItem(i int, line []byte, o jobj, results map[string]*pendingResult) views.Item {
 	e := &b.s.Entries[i]
 	it := views.Item{Entry: b.info(i)}
