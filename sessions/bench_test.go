@@ -291,19 +291,25 @@ func BenchmarkSearch100k(b *testing.B) {
 	}
 }
 
+// benchChain writes a session of n entries in one chain to a temporary file and loads it.
+func benchChain(b *testing.B, n int) (*Session, string) {
+	p := filepath.Join(b.TempDir(), "s.jsonl")
+	if _, err := genWriteFile(p, 100, n, genOpts{chain: true, scale: genChainScale}); err != nil {
+		b.Fatal(err)
+	}
+	s, err := Load(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s, p
+}
+
 // BenchmarkUpdateAppend appends one line to a session and calls Update. Its
 // time must not depend on the size of the file: compare the two sizes.
 func BenchmarkUpdateAppend(b *testing.B) {
 	for _, n := range []int{1000, benchEntries} {
 		b.Run(fmt.Sprintf("entries=%d", n), func(b *testing.B) {
-			p := filepath.Join(b.TempDir(), "s.jsonl")
-			if _, err := genWriteFile(p, 100, n, genOpts{chain: true, scale: genChainScale}); err != nil {
-				b.Fatal(err)
-			}
-			s, err := Load(p)
-			if err != nil {
-				b.Fatal(err)
-			}
+			s, p := benchChain(b, n)
 			f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
 			if err != nil {
 				b.Fatal(err)
@@ -345,14 +351,7 @@ func BenchmarkLabel(b *testing.B) {
 		{"indexed/entries=1000", 1000, true}, {"indexed/entries=100000", benchEntries, true}} {
 		n := c.n
 		b.Run(c.name, func(b *testing.B) {
-			p := filepath.Join(b.TempDir(), "s.jsonl")
-			if _, err := genWriteFile(p, 100, n, genOpts{chain: true, scale: genChainScale}); err != nil {
-				b.Fatal(err)
-			}
-			s, err := Load(p)
-			if err != nil {
-				b.Fatal(err)
-			}
+			s, p := benchChain(b, n)
 			target := s.Entries[len(s.Entries)/2].ID
 			st, _ := os.Stat(p)
 			b.ReportMetric(float64(st.Size())/(1<<20), "fileMB")
