@@ -622,6 +622,11 @@ func TestSlowSubscriber(t *testing.T) {
 		_ = id
 	}
 	h.collect("an append event for each session", count(KindAppend))
+	// publish queues an event for every subscriber under the hub's lock: once
+	// the lock is free, what the fast subscriber saw is queued for the slow one
+	// too (else the slow one could start reading before the last push).
+	h.w.hub.mu.Lock()
+	h.w.hub.mu.Unlock()
 
 	// The slow subscriber gets a bounded backlog that brings every session up to date.
 	var backlog []Event
