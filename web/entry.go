@@ -272,8 +272,14 @@ func (b *builder) contextPage(v *views.PathView, r *sessions.Reader, target, bef
 // copyText answers GET /s/:id/copy?e=REF with what pi's /tree copies for the
 // entry (ctrl+x) as plain text, or 204 when pi would have nothing to copy.
 func (s *Server) copyText(c echo.Context) error {
+	return s.plainEntry(c, (*sessions.Reader).CopyText)
+}
+
+// plainEntry answers with the plain text that text makes of entry ?e= of
+// session :id, or 204 when it has none.
+func (s *Server) plainEntry(c echo.Context, text func(*sessions.Reader, int) (string, bool, error)) error {
 	id, e := sessionID(c), c.QueryParam("e")
-	var text string
+	var out string
 	var ok bool
 	err := s.view(id, func(ss *sessions.Session, r *sessions.Reader) error {
 		i, found := resolve(ss, e)
@@ -281,7 +287,7 @@ func (s *Server) copyText(c echo.Context) error {
 			return errNoEntry(e)
 		}
 		var err error
-		text, ok, err = r.CopyText(i)
+		out, ok, err = text(r, i)
 		return err
 	})
 	if err != nil {
@@ -290,5 +296,5 @@ func (s *Server) copyText(c echo.Context) error {
 	if !ok {
 		return c.NoContent(http.StatusNoContent)
 	}
-	return c.String(http.StatusOK, text)
+	return c.String(http.StatusOK, out)
 }

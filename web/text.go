@@ -2,7 +2,6 @@ package web
 
 import (
 	"encoding/json"
-	"net/http"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -12,24 +11,10 @@ import (
 // entryText answers GET /s/:id/text?e=REF with the entry's whole text as
 // plain text: what the page cuts when it is very long.
 func (s *Server) entryText(c echo.Context) error {
-	id, e := sessionID(c), c.QueryParam("e")
-	var text string
-	err := s.view(id, func(ss *sessions.Session, r *sessions.Reader) error {
-		i, found := resolve(ss, e)
-		if !found {
-			return errNoEntry(e)
-		}
+	return s.plainEntry(c, func(r *sessions.Reader, i int) (string, bool, error) {
 		line, err := r.Raw(i)
-		if err != nil {
-			return err
-		}
-		text = plainText(line)
-		return nil
+		return plainText(line), err == nil, err
 	})
-	if err != nil {
-		return err
-	}
-	return c.String(http.StatusOK, text)
 }
 
 // plainText is an entry line for reading: message text, thinking, tool calls
