@@ -206,11 +206,14 @@ func TestBrowser(t *testing.T) {
 	do("label times off", chromedp.KeyEvent("T", chromedp.KeyModifiers(chromedp.ModifierShift)),
 		poll("label times hidden", ltShown+` === 0 && !document.querySelector('#tree-count').textContent.includes('[+label time]')`))
 
-	// The model context tab.
-	do("context tab", chromedp.Click(chromedp.CSS(`.tab[href*="view=context"]`)),
-		poll("model context", `document.querySelector('#conv').innerText.includes('What the model sees')`))
+	// The model context tab. The tabs come with the swapped conversation:
+	// click them once htmx has settled the swap and taken them over, as a
+	// person would (a click before that follows the link, a full page load).
+	settled := ` && !document.querySelector('.htmx-request, .htmx-swapping, .htmx-settling, .htmx-added')`
+	do("context tab", poll("conversation settled", `true`+settled), chromedp.Click(chromedp.CSS(`.tab[href*="view=context"]`)),
+		poll("model context", `document.querySelector('#conv').innerText.includes('What the model sees')`+settled))
 	do("conversation tab", chromedp.Click(chromedp.CSS(`.tab:not([href*="view=context"])`)),
-		poll("conversation", `!document.querySelector('#conv').innerText.includes('What the model sees')`))
+		poll("conversation", `!document.querySelector('#conv').innerText.includes('What the model sees')`+settled))
 
 	// pi's keys: down, up, fold (ctrl+left), unfold (ctrl+right), filters, typing to search.
 	do("down", chromedp.KeyEvent(kb.ArrowDown), poll("selection moved down", selected+` === '4ee5d1f8'`),
