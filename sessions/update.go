@@ -3,7 +3,6 @@ package sessions
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"slices"
@@ -141,17 +140,10 @@ func (s *Session) reload(f *os.File, d Delta) (Delta, error) {
 	if err != nil {
 		return d, err
 	}
-	fresh := &Session{File: s.File, ModTime: st.ModTime(), root: s.root}
-	if err := fresh.reserve(f, st.Size()); err != nil {
+	fresh, err := loadOpen(f, st, s.File, s.root)
+	if err != nil {
 		return d, err
 	}
-	if err := fresh.readSized(io.LimitReader(f, st.Size()), 0, st.Size()); err != nil {
-		return d, err
-	}
-	if fresh.Header.ID == "" {
-		return d, fmt.Errorf("%s: %w", s.File, ErrNotSession)
-	}
-	fresh.rebuild()
 	*s = *fresh
 	d.Reloaded = true
 	return d, nil
