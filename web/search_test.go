@@ -95,7 +95,7 @@ func TestSearchIndexes(t *testing.T) {
 	for _, q := range []string{"question 12", "ANSWER 299", "Lorem 1234", "needle"} {
 		check("first", q)
 	}
-	x := srv.layouts.search.get(id)
+	x := srv.layouts.searchIndex(id)
 	size := x.Bytes()
 	if size == 0 {
 		t.Fatal("no index after searches")
@@ -108,7 +108,7 @@ func TestSearchIndexes(t *testing.T) {
 	}
 	check("after an append", "needle")
 	check("after an append", "question 12")
-	if srv.layouts.search.get(id) != x {
+	if srv.layouts.searchIndex(id) != x {
 		t.Error("an append replaced the session's index")
 	}
 
@@ -133,12 +133,12 @@ func TestSearchIndexes(t *testing.T) {
 
 	// Only the most recently searched sessions keep an index.
 	for k := range searchedSessions + 1 {
-		srv.layouts.search.get(fmt.Sprintf("other-%d", k))
+		srv.layouts.searchIndex(fmt.Sprintf("other-%d", k))
 	}
 	if got := len(srv.layouts.search.m); got != searchedSessions {
 		t.Errorf("%d sessions keep an index, want %d", got, searchedSessions)
 	}
-	if srv.layouts.search.get(id) == x {
+	if srv.layouts.searchIndex(id) == x {
 		t.Error("the least recently searched session kept its index")
 	}
 }

@@ -105,7 +105,7 @@ func (srv *Server) layout(s *sessions.Session, r *sessions.Reader, st views.Tree
 	opt := sessions.LayoutOptions{Leaf: t.leaf, Filter: sessions.Filter(st.Filter),
 		Search: st.Search, Folded: folded, Home: srv.opt.Home}
 	if st.Search != "" {
-		opt.Index = srv.layouts.search.get(s.Header.ID)
+		opt.Index = srv.layouts.searchIndex(s.Header.ID)
 	}
 	l, err := s.Layout(r, opt)
 	if err != nil {
@@ -267,13 +267,14 @@ type layoutKey struct {
 
 // layoutCache keeps the most recently used layouts; a 100k-entry tree takes
 // tens of milliseconds to lay out, and a page asks for it several times.
-// Searches also keep the searched sessions' text in search.
+// Searches also keep the searched sessions' text in search, by session id,
+// so that typing a search does not read the whole file on every keystroke.
+// An index covers appended entries at the next search, and starts over by
+// itself when its session was re-read (rewritten or replaced) or the id now
+// names another file.
 type layoutCache struct {
-	mu     sync.Mutex
-	max    int
-	keys   []layoutKey // least recently used first
-	m      map[layoutKey]*sessions.Layout
-	search searchIndexes
+	*lru[layoutKey, *sessions.Layout]
+	search *lru[string, *sessions.SearchIndex]
 }
 
 // searchedSessions is how many sessions keep a search index: each costs
@@ -281,65 +282,68 @@ type layoutCache struct {
 const searchedSessions = 3
 
 func newLayoutCache(n int) *layoutCache {
-	return &layoutCache{max: n, m: map[layoutKey]*sessions.Layout{},
-		search: searchIndexes{max: searchedSessions, m: map[string]*sessions.SearchIndex{}}}
+	return &layoutCache{newLRU[layoutKey, *sessions.Layout](n), newLRU[string, *sessions.SearchIndex](searchedSessions)}
 }
 
-func (c *layoutCache) get(k layoutKey) *sessions.Layout {
+// searchIndex returns the search index of session id, made empty on first use.
+func (c *layoutCache) searchIndex(id string) *sessions.SearchIndex {
+	return c.search.getOrPut(id, func() *sessions.SearchIndex { return &sessions.SearchIndex{} })
+}
+
+// lru keeps the values of the max most recently used keys.
+type lru[K comparable, V any] struct {
+	mu   sync.Mutex
+	max  int
+	keys []K // least recently used first
+	m    map[K]V
+}
+
+func newLRU[K comparable, V any](max int) *lru[K, V] {
+	return &lru[K, V]{max: max, m: map[K]V{}}
+}
+
+// get returns the value of k (the zero value when there is none).
+func (c *lru[K, V]) get(k K) V {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	l, ok := c.m[k]
+	v, ok := c.m[k]
 	if ok {
 		c.touch(k)
 	}
-	return l
+	return v
 }
 
-func (c *layoutCache) put(k layoutKey, l *sessions.Layout) {
+// put sets the value of k, dropping the least recently used key when full.
+func (c *lru[K, V]) put(k K, v V) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.set(k, v)
+}
+
+// getOrPut returns the value of k, set to mk() when there is none.
+func (c *lru[K, V]) getOrPut(k K, mk func() V) V {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.m[k]
+	if !ok {
+		v = mk()
+	}
+	c.set(k, v)
+	return v
+}
+
+func (c *lru[K, V]) set(k K, v V) {
 	if _, ok := c.m[k]; !ok && len(c.keys) >= c.max {
 		delete(c.m, c.keys[0])
 		c.keys = c.keys[1:]
 	}
-	c.m[k] = l
+	c.m[k] = v
 	c.touch(k)
 }
 
-func (c *layoutCache) touch(k layoutKey) {
+func (c *lru[K, V]) touch(k K) {
 	if i := slices.Index(c.keys, k); i >= 0 {
 		c.keys = slices.Delete(c.keys, i, i+1)
 	}
 	c.keys = append(c.keys, k)
-}
-
-// searchIndexes keeps the search index of each of the few sessions searched
-// most recently, by session id, so that typing a search does not read the
-// whole file on every keystroke. An index covers appended entries at the
-// next search, and starts over by itself when its session was re-read
-// (rewritten or replaced) or the id now names another file.
-type searchIndexes struct {
-	mu  sync.Mutex
-	max int
-	ids []string // least recently used first
-	m   map[string]*sessions.SearchIndex
-}
-
-// get returns the index of session id, made empty on first use.
-func (c *searchIndexes) get(id string) *sessions.SearchIndex {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	x, ok := c.m[id]
-	if ok {
-		c.ids = slices.DeleteFunc(c.ids, func(k string) bool { return k == id })
-	} else {
-		if len(c.ids) >= c.max {
-			delete(c.m, c.ids[0])
-			c.ids = c.ids[1:]
-		}
-		x = &sessions.SearchIndex{}
-		c.m[id] = x
-	}
-	c.ids = append(c.ids, id)
-	return x
 }
