@@ -38,9 +38,8 @@ func strOrNil(s string) *string {
 
 // labelJSON returns the label in force for entry i as pi holds it, or nil.
 func (s *Session) labelJSON(i int) json.RawMessage {
-	id := s.Entries[i].ID
-	l := s.LabelEntry(id)
-	if id == "" || l < 0 {
+	l := s.labelOn(i)
+	if l < 0 {
 		return nil
 	}
 	if e := &s.Entries[l]; e.Flags.Has(FlagLabelJSON) {

@@ -451,7 +451,7 @@ func (l *Layout) passes(i int) bool {
 	case FilterNoTools:
 		return !settings && !(e.Type == TypeMessage && e.Role == "toolResult")
 	case FilterLabeledOnly:
-		return l.s.Entries[i].ID != "" && l.s.LabelEntry(l.s.Entries[i].ID) >= 0
+		return l.s.labelOn(i) >= 0
 	case FilterAll:
 		return true
 	}
@@ -498,7 +498,7 @@ func (l *Layout) row(i int) Row {
 		Folded:      len(l.opt.Folded) > 0 && l.opt.Folded[e.ID],
 		Foldable:    l.Foldable(i),
 		Label:       l.s.LabelOf(pos),
-		Labeled:     e.ID != "" && l.s.LabelEntry(e.ID) >= 0,
+		Labeled:     l.s.labelOn(pos) >= 0,
 		Preview:     l.prev[i],
 	}
 	if lr.bits&bitConnector != 0 && lr.bits&bitVirtual == 0 {

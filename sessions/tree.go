@@ -29,14 +29,19 @@ func (s *Session) Name() string { return s.name }
 
 // LabelOf returns the label in force for entry i ("" when none).
 func (s *Session) LabelOf(i int) string {
-	id := s.Entries[i].ID
-	if id == "" {
-		return ""
-	}
-	if l, ok := s.labels[id]; ok {
+	if l := s.labelOn(i); l >= 0 {
 		return s.labelText(l)
 	}
 	return ""
+}
+
+// labelOn returns the position of the label entry in force for entry i, or
+// -1 (an entry without id has none).
+func (s *Session) labelOn(i int) int {
+	if id := s.Entries[i].ID; id != "" {
+		return s.LabelEntry(id)
+	}
+	return -1
 }
 
 // labelText returns the label a label entry sets as pi shows it: the
