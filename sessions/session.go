@@ -86,8 +86,8 @@ type Session struct {
 	meta     *metaCache
 	noHeader bool // the first parsed value was not a header: not a session, even if one follows
 	v1prev   string
-	v1lines  []int  // v1 files: pi's parsed-line index -> entry position, -1 for a line that is no entry
-	root     string // the sessions root the file must stay inside ("" when read with Load); see openIn
+	v1lines  []v1line // v1 files: the lines JSON.parse accepts, in order (pi's firstKeptEntryIndex counts them)
+	root     string   // the sessions root the file must stay inside ("" when read with Load); see openIn
 }
 
 // Load reads and indexes the session file at path.
@@ -281,7 +281,7 @@ func (s *Session) addLine(line []byte, off int64, lineNo int, unterminated bool)
 		if !isSessionType(r.typ) && (!notObject || truthy(line[i:end])) {
 			pos = len(s.Entries)
 		}
-		s.v1lines = append(s.v1lines, pos)
+		s.v1lines = append(s.v1lines, v1line{lineNo, pos})
 	}
 	if notObject {
 		v := line[i:end]
@@ -315,7 +315,7 @@ func (s *Session) addLine(line []byte, off int64, lineNo int, unterminated bool)
 			s.Header.Version = int(v)
 		}
 		if s.Header.Version < 2 {
-			s.v1lines = []int{-1} // the header is line 0
+			s.v1lines = []v1line{{lineNo, -1}} // the header is index 0
 		}
 		if s.Header.Version < 3 {
 			s.diag(lineNo, DiagOldVersion, fmt.Sprintf("version %d file: read as version 3 in memory; the file is not changed", s.Header.Version))
@@ -580,12 +580,16 @@ func (s *Session) resolveV1Kept() {
 		// pi's migration assigns ids in file order, so an index naming a later
 		// line finds no id yet: only earlier lines (or the compaction itself) resolve.
 		if err == nil && k >= 0 && k < len(s.v1lines) {
-			if t := s.v1lines[k]; t >= 0 && t <= i {
+			if t := s.v1lines[k].pos; t >= 0 && t <= i {
 				e.FirstKept = s.Entries[t].ID
 			}
 		}
 	}
 }
+
+// v1line is a line of a v1 file that JSON.parse accepts: its line number and
+// the position of the entry it made, or -1 (a header, a falsy value).
+type v1line struct{ line, pos int }
 
 // v1Index prefixes a not-yet-resolved firstKeptEntryIndex.
 const v1Index = "\x00v1:"

@@ -75,6 +75,7 @@ func (s *Session) update(reload bool) (d Delta, err error) {
 	before := len(s.Entries)
 	// Diagnostics about the unterminated last line go: it is read again from Size.
 	s.Diags = slices.DeleteFunc(s.Diags, func(d Diagnostic) bool { return d.Line > s.lines })
+	s.v1lines = slices.DeleteFunc(s.v1lines, func(v v1line) bool { return v.line > s.lines })
 	// Up to the size st gave, not EOF: ModTime must describe every byte
 	// indexed, or a later same-size Update would take it for a rewrite.
 	if err := s.readSized(io.LimitReader(f, st.Size()-s.Size), s.Size, st.Size()-s.Size); err != nil {
