@@ -361,7 +361,7 @@ func (s *Session) addLine(line []byte, off int64, lineNo int, unterminated bool)
 // to the previous entry, as pi's migration does with random ids.
 func (s *Session) migrateV1(e *Entry, r *rawEntry) {
 	e.ID = fmt.Sprintf("%08x", e.Line)
-	e.Flags &^= FlagNoID | FlagNoParentKey
+	e.Flags &^= FlagNoID | FlagNoParentKey | FlagParentSelf // its own id and parentId are replaced
 	e.ParentID = s.v1prev
 	s.v1prev = e.ID
 	e.FirstKept = ""
