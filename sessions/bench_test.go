@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/piweb/piweb/internal/js"
 )
 
 // Benchmarks of the index. See docs/benchmarks.md for how to run them and
@@ -167,7 +169,7 @@ func BenchmarkScan100k(b *testing.B) {
 	}{
 		{"lines", nil},
 		{"json.Valid", json.Valid},
-		{"scanValue", func(l []byte) bool { _, err := scanValue(l, 0); return err == nil }},
+		{"scanValue", func(l []byte) bool { _, err := js.ScanValue(l, 0); return err == nil }},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			b.SetBytes(size)

@@ -1,9 +1,10 @@
 package sessions
 
 import (
-	"bytes"
 	"encoding/json"
 	"strconv"
+
+	"github.com/piweb/piweb/internal/js"
 )
 
 // Context is what the model sees at a leaf, as pi's buildSessionContext returns it.
@@ -48,7 +49,7 @@ func (r *Reader) Project(leaf int) (*Projection, error) {
 		return p, nil
 	}
 	raws := make(map[int][]byte, len(path))
-	get := func(i int) (obj, error) {
+	get := func(i int) (js.Object, error) {
 		b, ok := raws[i]
 		if !ok {
 			var err error
@@ -57,7 +58,7 @@ func (r *Reader) Project(leaf int) (*Projection, error) {
 			}
 			raws[i] = b
 		}
-		o, _ := parseObj(b)
+		o, _ := js.ParseObject(b)
 		return o, nil
 	}
 
@@ -78,25 +79,25 @@ func (r *Reader) Project(leaf int) (*Projection, error) {
 		}
 		if isThinking {
 			haveThinking = true
-			p.ThinkingLevel, _ = o.get("thinkingLevel")
+			p.ThinkingLevel, _ = o.Get("thinkingLevel")
 			continue
 		}
 		haveModel = true
-		m := obj{}
+		m := js.Object{}
 		if e.Type == TypeModelChange {
-			m.setIf("provider", o)
-			m.setIf("modelId", o)
+			m.SetIf("provider", o)
+			m.SetIf("modelId", o)
 		} else {
-			msg, _ := o.get("message")
-			mo, _ := parseObj(msg)
-			if v, ok := mo.get("provider"); ok {
-				m.set("provider", v)
+			msg, _ := o.Get("message")
+			mo, _ := js.ParseObject(msg)
+			if v, ok := mo.Get("provider"); ok {
+				m.Set("provider", v)
 			}
-			if v, ok := mo.get("model"); ok {
-				m.set("modelId", v)
+			if v, ok := mo.Get("model"); ok {
+				m.Set("modelId", v)
 			}
 		}
-		p.Model = m.json()
+		p.Model = m.JSON()
 	}
 
 	// Entries in context: the latest compaction, the kept entries before it, everything after.
@@ -185,173 +186,98 @@ func msTime(t int64) json.RawMessage {
 }
 
 // entryMessages converts one entry to its model messages (pi's sessionEntryToContextMessages).
-func (s *Session) entryMessages(e *Entry, o obj) []json.RawMessage {
+func (s *Session) entryMessages(e *Entry, o js.Object) []json.RawMessage {
 	switch e.Type {
 	case TypeMessage:
-		msg, ok := o.get("message")
+		msg, ok := o.Get("message")
 		if !ok {
 			return []json.RawMessage{json.RawMessage("null")}
 		}
-		mo, isObj := parseObj(msg)
+		mo, isObj := js.ParseObject(msg)
 		if !isObj {
 			return []json.RawMessage{msg}
 		}
 		changed := false
-		role, _ := jsonString(mustGet(mo, "role"))
+		role, _ := js.String(mo.Val("role"))
 		if role == "hookMessage" && s.Header.Version < 3 {
-			mo.set("role", json.RawMessage(`"custom"`))
+			mo.Set("role", json.RawMessage(`"custom"`))
 			changed = true
 		}
-		content, has := mo.get("content")
-		if !has || isNull(content) {
+		content, has := mo.Get("content")
+		if !has || js.IsNull(content) {
 			switch role {
 			case "system":
-				mo.set("content", json.RawMessage(`""`))
+				mo.Set("content", json.RawMessage(`""`))
 				changed = true
 			case "user", "assistant", "toolResult":
-				mo.set("content", json.RawMessage(`[]`))
+				mo.Set("content", json.RawMessage(`[]`))
 				changed = true
 			}
 		}
 		if !changed {
 			return []json.RawMessage{msg}
 		}
-		return []json.RawMessage{mo.json()}
+		return []json.RawMessage{mo.JSON()}
 	case TypeCustomMessage:
-		m := obj{{"role", json.RawMessage(`"custom"`)}}
-		m.setIf("customType", o)
-		if c, ok := o.get("content"); ok && !isNull(c) {
-			m.set("content", c)
+		m := js.Object{{K: "role", V: json.RawMessage(`"custom"`)}}
+		m.SetIf("customType", o)
+		if c, ok := o.Get("content"); ok && !js.IsNull(c) {
+			m.Set("content", c)
 		} else {
-			m.set("content", json.RawMessage(`[]`))
+			m.Set("content", json.RawMessage(`[]`))
 		}
-		m.setIf("display", o)
-		m.setIf("details", o)
-		m.set("timestamp", msTime(e.Time))
-		return []json.RawMessage{m.json()}
+		m.SetIf("display", o)
+		m.SetIf("details", o)
+		m.Set("timestamp", msTime(e.Time))
+		return []json.RawMessage{m.JSON()}
 	case TypeBranchSummary:
-		m := obj{{"role", json.RawMessage(`"branchSummary"`)}}
-		m.setIf("summary", o)
-		m.setIf("fromId", o)
-		m.set("timestamp", msTime(e.Time))
-		return []json.RawMessage{m.json()}
+		m := js.Object{{K: "role", V: json.RawMessage(`"branchSummary"`)}}
+		m.SetIf("summary", o)
+		m.SetIf("fromId", o)
+		m.Set("timestamp", msTime(e.Time))
+		return []json.RawMessage{m.JSON()}
 	case TypeCompaction:
-		m := obj{{"role", json.RawMessage(`"compactionSummary"`)}}
-		m.setIf("summary", o)
-		m.setIf("tokensBefore", o)
-		m.set("timestamp", msTime(e.Time))
-		if sys, ok := o.get("systemMessage"); ok && truthy(sys) {
-			return []json.RawMessage{sys, m.json()}
+		m := js.Object{{K: "role", V: json.RawMessage(`"compactionSummary"`)}}
+		m.SetIf("summary", o)
+		m.SetIf("tokensBefore", o)
+		m.Set("timestamp", msTime(e.Time))
+		if sys, ok := o.Get("systemMessage"); ok && js.Truthy(sys) {
+			return []json.RawMessage{sys, m.JSON()}
 		}
-		return []json.RawMessage{m.json()}
+		return []json.RawMessage{m.JSON()}
 	}
 	return nil
 }
 
 // applyEdit applies a context_edit entry to an entry's messages (pi's projectContextEntry).
-func applyEdit(msgs []json.RawMessage, edit obj) ([]json.RawMessage, bool) {
-	rep, ok := edit.get("replacement")
+func applyEdit(msgs []json.RawMessage, edit js.Object) ([]json.RawMessage, bool) {
+	rep, ok := edit.Get("replacement")
 	if !ok {
 		return msgs, false // pi would throw; piweb leaves the target alone
 	}
-	if isNull(rep) {
+	if js.IsNull(rep) {
 		return nil, true
 	}
-	ro, _ := parseObj(rep)
-	content, hasContent := ro.get("content")
+	ro, _ := js.ParseObject(rep)
+	content, hasContent := ro.Get("content")
 	out := make([]json.RawMessage, len(msgs))
 	for k, m := range msgs {
-		mo, isObj := parseObj(m)
-		role, _ := jsonString(mustGet(mo, "role"))
+		mo, isObj := js.ParseObject(m)
+		role, _ := js.String(mo.Val("role"))
 		if !isObj || (role != "user" && role != "assistant" && role != "toolResult" && role != "custom") {
 			out[k] = m
 			continue
 		}
 		switch {
 		case !hasContent:
-			mo.del("content")
+			mo.Del("content")
 		case (role == "assistant" || role == "toolResult") && len(content) > 0 && content[0] == '"':
-			block := obj{{"type", json.RawMessage(`"text"`)}, {"text", content}}
-			mo.set("content", json.RawMessage("["+string(block.json())+"]"))
+			block := js.Object{{K: "type", V: json.RawMessage(`"text"`)}, {K: "text", V: content}}
+			mo.Set("content", json.RawMessage("["+string(block.JSON())+"]"))
 		default:
-			mo.set("content", content)
+			mo.Set("content", content)
 		}
-		out[k] = mo.json()
+		out[k] = mo.JSON()
 	}
 	return out, true
 }
-
-// obj is a JSON object that keeps its key order, as JavaScript objects do.
-type obj []kv
-
-type kv struct {
-	k string
-	v json.RawMessage
-}
-
-// parseObj splits a JSON object into members; a repeated key keeps its
-// first position and its last value, as JSON.parse does.
-func parseObj(b []byte) (obj, bool) {
-	var o obj
-	_, err := eachMember(b, 0, func(m member) { o.set(keyName(m.key), m.val) })
-	return o, err == nil
-}
-
-func mustGet(o obj, k string) json.RawMessage {
-	v, _ := o.get(k)
-	return v
-}
-
-func (o obj) get(k string) (json.RawMessage, bool) {
-	for _, m := range o {
-		if m.k == k {
-			return m.v, true
-		}
-	}
-	return nil, false
-}
-
-func (o *obj) set(k string, v json.RawMessage) {
-	for i := range *o {
-		if (*o)[i].k == k {
-			(*o)[i].v = v
-			return
-		}
-	}
-	*o = append(*o, kv{k, v})
-}
-
-// setIf copies key k from src when present.
-func (o *obj) setIf(k string, src obj) {
-	if v, ok := src.get(k); ok {
-		o.set(k, v)
-	}
-}
-
-func (o *obj) del(k string) {
-	for i := range *o {
-		if (*o)[i].k == k {
-			*o = append((*o)[:i], (*o)[i+1:]...)
-			return
-		}
-	}
-}
-
-func (o obj) json() json.RawMessage {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, m := range o {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, _ := json.Marshal(m.k)
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(m.v)
-	}
-	b.WriteByte('}')
-	return b.Bytes()
-}
-
-// MarshalJSON encodes o with its keys in order.
-func (o obj) MarshalJSON() ([]byte, error) { return o.json(), nil }

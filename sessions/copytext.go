@@ -1,5 +1,7 @@
 package sessions
 
+import "github.com/piweb/piweb/internal/js"
+
 // CopyText returns what pi's /tree copies for entry i (its ctrl+x): a
 // message's text (a bash command for a bashExecution; an assistant's error
 // message when it has no text), a custom message's text, or a compaction's
@@ -18,27 +20,27 @@ func (r *Reader) CopyText(i int) (text string, ok bool, err error) {
 	}
 	switch e.Type {
 	case TypeMessage:
-		m := objOf(mustGet(o, "message"))
+		m := js.ObjectOf(o.Val("message"))
 		if e.Role == "bashExecution" {
-			raw = mustGet(m, "command")
+			raw = m.Val("command")
 			break
 		}
-		content, has := m.get("content")
+		content, has := m.Get("content")
 		if !has {
 			break
 		}
 		if text = fullContent(content); text == "" && e.Role == "assistant" {
-			raw = mustGet(m, "errorMessage")
+			raw = m.Val("errorMessage")
 		}
 	case TypeCustomMessage:
-		text = fullContent(mustGet(o, "content"))
+		text = fullContent(o.Val("content"))
 	case TypeCompaction, TypeBranchSummary:
-		raw = mustGet(o, "summary")
+		raw = o.Val("summary")
 	}
 	if raw != nil {
-		text, _ = jsonString(raw) // pi would fail on a value that is not a string
+		text, _ = js.String(raw) // pi would fail on a value that is not a string
 	}
-	if trimJS(text) == "" {
+	if js.Trim(text) == "" {
 		return "", false, nil
 	}
 	return text, true, nil
@@ -47,17 +49,17 @@ func (r *Reader) CopyText(i int) (text string, ok bool, err error) {
 // fullContent is pi's extractFullContent: string content as it is, or the
 // text blocks of an array joined with nothing between them.
 func fullContent(raw []byte) string {
-	if s, ok := jsonString(raw); ok {
+	if s, ok := js.String(raw); ok {
 		return s
 	}
 	if len(raw) == 0 || raw[0] != '[' {
 		return ""
 	}
 	var b []byte
-	fastElems(raw, func(el []byte) bool {
-		blk := objOf(el)
-		if ty, _ := jsonString(mustGet(blk, "type")); ty == "text" {
-			b = append(b, jsStr(mustGet(blk, "text"))...)
+	js.Elems(raw, func(el []byte) bool {
+		blk := js.ObjectOf(el)
+		if ty, _ := js.String(blk.Val("type")); ty == "text" {
+			b = append(b, js.ToString(blk.Val("text"))...)
 		}
 		return true
 	})

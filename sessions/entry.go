@@ -1,11 +1,9 @@
 package sessions
 
 import (
-	"encoding/json"
 	"math"
-	"strconv"
-	"strings"
-	"unicode/utf8"
+
+	"github.com/piweb/piweb/internal/js"
 )
 
 // Entry types written by pi.
@@ -121,13 +119,13 @@ func (in interner) get(s string) string {
 // seen before costs no allocation. Non-strings give "".
 func (in interner) str(raw []byte) string {
 	if len(raw) >= 2 && raw[0] == '"' {
-		if inner := raw[1 : len(raw)-1]; !hasBackslash(inner) {
+		if inner := raw[1 : len(raw)-1]; !js.HasBackslash(inner) {
 			if v, ok := in[string(inner)]; ok { // no allocation for the lookup
 				return v
 			}
 		}
 	}
-	return in.get(str(raw))
+	return in.get(js.Str(raw))
 }
 
 // model interns modelName(str(provider), str(model)) without allocating
@@ -135,7 +133,7 @@ func (in interner) str(raw []byte) string {
 func (in interner) model(provider, model []byte) string {
 	if len(provider) >= 2 && provider[0] == '"' && len(model) >= 2 && model[0] == '"' {
 		p, m := provider[1:len(provider)-1], model[1:len(model)-1]
-		if len(p)+len(m) < 128 && len(p) > 0 && len(m) > 0 && !hasBackslash(p) && !hasBackslash(m) {
+		if len(p)+len(m) < 128 && len(p) > 0 && len(m) > 0 && !js.HasBackslash(p) && !js.HasBackslash(m) {
 			var buf [128]byte
 			k := append(append(append(buf[:0], p...), '/'), m...)
 			if v, ok := in[string(k)]; ok {
@@ -143,7 +141,7 @@ func (in interner) model(provider, model []byte) string {
 			}
 		}
 	}
-	return in.get(modelName(str(provider), str(model)))
+	return in.get(modelName(js.Str(provider), js.Str(model)))
 }
 
 // rawEntry holds the raw member values of one entry line that the index reads.
@@ -156,85 +154,69 @@ type rawEntry struct {
 	hasParentKey, hasLabelKey, hasTimestamp     bool
 }
 
-func (r *rawEntry) set(m member) {
-	k := m.key
+func (r *rawEntry) set(m js.Member) {
+	k := m.Key
 	if len(k) < 3 {
 		return
 	}
 	// Switch on the unquoted key without allocating.
-	switch keyName2(k) {
+	switch js.KeyFast(k) {
 	case "type":
-		r.typ = m.val
+		r.typ = m.Val
 	case "id":
-		r.id = m.val
+		r.id = m.Val
 	case "parentId":
-		r.parentID = m.val
+		r.parentID = m.Val
 		r.hasParentKey = true
 	case "timestamp":
-		r.timestamp = m.val
+		r.timestamp = m.Val
 		r.hasTimestamp = true
 	case "message":
-		r.message = m.val
+		r.message = m.Val
 	case "targetId":
-		r.targetID = m.val
+		r.targetID = m.Val
 	case "label":
-		r.label = m.val
+		r.label = m.Val
 		r.hasLabelKey = true
 	case "name":
-		r.name = m.val
+		r.name = m.Val
 	case "customType":
-		r.customType = m.val
+		r.customType = m.Val
 	case "firstKeptEntryId":
-		r.firstKept = m.val
+		r.firstKept = m.Val
 	case "fromId":
-		r.fromID = m.val
+		r.fromID = m.Val
 	case "provider":
-		r.provider = m.val
+		r.provider = m.Val
 	case "modelId", "model":
-		r.modelID = m.val
+		r.modelID = m.Val
 	case "usage":
-		r.usage = m.val
+		r.usage = m.Val
 	case "summary":
-		r.summary = m.val
+		r.summary = m.Val
 	case "replacement":
-		r.replacement = m.val
+		r.replacement = m.Val
 	case "display":
-		r.display = m.val
+		r.display = m.Val
 	case "version":
-		r.version = m.val
+		r.version = m.Val
 	case "cwd":
-		r.cwd = m.val
+		r.cwd = m.Val
 	case "parentSession":
-		r.parentSession = m.val
+		r.parentSession = m.Val
 	case "firstKeptEntryIndex":
-		r.firstKeptIndex = m.val
+		r.firstKeptIndex = m.Val
 	}
-}
-
-// keyName2 returns the key without quotes; for escaped keys it decodes.
-// The conversion in the switch above does not allocate for plain keys.
-func keyName2(raw []byte) string {
-	inner := raw[1 : len(raw)-1]
-	if hasBackslash(inner) {
-		return keyName(raw)
-	}
-	return unsafeString(inner)
-}
-
-// str decodes a raw string value; non-strings give "".
-func str(raw []byte) string {
-	s, _ := jsonString(raw)
-	return s
 }
 
 // fill sets e's fields from r. in interns repeating strings.
 func (e *Entry) fill(r *rawEntry, in interner) {
-	if s, ok := jsonString(r.id); ok {
+	if s, ok := js.String(r.id); ok {
 		e.ID = s
 	} else {
 		e.Flags |= FlagNoID
 	}
-	e.ParentID = str(r.parentID)
+	e.ParentID = js.Str(r.parentID)
 	if !r.hasParentKey {
 		e.Flags |= FlagNoParentKey
 	}
@@ -242,40 +224,40 @@ func (e *Entry) fill(r *rawEntry, in interner) {
 		e.Flags |= FlagParentSelf
 	}
 	e.Type = in.str(r.typ)
-	e.Time = jsTime(r.timestamp, r.hasTimestamp)
+	e.Time = js.Time(r.timestamp, r.hasTimestamp)
 	switch e.Type {
 	case TypeMessage:
 		e.fillMessage(r.message, in)
 	case TypeLabel:
-		e.Target = str(r.targetID)
-		if truthy(r.label) {
+		e.Target = js.Str(r.targetID)
+		if js.Truthy(r.label) {
 			e.Flags |= FlagLabelSet
-			e.Text = str(r.label)
+			e.Text = js.Str(r.label)
 			if e.Text == "" { // a truthy non-string label: keep its JSON text
 				e.Text = string(r.label)
 				e.Flags |= FlagLabelJSON
 			}
 		}
 	case TypeContextEdit:
-		e.Target = str(r.targetID)
-		if isNull(r.replacement) {
+		e.Target = js.Str(r.targetID)
+		if js.IsNull(r.replacement) {
 			e.Flags |= FlagEditDrop
 		}
 	case TypeSessionInfo:
-		e.Text = str(r.name)
+		e.Text = js.Str(r.name)
 	case TypeCustom, TypeCustomMessage:
 		e.Text = in.str(r.customType)
-		if e.Type == TypeCustomMessage && !truthy(r.display) {
+		if e.Type == TypeCustomMessage && !js.Truthy(r.display) {
 			e.Flags |= FlagHidden
 		}
 	case TypeModelChange:
 		e.Text = in.model(r.provider, r.modelID)
 	case TypeCompaction:
-		e.FirstKept = str(r.firstKept)
+		e.FirstKept = js.Str(r.firstKept)
 		e.Tokens, e.Cost = usageTotals(r.usage)
 	case TypeBranchSummary:
-		e.FromID = str(r.fromID)
-		if truthy(r.summary) {
+		e.FromID = js.Str(r.fromID)
+		if js.Truthy(r.summary) {
 			e.Flags |= FlagHasSummary
 		}
 		e.Tokens, e.Cost = usageTotals(r.usage)
@@ -289,20 +271,20 @@ func (e *Entry) fill(r *rawEntry, in interner) {
 // object. The line was validated as a whole, so the message is not checked again.
 func (e *Entry) fillMessage(raw []byte, in interner) {
 	var role, provider, model, usage, stop, content []byte
-	eachMemberTrusted(raw, func(m member) {
-		switch keyName2(m.key) {
+	js.Members(raw, func(m js.Member) {
+		switch js.KeyFast(m.Key) {
 		case "role":
-			role = m.val
+			role = m.Val
 		case "content":
-			content = m.val
+			content = m.Val
 		case "provider":
-			provider = m.val
+			provider = m.Val
 		case "model":
-			model = m.val
+			model = m.Val
 		case "usage":
-			usage = m.val
+			usage = m.Val
 		case "stopReason":
-			stop = m.val
+			stop = m.Val
 		}
 	})
 	e.Role = in.str(role)
@@ -315,7 +297,7 @@ func (e *Entry) fillMessage(raw []byte, in interner) {
 		}
 		// pi's tree hides assistant turns that are only tool calls; these two
 		// flags let it decide without reading the line again (see layout.go).
-		if truthy(stop) && st != "stop" && st != "toolUse" {
+		if js.Truthy(stop) && st != "stop" && st != "toolUse" {
 			e.Flags |= FlagOddStop
 		}
 		if hasText(content) {
@@ -334,32 +316,32 @@ func usageTotals(raw []byte) (tokens int64, cost float64) {
 	var n [5]float64 // totalTokens, input, output, cacheRead, cacheWrite; a repeated key's last value wins
 	ok := true
 	num := func(k int, raw []byte) {
-		v, good := jsonNumber(raw)
+		v, good := js.Number(raw)
 		n[k], ok = v, ok && good
 	}
-	eachMemberTrusted(raw, func(m member) {
-		switch keyName2(m.key) {
+	js.Members(raw, func(m js.Member) {
+		switch js.KeyFast(m.Key) {
 		case "totalTokens":
-			num(0, m.val)
+			num(0, m.Val)
 		case "input":
-			num(1, m.val)
+			num(1, m.Val)
 		case "output":
-			num(2, m.val)
+			num(2, m.Val)
 		case "cacheRead":
-			num(3, m.val)
+			num(3, m.Val)
 		case "cacheWrite":
-			num(4, m.val)
+			num(4, m.Val)
 		case "cost":
-			if isNull(m.val) {
+			if js.IsNull(m.Val) {
 				break
 			}
-			if m.val[0] != '{' {
+			if m.Val[0] != '{' {
 				ok = false
 				break
 			}
-			eachMemberTrusted(m.val, func(c member) {
-				if keyName2(c.key) == "total" {
-					v, good := jsonNumber(c.val)
+			js.Members(m.Val, func(c js.Member) {
+				if js.KeyFast(c.Key) == "total" {
+					v, good := js.Number(c.Val)
 					ok = ok && good
 					cost = v
 				}
@@ -374,53 +356,6 @@ func usageTotals(raw []byte) (tokens int64, cost float64) {
 		t = n[1] + n[2] + n[3] + n[4]
 	}
 	return int64(t), cost
-}
-
-// jsonNumber reads a raw JSON number; null reads as 0. ok is false for any
-// other type and for numbers out of float64 range.
-func jsonNumber(raw []byte) (float64, bool) {
-	if isNull(raw) {
-		return 0, true
-	}
-	if len(raw) == 0 || (raw[0] != '-' && !isDigit(raw[0])) {
-		return 0, false
-	}
-	f, err := strconv.ParseFloat(unsafeString(raw), 64)
-	return f, err == nil
-}
-
-// jsTime converts a raw timestamp value to Unix ms as JavaScript's
-// new Date(value).getTime() would; NoTime stands for NaN.
-func jsTime(raw []byte, present bool) int64 {
-	if !present {
-		return NoTime // new Date(undefined) is NaN
-	}
-	switch {
-	case isNull(raw):
-		return 0 // new Date(null) is the epoch
-	case len(raw) > 0 && raw[0] == '"':
-		if inner := raw[1 : len(raw)-1]; !hasBackslash(inner) && utf8.Valid(inner) {
-			return parseJSDate(unsafeString(inner)) // parseJSDate keeps no reference to it
-		}
-		s, _ := jsonString(raw)
-		return parseJSDate(s)
-	case len(raw) > 0 && (raw[0] == '-' || isDigit(raw[0])):
-		var f float64
-		if json.Unmarshal(raw, &f) != nil || math.Abs(f) > 8.64e15 {
-			return NoTime
-		}
-		return int64(f)
-	}
-	return NoTime
-}
-
-// trimJS trims what JavaScript's String.prototype.trim removes.
-func trimJS(s string) string {
-	return strings.TrimFunc(s, func(r rune) bool {
-		return r == '\uFEFF' || r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '\v' || r == '\f' ||
-			r == 0xA0 || r == 0x1680 || (r >= 0x2000 && r <= 0x200A) || r == 0x2028 || r == 0x2029 ||
-			r == 0x202F || r == 0x205F || r == 0x3000
-	})
 }
 
 // modelName joins provider and model id as "provider/model".

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+	"github.com/piweb/piweb/internal/js"
 )
 
 // Branch is a root-to-leaf path laid out as the new session pi's createBranchedSession makes of it.
@@ -63,8 +64,8 @@ func (s *Session) Branch(leafID string, opts Redact) (*Branch, error) {
 		return nil, err
 	}
 	b := &Branch{ID: sid.String(), Leaf: s.Entries[leaf].ID}
-	b.Header = obj{{"type", json.RawMessage(`"session"`)}, {"version", json.RawMessage("3")},
-		{"id", jsonStr(b.ID)}, {"timestamp", jsonStr(isoNow())}, {"cwd", jsonStr(cwd)}}.json()
+	b.Header = js.Object{{K: "type", V: json.RawMessage(`"session"`)}, {K: "version", V: json.RawMessage("3")},
+		{K: "id", V: js.Quote(b.ID)}, {K: "timestamp", V: js.Quote(js.NowISO())}, {K: "cwd", V: js.Quote(cwd)}}.JSON()
 
 	// The path without labels, re-chained (pi's createBranchedSession).
 	replacement := map[string]string{} // dropped label id -> the kept entry after it
@@ -89,19 +90,19 @@ func (s *Session) Branch(leafID string, opts Redact) (*Branch, error) {
 		if len(line) == 0 || line[0] != '{' {
 			return nil, fmt.Errorf("line %d: an entry on the path is not a JSON object", e.Line)
 		}
-		line = setMember(line, "parentId", parent)
+		line = js.SetMember(line, "parentId", parent)
 		if e.Type == TypeCompaction && e.FirstKept != "" && e.FirstKept != e.ID {
 			if to, ok := replacement[e.FirstKept]; ok {
-				line = setMember(line, "firstKeptEntryId", jsonStr(to))
+				line = js.SetMember(line, "firstKeptEntryId", js.Quote(to))
 			}
 		}
 		line = s.redactLine(e, line, opts)
 		b.Entries = append(b.Entries, BranchEntry{ID: e.ID, Type: e.Type, Role: e.Role, JSON: line})
 		if e.Type == TypeSessionInfo {
-			name, _ := getMember(line, "name")
-			b.Name = trimJS(str(name))
+			name, _ := js.Lookup(line, "name")
+			b.Name = js.Trim(js.Str(name))
 		}
-		parent = jsonStr(e.ID)
+		parent = js.Quote(e.ID)
 		ids[e.ID] = true
 	}
 
@@ -117,21 +118,21 @@ func (s *Session) Branch(leafID string, opts Redact) (*Branch, error) {
 		}
 		id := newEntryID(ids)
 		ids[id] = true
-		o := obj{{"type", json.RawMessage(`"label"`)}, {"id", jsonStr(id)}, {"parentId", parent}}
-		if ts, ok := getMember(raw, "timestamp"); ok {
-			o = append(o, kv{"timestamp", ts})
+		o := js.Object{{K: "type", V: json.RawMessage(`"label"`)}, {K: "id", V: js.Quote(id)}, {K: "parentId", V: parent}}
+		if ts, ok := js.Lookup(raw, "timestamp"); ok {
+			o = append(o, js.KV{K: "timestamp", V: ts})
 		}
-		label, _ := getMember(raw, "label")
-		o = append(o, kv{"targetId", jsonStr(target)}, kv{"label", label})
-		line := o.json()
+		label, _ := js.Lookup(raw, "label")
+		o = append(o, js.KV{K: "targetId", V: js.Quote(target)}, js.KV{K: "label", V: label})
+		line := o.JSON()
 		if opts.Secrets {
 			line = redactStrings(line)
 		}
-		label, _ = getMember(line, "label")
-		text := jsStr(label) // a non-string label as pi shows it, as LabelOf does
+		label, _ = js.Lookup(line, "label")
+		text := js.ToString(label) // a non-string label as pi shows it, as LabelOf does
 		labels[target] = text
 		b.Labels = append(b.Labels, BranchEntry{ID: id, Type: TypeLabel, Label: text, JSON: line})
-		parent = jsonStr(id)
+		parent = js.Quote(id)
 	}
 	for k := range b.Entries {
 		b.Entries[k].Label = labels[b.Entries[k].ID]
@@ -219,9 +220,9 @@ func Fork(s *Session, entryID string) (newID, newFile string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	header := setMember(b.Header, "parentSession", jsonStr(src))
-	ts, _ := getMember(header, "timestamp")
-	name := strings.NewReplacer(":", "-", ".", "-").Replace(str(ts)) + "_" + b.ID + ".jsonl"
+	header := js.SetMember(b.Header, "parentSession", js.Quote(src))
+	ts, _ := js.Lookup(header, "timestamp")
+	name := strings.NewReplacer(":", "-", ".", "-").Replace(js.Str(ts)) + "_" + b.ID + ".jsonl"
 	st, err := snap.f.Stat()
 	if err != nil {
 		return "", "", err

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/piweb/piweb/internal/js"
 )
 
 var forkNameRe = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z)_([0-9a-f-]{36})\.jsonl$`)
@@ -78,7 +79,7 @@ func TestFork(t *testing.T) {
 			if got, want := keysOf(t, head), []string{"type", "version", "id", "timestamp", "cwd", "parentSession"}; !reflect.DeepEqual(got, want) {
 				t.Errorf("header keys %v, want %v", got, want)
 			}
-			ts := str(mustGet(mustParse(t, head), "timestamp"))
+			ts := js.Str(mustParse(t, head).Val("timestamp"))
 			if strings.NewReplacer(":", "-", ".", "-").Replace(ts) != m[1] || !isoRe.MatchString(ts) {
 				t.Errorf("header timestamp %q does not match the file name %s", ts, m[1])
 			}
@@ -104,7 +105,7 @@ func TestFork(t *testing.T) {
 					}
 					if want, ok := tt.labelTime[e.Target]; ok {
 						raw, _ := f.Raw(i)
-						if got := str(mustGet(mustParse(t, raw), "timestamp")); got != want {
+						if got := js.Str(mustParse(t, raw).Val("timestamp")); got != want {
 							t.Errorf("label on %s has timestamp %s, want %s", e.Target, got, want)
 						}
 					}
@@ -146,11 +147,11 @@ func TestFork(t *testing.T) {
 				}
 				got, _ := f.Raw(i)
 				orig, _ := s.Raw(mustLookup(t, s, e.ID))
-				want := setMember(orig, "parentId", mustGetRaw(t, got, "parentId"))
+				want := js.SetMember(orig, "parentId", mustGetRaw(t, got, "parentId"))
 				if e.Type == TypeCompaction {
-					want = setMember(want, "firstKeptEntryId", mustGetRaw(t, got, "firstKeptEntryId"))
+					want = js.SetMember(want, "firstKeptEntryId", mustGetRaw(t, got, "firstKeptEntryId"))
 				}
-				if !bytes.Equal(got, trimJSONSpace(want)) {
+				if !bytes.Equal(got, js.TrimSpace(want)) {
 					t.Errorf("entry %s:\n got %s\nwant %s", e.ID, got, want)
 				}
 			}
@@ -160,7 +161,7 @@ func TestFork(t *testing.T) {
 
 func mustGetRaw(t *testing.T, line []byte, k string) []byte {
 	t.Helper()
-	v, ok := getMember(line, k)
+	v, ok := js.Lookup(line, k)
 	if !ok {
 		t.Fatalf("%s has no %s", line, k)
 	}

@@ -11,7 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"unicode/utf8"
+
+	"github.com/piweb/piweb/internal/js"
 )
 
 // Seed corpora live in testdata/fuzz/<FuzzName>/; the big seeds (long
@@ -21,89 +22,6 @@ import (
 //	go test -run '^$' -fuzz '^FuzzLoad$' -fuzztime 60s -fuzzminimizetime 5s ./sessions/
 //
 // (The default of 60 s to minimize each new input leaves little time to fuzz.)
-
-// FuzzScan checks the scanner accepts exactly what JSON.parse accepts, and
-// that the helpers reading its spans agree with encoding/json.
-func FuzzScan(f *testing.F) {
-	for _, s := range []string{
-		`{"a":[1,2,{"b":null}],"c":"\u00e9\n"}`, `[1e400,-0,0.5]`, `"\ud800"`, "\"\xff\"", `01`, `{"a":1,}`,
-		strings.Repeat("[", 10001) + strings.Repeat("]", 10001),
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		got, want := tScanValid(data), tJSValid(data)
-		if got != want {
-			t.Fatalf("scanner says %v, JSON.parse would say %v, for %q", got, want, data)
-		}
-		if !got {
-			return
-		}
-		v := bytes.TrimLeft(data, " \t\r\n")
-		v = bytes.TrimRight(v, " \t\r\n")
-		valid := bytes.ToValidUTF8(v, []byte("\uFFFD"))
-		var ref any
-		refErr := json.Unmarshal(valid, &ref)
-
-		// Objects: eachMember agrees on the extent and every member is a key and a value.
-		if v[0] == '{' {
-			var keys []string
-			end, err := eachMember(v, 0, func(m member) {
-				if !tScanValid(m.key) || m.key[0] != '"' || !tScanValid(m.val) {
-					t.Fatalf("member %q: %q", m.key, m.val)
-				}
-				keys = append(keys, keyName(m.key))
-			})
-			if err != nil || end != len(v) {
-				t.Fatalf("eachMember: end %d of %d, %v", end, len(v), err)
-			}
-			if obj, ok := ref.(map[string]any); ok && refErr == nil && utf8.Valid(v) {
-				for _, k := range keys {
-					if _, ok := obj[k]; !ok {
-						t.Fatalf("key %q not in the decoded object %v", k, obj)
-					}
-				}
-			}
-		} else if _, err := eachMember(v, 0, func(member) {}); err != errNotObject {
-			t.Fatalf("eachMember on a non-object: %v", err)
-		}
-		// The trusted walk finds the same members, and usage totals read as JavaScript would.
-		if v[0] == '{' {
-			var want []string
-			eachMember(v, 0, func(m member) { want = append(want, string(m.key)+"="+string(m.val)) })
-			if got := tTrustedMembers(v); strings.Join(got, "\x00") != strings.Join(want, "\x00") {
-				t.Fatalf("eachMemberTrusted: %q, want %q", got, want)
-			}
-			if wt, wc, ok := usageTotalsRef(valid); ok && utf8.Valid(v) {
-				if gt, gc := usageTotals(v); gt != wt || (gc != wc && !(gc != gc && wc != wc)) {
-					t.Fatalf("usageTotals = %d, %v; want %d, %v", gt, gc, wt, wc)
-				}
-			}
-		}
-		// Strings decode as encoding/json decodes them. (With invalid UTF-8,
-		// ToValidUTF8 above merges runs that jsonString replaces byte by byte.)
-		if s, ok := jsonString(v); ok != (v[0] == '"') || (ok && refErr == nil && utf8.Valid(v) && s != ref.(string)) {
-			t.Fatalf("jsonString(%q) = %q, %v; encoding/json gives %q", v, s, ok, ref)
-		}
-		// Truthiness as JavaScript's Boolean(value).
-		if refErr == nil {
-			want := true
-			switch r := ref.(type) {
-			case nil:
-				want = false
-			case bool:
-				want = r
-			case float64:
-				want = r != 0
-			case string:
-				want = r != ""
-			}
-			if truthy(v) != want {
-				t.Fatalf("truthy(%q) = %v, want %v", v, !want, want)
-			}
-		}
-	})
-}
 
 // fuzzMaxBytes bounds the inputs FuzzLoad and FuzzProject try: bigger ones
 // find nothing new and slow the fuzzer down.
@@ -265,7 +183,7 @@ func FuzzProject(f *testing.F) {
 			if err != nil {
 				t.Fatalf("CopyText(%d): %v", i, err)
 			}
-			if ok && trimJS(text) == "" || !ok && text != "" {
+			if ok && js.Trim(text) == "" || !ok && text != "" {
 				t.Fatalf("CopyText(%d) = %q, %v", i, text, ok)
 			}
 		}

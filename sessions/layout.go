@@ -2,11 +2,14 @@ package sessions
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"sync"
+
+	"github.com/piweb/piweb/internal/js"
 )
 
 // This file ports the layout of pi's /tree view (TreeList in
@@ -672,7 +675,7 @@ func (l *Layout) BranchDown(i int) int {
 
 // searchTokens splits a query as pi does: lower-cased, on whitespace.
 func searchTokens(q string) []string {
-	return strings.FieldsFunc(strings.ToLower(q), isJSSpace)
+	return strings.FieldsFunc(strings.ToLower(q), js.IsSpace)
 }
 
 // searcher matches entries against search tokens, from a SearchIndex's
@@ -689,7 +692,7 @@ func (sr *searcher) match(i int) (bool, error) {
 		// a token occurs in the whole text when it occurs in one of them.
 		label, lowered := "", false
 		for _, t := range sr.tokens {
-			if strings.Contains(text, t) {
+			if bytes.Contains(text, []byte(t)) {
 				continue
 			}
 			if !lowered {

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/piweb/piweb/internal/js"
 	"github.com/piweb/piweb/internal/oracle"
 )
 
@@ -542,8 +543,8 @@ func TestJSConversions(t *testing.T) {
 		{1e21, "1e+21"}, {1.5e-7, "1.5e-7"}, {0.000001, "0.000001"}, {1e20, "100000000000000000000"},
 		{math.NaN(), "NaN"}, {math.Inf(-1), "-Infinity"}, {layPoint1 + 0.2, "0.30000000000000004"},
 	} {
-		if got := jsNum(tt.f); got != tt.want {
-			t.Errorf("jsNum(%v) = %q, want %q", tt.f, got, tt.want)
+		if got := js.FormatNumber(tt.f); got != tt.want {
+			t.Errorf("js.FormatNumber(%v) = %q, want %q", tt.f, got, tt.want)
 		}
 	}
 	for _, tt := range []struct {
@@ -553,17 +554,17 @@ func TestJSConversions(t *testing.T) {
 		{"", 0}, {"  12 ", 12}, {"0x10", 16}, {"0b11", 3}, {"1e3", 1000}, {".5", 0.5}, {"5.", 5},
 		{"+5", 5}, {"-Infinity", math.Inf(-1)}, {"\u00a07\n", 7},
 	} {
-		if got := jsNumberString(tt.s); got != tt.want {
+		if got := js.NumberOf(tt.s); got != tt.want {
 			t.Errorf("Number(%q) = %v, want %v", tt.s, got, tt.want)
 		}
 	}
 	for _, s := range []string{"abc", "1_000", "inf", "NaN", "-0x10", "1e", "e5", "0x", "1.2.3", "--1"} {
-		if got := jsNumberString(s); !math.IsNaN(got) {
+		if got := js.NumberOf(s); !math.IsNaN(got) {
 			t.Errorf("Number(%q) = %v, want NaN", s, got)
 		}
 	}
 	for _, tt := range []struct{ x, want float64 }{{2.5, 3}, {-2.5, -2}, {0.49999999999999994, 0}, {48.5, 49}, {-0.4, 0}} {
-		if got := jsRound(tt.x); got != tt.want {
+		if got := js.Round(tt.x); got != tt.want {
 			t.Errorf("Math.round(%v) = %v, want %v", tt.x, got, tt.want)
 		}
 	}
@@ -572,10 +573,10 @@ func TestJSConversions(t *testing.T) {
 		{`{"a":1}`, "[object Object]", "[object Object]"}, {`[1,[2,[]],null,"x",{}]`, "1,2,,,x,[object Object]", "1,2,,,x,[object Object]"},
 		{`true`, "true", "true"}, {`false`, "false", "false"},
 	} {
-		if got := jsStr([]byte(tt.raw)); got != tt.str {
+		if got := js.ToString([]byte(tt.raw)); got != tt.str {
 			t.Errorf("String(%s) = %q, want %q", tt.raw, got, tt.str)
 		}
-		if got := jsJoin([]byte(tt.raw)); got != tt.join {
+		if got := js.Join([]byte(tt.raw)); got != tt.join {
 			t.Errorf("join(%s) = %q, want %q", tt.raw, got, tt.join)
 		}
 	}
@@ -583,7 +584,7 @@ func TestJSConversions(t *testing.T) {
 		{`{ "a" : [ 1.0 , 2e2 ] , "b":"\u00e9\/\u0001\"" }`, `{"a":[1,200],"b":"é/\u0001\""}`},
 		{`{"t":"tab\there","n":null,"big":1e400}`, `{"t":"tab\there","n":null,"big":null}`},
 	} {
-		if got := jsStringify([]byte(tt.raw)); got != tt.want {
+		if got := js.Stringify([]byte(tt.raw)); got != tt.want {
 			t.Errorf("JSON.stringify(%s) = %s, want %s", tt.raw, got, tt.want)
 		}
 	}
@@ -594,11 +595,11 @@ func TestJSConversions(t *testing.T) {
 	}{
 		{"abc", 2, "ab"}, {"abc", 5, "abc"}, {"a😀b", 2, "a\uFFFD"}, {"a😀b", 3, "a😀"}, {"é", 1, "é"},
 	} {
-		if got := utf16Prefix(tt.s, tt.n); got != tt.want {
+		if got := js.UTF16Prefix(tt.s, tt.n); got != tt.want {
 			t.Errorf("%q.slice(0, %d) = %q, want %q", tt.s, tt.n, got, tt.want)
 		}
 	}
-	if n := utf16Len("a😀é"); n != 4 {
+	if n := js.UTF16Len("a😀é"); n != 4 {
 		t.Errorf("utf16Len = %d", n)
 	}
 }
@@ -821,8 +822,8 @@ func TestJSONPrefix(t *testing.T) {
 		{`"` + long + `"`, 200, strings.Repeat("é", 300)},
 		{`"\n` + long + `"`, 5, "\n" + strings.Repeat("é", 4)},
 	} {
-		if got := jsonPrefix([]byte(tt.raw), tt.n); got != tt.want {
-			t.Errorf("jsonPrefix(%.40s, %d) = %.40q (%d runes), want %.40q", tt.raw, tt.n, got, len([]rune(got)), tt.want)
+		if got := js.Prefix([]byte(tt.raw), tt.n); got != tt.want {
+			t.Errorf("js.Prefix(%.40s, %d) = %.40q (%d runes), want %.40q", tt.raw, tt.n, got, len([]rune(got)), tt.want)
 		}
 	}
 	if got := extractContent([]byte(`[{"type":"text","text":"` + long + `"},{"type":"text","text":"more"}]`)); got != strings.Repeat("é", 200) {
@@ -837,20 +838,20 @@ func TestFastParsersOnGarbage(t *testing.T) {
 		``, `{`, `[`, `{"`, `{"a`, `{"a"`, `{"a":`, `{"a":}`, `{"a" 1}`, `{"a":1,}`, `{"a":"\`, `{"a":"x\"`,
 		`[}]`, `[1,`, `["a`, `[,]`, `[1 2]`, `{"a":[{"b":}]}`, `{}}`, `{"\":1}`, `]`, `}`, `"`, `-`,
 	} {
-		o := objOf([]byte(raw))
+		o := js.ObjectOf([]byte(raw))
 		_ = extractContent([]byte(raw))
 		_ = hasText([]byte(raw))
-		_ = jsStr([]byte(raw))
-		_ = jsStringify([]byte(raw))
+		_ = js.ToString([]byte(raw))
+		_ = js.Stringify([]byte(raw))
 		_ = formatToolCall([]byte(`"x"`), []byte(raw), layHome)
-		fastElems([]byte(raw), func([]byte) bool { return true })
+		js.Elems([]byte(raw), func([]byte) bool { return true })
 		for _, m := range o {
-			if len(m.v) == 0 {
-				t.Errorf("objOf(%q) gave an empty value for %q", raw, m.k)
+			if len(m.V) == 0 {
+				t.Errorf("js.ObjectOf(%q) gave an empty value for %q", raw, m.K)
 			}
 		}
 	}
-	if o := objOf([]byte(`{"a":1,"b":"x","a":2}`)); len(o) != 2 || string(mustGet(o, "a")) != "2" || o[0].k != "a" {
+	if o := js.ObjectOf([]byte(`{"a":1,"b":"x","a":2}`)); len(o) != 2 || string(o.Val("a")) != "2" || o[0].K != "a" {
 		t.Errorf("repeated key: %v", o)
 	}
 }

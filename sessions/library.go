@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/piweb/piweb/internal/js"
 )
 
 // DefaultRoot returns the sessions root as pi finds it:
@@ -116,7 +118,7 @@ func (s *Session) computeMeta() Meta {
 		m.FirstMessage = "(no messages)"
 	}
 	m.Project = filepath.Base(filepath.Dir(s.File))
-	if t := parseJSDate(s.Header.Timestamp); t != NoTime {
+	if t := js.ParseDate(s.Header.Timestamp); t != NoTime {
 		m.Created = time.UnixMilli(t).UTC()
 	}
 	var last int64

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
+
+	"github.com/piweb/piweb/internal/js"
 )
 
 // Redact selects what Export and Branch remove; the result keeps its ids and links, so pi reads the same tree.
@@ -51,11 +53,11 @@ func editContent(line []byte, e *Entry, fn func(content []byte) []byte) []byte {
 	default:
 		return line
 	}
-	o, ok := getMember(line, outer)
+	o, ok := js.Lookup(line, outer)
 	if !ok || len(o) == 0 || o[0] != '{' {
 		return line
 	}
-	c, ok := getMember(o, "content")
+	c, ok := js.Lookup(o, "content")
 	if !ok || len(c) == 0 || c[0] != '[' {
 		return line
 	}
@@ -63,7 +65,7 @@ func editContent(line []byte, e *Entry, fn func(content []byte) []byte) []byte {
 	if bytes.Equal(nc, c) {
 		return line
 	}
-	return setMember(line, outer, setMember(o, "content", nc))
+	return js.SetMember(line, outer, js.SetMember(o, "content", nc))
 }
 
 // redactThinking replaces the text of the thinking blocks in a content array.
@@ -77,11 +79,11 @@ func redactThinking(content []byte) []byte {
 		if len(el) == 0 || el[0] != '{' {
 			continue
 		}
-		if t, _ := getMember(el, "type"); str(t) != "thinking" {
+		if t, _ := js.Lookup(el, "type"); js.Str(t) != "thinking" {
 			continue
 		}
-		el = setMember(el, "thinking", jsonStr(RedactedThinking))
-		elems[k] = delMember(el, "thinkingSignature") // the model's reasoning, encrypted
+		el = js.SetMember(el, "thinking", js.Quote(RedactedThinking))
+		elems[k] = js.DelMember(el, "thinkingSignature") // the model's reasoning, encrypted
 		changed = true
 	}
 	if !changed {
@@ -95,56 +97,56 @@ func redactThinking(content []byte) []byte {
 func (s *Session) redactToolOutput(e *Entry, line []byte) []byte {
 	switch e.Type {
 	case TypeMessage:
-		msg, ok := getMember(line, "message")
+		msg, ok := js.Lookup(line, "message")
 		if !ok || len(msg) == 0 || msg[0] != '{' {
 			return line
 		}
 		switch e.Role {
 		case "toolResult":
-			msg = setMember(msg, "content", json.RawMessage(redactedToolContent))
-			msg = delMember(msg, "details") // diffs, truncated output paths
+			msg = js.SetMember(msg, "content", json.RawMessage(redactedToolContent))
+			msg = js.DelMember(msg, "details") // diffs, truncated output paths
 		case "bashExecution":
-			msg = setMember(msg, "output", jsonStr(RedactedToolOutput))
-			msg = delMember(msg, "fullOutputPath")
+			msg = js.SetMember(msg, "output", js.Quote(RedactedToolOutput))
+			msg = js.DelMember(msg, "fullOutputPath")
 		default:
 			return line
 		}
-		return setMember(line, "message", msg)
+		return js.SetMember(line, "message", msg)
 	case TypeContextEdit:
 		t, ok := s.Lookup(e.Target)
 		if !ok || s.Entries[t].Type != TypeMessage || s.Entries[t].Role != "toolResult" {
 			return line
 		}
-		rep, ok := getMember(line, "replacement")
+		rep, ok := js.Lookup(line, "replacement")
 		if !ok || len(rep) == 0 || rep[0] != '{' {
 			return line
 		}
-		if _, has := getMember(rep, "content"); !has {
+		if _, has := js.Lookup(rep, "content"); !has {
 			return line
 		}
-		return setMember(line, "replacement", setMember(rep, "content", json.RawMessage(redactedToolContent)))
+		return js.SetMember(line, "replacement", js.SetMember(rep, "content", json.RawMessage(redactedToolContent)))
 	}
 	return line
 }
 
 // arrayElems splits a JSON array into its raw elements.
 func arrayElems(b []byte) ([][]byte, bool) {
-	i := skipWS(b, 0)
+	i := js.SkipWS(b, 0)
 	if i >= len(b) || b[i] != '[' {
 		return nil, false
 	}
-	i = skipWS(b, i+1)
+	i = js.SkipWS(b, i+1)
 	var out [][]byte
 	if i < len(b) && b[i] == ']' {
 		return out, true
 	}
 	for {
-		end, err := scanValue(b, i)
+		end, err := js.ScanValue(b, i)
 		if err != nil {
 			return nil, false
 		}
 		out = append(out, b[i:end])
-		i = skipWS(b, end)
+		i = js.SkipWS(b, end)
 		if i >= len(b) {
 			return nil, false
 		}
@@ -154,7 +156,7 @@ func arrayElems(b []byte) ([][]byte, bool) {
 		if b[i] != ',' {
 			return nil, false
 		}
-		i = skipWS(b, i+1)
+		i = js.SkipWS(b, i+1)
 	}
 }
 
@@ -176,27 +178,27 @@ func redactStrings(b []byte) []byte {
 			i++
 			continue
 		}
-		end, _, err := scanString(b, i)
+		end, _, err := js.ScanString(b, i)
 		if err != nil {
 			return b // not reached for validated JSON
 		}
-		if j := skipWS(b, end); j < len(b) && b[j] == ':' {
-			lastKey = keyName(b[i:end])
+		if j := js.SkipWS(b, end); j < len(b) && b[j] == ':' {
+			lastKey = js.Key(b[i:end])
 			i = end
 			continue
 		}
 		key := "" // an array element
 		p := i - 1
-		for p >= 0 && isWS(b[p]) {
+		for p >= 0 && js.IsWS(b[p]) {
 			p--
 		}
 		if p >= 0 && b[p] == ':' {
 			key = lastKey
 		}
 		if !structural[key] {
-			s, _ := jsonString(b[i:end])
+			s, _ := js.String(b[i:end])
 			if r := RedactSecrets(s); r != s {
-				out = append(append(out, b[last:i]...), jsonStr(r)...)
+				out = append(append(out, b[last:i]...), js.Quote(r)...)
 				last = end
 			}
 		}

@@ -91,20 +91,20 @@ func (x *SearchIndex) catchUp(s *Session, r *Reader) searchView {
 }
 
 // entry returns entry i's cached text; ok is false when the entry must be read.
-func (v *searchView) entry(i int) (string, bool) {
+func (v *searchView) entry(i int) ([]byte, bool) {
 	if i >= len(v.end) {
-		return "", false
+		return nil, false
 	}
 	if len(v.read) > 0 {
 		if _, found := slices.BinarySearch(v.read, int32(i)); found {
-			return "", false
+			return nil, false
 		}
 	}
 	start := int32(0)
 	if i > 0 {
 		start = v.end[i-1]
 	}
-	return unsafeString(v.text[start:v.end[i]]), true
+	return v.text[start:v.end[i]], true
 }
 
 // appendLower appends strings.ToLower(s) to b, without allocating for ASCII.

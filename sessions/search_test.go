@@ -202,7 +202,7 @@ func TestSearchIndexTable(t *testing.T) {
 		{"claude-x model", []string{"e8"}},
 		{"ok toolresult", []string{"e3"}},
 		{"odd role", []string{"e18"}},
-		{"7 odd", []string{"e18"}}, // a role that is not a string: jsJoin(7)
+		{"7 odd", []string{"e18"}}, // a role that is not a string: js.Join(7)
 		{"user", []string{"e1", "e17", "e20"}},
 		{"zzz", nil},
 	} {

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/piweb/piweb/internal/js"
 )
 
 // ErrNotSession is returned for a file whose first parsed line is not a pi session header.
@@ -255,19 +257,19 @@ func (s *Session) diag(line int, kind, detail string) {
 
 // addLine indexes one physical line; it reports whether an entry was added.
 func (s *Session) addLine(line []byte, off int64, lineNo int, unterminated bool) bool {
-	i := skipWS(line, 0)
+	i := js.SkipWS(line, 0)
 	if i == len(line) || len(bytes.TrimSpace(line)) == 0 {
 		return false // blank, skipped as pi does
 	}
 	var r rawEntry
-	end, err := eachMember(line, i, r.set)
+	end, err := js.EachMember(line, i, r.set)
 	notObject := false
-	if err == errNotObject {
+	if err == js.ErrNotObject {
 		notObject = true
-		end, err = scanValue(line, i)
+		end, err = js.ScanValue(line, i)
 	}
-	if err == nil && skipWS(line, end) != len(line) {
-		err = errAt(skipWS(line, end), "unexpected data after value")
+	if err == nil && js.SkipWS(line, end) != len(line) {
+		err = js.ErrAt(js.SkipWS(line, end), "unexpected data after value")
 	}
 	if err != nil {
 		if !unterminated {
@@ -278,14 +280,14 @@ func (s *Session) addLine(line []byte, off int64, lineNo int, unterminated bool)
 	if s.Header.Version < 2 && s.Header.ID != "" {
 		// pi's v1 firstKeptEntryIndex counts every line JSON.parse accepts.
 		pos := -1
-		if !isSessionType(r.typ) && (!notObject || truthy(line[i:end])) {
+		if !isSessionType(r.typ) && (!notObject || js.Truthy(line[i:end])) {
 			pos = len(s.Entries)
 		}
 		s.v1lines = append(s.v1lines, v1line{lineNo, pos})
 	}
 	if notObject {
 		v := line[i:end]
-		if !truthy(v) {
+		if !js.Truthy(v) {
 			s.diag(lineNo, DiagNotObject, fmt.Sprintf("%s skipped (pi skips falsy values)", v))
 			return false
 		}
@@ -301,13 +303,13 @@ func (s *Session) addLine(line []byte, off int64, lineNo int, unterminated bool)
 			s.noHeader = true
 			return false
 		}
-		id, ok := jsonString(r.id)
+		id, ok := js.String(r.id)
 		if !ok {
 			s.noHeader = true
 			return false
 		}
-		s.Header = Header{ID: id, Version: 1, Timestamp: str(r.timestamp), Cwd: str(r.cwd),
-			ParentSession: str(r.parentSession), Line: lineNo, Len: len(line)}
+		s.Header = Header{ID: id, Version: 1, Timestamp: js.Str(r.timestamp), Cwd: js.Str(r.cwd),
+			ParentSession: js.Str(r.parentSession), Line: lineNo, Len: len(line)}
 		s.head = append([]byte(nil), line[:min(len(line), 128)]...)
 		s.headOff = off
 		var v float64
@@ -387,7 +389,7 @@ func firstText(msg []byte) string {
 
 // contentText flattens string or block content to its text blocks.
 func contentText(raw json.RawMessage, sep string) string {
-	if s, ok := jsonString(raw); ok {
+	if s, ok := js.String(raw); ok {
 		return s
 	}
 	var blocks []struct {
@@ -496,7 +498,7 @@ func (s *Session) applyState(i int) {
 			delete(s.labels, e.Target)
 		}
 	case TypeSessionInfo:
-		s.name = trimJS(e.Text)
+		s.name = js.Trim(e.Text)
 	}
 }
 
@@ -599,7 +601,7 @@ func isSessionType(raw []byte) bool {
 	if string(raw) == `"session"` {
 		return true
 	}
-	return hasBackslash(raw) && str(raw) == TypeSession
+	return js.HasBackslash(raw) && js.Str(raw) == TypeSession
 }
 
 // bufPool recycles the 1 MiB read buffers of large files across loads.

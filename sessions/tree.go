@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"io"
+
+	"github.com/piweb/piweb/internal/js"
 )
 
 // Len returns the number of entries (lines after the header that pi keeps).
@@ -49,7 +51,7 @@ func (s *Session) labelOn(i int) int {
 func (s *Session) labelText(l int) string {
 	e := &s.Entries[l]
 	if e.Flags.Has(FlagLabelJSON) {
-		return jsStr([]byte(e.Text))
+		return js.ToString([]byte(e.Text))
 	}
 	return e.Text
 }
@@ -189,7 +191,7 @@ func (r *Reader) Raw(i int) ([]byte, error) {
 	}
 	if e.ID != "" && r.s.Header.Version >= 2 {
 		var got rawEntry
-		if _, err := eachMember(b, 0, got.set); err != nil || str(got.id) != e.ID {
+		if _, err := js.EachMember(b, 0, got.set); err != nil || js.Str(got.id) != e.ID {
 			return nil, ErrChanged
 		}
 	}

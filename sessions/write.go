@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/piweb/piweb/internal/js"
 )
 
 // ErrStale is returned when the session moved on since the page the user acted on was rendered.
@@ -53,7 +54,7 @@ func Label(s *Session, targetID, label string) (string, error) {
 	// and adds nothing to the context, so pi resumes with the same context. With
 	// an id-less last line there is no leaf to hang it off (pi would omit
 	// parentId and resume from nothing), so Label refuses; a Rewind repairs that.
-	label = trimJS(label)
+	label = js.Trim(label)
 	return appendEntry(s, []string{targetID}, func(cur *Session) ([]byte, string, error) {
 		if _, ok := cur.Lookup(targetID); !ok || targetID == "" {
 			return nil, "", fmt.Errorf("%w: %q", ErrNoEntry, targetID)
@@ -64,12 +65,12 @@ func Label(s *Session, targetID, label string) (string, error) {
 				cur.File, leaf.Line)
 		}
 		id := newEntryID(cur.byID)
-		o := obj{{"type", json.RawMessage(`"label"`)}, {"id", jsonStr(id)}, {"parentId", jsonStr(leaf.ID)},
-			{"timestamp", jsonStr(isoNow())}, {"targetId", jsonStr(targetID)}}
+		o := js.Object{{K: "type", V: json.RawMessage(`"label"`)}, {K: "id", V: js.Quote(id)}, {K: "parentId", V: js.Quote(leaf.ID)},
+			{K: "timestamp", V: js.Quote(js.NowISO())}, {K: "targetId", V: js.Quote(targetID)}}
 		if label != "" {
-			o = append(o, kv{"label", jsonStr(label)})
+			o = append(o, js.KV{K: "label", V: js.Quote(label)})
 		}
-		return o.json(), id, nil
+		return o.JSON(), id, nil
 	})
 }
 
@@ -86,7 +87,7 @@ func Rewind(s *Session, targetID, summary string, guard Guard) (string, error) {
 			if _, ok := cur.Lookup(targetID); !ok {
 				return nil, "", fmt.Errorf("%w: %q", ErrNoEntry, targetID)
 			}
-			parent = jsonStr(targetID)
+			parent = js.Quote(targetID)
 		}
 		if guard != (Guard{}) {
 			leaf := ""
@@ -102,17 +103,17 @@ func Rewind(s *Session, targetID, summary string, guard Guard) (string, error) {
 			return nil, "", err
 		}
 		id := newEntryID(cur.byID)
-		ts := jsonStr(isoNow())
-		var o obj
-		if trimJS(summary) != "" {
-			o = obj{{"type", json.RawMessage(`"branch_summary"`)}, {"id", jsonStr(id)}, {"parentId", parent},
-				{"timestamp", ts}, {"fromId", from}, {"summary", jsonStr(summary)}}
+		ts := js.Quote(js.NowISO())
+		var o js.Object
+		if js.Trim(summary) != "" {
+			o = js.Object{{K: "type", V: json.RawMessage(`"branch_summary"`)}, {K: "id", V: js.Quote(id)}, {K: "parentId", V: parent},
+				{K: "timestamp", V: ts}, {K: "fromId", V: from}, {K: "summary", V: js.Quote(summary)}}
 		} else {
-			data := obj{{"fromId", from}}
-			o = obj{{"type", json.RawMessage(`"custom"`)}, {"customType", jsonStr(RewindType)}, {"data", data.json()},
-				{"id", jsonStr(id)}, {"parentId", parent}, {"timestamp", ts}}
+			data := js.Object{{K: "fromId", V: from}}
+			o = js.Object{{K: "type", V: json.RawMessage(`"custom"`)}, {K: "customType", V: js.Quote(RewindType)}, {K: "data", V: data.JSON()},
+				{K: "id", V: js.Quote(id)}, {K: "parentId", V: parent}, {K: "timestamp", V: ts}}
 		}
-		return o.json(), id, nil
+		return o.JSON(), id, nil
 	})
 }
 
@@ -126,7 +127,7 @@ func (s *Session) piLeafID() (json.RawMessage, error) {
 		return root, nil
 	}
 	if id := s.Entries[l].ID; id != "" {
-		return jsonStr(id), nil
+		return js.Quote(id), nil
 	}
 	if s.Entries[l].Flags.Has(FlagNotObject) {
 		return root, nil
@@ -135,7 +136,7 @@ func (s *Session) piLeafID() (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	if v, ok := getMember(raw, "id"); ok && !isNull(v) {
+	if v, ok := js.Lookup(raw, "id"); ok && !js.IsNull(v) {
 		return v, nil // an id pi keeps but piweb cannot link to (not a string)
 	}
 	return root, nil
@@ -151,18 +152,6 @@ func newEntryID[V any](taken map[string]V) string {
 		}
 	}
 	return uuid.NewString()
-}
-
-// isoNow returns the time as JavaScript's new Date().toISOString() does.
-func isoNow() string { return time.Now().UTC().Format("2006-01-02T15:04:05.000Z") }
-
-// jsonStr encodes s as a JSON string without HTML escaping, as JSON.stringify does.
-func jsonStr(s string) json.RawMessage {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s) // a string always encodes
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
 // errNotFile is returned when a writer gets a session that was not read from a file.
@@ -382,101 +371,6 @@ func settled(f *os.File, size int64) bool {
 	return true
 }
 
-// members lists the top-level members of the JSON object b with byte offsets.
-func members(b []byte) ([]span, error) {
-	var out []span
-	_, err := eachMember(b, 0, func(m member) {
-		// m.key and m.val are subslices of b: their offsets follow from their capacities.
-		ks := cap(b) - cap(m.key)
-		vs := cap(b) - cap(m.val)
-		out = append(out, span{ks: ks, ke: ks + len(m.key), vs: vs, ve: vs + len(m.val), key: keyName(m.key)})
-	})
-	return out, err
-}
-
-// span is one object member: key from ks to ke (quotes included), value from vs to ve.
-type span struct {
-	ks, ke, vs, ve int
-	key            string
-}
-
-// getMember returns the value of key k in object b (the last one, as JSON.parse keeps).
-func getMember(b []byte, k string) (json.RawMessage, bool) {
-	ms, err := members(b)
-	if err != nil {
-		return nil, false
-	}
-	for j := len(ms) - 1; j >= 0; j-- {
-		if ms[j].key == k {
-			return b[ms[j].vs:ms[j].ve], true
-		}
-	}
-	return nil, false
-}
-
-// setMember returns object b with key k set to v, keeping every other byte:
-// each existing k member gets the value (so JSON.parse sees v), or, when there
-// is none, the member is added last, as a JavaScript assignment adds it.
-func setMember(b []byte, k string, v []byte) []byte {
-	ms, err := members(b)
-	if err != nil {
-		return b
-	}
-	out := make([]byte, 0, len(b)+len(k)+len(v)+4)
-	last := 0
-	found := false
-	for _, m := range ms {
-		if m.key == k {
-			out = append(append(out, b[last:m.vs]...), v...)
-			last = m.ve
-			found = true
-		}
-	}
-	if found {
-		return append(out, b[last:]...)
-	}
-	end := bytes.LastIndexByte(b, '}')
-	out = append(out, b[:end]...)
-	if len(ms) > 0 {
-		out = append(out, ',')
-	}
-	out = append(append(append(out, jsonStr(k)...), ':'), v...)
-	return append(out, b[end:]...)
-}
-
-// delMember returns object b without its k members, keeping every other byte.
-func delMember(b []byte, k string) []byte {
-	for {
-		ms, err := members(b)
-		if err != nil {
-			return b
-		}
-		j := -1
-		for x, m := range ms {
-			if m.key == k {
-				j = x
-				break
-			}
-		}
-		if j < 0 {
-			return b
-		}
-		from, to := ms[j].ks, ms[j].ve
-		switch {
-		case j > 0:
-			from = ms[j-1].ve // drop the comma before
-		case len(ms) > 1:
-			to = ms[1].ks // first member: drop the comma after
-		}
-		b = append(append([]byte(nil), b[:from]...), b[to:]...)
-	}
-}
-
-// trimJSONSpace trims the whitespace JSON.parse allows around a value.
-func trimJSONSpace(b []byte) []byte {
-	return bytes.TrimFunc(b, func(r rune) bool { return r < 0x80 && isWS(byte(r)) })
-}
-
 // Upgrade migrates a version 1 or 2 file to version 3 as pi would, keeping the original as FILE.v<N>.bak.
 func Upgrade(path string) (backup string, err error) {
 	return upgradeIn(filepath.Dir(path), path)
@@ -606,12 +500,12 @@ func eachLine(r io.Reader, fn func(no int, line []byte) error) error {
 // parsedValue returns the trimmed JSON value of a line as pi's loader keeps
 // it, or nil for a line pi skips (blank, not JSON, or a falsy value).
 func parsedValue(line []byte) []byte {
-	v := trimJSONSpace(line)
+	v := js.TrimSpace(line)
 	if len(v) == 0 {
 		return nil
 	}
-	end, err := scanValue(v, 0)
-	if err != nil || end != len(v) || !truthy(v) {
+	end, err := js.ScanValue(v, 0)
+	if err != nil || end != len(v) || !js.Truthy(v) {
 		return nil
 	}
 	return v
@@ -646,9 +540,9 @@ func migrateFile(root, path string, v int) ([]byte, error) {
 		}
 		k := keptValue{line: no, object: val[0] == '{'}
 		if k.object {
-			typ, _ := getMember(val, "type")
-			k.session = str(typ) == TypeSession
-			k.id, _ = getMember(val, "id")
+			typ, _ := js.Lookup(val, "type")
+			k.session = js.Str(typ) == TypeSession
+			k.id, _ = js.Lookup(val, "id")
 		} else if v < 2 && len(kept) > 0 {
 			return fmt.Errorf("line %d is not a JSON object; pi's version 1 migration fails on it", no)
 		}
@@ -678,16 +572,16 @@ func migrateFile(root, path string, v int) ([]byte, error) {
 		switch {
 		case !kv.object:
 		case kv.session:
-			val = setMember(val, "version", json.RawMessage("3"))
+			val = js.SetMember(val, "version", json.RawMessage("3"))
 		default:
 			if v < 2 {
 				id, ok := idByLine[no]
 				if !ok {
 					return fmt.Errorf("line %d was not indexed (longer than %d bytes?)", no, MaxLine)
 				}
-				val = setMember(val, "id", jsonStr(id))
-				val = setMember(val, "parentId", prev)
-				prev = jsonStr(id)
+				val = js.SetMember(val, "id", js.Quote(id))
+				val = js.SetMember(val, "parentId", prev)
+				prev = js.Quote(id)
 				val = migrateFirstKept(val, kept, k, idByLine)
 			}
 			val = renameHookMessage(val)
@@ -711,11 +605,11 @@ func migrateFile(root, path string, v int) ([]byte, error) {
 // pi's migrateV1ToV2: entries before or at the compaction already carry
 // their new id; later ones still have the id they were written with, if any.
 func migrateFirstKept(val []byte, kept []keptValue, k int, idByLine map[int]string) []byte {
-	if typ, _ := getMember(val, "type"); str(typ) != TypeCompaction {
+	if typ, _ := js.Lookup(val, "type"); js.Str(typ) != TypeCompaction {
 		return val
 	}
-	raw, ok := getMember(val, "firstKeptEntryIndex")
-	if !ok || len(raw) == 0 || !(raw[0] == '-' || isDigit(raw[0])) {
+	raw, ok := js.Lookup(val, "firstKeptEntryIndex")
+	if !ok || len(raw) == 0 || !(raw[0] == '-' || js.IsDigit(raw[0])) {
 		return val // not a number: pi leaves it alone
 	}
 	var idx float64
@@ -724,57 +618,57 @@ func migrateFirstKept(val []byte, kept []keptValue, k int, idByLine map[int]stri
 		if !t.session {
 			var id json.RawMessage
 			if int(idx) <= k {
-				id = jsonStr(idByLine[t.line])
+				id = js.Quote(idByLine[t.line])
 			} else {
 				id = t.id
 			}
 			if id == nil {
-				val = delMember(val, "firstKeptEntryId") // assigned undefined: dropped by JSON.stringify
+				val = js.DelMember(val, "firstKeptEntryId") // assigned undefined: dropped by JSON.stringify
 			} else {
-				val = setMember(val, "firstKeptEntryId", id)
+				val = js.SetMember(val, "firstKeptEntryId", id)
 			}
 		}
 	}
-	return delMember(val, "firstKeptEntryIndex")
+	return js.DelMember(val, "firstKeptEntryIndex")
 }
 
 // renameHookMessage renames a message entry's role hookMessage to custom (pi's v2 → v3 step).
 func renameHookMessage(val []byte) []byte {
-	if typ, _ := getMember(val, "type"); str(typ) != TypeMessage {
+	if typ, _ := js.Lookup(val, "type"); js.Str(typ) != TypeMessage {
 		return val
 	}
-	msg, ok := getMember(val, "message")
+	msg, ok := js.Lookup(val, "message")
 	if !ok || len(msg) == 0 || msg[0] != '{' {
 		return val
 	}
-	if role, _ := getMember(msg, "role"); str(role) != "hookMessage" {
+	if role, _ := js.Lookup(msg, "role"); js.Str(role) != "hookMessage" {
 		return val
 	}
-	return setMember(val, "message", setMember(msg, "role", json.RawMessage(`"custom"`)))
+	return js.SetMember(val, "message", js.SetMember(msg, "role", json.RawMessage(`"custom"`)))
 }
 
 // v3Line returns entry i's line as it reads in version 3: for older files,
 // the in-memory migration piweb applies (ids for v1, hookMessage renamed).
 func (s *Session) v3Line(i int, raw []byte) []byte {
-	line := trimJSONSpace(raw)
+	line := js.TrimSpace(raw)
 	v := s.Header.Version
 	if v >= 3 || len(line) == 0 || line[0] != '{' {
 		return line
 	}
 	e := &s.Entries[i]
 	if v < 2 {
-		line = setMember(line, "id", jsonStr(e.ID))
+		line = js.SetMember(line, "id", js.Quote(e.ID))
 		parent := json.RawMessage("null")
 		if e.ParentID != "" {
-			parent = jsonStr(e.ParentID)
+			parent = js.Quote(e.ParentID)
 		}
-		line = setMember(line, "parentId", parent)
+		line = js.SetMember(line, "parentId", parent)
 		if e.Type == TypeCompaction {
-			if raw, ok := getMember(line, "firstKeptEntryIndex"); ok && len(raw) > 0 && (raw[0] == '-' || isDigit(raw[0])) {
+			if raw, ok := js.Lookup(line, "firstKeptEntryIndex"); ok && len(raw) > 0 && (raw[0] == '-' || js.IsDigit(raw[0])) {
 				if e.FirstKept != "" {
-					line = setMember(line, "firstKeptEntryId", jsonStr(e.FirstKept))
+					line = js.SetMember(line, "firstKeptEntryId", js.Quote(e.FirstKept))
 				}
-				line = delMember(line, "firstKeptEntryIndex")
+				line = js.DelMember(line, "firstKeptEntryIndex")
 			}
 		}
 	}

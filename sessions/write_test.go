@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/piweb/piweb/internal/js"
 )
 
 var (
@@ -93,20 +95,16 @@ func lastLine(t *testing.T, data []byte) []byte {
 
 func keysOf(t *testing.T, line []byte) []string {
 	t.Helper()
-	ms, err := members(line)
-	if err != nil {
-		t.Fatalf("%s: %v", line, err)
-	}
 	var ks []string
-	for _, m := range ms {
-		ks = append(ks, m.key)
+	if _, err := js.EachMember(line, 0, func(m js.Member) { ks = append(ks, js.Key(m.Key)) }); err != nil {
+		t.Fatalf("%s: %v", line, err)
 	}
 	return ks
 }
 
 func memberOf(t *testing.T, line []byte, k string) string {
 	t.Helper()
-	v, ok := getMember(line, k)
+	v, ok := js.Lookup(line, k)
 	if !ok {
 		return "<absent>"
 	}
@@ -161,7 +159,7 @@ func TestLabel(t *testing.T) {
 			if got := memberOf(t, line, "parentId"); got != `"a8000008"` {
 				t.Errorf("parentId %s, want the old leaf", got)
 			}
-			if ts := str(mustGet(mustParse(t, line), "timestamp")); !isoRe.MatchString(ts) {
+			if ts := js.Str(mustParse(t, line).Val("timestamp")); !isoRe.MatchString(ts) {
 				t.Errorf("timestamp %q is not toISOString()", ts)
 			}
 
@@ -190,9 +188,9 @@ func TestLabel(t *testing.T) {
 	}
 }
 
-func mustParse(t *testing.T, line []byte) obj {
+func mustParse(t *testing.T, line []byte) js.Object {
 	t.Helper()
-	o, ok := parseObj(line)
+	o, ok := js.ParseObject(line)
 	if !ok {
 		t.Fatalf("not an object: %s", line)
 	}
@@ -780,7 +778,7 @@ func TestConcurrentWriters(t *testing.T) {
 			t.Fatalf("line %d is not JSON: %.200s", k+1, line)
 		}
 		o := mustParse(t, line)
-		id := str(mustGet(o, "id"))
+		id := js.Str(o.Val("id"))
 		seen[id]++
 		if strings.HasPrefix(id, "stress-") {
 			stressSeen++
@@ -788,11 +786,11 @@ func TestConcurrentWriters(t *testing.T) {
 			interleaved++
 			// Written from a fresh reading, the line names the entry just before it as the
 			// previous leaf (a label's parent, a rewind's fromId).
-			from := mustGet(o, "parentId")
-			if str(mustGet(o, "type")) == TypeCustom {
-				from, _ = getMember(mustGet(o, "data"), "fromId")
+			from := o.Val("parentId")
+			if js.Str(o.Val("type")) == TypeCustom {
+				from, _ = js.Lookup(o.Val("data"), "fromId")
 			}
-			if str(from) == prev {
+			if js.Str(from) == prev {
 				fresh++
 			}
 		}
@@ -829,50 +827,6 @@ func TestConcurrentWriters(t *testing.T) {
 		len(ours), interleaved, fresh, busy)
 }
 
-func TestMemberEdits(t *testing.T) {
-	tests := []struct {
-		name, in, op, key, val, want string
-	}{
-		{"set existing", `{"a":1,"b":2}`, "set", "b", "3", `{"a":1,"b":3}`},
-		{"set keeps spacing", `{ "a" : 1 , "b" : 2 }`, "set", "b", "3", `{ "a" : 1 , "b" : 3 }`},
-		{"set absent", `{"a":1}`, "set", "b", "3", `{"a":1,"b":3}`},
-		{"set in empty", `{}`, "set", "b", "3", `{"b":3}`},
-		{"set duplicates", `{"b":1,"a":0,"b":2}`, "set", "b", "9", `{"b":9,"a":0,"b":9}`},
-		{"set escaped key", `{"\u0062":1}`, "set", "b", "2", `{"\u0062":2}`},
-		{"del first", `{"a":1,"b":2}`, "del", "a", "", `{"b":2}`},
-		{"del last", `{"a":1, "b":2}`, "del", "b", "", `{"a":1}`},
-		{"del middle", `{"a":1,"b":2,"c":3}`, "del", "b", "", `{"a":1,"c":3}`},
-		{"del only", `{"a":1}`, "del", "a", "", `{}`},
-		{"del duplicates", `{"a":1,"b":2,"a":3}`, "del", "a", "", `{"b":2}`},
-		{"del absent", `{"a":1}`, "del", "z", "", `{"a":1}`},
-		{"get last duplicate", `{"a":1,"a":[2]}`, "get", "a", "", `[2]`},
-		{"get nested is not top", `{"x":{"a":1}}`, "get", "a", "", `<absent>`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var got string
-			switch tt.op {
-			case "set":
-				got = string(setMember([]byte(tt.in), tt.key, []byte(tt.val)))
-			case "del":
-				got = string(delMember([]byte(tt.in), tt.key))
-			case "get":
-				v, ok := getMember([]byte(tt.in), tt.key)
-				got = string(v)
-				if !ok {
-					got = "<absent>"
-				}
-			}
-			if got != tt.want {
-				t.Errorf("got %s, want %s", got, tt.want)
-			}
-			if !json.Valid([]byte(got)) && tt.op != "get" {
-				t.Errorf("invalid JSON %s", got)
-			}
-		})
-	}
-}
-
 func TestNewEntryID(t *testing.T) {
 	taken := map[string]int{}
 	for range 2000 {
@@ -885,10 +839,10 @@ func TestNewEntryID(t *testing.T) {
 		}
 		taken[id] = 0
 	}
-	if ts := isoNow(); !isoRe.MatchString(ts) {
+	if ts := js.NowISO(); !isoRe.MatchString(ts) {
 		t.Errorf("isoNow %q", ts)
 	}
-	if got := string(jsonStr(`a<b>&"c"`)); got != `"a<b>&\"c\""` {
+	if got := string(js.Quote(`a<b>&"c"`)); got != `"a<b>&\"c\""` {
 		t.Errorf("jsonStr escapes like Go's HTML-safe encoder: %s", got)
 	}
 }

@@ -1,10 +1,12 @@
-package sessions
+package js
 
 import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"math/rand"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -13,8 +15,8 @@ import (
 // tScanValid reports whether b is one JSON value (with surrounding
 // whitespace) according to the scanner.
 func tScanValid(b []byte) bool {
-	end, err := scanValue(b, skipWS(b, 0))
-	return err == nil && skipWS(b, end) == len(b)
+	end, err := ScanValue(b, SkipWS(b, 0))
+	return err == nil && SkipWS(b, end) == len(b)
 }
 
 // tJSValid is the reference: JSON.parse after Node's UTF-8 decoding, which
@@ -128,9 +130,9 @@ func TestScanStringEscapedFlag(t *testing.T) {
 		{`"\u0041"`, true},
 		{`""`, false},
 	} {
-		end, esc, err := scanString([]byte(c.in+"tail"), 0)
+		end, esc, err := ScanString([]byte(c.in+"tail"), 0)
 		if err != nil || end != len(c.in) || esc != c.escaped {
-			t.Errorf("scanString(%q) = %d, %v, %v; want %d, %v, nil", c.in, end, esc, err, len(c.in), c.escaped)
+			t.Errorf("ScanString(%q) = %d, %v, %v; want %d, %v, nil", c.in, end, esc, err, len(c.in), c.escaped)
 		}
 	}
 }
@@ -138,8 +140,8 @@ func TestScanStringEscapedFlag(t *testing.T) {
 func TestEachMember(t *testing.T) {
 	in := ` { "type" : "message" , "id":"a\u0031", "n" : [1, {"x":2}] , "s":"x\"y", "type":"again" } `
 	var got []string
-	end, err := eachMember([]byte(in), 0, func(m member) {
-		got = append(got, keyName(m.key)+"="+string(m.val))
+	end, err := EachMember([]byte(in), 0, func(m Member) {
+		got = append(got, Key(m.Key)+"="+string(m.Val))
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -152,12 +154,12 @@ func TestEachMember(t *testing.T) {
 		t.Errorf("members:\n got %q\nwant %q", got, want)
 	}
 
-	if _, err := eachMember([]byte(`[1]`), 0, func(member) {}); err != errNotObject {
-		t.Errorf("array: err = %v, want errNotObject", err)
+	if _, err := EachMember([]byte(`[1]`), 0, func(Member) {}); err != ErrNotObject {
+		t.Errorf("array: err = %v, want ErrNotObject", err)
 	}
 	for _, bad := range []string{`{"a":1,}`, `{"a":01}`, `{"a"`, `{"a":1 "b":2}`, `{"a":"\x"}`, `{`, ``, `{"a":[}`} {
-		if _, err := eachMember([]byte(bad), 0, func(member) {}); err == nil || err == errNotObject {
-			t.Errorf("eachMember(%q): err = %v, want a syntax error", bad, err)
+		if _, err := EachMember([]byte(bad), 0, func(Member) {}); err == nil || err == ErrNotObject {
+			t.Errorf("EachMember(%q): err = %v, want a syntax error", bad, err)
 		}
 	}
 }
@@ -174,11 +176,11 @@ func TestKeyDecoding(t *testing.T) {
 		{`"i"`, "id", false},
 		{`"\"id"`, "id", false},
 	} {
-		if got := keyIs([]byte(c.raw), c.name); got != c.is {
-			t.Errorf("keyIs(%s, %q) = %v, want %v", c.raw, c.name, got, c.is)
+		if got := KeyIs([]byte(c.raw), c.name); got != c.is {
+			t.Errorf("KeyIs(%s, %q) = %v, want %v", c.raw, c.name, got, c.is)
 		}
 	}
-	if got := keyName2([]byte(`"\u0070arentId"`)); got != "parentId" {
+	if got := KeyFast([]byte(`"\u0070arentId"`)); got != "parentId" {
 		t.Errorf("keyName2 = %q, want parentId", got)
 	}
 }
@@ -201,9 +203,9 @@ func TestJSONString(t *testing.T) {
 		{`{"a":1}`, "", false},
 		{``, "", false},
 	} {
-		got, ok := jsonString([]byte(c.raw))
+		got, ok := String([]byte(c.raw))
 		if got != c.want || ok != c.ok {
-			t.Errorf("jsonString(%q) = %q, %v; want %q, %v", c.raw, got, ok, c.want, c.ok)
+			t.Errorf("String(%q) = %q, %v; want %q, %v", c.raw, got, ok, c.want, c.ok)
 		}
 	}
 }
@@ -217,8 +219,8 @@ func TestTruthy(t *testing.T) {
 		`""`: false, `"0"`: true, `"false"`: true, `" "`: true,
 		`[]`: true, `{}`: true, `[0]`: true,
 	} {
-		if got := truthy([]byte(raw)); got != want {
-			t.Errorf("truthy(%s) = %v, want %v", raw, got, want)
+		if got := Truthy([]byte(raw)); got != want {
+			t.Errorf("Truthy(%s) = %v, want %v", raw, got, want)
 		}
 	}
 }
@@ -254,7 +256,7 @@ func TestPlain8(t *testing.T) {
 // tTrustedMembers lists the members eachMemberTrusted finds.
 func tTrustedMembers(b []byte) []string {
 	var out []string
-	eachMemberTrusted(b, func(m member) { out = append(out, string(m.key)+"="+string(m.val)) })
+	Members(b, func(m Member) { out = append(out, string(m.Key)+"="+string(m.Val)) })
 	return out
 }
 
@@ -263,78 +265,31 @@ func TestTrustedWalk(t *testing.T) {
 		`{}`, ` { } `, `{"a":1}`, `{"a" : "x\"y\\" , "b":[1,{"c":"]}"}],"d":{"e":[]},"f":-1.5e3,"g":true,"h":null}`,
 		`{"\"":"\\","\\\"":"\\\\\""}`, `{"a":"` + strings.Repeat(`\\`, 9) + `\""}`, "{\"a\":\"\xff\",\"b\":\"é\"}",
 	}
-	for _, line := range strings.Split(genString(5, 300, genOpts{}), "\n") {
-		if line != "" {
-			docs = append(docs, line)
+	files, _ := filepath.Glob("../../static/demo/*/*.jsonl") // real pi sessions
+	if len(files) == 0 {
+		t.Fatal("no demo sessions found")
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if line != "" {
+				docs = append(docs, line)
+			}
 		}
 	}
 	for _, d := range docs {
 		var want []string
-		if _, err := eachMember([]byte(d), 0, func(m member) { want = append(want, string(m.key)+"="+string(m.val)) }); err != nil {
+		if _, err := EachMember([]byte(d), 0, func(m Member) { want = append(want, string(m.Key)+"="+string(m.Val)) }); err != nil {
 			t.Fatalf("%q: %v", d, err)
 		}
 		if got := tTrustedMembers([]byte(strings.TrimSpace(d))); strings.Join(got, "\x00") != strings.Join(want, "\x00") {
-			t.Errorf("eachMemberTrusted(%.200q):\n got %q\nwant %q", d, got, want)
+			t.Errorf("Members(%.200q):\n got %q\nwant %q", d, got, want)
 		}
 	}
 	for _, d := range []string{``, `[]`, `"x"`, `{`, `{"a"`, `{"a":`, `{"a":"unterminated`, `{"a":[1,2`} {
 		tTrustedMembers([]byte(d)) // must not panic on what it was not meant for
-	}
-}
-
-// usageTotalsRef is the reference for usageTotals: JavaScript reads of
-// usage.totalTokens etc. (exact keys, the last of repeated keys, null as 0),
-// with any member of another type making both totals 0.
-func usageTotalsRef(raw []byte) (int64, float64, bool) {
-	var u map[string]json.RawMessage
-	if json.Unmarshal(raw, &u) != nil {
-		return 0, 0, false
-	}
-	ok := true
-	num := func(v json.RawMessage) float64 {
-		var f float64
-		if v != nil && json.Unmarshal(v, &f) != nil {
-			ok = false
-		}
-		return f
-	}
-	t := num(u["totalTokens"])
-	sum := num(u["input"]) + num(u["output"]) + num(u["cacheRead"]) + num(u["cacheWrite"])
-	var cost float64
-	if c := u["cost"]; c != nil && string(c) != "null" {
-		var cm map[string]json.RawMessage
-		if json.Unmarshal(c, &cm) != nil {
-			ok = false
-		}
-		cost = num(cm["total"])
-	}
-	if !ok {
-		return 0, 0, true
-	}
-	if t == 0 {
-		t = sum
-	}
-	return int64(t), cost, true
-}
-
-func TestUsageTotals(t *testing.T) {
-	for _, c := range []string{
-		`{}`, `{"totalTokens":15,"cost":{"total":0.5}}`, `{"input":1,"output":2,"cacheRead":3,"cacheWrite":4}`,
-		`{"input":1,"output":2,"totalTokens":0,"cost":{"input":1,"total":2e-3}}`, `{"totalTokens":1.9}`,
-		`{"totalTokens":"15"}`, `{"input":1,"output":true}`, `{"cost":5,"totalTokens":3}`, `{"cost":{"total":"1"}}`,
-		`{"cost":null,"input":null,"totalTokens":null}`, `{"input":5,"input":7}`, `{"input":5,"input":null}`,
-		`{"cost":{"total":1},"cost":{"total":2}}`, `{"totalTokens":1e400}`, `{"totalTokens":1e-400,"input":2}`,
-		`{"\u0069nput":3}`, `{"Input":3,"TOTALTOKENS":4}`, `{"usage":{"totalTokens":9}}`, `{"totalTokens":-0,"output":-2}`,
-		`{"cost":{"total":[]}}`, `{"cost":[]}`,
-	} {
-		wt, wc, _ := usageTotalsRef([]byte(c))
-		if gt, gc := usageTotals([]byte(c)); gt != wt || gc != wc {
-			t.Errorf("usageTotals(%s) = %d, %v; want %d, %v", c, gt, gc, wt, wc)
-		}
-	}
-	for _, c := range []string{``, `null`, `[1]`, `"x"`, `7`} {
-		if gt, gc := usageTotals([]byte(c)); gt != 0 || gc != 0 {
-			t.Errorf("usageTotals(%s) = %d, %v", c, gt, gc)
-		}
 	}
 }

@@ -1,14 +1,18 @@
-package sessions
+package js
 
 import (
+	"math"
 	"strconv"
 	"time"
 )
 
-// parseJSDate parses the ISO-8601 forms that JavaScript's Date accepts
+// NoTime stands for NaN: a time JavaScript's Date cannot represent.
+const NoTime = math.MinInt64
+
+// ParseDate parses the ISO-8601 forms that JavaScript's Date accepts
 // (date-only is UTC, date-time without offset is local time) and returns
 // Unix milliseconds, or NoTime where Date would give NaN.
-func parseJSDate(s string) int64 {
+func ParseDate(s string) int64 {
 	p := dateParser{s: s}
 	year, ok := p.year()
 	if !ok {
@@ -41,7 +45,7 @@ func parseJSDate(s string) int64 {
 			if p.eat('.') || p.eat(',') {
 				n := 0
 				start := p.i
-				for p.i < len(p.s) && isDigit(p.s[p.i]) {
+				for p.i < len(p.s) && IsDigit(p.s[p.i]) {
 					if p.i-start < 3 {
 						n = n*10 + int(p.s[p.i]-'0')
 					}

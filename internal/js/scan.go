@@ -1,4 +1,11 @@
-package sessions
+// Package js reads JSON exactly as JavaScript does, for reading what pi
+// (a Node.js program) wrote: a validator as strict as JSON.parse that
+// allocates nothing and never recurses, spans of object members, and
+// JavaScript's conversions of values (String(), Number(), truthiness,
+// JSON.stringify, Date parsing, UTF-16 lengths and cuts, trim).
+//
+// It knows nothing of pi's format; sessions builds on it.
+package js
 
 import (
 	"bytes"
@@ -23,14 +30,17 @@ type syntaxError struct {
 
 func (e *syntaxError) Error() string { return fmt.Sprintf("invalid JSON at byte %d: %s", e.off, e.msg) }
 
-func errAt(off int, format string, args ...any) error {
+// ErrAt returns a syntax error at byte off.
+func ErrAt(off int, format string, args ...any) error {
 	return &syntaxError{off: off, msg: fmt.Sprintf(format, args...)}
 }
 
-func isWS(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+// IsWS reports whether c is whitespace to JSON.parse.
+func IsWS(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
-func skipWS(b []byte, i int) int {
-	for i < len(b) && isWS(b[i]) {
+// SkipWS returns the index of the first non-whitespace byte at or after i.
+func SkipWS(b []byte, i int) int {
+	for i < len(b) && IsWS(b[i]) {
 		i++
 	}
 	return i
@@ -51,9 +61,9 @@ func plain8(x uint64) bool {
 	return ((q-lsb)&^q|(s-lsb)&^s|(x-lsb*0x20)&^x)&msb == 0
 }
 
-// scanString validates the string starting at b[i] == '"' and returns the
+// ScanString validates the string starting at b[i] == '"' and returns the
 // index just past its closing quote and whether it holds escapes.
-func scanString(b []byte, i int) (end int, escaped bool, err error) {
+func ScanString(b []byte, i int) (end int, escaped bool, err error) {
 	i++ // opening quote
 	for {
 		// Fast path over ordinary bytes: 8 at a time, then one by one.
@@ -68,7 +78,7 @@ func scanString(b []byte, i int) (end int, escaped bool, err error) {
 			i++
 		}
 		if i >= len(b) {
-			return 0, false, errAt(i, "unterminated string")
+			return 0, false, ErrAt(i, "unterminated string")
 		}
 		switch c := b[i]; {
 		case c == '"':
@@ -76,26 +86,26 @@ func scanString(b []byte, i int) (end int, escaped bool, err error) {
 		case c == '\\':
 			escaped = true
 			if i+1 >= len(b) {
-				return 0, false, errAt(i, "unterminated escape")
+				return 0, false, ErrAt(i, "unterminated escape")
 			}
 			switch b[i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				i += 2
 			case 'u':
 				if i+6 > len(b) {
-					return 0, false, errAt(i, "short \\u escape")
+					return 0, false, ErrAt(i, "short \\u escape")
 				}
 				for k := i + 2; k < i+6; k++ {
 					if !isHex(b[k]) {
-						return 0, false, errAt(k, "bad \\u escape")
+						return 0, false, ErrAt(k, "bad \\u escape")
 					}
 				}
 				i += 6
 			default:
-				return 0, false, errAt(i, "bad escape \\%c", b[i+1])
+				return 0, false, ErrAt(i, "bad escape \\%c", b[i+1])
 			}
 		default:
-			return 0, false, errAt(i, "control character in string")
+			return 0, false, ErrAt(i, "control character in string")
 		}
 	}
 }
@@ -104,7 +114,8 @@ func isHex(c byte) bool {
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
 }
 
-func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+// IsDigit reports whether c is an ASCII digit.
+func IsDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // scanNumber validates a JSON number starting at b[i].
 func scanNumber(b []byte, i int) (int, error) {
@@ -112,22 +123,22 @@ func scanNumber(b []byte, i int) (int, error) {
 	if i < len(b) && b[i] == '-' {
 		i++
 	}
-	if i >= len(b) || !isDigit(b[i]) {
-		return 0, errAt(start, "bad number")
+	if i >= len(b) || !IsDigit(b[i]) {
+		return 0, ErrAt(start, "bad number")
 	}
 	if b[i] == '0' {
 		i++
 	} else {
-		for i < len(b) && isDigit(b[i]) {
+		for i < len(b) && IsDigit(b[i]) {
 			i++
 		}
 	}
 	if i < len(b) && b[i] == '.' {
 		i++
-		if i >= len(b) || !isDigit(b[i]) {
-			return 0, errAt(i, "bad fraction")
+		if i >= len(b) || !IsDigit(b[i]) {
+			return 0, ErrAt(i, "bad fraction")
 		}
-		for i < len(b) && isDigit(b[i]) {
+		for i < len(b) && IsDigit(b[i]) {
 			i++
 		}
 	}
@@ -136,10 +147,10 @@ func scanNumber(b []byte, i int) (int, error) {
 		if i < len(b) && (b[i] == '+' || b[i] == '-') {
 			i++
 		}
-		if i >= len(b) || !isDigit(b[i]) {
-			return 0, errAt(i, "bad exponent")
+		if i >= len(b) || !IsDigit(b[i]) {
+			return 0, ErrAt(i, "bad exponent")
 		}
-		for i < len(b) && isDigit(b[i]) {
+		for i < len(b) && IsDigit(b[i]) {
 			i++
 		}
 	}
@@ -148,30 +159,30 @@ func scanNumber(b []byte, i int) (int, error) {
 
 func scanLiteral(b []byte, i int, lit string) (int, error) {
 	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
-		return 0, errAt(i, "unexpected character %q", b[i])
+		return 0, ErrAt(i, "unexpected character %q", b[i])
 	}
 	return i + len(lit), nil
 }
 
-// scanValue validates one JSON value starting at b[i] (after whitespace)
+// ScanValue validates one JSON value starting at b[i] (after whitespace)
 // and returns the index just past it. Containers are walked with an
 // explicit stack of one byte per level, so arbitrarily deep input cannot
 // exhaust the goroutine stack; like V8's JSON.parse it sets no depth limit.
-func scanValue(b []byte, i int) (int, error) {
+func ScanValue(b []byte, i int) (int, error) {
 	var stackBuf [64]byte
 	stack := stackBuf[:0] // '{' or '['
 	for {
-		i = skipWS(b, i)
+		i = SkipWS(b, i)
 		if i >= len(b) {
-			return 0, errAt(i, "unexpected end of input")
+			return 0, ErrAt(i, "unexpected end of input")
 		}
 		// Parse one scalar or open a container.
 		var err error
 		switch c := b[i]; {
 		case c == '"':
-			i, _, err = scanString(b, i)
+			i, _, err = ScanString(b, i)
 		case c == '{':
-			j := skipWS(b, i+1)
+			j := SkipWS(b, i+1)
 			if j < len(b) && b[j] == '}' {
 				i = j + 1
 				break
@@ -182,7 +193,7 @@ func scanValue(b []byte, i int) (int, error) {
 			}
 			continue
 		case c == '[':
-			j := skipWS(b, i+1)
+			j := SkipWS(b, i+1)
 			if j < len(b) && b[j] == ']' {
 				i = j + 1
 				break
@@ -190,7 +201,7 @@ func scanValue(b []byte, i int) (int, error) {
 			stack = append(stack, '[')
 			i = j
 			continue
-		case c == '-' || isDigit(c):
+		case c == '-' || IsDigit(c):
 			i, err = scanNumber(b, i)
 		case c == 't':
 			i, err = scanLiteral(b, i, "true")
@@ -199,7 +210,7 @@ func scanValue(b []byte, i int) (int, error) {
 		case c == 'n':
 			i, err = scanLiteral(b, i, "null")
 		default:
-			return 0, errAt(i, "unexpected character %q", c)
+			return 0, ErrAt(i, "unexpected character %q", c)
 		}
 		if err != nil {
 			return 0, err
@@ -209,15 +220,15 @@ func scanValue(b []byte, i int) (int, error) {
 			if len(stack) == 0 {
 				return i, nil
 			}
-			i = skipWS(b, i)
+			i = SkipWS(b, i)
 			if i >= len(b) {
-				return 0, errAt(i, "unexpected end of input")
+				return 0, ErrAt(i, "unexpected end of input")
 			}
 			top := stack[len(stack)-1]
 			if b[i] == ',' {
 				i++
 				if top == '{' {
-					if i, err = scanKey(b, skipWS(b, i)); err != nil {
+					if i, err = scanKey(b, SkipWS(b, i)); err != nil {
 						return 0, err
 					}
 				}
@@ -228,7 +239,7 @@ func scanValue(b []byte, i int) (int, error) {
 				i++
 				continue
 			}
-			return 0, errAt(i, "expected ',' or close, got %q", b[i])
+			return 0, ErrAt(i, "expected ',' or close, got %q", b[i])
 		}
 	}
 }
@@ -236,81 +247,81 @@ func scanValue(b []byte, i int) (int, error) {
 // scanKey validates `"key" :` at b[i] and returns the index after the colon.
 func scanKey(b []byte, i int) (int, error) {
 	if i >= len(b) || b[i] != '"' {
-		return 0, errAt(i, "expected object key")
+		return 0, ErrAt(i, "expected object key")
 	}
-	end, _, err := scanString(b, i)
+	end, _, err := ScanString(b, i)
 	if err != nil {
 		return 0, err
 	}
-	end = skipWS(b, end)
+	end = SkipWS(b, end)
 	if end >= len(b) || b[end] != ':' {
-		return 0, errAt(end, "expected ':'")
+		return 0, ErrAt(end, "expected ':'")
 	}
 	return end + 1, nil
 }
 
-// member is one top-level member of an object: raw key (with quotes) and raw value.
-type member struct {
-	key, val []byte
+// Member is one top-level member of an object: raw key (with quotes) and raw value.
+type Member struct {
+	Key, Val []byte
 }
 
-// errNotObject is returned by eachMember when the value is not an object.
-var errNotObject = errors.New("not an object")
+// ErrNotObject is returned by eachMember when the value is not an object.
+var ErrNotObject = errors.New("not an object")
 
-// eachMember validates the object b[i:] and calls fn for each member.
+// EachMember validates the object b[i:] and calls fn for each member.
 // It returns the index just past the object. Values are validated in full.
-func eachMember(b []byte, i int, fn func(m member)) (int, error) {
-	i = skipWS(b, i)
+func EachMember(b []byte, i int, fn func(m Member)) (int, error) {
+	i = SkipWS(b, i)
 	if i >= len(b) {
-		return 0, errAt(i, "unexpected end of input")
+		return 0, ErrAt(i, "unexpected end of input")
 	}
 	if b[i] != '{' {
-		return 0, errNotObject
+		return 0, ErrNotObject
 	}
-	i = skipWS(b, i+1)
+	i = SkipWS(b, i+1)
 	if i < len(b) && b[i] == '}' {
 		return i + 1, nil
 	}
 	for {
 		ks := i
 		if i >= len(b) || b[i] != '"' {
-			return 0, errAt(i, "expected object key")
+			return 0, ErrAt(i, "expected object key")
 		}
-		ke, _, err := scanString(b, i)
+		ke, _, err := ScanString(b, i)
 		if err != nil {
 			return 0, err
 		}
-		i = skipWS(b, ke)
+		i = SkipWS(b, ke)
 		if i >= len(b) || b[i] != ':' {
-			return 0, errAt(i, "expected ':'")
+			return 0, ErrAt(i, "expected ':'")
 		}
-		vs := skipWS(b, i+1)
-		ve, err := scanValue(b, vs)
+		vs := SkipWS(b, i+1)
+		ve, err := ScanValue(b, vs)
 		if err != nil {
 			return 0, err
 		}
-		fn(member{key: b[ks:ke], val: b[vs:ve]})
-		i = skipWS(b, ve)
+		fn(Member{Key: b[ks:ke], Val: b[vs:ve]})
+		i = SkipWS(b, ve)
 		if i >= len(b) {
-			return 0, errAt(i, "unexpected end of input")
+			return 0, ErrAt(i, "unexpected end of input")
 		}
 		if b[i] == '}' {
 			return i + 1, nil
 		}
 		if b[i] != ',' {
-			return 0, errAt(i, "expected ',' or '}', got %q", b[i])
+			return 0, ErrAt(i, "expected ',' or '}', got %q", b[i])
 		}
-		i = skipWS(b, i+1)
+		i = SkipWS(b, i+1)
 	}
 }
 
-// keyIs reports whether the raw quoted key equals name. Keys with escapes
+// KeyIs reports whether the raw quoted key equals name. Keys with escapes
 // are decoded first, since JSON.parse treats "\u0069d" as "id".
-func keyIs(raw []byte, name string) bool {
+func KeyIs(raw []byte, name string) bool {
 	if len(raw) == len(name)+2 && string(raw[1:len(raw)-1]) == name {
 		return true
 	}
-	if len(raw) > len(name)+2 && hasBackslash(raw) {
+	if len(raw) > len(name)+2 && HasBackslash(raw) {
 		var s string
 		if json.Unmarshal(raw, &s) == nil {
 			return s == name
@@ -319,7 +330,8 @@ func keyIs(raw []byte, name string) bool {
 	return false
 }
 
-func hasBackslash(b []byte) bool {
+// HasBackslash reports whether b holds a backslash (a string with escapes).
+func HasBackslash(b []byte) bool {
 	for _, c := range b {
 		if c == '\\' {
 			return true
@@ -328,9 +340,9 @@ func hasBackslash(b []byte) bool {
 	return false
 }
 
-// keyName returns the decoded key.
-func keyName(raw []byte) string {
-	if !hasBackslash(raw) {
+// Key returns the decoded key.
+func Key(raw []byte) string {
+	if !HasBackslash(raw) {
 		return string(raw[1 : len(raw)-1])
 	}
 	var s string
@@ -338,14 +350,14 @@ func keyName(raw []byte) string {
 	return s
 }
 
-// jsonString decodes a raw JSON value that must be a string. ok is false for
+// String decodes a raw JSON value that must be a string. ok is false for
 // any other JSON type. Invalid UTF-8 becomes U+FFFD, as Node's decoder does.
-func jsonString(raw []byte) (s string, ok bool) {
+func String(raw []byte) (s string, ok bool) {
 	if len(raw) < 2 || raw[0] != '"' {
 		return "", false
 	}
 	inner := raw[1 : len(raw)-1]
-	if !hasBackslash(inner) && utf8.Valid(inner) {
+	if !HasBackslash(inner) && utf8.Valid(inner) {
 		return string(inner), true
 	}
 	if err := json.Unmarshal(raw, &s); err != nil {
@@ -354,11 +366,11 @@ func jsonString(raw []byte) (s string, ok bool) {
 	return s, true
 }
 
-// isNull reports whether raw is the JSON literal null.
-func isNull(raw []byte) bool { return len(raw) == 4 && string(raw) == "null" }
+// IsNull reports whether raw is the JSON literal null.
+func IsNull(raw []byte) bool { return len(raw) == 4 && string(raw) == "null" }
 
-// truthy reports whether the JSON value is truthy in JavaScript.
-func truthy(raw []byte) bool {
+// Truthy reports whether the JSON value is truthy in JavaScript.
+func Truthy(raw []byte) bool {
 	if len(raw) == 0 {
 		return false
 	}
@@ -378,24 +390,24 @@ func truthy(raw []byte) bool {
 }
 
 // The functions below walk JSON that has already been validated (by
-// eachMember or scanValue): they skip values without checking them, which
+// EachMember or scanValue): they skip values without checking them, which
 // is several times faster than validating again. On invalid input they
 // stop early or return spans that are not values, but never panic.
 
-// skipTrusted returns the index just past the value starting at b[i].
-func skipTrusted(b []byte, i int) int {
+// Skip returns the index just past the value starting at b[i].
+func Skip(b []byte, i int) int {
 	if i >= len(b) {
 		return i
 	}
 	switch b[i] {
 	case '"':
-		return skipStringTrusted(b, i)
+		return skipString(b, i)
 	case '{', '[':
 		depth := 0
 		for i < len(b) {
 			switch b[i] {
 			case '"':
-				i = skipStringTrusted(b, i)
+				i = skipString(b, i)
 				continue
 			case '{', '[':
 				depth++
@@ -418,8 +430,8 @@ func skipTrusted(b []byte, i int) int {
 	return i
 }
 
-// skipStringTrusted returns the index just past the string starting at b[i] == '"'.
-func skipStringTrusted(b []byte, i int) int {
+// skipString returns the index just past the string starting at b[i] == '"'.
+func skipString(b []byte, i int) int {
 	j := i + 1
 	for {
 		k := bytes.IndexByte(b[j:], '"')
@@ -439,29 +451,45 @@ func skipStringTrusted(b []byte, i int) int {
 	}
 }
 
-// eachMemberTrusted calls fn for each member of the object b, which must be
+// Members calls fn for each member of the object b, which must be
 // valid JSON starting with '{' (anything else calls fn for no member).
-func eachMemberTrusted(b []byte, fn func(m member)) {
+func Members(b []byte, fn func(m Member)) {
 	if len(b) == 0 || b[0] != '{' {
 		return
 	}
-	i := skipWS(b, 1)
+	i := SkipWS(b, 1)
 	for i < len(b) && b[i] == '"' {
-		ke := skipStringTrusted(b, i)
-		j := skipWS(b, ke)
+		ke := skipString(b, i)
+		j := SkipWS(b, ke)
 		if j >= len(b) || b[j] != ':' {
 			return
 		}
-		vs := skipWS(b, j+1)
-		ve := skipTrusted(b, vs)
+		vs := SkipWS(b, j+1)
+		ve := Skip(b, vs)
 		if ve <= vs {
 			return
 		}
-		fn(member{key: b[i:ke], val: b[vs:ve]})
-		i = skipWS(b, ve)
+		fn(Member{Key: b[i:ke], Val: b[vs:ve]})
+		i = SkipWS(b, ve)
 		if i >= len(b) || b[i] != ',' {
 			return
 		}
-		i = skipWS(b, i+1)
+		i = SkipWS(b, i+1)
 	}
+}
+
+// KeyFast returns the key without quotes; for escaped keys it decodes.
+// The conversion in the switch above does not allocate for plain keys.
+func KeyFast(raw []byte) string {
+	inner := raw[1 : len(raw)-1]
+	if HasBackslash(inner) {
+		return Key(raw)
+	}
+	return unsafeString(inner)
+}
+
+// Str decodes a raw string value; non-strings give "".
+func Str(raw []byte) string {
+	s, _ := String(raw)
+	return s
 }

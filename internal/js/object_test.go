@@ -1,0 +1,50 @@
+package js
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestMemberEdits(t *testing.T) {
+	tests := []struct {
+		name, in, op, key, val, want string
+	}{
+		{"set existing", `{"a":1,"b":2}`, "set", "b", "3", `{"a":1,"b":3}`},
+		{"set keeps spacing", `{ "a" : 1 , "b" : 2 }`, "set", "b", "3", `{ "a" : 1 , "b" : 3 }`},
+		{"set absent", `{"a":1}`, "set", "b", "3", `{"a":1,"b":3}`},
+		{"set in empty", `{}`, "set", "b", "3", `{"b":3}`},
+		{"set duplicates", `{"b":1,"a":0,"b":2}`, "set", "b", "9", `{"b":9,"a":0,"b":9}`},
+		{"set escaped key", `{"\u0062":1}`, "set", "b", "2", `{"\u0062":2}`},
+		{"del first", `{"a":1,"b":2}`, "del", "a", "", `{"b":2}`},
+		{"del last", `{"a":1, "b":2}`, "del", "b", "", `{"a":1}`},
+		{"del middle", `{"a":1,"b":2,"c":3}`, "del", "b", "", `{"a":1,"c":3}`},
+		{"del only", `{"a":1}`, "del", "a", "", `{}`},
+		{"del duplicates", `{"a":1,"b":2,"a":3}`, "del", "a", "", `{"b":2}`},
+		{"del absent", `{"a":1}`, "del", "z", "", `{"a":1}`},
+		{"get last duplicate", `{"a":1,"a":[2]}`, "get", "a", "", `[2]`},
+		{"get nested is not top", `{"x":{"a":1}}`, "get", "a", "", `<absent>`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got string
+			switch tt.op {
+			case "set":
+				got = string(SetMember([]byte(tt.in), tt.key, []byte(tt.val)))
+			case "del":
+				got = string(DelMember([]byte(tt.in), tt.key))
+			case "get":
+				v, ok := Lookup([]byte(tt.in), tt.key)
+				got = string(v)
+				if !ok {
+					got = "<absent>"
+				}
+			}
+			if got != tt.want {
+				t.Errorf("got %s, want %s", got, tt.want)
+			}
+			if !json.Valid([]byte(got)) && tt.op != "get" {
+				t.Errorf("invalid JSON %s", got)
+			}
+		})
+	}
+}

@@ -1,0 +1,84 @@
+package sessions
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+	"unicode/utf8"
+)
+
+// usageTotalsRef is the reference for usageTotals: JavaScript reads of
+// usage.totalTokens etc. (exact keys, the last of repeated keys, null as 0),
+// with any member of another type making both totals 0.
+func usageTotalsRef(raw []byte) (int64, float64, bool) {
+	var u map[string]json.RawMessage
+	if json.Unmarshal(raw, &u) != nil {
+		return 0, 0, false
+	}
+	ok := true
+	num := func(v json.RawMessage) float64 {
+		var f float64
+		if v != nil && json.Unmarshal(v, &f) != nil {
+			ok = false
+		}
+		return f
+	}
+	t := num(u["totalTokens"])
+	sum := num(u["input"]) + num(u["output"]) + num(u["cacheRead"]) + num(u["cacheWrite"])
+	var cost float64
+	if c := u["cost"]; c != nil && string(c) != "null" {
+		var cm map[string]json.RawMessage
+		if json.Unmarshal(c, &cm) != nil {
+			ok = false
+		}
+		cost = num(cm["total"])
+	}
+	if !ok {
+		return 0, 0, true
+	}
+	if t == 0 {
+		t = sum
+	}
+	return int64(t), cost, true
+}
+
+func TestUsageTotals(t *testing.T) {
+	for _, c := range []string{
+		`{}`, `{"totalTokens":15,"cost":{"total":0.5}}`, `{"input":1,"output":2,"cacheRead":3,"cacheWrite":4}`,
+		`{"input":1,"output":2,"totalTokens":0,"cost":{"input":1,"total":2e-3}}`, `{"totalTokens":1.9}`,
+		`{"totalTokens":"15"}`, `{"input":1,"output":true}`, `{"cost":5,"totalTokens":3}`, `{"cost":{"total":"1"}}`,
+		`{"cost":null,"input":null,"totalTokens":null}`, `{"input":5,"input":7}`, `{"input":5,"input":null}`,
+		`{"cost":{"total":1},"cost":{"total":2}}`, `{"totalTokens":1e400}`, `{"totalTokens":1e-400,"input":2}`,
+		`{"\u0069nput":3}`, `{"Input":3,"TOTALTOKENS":4}`, `{"usage":{"totalTokens":9}}`, `{"totalTokens":-0,"output":-2}`,
+		`{"cost":{"total":[]}}`, `{"cost":[]}`,
+	} {
+		wt, wc, _ := usageTotalsRef([]byte(c))
+		if gt, gc := usageTotals([]byte(c)); gt != wt || gc != wc {
+			t.Errorf("usageTotals(%s) = %d, %v; want %d, %v", c, gt, gc, wt, wc)
+		}
+	}
+	for _, c := range []string{``, `null`, `[1]`, `"x"`, `7`} {
+		if gt, gc := usageTotals([]byte(c)); gt != 0 || gc != 0 {
+			t.Errorf("usageTotals(%s) = %d, %v", c, gt, gc)
+		}
+	}
+}
+
+// FuzzUsage checks usageTotals reads any object as JavaScript would.
+func FuzzUsage(f *testing.F) {
+	for _, s := range []string{`{"totalTokens":15,"cost":{"total":0.5}}`, `{"input":1,"output":true}`, `{"cost":{"total":[]}}`,
+		`{"\u0069nput":3}`, `{"totalTokens":1e400}`, "{\"input\":\"\xff\"}"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, v []byte) {
+		if !json.Valid(v) || len(v) == 0 || v[0] != '{' {
+			return
+		}
+		valid := bytes.ToValidUTF8(v, []byte("\uFFFD"))
+		if wt, wc, ok := usageTotalsRef(valid); ok && utf8.Valid(v) {
+			if gt, gc := usageTotals(v); gt != wt || (gc != wc && !(gc != gc && wc != wc)) {
+				t.Fatalf("usageTotals = %d, %v; want %d, %v", gt, gc, wt, wc)
+			}
+		}
+	})
+}
