@@ -68,7 +68,7 @@ func (r *Reader) Project(leaf int) (*Projection, error) {
 	for k := len(path) - 1; k >= 0 && !(haveModel && haveThinking); k-- {
 		i := path[k]
 		e := &s.Entries[i]
-		isModel := e.Type == TypeModelChange || e.Type == TypeMessage && e.Role == "assistant"
+		isModel := e.Type == TypeModelChange || e.Type == TypeMessage && e.Role == RoleAssistant
 		isThinking := e.Type == TypeThinking
 		if !(isModel && !haveModel || isThinking && !haveThinking) {
 			continue
@@ -209,7 +209,7 @@ func (s *Session) entryMessages(e *Entry, o js.Object) []json.RawMessage {
 			case "system":
 				mo.Set("content", json.RawMessage(`""`))
 				changed = true
-			case "user", "assistant", "toolResult":
+			case RoleUser, RoleAssistant, RoleToolResult:
 				mo.Set("content", json.RawMessage(`[]`))
 				changed = true
 			}
@@ -264,14 +264,14 @@ func applyEdit(msgs []json.RawMessage, edit js.Object) ([]json.RawMessage, bool)
 	for k, m := range msgs {
 		mo, isObj := js.ParseObject(m)
 		role, _ := js.String(mo.Val("role"))
-		if !isObj || (role != "user" && role != "assistant" && role != "toolResult" && role != "custom") {
+		if !isObj || (role != RoleUser && role != RoleAssistant && role != RoleToolResult && role != "custom") {
 			out[k] = m
 			continue
 		}
 		switch {
 		case !hasContent:
 			mo.Del("content")
-		case (role == "assistant" || role == "toolResult") && len(content) > 0 && content[0] == '"':
+		case (role == RoleAssistant || role == RoleToolResult) && len(content) > 0 && content[0] == '"':
 			block := js.Object{{K: "type", V: json.RawMessage(`"text"`)}, {K: "text", V: content}}
 			mo.Set("content", json.RawMessage("["+string(block.JSON())+"]"))
 		default:

@@ -88,7 +88,7 @@ func (f Flags) Has(g Flags) bool { return f&g == g }
 
 // Model returns the "provider/model" of an assistant message or model_change.
 func (e *Entry) Model() string {
-	if e.Type == TypeMessage && e.Role == "assistant" || e.Type == TypeModelChange {
+	if e.Type == TypeMessage && e.Role == RoleAssistant || e.Type == TypeModelChange {
 		return e.Text
 	}
 	return ""
@@ -288,7 +288,7 @@ func (e *Entry) fillMessage(raw []byte, in interner) {
 		}
 	})
 	e.Role = in.str(role)
-	if e.Role == "assistant" {
+	if e.Role == RoleAssistant {
 		e.Text = in.model(provider, model)
 		e.Tokens, e.Cost = usageTotals(usage)
 		st := in.str(stop)
@@ -306,56 +306,14 @@ func (e *Entry) fillMessage(raw []byte, in interner) {
 	}
 }
 
-// usageTotals reads totalTokens and cost.total from a usage object: the
-// total, or when it is 0 the sum of input, output, cacheRead and cacheWrite.
-// A member of the wrong type makes both 0, as decoding with encoding/json did.
+// usageTotals reads the total tokens (Usage.Tokens) and cost of a usage
+// object; anything that is not a readable usage object gives 0 and 0.
 func usageTotals(raw []byte) (tokens int64, cost float64) {
-	if len(raw) == 0 || raw[0] != '{' {
-		return 0, 0
-	}
-	var n [5]float64 // totalTokens, input, output, cacheRead, cacheWrite; a repeated key's last value wins
-	ok := true
-	num := func(k int, raw []byte) {
-		v, good := js.Number(raw)
-		n[k], ok = v, ok && good
-	}
-	js.Members(raw, func(m js.Member) {
-		switch js.KeyFast(m.Key) {
-		case "totalTokens":
-			num(0, m.Val)
-		case "input":
-			num(1, m.Val)
-		case "output":
-			num(2, m.Val)
-		case "cacheRead":
-			num(3, m.Val)
-		case "cacheWrite":
-			num(4, m.Val)
-		case "cost":
-			if js.IsNull(m.Val) {
-				break
-			}
-			if m.Val[0] != '{' {
-				ok = false
-				break
-			}
-			js.Members(m.Val, func(c js.Member) {
-				if js.KeyFast(c.Key) == "total" {
-					v, good := js.Number(c.Val)
-					ok = ok && good
-					cost = v
-				}
-			})
-		}
-	})
+	u, ok := decodeUsage(raw)
 	if !ok {
 		return 0, 0
 	}
-	t := n[0]
-	if t == 0 {
-		t = n[1] + n[2] + n[3] + n[4]
-	}
-	return int64(t), cost
+	return int64(u.Tokens()), u.Cost
 }
 
 // modelName joins provider and model id as "provider/model".

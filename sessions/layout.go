@@ -439,7 +439,7 @@ func (l *Layout) passes(i int) bool {
 	}
 	// pi hides assistant turns with only tool calls unless they stopped
 	// abnormally, and always shows the leaf.
-	if e.Type == TypeMessage && e.Role == "assistant" && i != l.leaf &&
+	if e.Type == TypeMessage && e.Role == RoleAssistant && i != l.leaf &&
 		!e.Flags.Has(FlagText) && !e.Flags.Has(FlagOddStop) {
 		return false
 	}
@@ -450,9 +450,9 @@ func (l *Layout) passes(i int) bool {
 	}
 	switch l.opt.Filter {
 	case FilterUserOnly:
-		return e.Type == TypeMessage && e.Role == "user"
+		return e.Type == TypeMessage && e.Role == RoleUser
 	case FilterNoTools:
-		return !settings && !(e.Type == TypeMessage && e.Role == "toolResult")
+		return !settings && !(e.Type == TypeMessage && e.Role == RoleToolResult)
 	case FilterLabeledOnly:
 		return l.s.labelOn(i) >= 0
 	case FilterAll:

@@ -44,9 +44,9 @@ func (l *Layout) preview(r *Reader, pos int) (string, error) {
 			rs = e.Role // as migrated: v2's hookMessage is custom
 		}
 		switch {
-		case isStr && rs == "user":
+		case isStr && rs == RoleUser:
 			t = "user: " + normalize(extractContent(m.Val("content")))
-		case isStr && rs == "assistant":
+		case isStr && rs == RoleAssistant:
 			text := normalize(extractContent(m.Val("content")))
 			stop, _ := js.String(m.Val("stopReason"))
 			errMsg := m.Val("errorMessage")
@@ -60,12 +60,12 @@ func (l *Layout) preview(r *Reader, pos int) (string, error) {
 			default:
 				t = "assistant: (no content)"
 			}
-		case isStr && rs == "toolResult":
+		case isStr && rs == RoleToolResult:
 			t, err = l.toolResult(r, pos, m)
 			if err != nil {
 				return "", err
 			}
-		case isStr && rs == "bashExecution":
+		case isStr && rs == RoleBash:
 			cmd := m.Val("command")
 			c := ""
 			if len(cmd) > 0 && !js.IsNull(cmd) {
@@ -135,7 +135,7 @@ func (l *Layout) toolResult(r *Reader, pos int, m js.Object) (string, error) {
 		seen := 0
 		for a := l.s.parent[pos]; a >= 0 && seen < maxCallSearch; a = l.s.parent[a] {
 			e := &l.s.Entries[a]
-			if e.Type != TypeMessage || e.Role != "assistant" {
+			if e.Type != TypeMessage || e.Role != RoleAssistant {
 				continue
 			}
 			seen++
@@ -335,7 +335,7 @@ func (r *Reader) searchParts(parts []string, i int) ([]string, error) {
 		if c := m.Val("content"); js.Truthy(c) {
 			parts = append(parts, extractContent(c))
 		}
-		if e.Role == "bashExecution" {
+		if e.Role == RoleBash {
 			if c := m.Val("command"); js.Truthy(c) {
 				parts = append(parts, js.Join(c))
 			}
@@ -405,41 +405,6 @@ func extractContent(raw []byte) string {
 		return units < n // the rest would be cut anyway
 	})
 	return js.UTF16Prefix(b.String(), n)
-}
-
-// hasText is pi's hasTextContent: string or block content with a text that is not blank.
-func hasText(raw []byte) bool {
-	if len(raw) == 0 {
-		return false
-	}
-	if raw[0] == '"' {
-		return !js.Blank(raw)
-	}
-	if raw[0] != '[' {
-		return false
-	}
-	found := false
-	js.Elems(raw, func(el []byte) bool {
-		if len(el) == 0 || el[0] != '{' {
-			return true
-		}
-		var typ, text []byte
-		js.Members(el, func(m js.Member) {
-			switch {
-			case js.KeyIs(m.Key, "type"):
-				typ = m.Val
-			case js.KeyIs(m.Key, "text"):
-				text = m.Val
-			}
-		})
-		if string(typ) == `"text"` || (js.HasBackslash(typ) && js.Str(typ) == "text") {
-			if len(text) > 0 && text[0] == '"' && !js.Blank(text) {
-				found = true
-			}
-		}
-		return !found
-	})
-	return found
 }
 
 // normalize is pi's: newlines and tabs become spaces, then trim.

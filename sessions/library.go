@@ -137,7 +137,7 @@ func (s *Session) computeMeta() Meta {
 			continue
 		}
 		m.Messages++
-		if (e.Role == "user" || e.Role == "assistant") && e.Time != NoTime && e.Time > last {
+		if (e.Role == RoleUser || e.Role == RoleAssistant) && e.Time != NoTime && e.Time > last {
 			last = e.Time
 		}
 		if mod := e.Model(); mod != "" && !seen[mod] {

@@ -102,10 +102,10 @@ func (s *Session) redactToolOutput(e *Entry, line []byte) []byte {
 			return line
 		}
 		switch e.Role {
-		case "toolResult":
+		case RoleToolResult:
 			msg = js.SetMember(msg, "content", json.RawMessage(redactedToolContent))
 			msg = js.DelMember(msg, "details") // diffs, truncated output paths
-		case "bashExecution":
+		case RoleBash:
 			msg = js.SetMember(msg, "output", js.Quote(RedactedToolOutput))
 			msg = js.DelMember(msg, "fullOutputPath")
 		default:
@@ -114,7 +114,7 @@ func (s *Session) redactToolOutput(e *Entry, line []byte) []byte {
 		return js.SetMember(line, "message", msg)
 	case TypeContextEdit:
 		t, ok := s.Lookup(e.Target)
-		if !ok || s.Entries[t].Type != TypeMessage || s.Entries[t].Role != "toolResult" {
+		if !ok || s.Entries[t].Type != TypeMessage || s.Entries[t].Role != RoleToolResult {
 			return line
 		}
 		rep, ok := js.Lookup(line, "replacement")

@@ -346,7 +346,7 @@ func (s *Session) addLine(line []byte, off int64, lineNo int, unterminated bool)
 			s.diag(lineNo, DiagBadTimestamp, "timestamp is missing or not a date")
 		}
 		if s.FirstMessage == "" && e.Type == TypeMessage && e.Role == "user" {
-			s.FirstMessage = firstText(r.message)
+			s.FirstMessage = DecodeMessage(r.message).Content.Text(" ") // as pi's session list
 		}
 	}
 	if !utf8.Valid(line) {
@@ -373,39 +373,6 @@ func (s *Session) migrateV1(e *Entry, r *rawEntry) {
 			e.FirstKept = v1Index + strconv.Itoa(int(k)) // resolved by resolveV1Kept
 		}
 	}
-}
-
-// firstText returns the text of a message's content: the string, or its
-// text blocks joined by spaces (as pi's session list does).
-func firstText(msg []byte) string {
-	var m struct {
-		Content json.RawMessage `json:"content"`
-	}
-	if json.Unmarshal(msg, &m) != nil {
-		return ""
-	}
-	return contentText(m.Content, " ")
-}
-
-// contentText flattens string or block content to its text blocks.
-func contentText(raw json.RawMessage, sep string) string {
-	if s, ok := js.String(raw); ok {
-		return s
-	}
-	var blocks []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if json.Unmarshal(raw, &blocks) != nil {
-		return ""
-	}
-	var parts []string
-	for _, b := range blocks {
-		if b.Type == "text" {
-			parts = append(parts, b.Text)
-		}
-	}
-	return strings.Join(parts, sep)
 }
 
 // rebuild derives the id map, parent links, children, roots, labels and

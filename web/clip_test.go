@@ -118,21 +118,3 @@ func TestLongTexts(t *testing.T) {
 		t.Errorf("export: status %d, %d bytes; want everything", rec.Code, rec.Body.Len())
 	}
 }
-
-func TestPlainText(t *testing.T) {
-	tests := []struct{ line, want string }{
-		{`{"type":"message","message":{"role":"user","content":"hi there"}}`, "hi there\n"},
-		{`{"type":"message","message":{"role":"assistant","content":[{"type":"thinking","thinking":"hm"},{"type":"text","text":"ok"},{"type":"toolCall","name":"read","arguments":{"path":"a.go"}}],"errorMessage":"boom"}}`,
-			"[thinking]\nhm\n\nok\n\n[tool call: read]\n{\n  \"path\": \"a.go\"\n}\n\n[error]\nboom\n"},
-		{`{"type":"message","message":{"role":"toolResult","toolName":"edit","content":[{"type":"text","text":"done"}],"details":{"diff":"-a\n+b"}}}`,
-			"[tool result: edit]\n\ndone\n\n[diff]\n-a\n+b\n"},
-		{`{"type":"message","message":{"role":"bashExecution","command":"ls","output":"a\nb"}}`, "$ ls\na\nb\n"},
-		{`{"type":"compaction","summary":"so far"}`, "so far\n"},
-		{`{"type":"label","targetId":"x","label":"y"}`, "{\n  \"type\": \"label\",\n  \"targetId\": \"x\",\n  \"label\": \"y\"\n}"},
-	}
-	for _, tt := range tests {
-		if got := plainText([]byte(tt.line)); got != tt.want {
-			t.Errorf("plainText(%s) = %q, want %q", tt.line, got, tt.want)
-		}
-	}
-}

@@ -100,11 +100,11 @@ func pathTotals(ss *sessions.Session, r *sessions.Reader, path []int) (model, th
 		cost += e.Cost
 	}
 	if lastThinking >= 0 {
-		line, err := r.Raw(lastThinking)
+		b, err := r.Body(lastThinking)
 		if err != nil {
 			return "", "", 0, 0, err
 		}
-		thinking = cmp.Or(parseJSON(line).str("thinkingLevel"), "off")
+		thinking = cmp.Or(b.Level, "off")
 	}
 	return model, thinking, tokens, cost, nil
 }
@@ -140,35 +140,37 @@ func (b *builder) pathPage(v *views.PathView, r *sessions.Reader, path []int, ta
 	for limit := 0; start > 0 && limit < 1000 && isToolResult(&ss.Entries[path[start]]); limit++ {
 		start--
 	}
-	page := path[start:end]
-	lines := make([][]byte, len(page))
-	objs := make([]jobj, len(page))
-	msgs := make([]jobj, len(page))
-	for k, i := range page {
-		line, err := r.Raw(i)
-		if err != nil {
-			return err
-		}
-		lines[k], objs[k] = line, parseJSON(line)
-		if ss.Entries[i].Type == sessions.TypeMessage {
-			msgs[k] = objs[k].obj("message")
-		}
+	items, err := b.pathItems(r, path[start:end])
+	if err != nil {
+		return err
 	}
-	results := collectResults(page, msgs)
-	for k, i := range page {
-		if shownWithCall(results, i, msgs[k]) {
-			continue
-		}
-		it := b.entryItem(i, lines[k], objs[k], results)
-		it.Target = i == target
-		markResultTarget(&it, target)
-		v.Items = append(v.Items, it)
+	for k := range items {
+		items[k].Target = items[k].Entry.Pos == target
+		markResultTarget(&items[k], target)
 	}
+	v.Items = items
 	v.Earlier = start
 	if start > 0 {
 		v.EarlierURL = views.EntryURL(v.SessionID, v.Target.Ref, v.Tab, path[start], v.State)
 	}
 	return nil
+}
+
+// pathItems builds the conversation items of the entries at positions
+// page, tool results shown with their calls (those of the page).
+func (b *builder) pathItems(r *sessions.Reader, page []int) ([]views.Item, error) {
+	bodies, err := readBodies(r, page)
+	if err != nil {
+		return nil, err
+	}
+	results := collectResults(page, messagesOf(bodies))
+	var items []views.Item
+	for k, i := range page {
+		if !shownWithCall(results, i, bodies[k].Msg) {
+			items = append(items, b.entryItem(bodies[k], results))
+		}
+	}
+	return items, nil
 }
 
 // markResultTarget marks a paired tool result that is the selected entry.
@@ -180,15 +182,39 @@ func markResultTarget(it *views.Item, target int) {
 	}
 }
 
-// collectResults indexes the tool results among msgs (message objects,
-// nil for other entries) by call id, for pairing with their calls.
-func collectResults(pos []int, msgs []jobj) map[string]*pendingResult {
+// readBodies reads and decodes the entries at positions page.
+func readBodies(r *sessions.Reader, page []int) ([]*sessions.Body, error) {
+	out := make([]*sessions.Body, len(page))
+	for k, i := range page {
+		b, err := r.Body(i)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = b
+	}
+	return out, nil
+}
+
+// messagesOf returns the message of each body (nil for entries of other types).
+func messagesOf(bodies []*sessions.Body) []*sessions.Message {
+	out := make([]*sessions.Message, len(bodies))
+	for k, b := range bodies {
+		if b.Entry.Type == sessions.TypeMessage {
+			out[k] = b.Msg
+		}
+	}
+	return out
+}
+
+// collectResults indexes the tool results among msgs (nil for other
+// entries) by call id, for pairing with their calls.
+func collectResults(pos []int, msgs []*sessions.Message) map[string]*pendingResult {
 	results := map[string]*pendingResult{}
 	for k, m := range msgs {
-		if m.str("role") != "toolResult" {
+		if m == nil || m.Role != sessions.RoleToolResult {
 			continue
 		}
-		if cid := m.str("toolCallId"); cid != "" && results[cid] == nil {
+		if cid := m.ToolCallID; cid != "" && results[cid] == nil {
 			results[cid] = &pendingResult{pos: pos[k], msg: m}
 		}
 	}
@@ -196,16 +222,16 @@ func collectResults(pos []int, msgs []jobj) map[string]*pendingResult {
 }
 
 // shownWithCall reports whether msg, at entry pos, was shown inside its tool call.
-func shownWithCall(results map[string]*pendingResult, pos int, msg jobj) bool {
-	if msg.str("role") != "toolResult" {
+func shownWithCall(results map[string]*pendingResult, pos int, msg *sessions.Message) bool {
+	if msg == nil || msg.Role != sessions.RoleToolResult {
 		return false
 	}
-	r := results[msg.str("toolCallId")]
+	r := results[msg.ToolCallID]
 	return r != nil && r.used && r.pos == pos
 }
 
 func isToolResult(e *sessions.Entry) bool {
-	return e.Type == sessions.TypeMessage && e.Role == "toolResult"
+	return e.Type == sessions.TypeMessage && e.Role == sessions.RoleToolResult
 }
 
 // contextPage fills v with a page of the model context at target (pi's projection).
@@ -236,14 +262,14 @@ func (b *builder) contextPage(v *views.PathView, r *sessions.Reader, target, bef
 		return n
 	})
 	var pos []int
-	var msgs []jobj
+	var msgs []*sessions.Message
 	var kept, edited []bool
 	for _, pe := range p.Entries[start:end] {
 		if len(pe.Messages) == 0 && pe.Edited {
 			pos, msgs, kept, edited = append(pos, pe.Pos), append(msgs, nil), append(kept, pe.Kept), append(edited, true)
 		}
 		for _, m := range pe.Messages {
-			pos, msgs, kept, edited = append(pos, pe.Pos), append(msgs, parseJSON(m)), append(kept, pe.Kept), append(edited, pe.Edited)
+			pos, msgs, kept, edited = append(pos, pe.Pos), append(msgs, sessions.DecodeMessage(m)), append(kept, pe.Kept), append(edited, pe.Edited)
 		}
 	}
 	results := collectResults(pos, msgs)

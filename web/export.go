@@ -156,6 +156,9 @@ func (s *Server) exportHTML(ctx context.Context, ss *sessions.Session, b *sessio
 	if err != nil {
 		return nil, err
 	}
+	for k := range items {
+		items[k].Export = true
+	}
 	m := bs.Meta()
 	v := views.ExportView{Name: b.Name, SessionID: ss.Header.ID, Cwd: ss.Header.Cwd, Leaf: b.Leaf, Models: m.Models,
 		Created: ss.Meta().Created, Exported: views.Now(), Entries: len(path), Messages: m.Messages, Tokens: m.Tokens,
@@ -189,35 +192,6 @@ func exportTitle(ss *sessions.Session, b *sessions.Branch, red sessions.Redact) 
 		t = sessions.RedactSecrets(t)
 	}
 	return t
-}
-
-// pathItems builds the conversation items of a whole path, tool results
-// shown with their calls, as the session page's conversation does.
-func (b *builder) pathItems(r *sessions.Reader, path []int) ([]views.Item, error) {
-	lines := make([][]byte, len(path))
-	objs := make([]jobj, len(path))
-	msgs := make([]jobj, len(path))
-	for k, i := range path {
-		line, err := r.Raw(i)
-		if err != nil {
-			return nil, err
-		}
-		lines[k], objs[k] = line, parseJSON(line)
-		if b.s.Entries[i].Type == sessions.TypeMessage {
-			msgs[k] = objs[k].obj("message")
-		}
-	}
-	results := collectResults(path, msgs)
-	var items []views.Item
-	for k, i := range path {
-		if shownWithCall(results, i, msgs[k]) {
-			continue
-		}
-		it := b.entryItem(i, lines[k], objs[k], results)
-		it.Export = true
-		items = append(items, it)
-	}
-	return items, nil
 }
 
 // exportMarkdown is the markdown pipeline of the session page with one

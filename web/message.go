@@ -1,7 +1,6 @@
 package web
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/base64"
 	"encoding/json"
@@ -10,87 +9,17 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/piweb/piweb/internal/js"
 	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/views"
 )
-
-// jobj is a JSON object read leniently: a field of an unexpected type reads as empty.
-type jobj map[string]json.RawMessage
-
-func parseJSON(b []byte) jobj {
-	var o jobj
-	if json.Unmarshal(b, &o) != nil {
-		return nil
-	}
-	return o
-}
-
-func (o jobj) str(k string) string {
-	var s string
-	if json.Unmarshal(o[k], &s) != nil {
-		return ""
-	}
-	return s
-}
-
-func (o jobj) num(k string) float64 {
-	var f float64
-	if json.Unmarshal(o[k], &f) != nil {
-		return 0
-	}
-	return f
-}
-
-func (o jobj) boolean(k string) bool {
-	var b bool
-	return json.Unmarshal(o[k], &b) == nil && b
-}
-
-func (o jobj) has(k string) bool {
-	v, ok := o[k]
-	return ok && string(v) != "null"
-}
-
-func (o jobj) obj(k string) jobj { return parseJSON(o[k]) }
-
-// blocks reads a content value: a string is one text block.
-func (o jobj) blocks(k string) []jobj {
-	raw := o[k]
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return []jobj{{"type": json.RawMessage(`"text"`), "text": raw}}
-	}
-	var list []json.RawMessage
-	if json.Unmarshal(raw, &list) != nil {
-		return nil
-	}
-	out := make([]jobj, 0, len(list))
-	for _, b := range list {
-		if bo := parseJSON(b); bo != nil {
-			out = append(out, bo)
-		}
-	}
-	return out
-}
-
-// pretty indents JSON for display; "" for absent or null.
-func pretty(raw json.RawMessage) string {
-	if len(raw) == 0 || string(raw) == "null" {
-		return ""
-	}
-	var b bytes.Buffer
-	if json.Indent(&b, raw, "", "  ") != nil {
-		return string(raw)
-	}
-	return b.String()
-}
 
 // imageTypes are the image types shown inline, as data: URLs.
 var imageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
 
 // imageBlock shows an image block when its type is allowed and its data is base64.
-func imageBlock(b jobj) views.Block {
-	mt, data := strings.ToLower(b.str("mimeType")), b.str("data")
+func imageBlock(b sessions.Block) views.Block {
+	mt, data := strings.ToLower(b.MimeType), b.Data
 	if !imageTypes[mt] {
 		return views.Block{Kind: "text", Text: fmt.Sprintf("[image of type %q not shown]", mt)}
 	}
@@ -168,13 +97,14 @@ func (b *builder) info(i int) views.EntryInfo {
 		Label: b.s.LabelOf(i)}
 }
 
-// markdownBlocks renders content blocks: text as markdown, images inline, anything else as JSON.
-func (b *builder) contentBlocks(blocks []jobj, markdown bool) []views.Block {
+// contentBlocks renders content blocks: text as markdown (or plain), thinking
+// folded, images inline, anything else as JSON.
+func (b *builder) contentBlocks(blocks []sessions.Block, markdown bool) []views.Block {
 	var out []views.Block
 	for _, bl := range blocks {
-		switch bl.str("type") {
-		case "text":
-			t := bl.str("text")
+		switch bl.Type {
+		case sessions.BlockText:
+			t := bl.Text
 			switch {
 			case strings.TrimSpace(t) == "":
 			case markdown:
@@ -182,69 +112,68 @@ func (b *builder) contentBlocks(blocks []jobj, markdown bool) []views.Block {
 			default:
 				out = append(out, views.Block{Kind: "text", Text: b.text(t)})
 			}
-		case "image":
+		case sessions.BlockImage:
 			out = append(out, imageBlock(bl))
-		case "thinking":
-			if t := bl.str("thinking"); strings.TrimSpace(t) != "" {
-				out = append(out, views.Block{Kind: "thinking", Text: b.text(t)})
-			} else if bl.boolean("redacted") {
+		case sessions.BlockThinking:
+			if strings.TrimSpace(bl.Text) != "" {
+				out = append(out, views.Block{Kind: "thinking", Text: b.text(bl.Text)})
+			} else if bl.Redacted {
 				out = append(out, views.Block{Kind: "thinking", Text: "(redacted thinking)"})
 			}
 		default:
-			raw, _ := json.Marshal(bl)
-			out = append(out, views.Block{Kind: "text", Text: b.text(pretty(raw))})
+			out = append(out, views.Block{Kind: "text", Text: b.text(sessions.Pretty(bl.Raw))})
 		}
 	}
 	return out
 }
 
-// entryItem builds the item for entry i from its line. results holds the
-// tool results of the page by call id, for pairing; used ones are marked.
-func (b *builder) entryItem(i int, line []byte, o jobj, results map[string]*pendingResult) views.Item {
+// entryItem builds the item for entry i from its decoded line. results
+// holds the tool results of the page by call id, for pairing; used ones are marked.
+func (b *builder) entryItem(body *sessions.Body, results map[string]*pendingResult) views.Item {
 	before := b.cut
-	it := b.buildItem(i, line, o, results)
-	it.Clip = b.clipped(i, before)
+	it := b.buildItem(body, results)
+	it.Clip = b.clipped(it.Entry.Pos, before)
 	return it
 }
 
 // buildItem is entryItem without the note on cut texts.
-func (b *builder) buildItem(i int, line []byte, o jobj, results map[string]*pendingResult) views.Item {
-	e := &b.s.Entries[i]
-	it := views.Item{Entry: b.info(i)}
-	if o == nil {
-		it.Kind, it.Title, it.Raw = "raw", "line "+fmt.Sprint(e.Line), b.text(string(line))
+func (b *builder) buildItem(body *sessions.Body, results map[string]*pendingResult) views.Item {
+	e := body.Entry
+	it := views.Item{Entry: b.info(body.Pos)}
+	if e.Flags.Has(sessions.FlagNotObject) {
+		it.Kind, it.Title, it.Raw = "raw", "line "+fmt.Sprint(e.Line), b.text(string(body.Line))
 		return it
 	}
 	switch e.Type {
 	case sessions.TypeMessage:
-		return b.messageItem(it, o.obj("message"), results)
+		return b.messageItem(it, body.Msg, results)
 	case sessions.TypeCustomMessage:
-		it.Kind, it.Title = "custom", "["+o.str("customType")+"]"
-		it.Blocks = b.contentBlocks(o.blocks("content"), true)
-		it.Hidden = !o.boolean("display")
-		it.Raw = b.text(pretty(o["details"]))
+		it.Kind, it.Title = "custom", "["+body.CustomType+"]"
+		it.Blocks = b.contentBlocks(body.Msg.Content.Blocks(), true)
+		it.Hidden = !body.Msg.Display
+		it.Raw = b.text(sessions.Pretty(body.Details))
 	case sessions.TypeCompaction:
 		it.Kind, it.Title = "compaction", "Compaction"
-		it.Meta = "from " + views.Tokens(int64(o.num("tokensBefore"))) + " tokens"
-		it.Blocks = []views.Block{{Kind: "markdown", Sanitized: b.markdown(o.str("summary"))}}
-		if k := o.str("firstKeptEntryId"); k != "" {
+		it.Meta = "from " + views.Tokens(int64(body.TokensBefore)) + " tokens"
+		it.Blocks = []views.Block{{Kind: "markdown", Sanitized: b.markdown(body.Summary)}}
+		if k := body.FirstKept; k != "" {
 			it.Note = "Kept from entry " + k + " on."
 		}
-		it.Raw = b.text(pretty(o["details"]))
+		it.Raw = b.text(sessions.Pretty(body.Details))
 	case sessions.TypeBranchSummary:
 		it.Kind, it.Title = "summary", "Branch summary"
-		it.Blocks = []views.Block{{Kind: "markdown", Sanitized: b.markdown(o.str("summary"))}}
-		if f := o.str("fromId"); f != "" {
+		it.Blocks = []views.Block{{Kind: "markdown", Sanitized: b.markdown(body.Summary)}}
+		if f := body.FromID; f != "" {
 			it.Note = "Came back from " + f + "."
 			if _, ok := b.s.Lookup(f); !ok && f != "root" {
 				it.Note += " (That entry is not in this file.)"
 			}
 		}
-		it.Raw = b.text(pretty(o["details"]))
+		it.Raw = b.text(sessions.Pretty(body.Details))
 	case sessions.TypeModelChange:
-		it.Kind, it.Note = "setting", "model → "+o.str("provider")+"/"+o.str("modelId")
+		it.Kind, it.Note = "setting", "model → "+body.Provider+"/"+body.ModelID
 	case sessions.TypeThinking:
-		it.Kind, it.Note = "setting", "thinking level → "+o.str("thinkingLevel")
+		it.Kind, it.Note = "setting", "thinking level → "+body.Level
 	case sessions.TypeLabel:
 		it.Kind = "setting"
 		if e.Flags.Has(sessions.FlagLabelSet) {
@@ -253,21 +182,21 @@ func (b *builder) buildItem(i int, line []byte, o jobj, results map[string]*pend
 			it.Note = "label cleared on " + e.Target
 		}
 	case sessions.TypeSessionInfo:
-		it.Kind, it.Note = "setting", "session named “"+o.str("name")+"”"
+		it.Kind, it.Note = "setting", "session named “"+body.Name+"”"
 	case sessions.TypeCustom:
-		it.Kind, it.Note, it.Raw = "setting", "custom entry ["+o.str("customType")+"]", b.text(pretty(o["data"]))
+		it.Kind, it.Note, it.Raw = "setting", "custom entry ["+body.CustomType+"]", b.text(sessions.Pretty(body.Data))
 	case sessions.TypeContextEdit:
 		it.Kind = "setting"
 		if e.Flags.Has(sessions.FlagEditDrop) {
 			it.Note = "context edit: omit " + e.Target
 		} else {
-			it.Note, it.Raw = "context edit: replace "+e.Target, b.text(pretty(o["replacement"]))
+			it.Note, it.Raw = "context edit: replace "+e.Target, b.text(sessions.Pretty(body.Replacement))
 		}
 	case sessions.TypeUsage:
 		it.Kind = "setting"
-		it.Note = fmt.Sprintf("usage (%s) %s · %s tokens · %s", o.str("kind"), e.Text, views.Tokens(e.Tokens), views.Cost(e.Cost))
+		it.Note = fmt.Sprintf("usage (%s) %s · %s tokens · %s", body.Kind, e.Text, views.Tokens(e.Tokens), views.Cost(e.Cost))
 	default:
-		it.Kind, it.Title, it.Raw = "raw", cmp.Or(e.Type, "entry"), b.text(pretty(line))
+		it.Kind, it.Title, it.Raw = "raw", cmp.Or(e.Type, "entry"), b.text(sessions.Pretty(body.Line))
 	}
 	return it
 }
@@ -275,23 +204,22 @@ func (b *builder) buildItem(i int, line []byte, o jobj, results map[string]*pend
 // pendingResult is a tool result of the page, waiting for its call.
 type pendingResult struct {
 	pos  int
-	msg  jobj
+	msg  *sessions.Message
 	used bool
 }
 
 // messageItem builds the item for an agent message.
-func (b *builder) messageItem(it views.Item, m jobj, results map[string]*pendingResult) views.Item {
-	role := m.str("role")
-	switch role {
-	case "user":
+func (b *builder) messageItem(it views.Item, m *sessions.Message, results map[string]*pendingResult) views.Item {
+	switch m.Role {
+	case sessions.RoleUser:
 		it.Kind, it.Title = "user", "user"
-		it.Blocks = b.contentBlocks(m.blocks("content"), true)
-	case "assistant":
+		it.Blocks = b.contentBlocks(m.Content.Blocks(), true)
+	case sessions.RoleAssistant:
 		it.Kind, it.Title = "assistant", "assistant"
 		it.Meta = assistantMeta(m)
-		for _, bl := range m.blocks("content") {
-			if bl.str("type") != "toolCall" {
-				it.Blocks = append(it.Blocks, b.contentBlocks([]jobj{bl}, true)...)
+		for _, bl := range m.Content.Blocks() {
+			if bl.Type != sessions.BlockToolCall {
+				it.Blocks = append(it.Blocks, b.contentBlocks([]sessions.Block{bl}, true)...)
 				continue
 			}
 			call := b.toolCall(bl)
@@ -302,111 +230,96 @@ func (b *builder) messageItem(it views.Item, m jobj, results map[string]*pending
 			}
 			it.Blocks = append(it.Blocks, views.Block{Kind: "call", Call: &call})
 		}
-		switch m.str("stopReason") {
+		switch m.StopReason {
 		case "aborted":
 			it.Error = "Aborted"
-			if em := m.str("errorMessage"); em != "" {
-				it.Error += ": " + em
+			if m.ErrorMessage != "" {
+				it.Error += ": " + m.ErrorMessage
 			}
 		case "error":
-			it.Error = "Error: " + cmp.Or(m.str("errorMessage"), "unknown error")
+			it.Error = "Error: " + cmp.Or(m.ErrorMessage, "unknown error")
 		case "length":
 			it.Note = "Stopped at the output token limit."
 		}
-	case "toolResult":
-		it.Kind, it.Title = "tool", "tool result · "+m.str("toolName")
+	case sessions.RoleToolResult:
+		it.Kind, it.Title = "tool", "tool result · "+m.ToolName
 		res := b.toolResult(it.Entry.Pos, m)
-		call := views.ToolCall{ID: m.str("toolCallId"), Name: m.str("toolName"), Summary: "(its call is not shown)", Result: &res}
+		call := views.ToolCall{ID: m.ToolCallID, Name: m.ToolName, Summary: "(its call is not shown)", Result: &res}
 		it.Blocks = []views.Block{{Kind: "call", Call: &call}}
-	case "bashExecution":
+	case sessions.RoleBash:
 		it.Kind, it.Title = "bash", "bash (user)"
-		bash := &views.Bash{Command: b.text(m.str("command")), Output: b.text(m.str("output")), Truncated: m.boolean("truncated"),
-			FullOutputPath: m.str("fullOutputPath"), Excluded: m.boolean("excludeFromContext")}
+		bash := &views.Bash{Command: b.text(m.Command), Output: b.text(m.Output), Truncated: m.Truncated,
+			FullOutputPath: m.FullOutputPath, Excluded: m.ExcludeFromContext}
 		switch {
-		case m.boolean("cancelled"):
+		case m.Cancelled:
 			bash.Status = "cancelled"
-		case m.has("exitCode") && m.num("exitCode") != 0:
-			bash.Status = fmt.Sprintf("exit %v", m.num("exitCode"))
+		case m.ExitCode != nil && *m.ExitCode != 0:
+			bash.Status = fmt.Sprintf("exit %v", *m.ExitCode)
 		}
 		it.Bash = bash
-	case "custom", "hookMessage":
-		it.Kind, it.Title = "custom", "["+m.str("customType")+"]"
-		it.Blocks = b.contentBlocks(m.blocks("content"), true)
-		it.Hidden = m.has("display") && !m.boolean("display")
-		it.Raw = b.text(pretty(m["details"]))
-	case "system":
+	case sessions.RoleCustom:
+		it.Kind, it.Title = "custom", "["+m.CustomType+"]"
+		it.Blocks = b.contentBlocks(m.Content.Blocks(), true)
+		it.Hidden = !m.Display
+		it.Raw = b.text(sessions.Pretty(m.Details))
+	case sessions.RoleSystem:
 		it.Kind, it.Title = "system", "system prompt"
-		text := m.str("content")
-		if text == "" {
-			var parts []string
-			for _, bl := range m.blocks("content") {
-				parts = append(parts, bl.str("text"))
-			}
-			text = strings.Join(parts, "\n")
-		}
-		it.Blocks = []views.Block{{Kind: "details", Summary: "System prompt", Text: b.text(text)}}
-		rest := jobj{}
-		for k, v := range m {
-			if k != "role" && k != "content" && k != "timestamp" {
-				rest[k] = v
+		it.Blocks = []views.Block{{Kind: "details", Summary: "System prompt", Text: b.text(m.Content.Text("\n"))}}
+		rest := js.Object{}
+		for _, kv := range m.Obj {
+			if kv.K != "role" && kv.K != "content" && kv.K != "timestamp" {
+				rest = append(rest, kv)
 			}
 		}
 		if len(rest) > 0 {
-			raw, _ := json.Marshal(rest)
-			it.Raw = b.text(pretty(raw))
+			it.Raw = b.text(sessions.Pretty(rest.JSON()))
 		}
-	case "branchSummary":
+	case sessions.RoleBranchSummary:
 		it.Kind, it.Title = "summary", "Branch summary"
-		it.Blocks = []views.Block{{Kind: "markdown", Sanitized: b.markdown(m.str("summary"))}}
-	case "compactionSummary":
+		it.Blocks = []views.Block{{Kind: "markdown", Sanitized: b.markdown(m.Summary)}}
+	case sessions.RoleCompactionSummary:
 		it.Kind, it.Title = "compaction", "Compaction summary"
-		it.Meta = "from " + views.Tokens(int64(m.num("tokensBefore"))) + " tokens"
-		it.Blocks = []views.Block{{Kind: "markdown", Sanitized: b.markdown(m.str("summary"))}}
+		it.Meta = "from " + views.Tokens(int64(m.TokensBefore)) + " tokens"
+		it.Blocks = []views.Block{{Kind: "markdown", Sanitized: b.markdown(m.Summary)}}
 	default:
-		raw, _ := json.Marshal(m)
-		it.Kind, it.Title, it.Raw = "raw", cmp.Or(role, "message"), b.text(pretty(raw))
+		it.Kind, it.Title, it.Raw = "raw", cmp.Or(m.Role, "message"), b.text(sessions.Pretty(m.Obj.JSON()))
 	}
 	return it
 }
 
 // assistantMeta is the model, tokens and cost of an assistant message.
-func assistantMeta(m jobj) string {
+func assistantMeta(m *sessions.Message) string {
 	var parts []string
-	if mod := m.str("model"); mod != "" {
-		parts = append(parts, mod)
+	if m.Model != "" {
+		parts = append(parts, m.Model)
 	}
-	if u := m.obj("usage"); u != nil {
-		t := u.num("totalTokens")
-		if t == 0 {
-			t = u.num("input") + u.num("output") + u.num("cacheRead") + u.num("cacheWrite")
-		}
-		parts = append(parts, views.Tokens(int64(t))+" tok", views.Cost(u.obj("cost").num("total")))
+	if _, has := m.Obj.Get("usage"); has {
+		parts = append(parts, views.Tokens(int64(m.Usage.Tokens()))+" tok", views.Cost(m.Usage.Cost))
 	}
 	return strings.Join(parts, " · ")
 }
 
 // toolCall reads a toolCall block.
-func (b *builder) toolCall(bl jobj) views.ToolCall {
-	args := bl.obj("arguments")
-	return views.ToolCall{ID: bl.str("id"), Name: bl.str("name"), Summary: toolSummary(bl.str("name"), args, bl["arguments"], b.home),
-		Args: b.text(pretty(bl["arguments"]))}
+func (b *builder) toolCall(bl sessions.Block) views.ToolCall {
+	return views.ToolCall{ID: bl.ID, Name: bl.Name, Summary: toolSummary(bl.Name, js.ObjectOf(bl.Args), bl.Args, b.home),
+		Args: b.text(sessions.Pretty(bl.Args))}
 }
 
 // toolResult reads a toolResult message at entry pos.
-func (b *builder) toolResult(pos int, m jobj) views.ToolResult {
+func (b *builder) toolResult(pos int, m *sessions.Message) views.ToolResult {
 	before := b.cut
-	r := views.ToolResult{Entry: b.info(pos), IsError: m.boolean("isError"), Blocks: b.contentBlocks(m.blocks("content"), false)}
-	if d := m.obj("details"); d != nil {
-		r.Diff = b.text(d.str("diff"))
+	r := views.ToolResult{Entry: b.info(pos), IsError: m.IsError, Blocks: b.contentBlocks(m.Content.Blocks(), false)}
+	if len(m.Details) > 0 && m.Details[0] == '{' {
+		d := js.ObjectOf(m.Details)
+		r.Diff = b.text(js.Str(d.Val("diff")))
 		if r.Diff != "" {
-			delete(d, "diff")
+			d.Del("diff")
 		}
 		if len(d) > 0 {
-			raw, _ := json.Marshal(d)
-			r.Details = b.text(pretty(raw))
+			r.Details = b.text(sessions.Pretty(d.JSON()))
 		}
 	} else {
-		r.Details = b.text(pretty(m["details"]))
+		r.Details = b.text(sessions.Pretty(m.Details))
 	}
 	r.Clip = b.clipped(pos, before)
 	b.cut = before // the result's own note covers it
@@ -414,23 +327,24 @@ func (b *builder) toolResult(pos int, m jobj) views.ToolResult {
 }
 
 // toolSummary is the one-line gist of a tool call, as pi's tree shows it.
-func toolSummary(name string, args jobj, raw json.RawMessage, home string) string {
+func toolSummary(name string, args js.Object, raw json.RawMessage, home string) string {
 	short := func(p string) string {
 		if home != "" && (p == home || strings.HasPrefix(p, home+"/")) {
 			return "~" + p[len(home):]
 		}
 		return p
 	}
-	path := cmp.Or(args.str("path"), args.str("file_path"))
+	arg := func(k string) string { return js.Str(args.Val(k)) }
+	path := cmp.Or(arg("path"), arg("file_path"))
 	switch name {
 	case "read", "write", "edit", "ls":
 		return short(cmp.Or(path, "."))
 	case "bash":
-		return oneLine(args.str("command"), 200)
+		return oneLine(arg("command"), 200)
 	case "grep":
-		return "/" + args.str("pattern") + "/ in " + short(cmp.Or(path, "."))
+		return "/" + arg("pattern") + "/ in " + short(cmp.Or(path, "."))
 	case "find":
-		return args.str("pattern") + " in " + short(cmp.Or(path, "."))
+		return arg("pattern") + " in " + short(cmp.Or(path, "."))
 	}
 	return oneLine(string(raw), 120)
 }

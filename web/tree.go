@@ -195,18 +195,18 @@ func rowKind(e *sessions.Entry) string {
 	switch e.Type {
 	case sessions.TypeMessage:
 		switch e.Role {
-		case "user":
+		case sessions.RoleUser:
 			return "user"
-		case "assistant":
+		case sessions.RoleAssistant:
 			if e.Flags.Has(sessions.FlagError) {
 				return "error"
 			}
 			return "assistant"
-		case "toolResult":
+		case sessions.RoleToolResult:
 			return "tool"
-		case "bashExecution":
+		case sessions.RoleBash:
 			return "bash"
-		case "custom", "hookMessage":
+		case sessions.RoleCustom, "hookMessage":
 			return "custom"
 		}
 		return "setting"

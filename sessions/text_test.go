@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/piweb/piweb/internal/js"
 	"github.com/piweb/piweb/internal/oracle"
 )
 
@@ -88,5 +89,26 @@ func TestCopyTextMatchesPi(t *testing.T) {
 	}
 	if compared < 200 {
 		t.Errorf("only %d entries had text to copy", compared)
+	}
+}
+
+// TestFullText checks the plain text the page links to as an entry's full text.
+func TestFullText(t *testing.T) {
+	tests := []struct{ line, want string }{
+		{`{"type":"message","message":{"role":"user","content":"hi there"}}`, "hi there\n"},
+		{`{"type":"message","message":{"role":"assistant","content":[{"type":"thinking","thinking":"hm"},{"type":"text","text":"ok"},{"type":"toolCall","name":"read","arguments":{"path":"a.go"}}],"errorMessage":"boom"}}`,
+			"[thinking]\nhm\n\nok\n\n[tool call: read]\n{\n  \"path\": \"a.go\"\n}\n\n[error]\nboom\n"},
+		{`{"type":"message","message":{"role":"toolResult","toolName":"edit","content":[{"type":"text","text":"done"}],"details":{"diff":"-a\n+b"}}}`,
+			"[tool result: edit]\n\ndone\n\n[diff]\n-a\n+b\n"},
+		{`{"type":"message","message":{"role":"bashExecution","command":"ls","output":"a\nb"}}`, "$ ls\na\nb\n"},
+		{`{"type":"compaction","summary":"so far"}`, "so far\n"},
+		{`{"type":"label","targetId":"x","label":"y"}`, "{\n  \"type\": \"label\",\n  \"targetId\": \"x\",\n  \"label\": \"y\"\n}"},
+	}
+	for _, tt := range tests {
+		line := []byte(tt.line)
+		e := &Entry{Type: js.Str(js.ObjectOf(line).Val("type"))}
+		if got := DecodeBody(e, line).FullText(); got != tt.want {
+			t.Errorf("FullText(%s) = %q, want %q", tt.line, got, tt.want)
+		}
 	}
 }

@@ -1,0 +1,494 @@
+package sessions
+
+// pi's message model, decoded once: every page, export, tree row and copy
+// reads messages and entry bodies through Body and Message, never the JSON
+// itself. Decoding is as lenient as pi's readers are: a member of an
+// unexpected type reads as its zero value, and the object as written stays
+// at hand (Obj) for the few readers that must reproduce JavaScript exactly
+// (pi's /tree text, the model context).
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/piweb/piweb/internal/js"
+)
+
+// Roles of pi's agent messages.
+const (
+	RoleUser              = "user"
+	RoleAssistant         = "assistant"
+	RoleToolResult        = "toolResult"
+	RoleBash              = "bashExecution"
+	RoleCustom            = "custom"
+	RoleSystem            = "system"
+	RoleBranchSummary     = "branchSummary"
+	RoleCompactionSummary = "compactionSummary"
+	roleHookMessage       = "hookMessage" // version 2's name for custom
+)
+
+// Block types of message content.
+const (
+	BlockText     = "text"
+	BlockThinking = "thinking"
+	BlockImage    = "image"
+	BlockToolCall = "toolCall"
+)
+
+// Block is one block of message content.
+type Block struct {
+	Type     string          // BlockText, BlockThinking, BlockImage, BlockToolCall, or another type as written
+	Text     string          // a text block's text, a thinking block's thinking
+	Redacted bool            // a thinking block the provider withheld
+	ID       string          // a tool call's id
+	Name     string          // a tool call's tool name
+	Args     json.RawMessage // a tool call's arguments as written (nil when absent)
+	MimeType string          // an image's type
+	Data     string          // an image's base64 data
+	Raw      json.RawMessage // the block as written
+}
+
+// Content is a message's content as written: a string, an array of blocks,
+// or absent. It decodes on demand, so a reader that needs only a prefix
+// (a tree row) does not decode a long text.
+type Content struct{ raw json.RawMessage }
+
+// Raw returns the content as written (nil when absent).
+func (c Content) Raw() json.RawMessage { return c.raw }
+
+// IsString reports whether the content is a plain string.
+func (c Content) IsString() bool { return len(c.raw) > 0 && c.raw[0] == '"' }
+
+// Blocks returns the content's blocks; a string is one text block.
+func (c Content) Blocks() []Block {
+	if s, ok := js.String(c.raw); ok {
+		return []Block{{Type: BlockText, Text: s, Raw: c.raw}}
+	}
+	var out []Block
+	js.Elems(c.raw, func(el []byte) bool {
+		if len(el) > 0 && el[0] == '{' {
+			out = append(out, decodeBlock(el))
+		}
+		return true
+	})
+	return out
+}
+
+// Text returns the string content, or the text blocks joined by sep.
+func (c Content) Text(sep string) string {
+	if s, ok := js.String(c.raw); ok {
+		return s
+	}
+	var parts []string
+	for _, b := range c.Blocks() {
+		if b.Type == BlockText {
+			parts = append(parts, b.Text)
+		}
+	}
+	return strings.Join(parts, sep)
+}
+
+// FullText is pi's extractFullContent: the string, or the text blocks
+// joined with nothing between them (a non-string text as String() shows it).
+func (c Content) FullText() string {
+	if s, ok := js.String(c.raw); ok {
+		return s
+	}
+	var b strings.Builder
+	js.Elems(c.raw, func(el []byte) bool {
+		blk := js.ObjectOf(el)
+		if ty, _ := js.String(blk.Val("type")); ty == BlockText {
+			b.WriteString(js.ToString(blk.Val("text")))
+		}
+		return true
+	})
+	return b.String()
+}
+
+// Prefix is pi's extractContent: the text of the content cut to n UTF-16
+// units; only that much of it is decoded.
+func (c Content) Prefix(n int) string {
+	raw := c.raw
+	if len(raw) > 0 && raw[0] == '"' {
+		return js.UTF16Prefix(js.Prefix(raw, n), n)
+	}
+	var b strings.Builder
+	units := 0
+	js.Elems(raw, func(el []byte) bool {
+		blk := js.ObjectOf(el)
+		if ty, _ := js.String(blk.Val("type")); ty == BlockText {
+			var t string
+			if text := blk.Val("text"); len(text) > 0 && text[0] == '"' {
+				t = js.Prefix(text, n-units)
+			} else {
+				t = js.ToString(text)
+			}
+			b.WriteString(t)
+			units += js.UTF16Len(t)
+		}
+		return units < n // the rest would be cut anyway
+	})
+	return js.UTF16Prefix(b.String(), n)
+}
+
+// HasText is pi's hasTextContent: a string, or a text block, that is not blank.
+func (c Content) HasText() bool { return hasText(c.raw) }
+
+// decodeBlock reads one content block.
+func decodeBlock(raw []byte) Block {
+	b := Block{Raw: raw}
+	js.Members(raw, func(m js.Member) {
+		switch js.KeyFast(m.Key) {
+		case "type":
+			b.Type = js.Str(m.Val)
+		case "text":
+			if b.Type != BlockThinking {
+				b.Text = js.Str(m.Val)
+			}
+		case "thinking":
+			b.Text = js.Str(m.Val)
+		case "redacted":
+			b.Redacted = js.Truthy(m.Val)
+		case "id":
+			b.ID = js.Str(m.Val)
+		case "name":
+			b.Name = js.Str(m.Val)
+		case "arguments":
+			b.Args = m.Val
+		case "mimeType":
+			b.MimeType = js.Str(m.Val)
+		case "data":
+			b.Data = js.Str(m.Val)
+		}
+	})
+	if b.Type == BlockThinking { // "text" may precede "type"
+		obj := js.ObjectOf(raw)
+		b.Text = js.Str(obj.Val("thinking"))
+	}
+	return b
+}
+
+// Usage is the token usage pi records on an assistant message (and on
+// tool results, usage entries, compactions and branch summaries).
+type Usage struct {
+	Input, Output, CacheRead, CacheWrite float64
+	TotalTokens                          float64
+	Cost                                 float64 // cost.total
+}
+
+// Tokens is the total the sessions list shows: totalTokens, or when it is 0
+// the sum of the four kinds.
+func (u Usage) Tokens() float64 {
+	if u.TotalTokens != 0 {
+		return u.TotalTokens
+	}
+	return u.Input + u.Output + u.CacheRead + u.CacheWrite
+}
+
+// decodeUsage reads a usage object; ok is false when it is not an object
+// or a member is not a number (pi's sums would not be numbers either).
+func decodeUsage(raw []byte) (u Usage, ok bool) {
+	if len(raw) == 0 || raw[0] != '{' {
+		return Usage{}, false
+	}
+	ok = true
+	num := func(dst *float64, raw []byte) {
+		v, good := js.Number(raw)
+		*dst, ok = v, ok && good
+	}
+	js.Members(raw, func(m js.Member) {
+		switch js.KeyFast(m.Key) {
+		case "totalTokens":
+			num(&u.TotalTokens, m.Val)
+		case "input":
+			num(&u.Input, m.Val)
+		case "output":
+			num(&u.Output, m.Val)
+		case "cacheRead":
+			num(&u.CacheRead, m.Val)
+		case "cacheWrite":
+			num(&u.CacheWrite, m.Val)
+		case "cost":
+			if js.IsNull(m.Val) {
+				u.Cost = 0
+				break
+			}
+			if m.Val[0] != '{' {
+				ok = false
+				break
+			}
+			js.Members(m.Val, func(c js.Member) {
+				if js.KeyFast(c.Key) == "total" {
+					num(&u.Cost, c.Val)
+				}
+			})
+		}
+	})
+	if !ok {
+		return Usage{}, false
+	}
+	return u, true
+}
+
+// Message is an agent message as pi stores it.
+type Message struct {
+	Role      string  // as written; version 2's hookMessage reads as custom
+	Content   Content // user, assistant, tool result and custom messages
+	Timestamp int64   // Unix ms (JavaScript's Number of it); NoTime when not a number
+
+	// Assistant messages.
+	API, Provider, Model string
+	Usage                Usage
+	HasUsage             bool // the usage object was readable
+	StopReason           string
+	ErrorMessage         string
+
+	// Tool results.
+	ToolCallID, ToolName string
+	IsError              bool
+	Details              json.RawMessage // as written, nil when absent or null
+
+	// Bash executions (pi's "!" command).
+	Command, Output    string
+	ExitCode           *float64 // nil when absent or not a number
+	Cancelled          bool
+	Truncated          bool
+	FullOutputPath     string
+	ExcludeFromContext bool
+
+	// Custom messages (and custom_message entries).
+	CustomType string
+	Display    bool
+	HasDisplay bool // display was written (a message without it is shown)
+
+	// Branch and compaction summaries.
+	Summary      string
+	TokensBefore float64
+	FromID       string
+
+	Obj js.Object // the message object as written
+}
+
+// DecodeMessage reads an agent message object; anything but an object gives
+// a message without role.
+func DecodeMessage(raw []byte) *Message {
+	m := &Message{Timestamp: NoTime, Display: true}
+	m.Obj = js.ObjectOf(raw)
+	for _, kv := range m.Obj {
+		v := kv.V
+		switch kv.K {
+		case "role":
+			m.Role = js.Str(v)
+		case "content":
+			m.Content = Content{v}
+		case "timestamp":
+			if f, ok := js.Number(v); ok && !js.IsNull(v) {
+				m.Timestamp = int64(f)
+			}
+		case "api":
+			m.API = js.Str(v)
+		case "provider":
+			m.Provider = js.Str(v)
+		case "model":
+			m.Model = js.Str(v)
+		case "usage":
+			m.Usage, m.HasUsage = decodeUsage(v)
+		case "stopReason":
+			m.StopReason = js.Str(v)
+		case "errorMessage":
+			m.ErrorMessage = js.Str(v)
+		case "toolCallId":
+			m.ToolCallID = js.Str(v)
+		case "toolName":
+			m.ToolName = js.Str(v)
+		case "isError":
+			m.IsError = js.Truthy(v)
+		case "details":
+			if !js.IsNull(v) {
+				m.Details = v
+			}
+		case "command":
+			m.Command = js.Str(v)
+		case "output":
+			m.Output = js.Str(v)
+		case "exitCode":
+			if f, ok := js.Number(v); ok && !js.IsNull(v) {
+				m.ExitCode = &f
+			}
+		case "cancelled":
+			m.Cancelled = js.Truthy(v)
+		case "truncated":
+			m.Truncated = js.Truthy(v)
+		case "fullOutputPath":
+			m.FullOutputPath = js.Str(v)
+		case "excludeFromContext":
+			m.ExcludeFromContext = js.Truthy(v)
+		case "customType":
+			m.CustomType = js.Str(v)
+		case "display":
+			m.Display, m.HasDisplay = js.Truthy(v), true
+		case "summary":
+			m.Summary = js.Str(v)
+		case "tokensBefore":
+			m.TokensBefore, _ = js.Number(v)
+		case "fromId":
+			m.FromID = js.Str(v)
+		}
+	}
+	if m.Role == roleHookMessage {
+		m.Role = RoleCustom
+	}
+	return m
+}
+
+// ToolCalls returns the tool call blocks of an assistant message.
+func (m *Message) ToolCalls() []Block {
+	var out []Block
+	for _, b := range m.Content.Blocks() {
+		if b.Type == BlockToolCall {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// Body is an entry line decoded: the entry's own fields by type, and its
+// message for message entries.
+type Body struct {
+	Pos   int      // the entry's position in the session (-1 when decoded apart from one)
+	Entry *Entry   // the index record
+	Msg   *Message // message entries: the message; nil for other types
+
+	// custom_message entries read as the custom message pi makes of them:
+	// Msg holds it too (Role custom, Content, CustomType, Display, Details).
+
+	Summary      string          // compaction and branch_summary
+	FirstKept    string          // compaction: firstKeptEntryId
+	TokensBefore float64         // compaction
+	FromID       string          // branch_summary: the leaf it came back from
+	Details      json.RawMessage // compaction, branch_summary, custom_message: as written
+	Usage        Usage           // compaction, branch_summary, usage entries
+	HasUsage     bool
+	Provider     string          // model_change, usage
+	ModelID      string          // model_change: modelId; usage: model
+	Level        string          // thinking_level_change: thinkingLevel
+	CustomType   string          // custom, custom_message
+	Data         json.RawMessage // custom: data as written
+	Target       string          // label, context_edit: targetId
+	Replacement  json.RawMessage // context_edit: replacement as written ("null" drops the target)
+	Name         string          // session_info: name
+	Kind         string          // usage: kind
+	Note         string          // usage: note
+
+	Obj  js.Object       // the entry object as written (empty for a line that is not an object)
+	Line json.RawMessage // the line as read
+}
+
+// DecodeBody decodes entry e's line.
+func DecodeBody(e *Entry, line []byte) *Body {
+	b := &Body{Pos: -1, Entry: e, Obj: js.ObjectOf(line), Line: line}
+	for _, kv := range b.Obj {
+		v := kv.V
+		switch kv.K {
+		case "message":
+			if e.Type == TypeMessage {
+				b.Msg = DecodeMessage(v)
+			}
+		case "summary":
+			b.Summary = js.Str(v)
+		case "firstKeptEntryId":
+			b.FirstKept = js.Str(v)
+		case "tokensBefore":
+			b.TokensBefore, _ = js.Number(v)
+		case "fromId":
+			b.FromID = js.Str(v)
+		case "details":
+			if !js.IsNull(v) {
+				b.Details = v
+			}
+		case "usage":
+			b.Usage, b.HasUsage = decodeUsage(v)
+		case "provider":
+			b.Provider = js.Str(v)
+		case "modelId", "model":
+			b.ModelID = js.Str(v)
+		case "thinkingLevel":
+			b.Level = js.Str(v)
+		case "customType":
+			b.CustomType = js.Str(v)
+		case "data":
+			b.Data = v
+		case "targetId":
+			b.Target = js.Str(v)
+		case "replacement":
+			b.Replacement = v
+		case "name":
+			b.Name = js.Str(v)
+		case "kind":
+			b.Kind = js.Str(v)
+		case "note":
+			b.Note = js.Str(v)
+		}
+	}
+	switch e.Type {
+	case TypeMessage:
+		if b.Msg == nil {
+			b.Msg = DecodeMessage(nil)
+		}
+		if e.Role != "" {
+			b.Msg.Role = e.Role // as the index migrated it
+		}
+	case TypeCustomMessage:
+		m := &Message{Role: RoleCustom, Content: Content{b.Obj.Val("content")}, Timestamp: e.Time,
+			CustomType: b.CustomType, Details: b.Details, Display: js.Truthy(b.Obj.Val("display")), Obj: b.Obj}
+		_, m.HasDisplay = b.Obj.Get("display")
+		b.Msg = m
+	}
+	return b
+}
+
+// Body reads and decodes entry i's line.
+func (r *Reader) Body(i int) (*Body, error) {
+	line, err := r.Raw(i)
+	if err != nil {
+		return nil, err
+	}
+	b := DecodeBody(&r.s.Entries[i], line)
+	b.Pos = i
+	return b, nil
+}
+
+// hasText is pi's hasTextContent: string or block content with a text that is not blank.
+func hasText(raw []byte) bool {
+	if len(raw) == 0 {
+		return false
+	}
+	if raw[0] == '"' {
+		return !js.Blank(raw)
+	}
+	if raw[0] != '[' {
+		return false
+	}
+	found := false
+	js.Elems(raw, func(el []byte) bool {
+		if len(el) == 0 || el[0] != '{' {
+			return true
+		}
+		var typ, text []byte
+		js.Members(el, func(m js.Member) {
+			switch {
+			case js.KeyIs(m.Key, "type"):
+				typ = m.Val
+			case js.KeyIs(m.Key, "text"):
+				text = m.Val
+			}
+		})
+		if string(typ) == `"text"` || (js.HasBackslash(typ) && js.Str(typ) == "text") {
+			if len(text) > 0 && text[0] == '"' && !js.Blank(text) {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
