@@ -16,11 +16,12 @@ import (
 	"time"
 
 	"github.com/piweb/piweb/internal/js"
+	"github.com/piweb/piweb/internal/sessiontest"
 )
 
 // Benchmarks of the index. See docs/benchmarks.md for how to run them and
 // the results on the reference machine. Generated inputs are cached under
-// os.TempDir() (named by size and genVersion) because generating a 1 GB
+// os.TempDir() (named by size and sessiontest.Version) because generating a 1 GB
 // tree takes longer than indexing it.
 
 // benchProcCPU returns the CPU time (user and system, all threads) the process
@@ -61,12 +62,12 @@ const benchEntries = 100_000
 // benchChainFile returns a generated 100k-entry single-chain session and its size.
 func benchChainFile(b *testing.B) (string, int64) {
 	b.Helper()
-	p := filepath.Join(os.TempDir(), fmt.Sprintf("piweb-bench-chain%d-v%d.jsonl", benchEntries, genVersion))
+	p := filepath.Join(os.TempDir(), fmt.Sprintf("piweb-bench-chain%d-v%d.jsonl", benchEntries, sessiontest.Version))
 	if st, err := os.Stat(p); err == nil {
 		return p, st.Size()
 	}
 	tmp := fmt.Sprintf("%s.tmp%d", p, os.Getpid())
-	n, err := genWriteFile(tmp, 100, benchEntries, genOpts{chain: true, scale: genChainScale})
+	n, err := sessiontest.WriteFile(tmp, 100, benchEntries, sessiontest.Options{Chain: true, Scale: sessiontest.ChainScale})
 	if err == nil {
 		err = os.Rename(tmp, p)
 	}
@@ -107,12 +108,12 @@ func benchTree(b *testing.B) (string, []string, int64) {
 		return bt.dir, bt.files, bt.total
 	}
 	size := benchTreeBytes(b)
-	dir := filepath.Join(os.TempDir(), fmt.Sprintf("piweb-bench-%d-v%d", size, genVersion))
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("piweb-bench-%d-v%d", size, sessiontest.Version))
 	if _, err := os.Stat(filepath.Join(dir, ".complete")); err != nil {
 		b.Logf("generating %d bytes of sessions into %s (once; later runs reuse it)", size, dir)
 		tmp := fmt.Sprintf("%s.tmp%d", dir, os.Getpid())
 		os.RemoveAll(tmp)
-		_, _, err := genTree(tmp, size)
+		_, _, err := sessiontest.Tree(tmp, size)
 		if err == nil {
 			err = os.WriteFile(filepath.Join(tmp, ".complete"), nil, 0o644)
 		}
@@ -296,7 +297,7 @@ func BenchmarkSearch100k(b *testing.B) {
 // benchChain writes a session of n entries in one chain to a temporary file and loads it.
 func benchChain(b *testing.B, n int) (*Session, string) {
 	p := filepath.Join(b.TempDir(), "s.jsonl")
-	if _, err := genWriteFile(p, 100, n, genOpts{chain: true, scale: genChainScale}); err != nil {
+	if _, err := sessiontest.WriteFile(p, 100, n, sessiontest.Options{Chain: true, Scale: sessiontest.ChainScale}); err != nil {
 		b.Fatal(err)
 	}
 	s, err := Load(p)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
@@ -15,45 +14,11 @@ import (
 	"github.com/piweb/piweb/internal/oracle"
 )
 
-type scenario struct {
-	Scenario    string `json:"scenario"`
-	File        string `json:"file"`
-	NoOracle    bool   `json:"noOracle"`
-	ExpectError bool   `json:"expectError"`
-}
-
-// genScenarios runs conformance/gen.mjs, which writes sessions with pi's own SessionManager.
-func genScenarios(t *testing.T, dir string) []scenario {
-	t.Helper()
-	out := filepath.Join(t.TempDir(), "sessions")
-	cmd := exec.Command("node", "gen.mjs", out)
-	cmd.Dir = dir
-	b, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("gen.mjs: %v\n%s", err, stderrOf(err))
-	}
-	var list []scenario
-	if err := json.Unmarshal(b, &list); err != nil {
-		t.Fatalf("gen.mjs output: %v", err)
-	}
-	if len(list) < 20 {
-		t.Fatalf("gen.mjs wrote only %d scenarios", len(list))
-	}
-	return list
-}
-
-func stderrOf(err error) string {
-	if ee, ok := err.(*exec.ExitError); ok {
-		return string(ee.Stderr)
-	}
-	return ""
-}
-
 // TestConformance checks that piweb reads every scenario file exactly as pi
 // does: tree, labels, name, leaf, path and model context at every entry.
 func TestConformance(t *testing.T) {
 	dir := oracle.Dir(t)
-	for _, sc := range genScenarios(t, dir) {
+	for _, sc := range oracle.Scenarios(t) {
 		t.Run(sc.Scenario, func(t *testing.T) {
 			before, err := os.ReadFile(sc.File)
 			if err != nil {
@@ -83,7 +48,7 @@ func TestConformance(t *testing.T) {
 			cmd.Dir = dir
 			out, err := cmd.Output()
 			if err != nil {
-				t.Fatalf("oracle: %v\n%s", err, stderrOf(err))
+				t.Fatalf("oracle: %v\n%s", err, oracle.Stderr(err))
 			}
 			var want map[string]any
 			dec := json.NewDecoder(bytes.NewReader(out))

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/piweb/piweb/internal/js"
+	"github.com/piweb/piweb/internal/sessiontest"
 )
 
 // Seed corpora live in testdata/fuzz/<FuzzName>/; the big seeds (long
@@ -29,8 +30,8 @@ const fuzzMaxBytes = 256 << 10
 
 // fuzzSeeds adds the generated seeds shared by FuzzLoad and FuzzProject.
 func fuzzSeeds(f *testing.F, add func(data []byte)) {
-	add([]byte(genString(1, 30, genOpts{scale: 0.02})))
-	add([]byte(genString(2, 40, genOpts{chain: true, scale: 0.02})))
+	add([]byte(sessiontest.String(1, 30, sessiontest.Options{Scale: 0.02})))
+	add([]byte(sessiontest.String(2, 40, sessiontest.Options{Chain: true, Scale: 0.02})))
 	// A chain of small entries. (Deep chains of 100k entries are in
 	// TestLongChain: big seeds make fuzzing crawl.)
 	var b strings.Builder

@@ -219,26 +219,7 @@ func TestLayoutMatchesPi(t *testing.T) {
 // piweb draws every line once.
 func TestLayoutMatchesPiOnScenarios(t *testing.T) {
 	pkg := oracle.Package(t)
-	gen, _ := filepath.Abs("../conformance/gen.mjs")
-	if _, err := os.Stat(gen); err != nil {
-		t.Skip("conformance/gen.mjs not found")
-	}
-	dir := filepath.Join(t.TempDir(), "sessions")
-	cmd := exec.Command("node", gen, dir)
-	cmd.Dir = filepath.Dir(gen)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("gen.mjs: %v", err)
-	}
-	var list []struct {
-		Scenario    string `json:"scenario"`
-		File        string `json:"file"`
-		NoOracle    bool   `json:"noOracle"`
-		ExpectError bool   `json:"expectError"`
-	}
-	if err := json.Unmarshal(out, &list); err != nil {
-		t.Fatal(err)
-	}
+	list := oracle.Scenarios(t)
 	skip := map[string]bool{"edge-duplicate-ids": true, "edge-non-object-lines": true}
 	var jobs []layPiJob
 	var names []string

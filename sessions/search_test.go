@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/piweb/piweb/internal/sessiontest"
 )
 
 // srchEdge is a session with every entry type, labels of every kind,
@@ -255,8 +257,8 @@ func srchFixtures(t *testing.T) map[string]string {
 		out[f] = string(b)
 	}
 	for seed := range int64(6) {
-		out[fmt.Sprintf("gen-%d", seed)] = genString(seed, 300, genOpts{scale: 0.3})
-		out[fmt.Sprintf("gen-chain-%d", seed)] = genString(100+seed, 250, genOpts{chain: true, scale: genChainScale})
+		out[fmt.Sprintf("gen-%d", seed)] = sessiontest.String(seed, 300, sessiontest.Options{Scale: 0.3})
+		out[fmt.Sprintf("gen-chain-%d", seed)] = sessiontest.String(100+seed, 250, sessiontest.Options{Chain: true, Scale: sessiontest.ChainScale})
 	}
 	return out
 }
@@ -339,7 +341,7 @@ func TestSearchIndexMatchesReading(t *testing.T) {
 // Session.Update and Library.Refresh) or when it is given another session.
 func TestSearchIndexReload(t *testing.T) {
 	dir := t.TempDir()
-	content := genString(7, 300, genOpts{chain: true, scale: genChainScale})
+	content := sessiontest.String(7, 300, sessiontest.Options{Chain: true, Scale: sessiontest.ChainScale})
 	s, p := srchWrite(t, dir, "s.jsonl", content)
 	r := srchOpen(t, s, nil)
 	x := &SearchIndex{}
@@ -384,7 +386,7 @@ func TestSearchIndexReload(t *testing.T) {
 	}
 
 	// Replace the file with another session under the same header.
-	other := genString(8, 200, genOpts{chain: true, scale: genChainScale})
+	other := sessiontest.String(8, 200, sessiontest.Options{Chain: true, Scale: sessiontest.ChainScale})
 	hdr := content[:strings.IndexByte(content, '\n')+1]
 	other = hdr + other[strings.IndexByte(other, '\n')+1:]
 	if err := os.WriteFile(p+".new", []byte(other), 0o644); err != nil {
@@ -403,7 +405,7 @@ func TestSearchIndexReload(t *testing.T) {
 	}
 
 	// Another session given to the same index.
-	s2, _ := srchWrite(t, dir, "other.jsonl", genString(9, 250, genOpts{}))
+	s2, _ := srchWrite(t, dir, "other.jsonl", sessiontest.String(9, 250, sessiontest.Options{}))
 	r2 := srchOpen(t, s2, nil)
 	for _, q := range srchQueries(rng, s2, r2, 40) {
 		srchCompare(t, "another session", s2, r2, x, q)
@@ -429,7 +431,7 @@ func TestSearchIndexReload(t *testing.T) {
 	}
 	qs := srchQueries(rng, s2, r2, 40)
 	view("library", qs)
-	third := genString(10, 250, genOpts{})
+	third := sessiontest.String(10, 250, sessiontest.Options{})
 	nl := strings.IndexByte(third, '\n') + 1
 	first, _ := os.ReadFile(filepath.Join(dir, "other.jsonl"))
 	if err := os.WriteFile(filepath.Join(dir, "other.jsonl"), append(first[:strings.IndexByte(string(first), '\n')+1], third[nl:]...), 0o644); err != nil {
@@ -444,7 +446,7 @@ func TestSearchIndexReload(t *testing.T) {
 // TestSearchIndexConcurrent searches one session from several goroutines
 // through one index, as the web server's readers do (run with -race).
 func TestSearchIndexConcurrent(t *testing.T) {
-	s, _ := srchWrite(t, t.TempDir(), "s.jsonl", genString(11, 400, genOpts{}))
+	s, _ := srchWrite(t, t.TempDir(), "s.jsonl", sessiontest.String(11, 400, sessiontest.Options{}))
 	r := srchOpen(t, s, nil)
 	qs := srchQueries(rand.New(rand.NewPCG(5, 6)), s, r, 64)
 	want := make([][]int, len(qs))

@@ -7,45 +7,23 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/piweb/piweb/internal/sessiontest"
 )
 
-// tHeader is a v3 session header.
-const tHeader = `{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}`
+// Line builders, from sessiontest.
+const tHeader = sessiontest.Header
 
-// tTime returns the ISO timestamp sec seconds after 2026-01-01T00:00:00Z.
-func tTime(sec int) string {
-	return time.Date(2026, 1, 1, 0, 0, sec, 0, time.UTC).Format("2006-01-02T15:04:05.000Z")
-}
-
-// tEntry returns one entry line; parent "" is written as null and extra (",k:v...") is added inside.
-func tEntry(typ, id, parent string, sec int, extra string) string {
-	p := "null"
-	if parent != "" {
-		p = strconv.Quote(parent)
-	}
-	return fmt.Sprintf(`{"type":%q,"id":%q,"parentId":%s,"timestamp":%q%s}`, typ, id, p, tTime(sec), extra)
-}
-
-// tUser returns a user message entry.
-func tUser(id, parent string, sec int, text string) string {
-	q, _ := json.Marshal(text)
-	ms := time.Date(2026, 1, 1, 0, 0, sec, 0, time.UTC).UnixMilli()
-	return tEntry(TypeMessage, id, parent, sec, fmt.Sprintf(`,"message":{"role":"user","content":%s,"timestamp":%d}`, q, ms))
-}
-
-// tAsst returns an assistant message entry.
-func tAsst(id, parent string, sec int, text string) string {
-	q, _ := json.Marshal(text)
-	return tEntry(TypeMessage, id, parent, sec, fmt.Sprintf(`,"message":{"role":"assistant","content":[{"type":"text","text":%s}],`+
-		`"api":"anthropic-messages","provider":"anthropic","model":"claude","usage":{"input":1,"output":2,"cacheRead":0,"cacheWrite":0,"totalTokens":3,"cost":{"total":0.25}},"stopReason":"stop","timestamp":1}`, q))
-}
-
-// tLines joins lines into file content, each ended by a newline.
-func tLines(lines ...string) string { return strings.Join(lines, "\n") + "\n" }
+var (
+	tTime  = sessiontest.Time
+	tEntry = sessiontest.Entry
+	tUser  = sessiontest.User
+	tAsst  = sessiontest.Asst
+	tLines = sessiontest.Lines
+)
 
 // tParse indexes content from memory and fails the test on error.
 func tParse(t testing.TB, content string) *Session {
@@ -592,7 +570,7 @@ func TestCycles(t *testing.T) {
 
 func TestLongChain(t *testing.T) {
 	const n = 100_000
-	content := genString(7, n, genOpts{chain: true, scale: genChainScale})
+	content := sessiontest.String(7, n, sessiontest.Options{Chain: true, Scale: sessiontest.ChainScale})
 	s := tParse(t, content)
 	if len(s.Diags) != 0 {
 		t.Fatalf("diagnostics on generated data: %v", s.Diags[:min(5, len(s.Diags))])
@@ -883,7 +861,7 @@ func TestProjectCompactionAndEdits(t *testing.T) {
 }
 
 func TestUpdateAppend(t *testing.T) {
-	content := genString(11, 400, genOpts{})
+	content := sessiontest.String(11, 400, sessiontest.Options{})
 	lines := strings.SplitAfter(content, "\n")
 	lines = lines[:len(lines)-1] // the empty string after the last newline
 	dir := t.TempDir()

@@ -48,7 +48,7 @@ func TestCopyTextMatchesPi(t *testing.T) {
 	skip := map[string]bool{"edge-duplicate-ids": true, "edge-non-object-lines": true}
 	var jobs []layPiJob
 	var files []string
-	for _, sc := range genScenarios(t, oracle.Dir(t)) {
+	for _, sc := range oracle.Scenarios(t) {
 		if sc.NoOracle || sc.ExpectError || skip[sc.Scenario] {
 			continue
 		}

@@ -109,3 +109,41 @@ func moduleRoot(t testing.TB) string {
 		dir = up
 	}
 }
+
+// Scenario is one file conformance/gen.mjs wrote.
+type Scenario struct {
+	Scenario    string `json:"scenario"`
+	File        string `json:"file"`
+	NoOracle    bool   `json:"noOracle"`
+	ExpectError bool   `json:"expectError"`
+}
+
+// Scenarios runs conformance/gen.mjs, which writes sessions with pi's own
+// SessionManager (and hand-made edge files), in a temporary folder.
+func Scenarios(t testing.TB) []Scenario {
+	t.Helper()
+	dir := Dir(t)
+	out := filepath.Join(t.TempDir(), "sessions")
+	cmd := exec.Command("node", "gen.mjs", out)
+	cmd.Dir = dir
+	b, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("gen.mjs: %v\n%s", err, Stderr(err))
+	}
+	var list []Scenario
+	if err := json.Unmarshal(b, &list); err != nil {
+		t.Fatalf("gen.mjs output: %v", err)
+	}
+	if len(list) < 20 {
+		t.Fatalf("gen.mjs wrote only %d scenarios", len(list))
+	}
+	return list
+}
+
+// Stderr returns what a failed command wrote to stderr.
+func Stderr(err error) string {
+	if ee, ok := err.(*exec.ExitError); ok {
+		return string(ee.Stderr)
+	}
+	return ""
+}

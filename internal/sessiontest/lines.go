@@ -1,0 +1,43 @@
+package sessiontest
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Header is a version 3 session header, session id "s1", cwd "/w".
+const Header = `{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}`
+
+// Time returns the ISO timestamp sec seconds after 2026-01-01T00:00:00Z.
+func Time(sec int) string {
+	return time.Date(2026, 1, 1, 0, 0, sec, 0, time.UTC).Format("2006-01-02T15:04:05.000Z")
+}
+
+// Entry returns one entry line; parent "" is written as null and extra (`,"k":v...`) is added inside.
+func Entry(typ, id, parent string, sec int, extra string) string {
+	p := "null"
+	if parent != "" {
+		p = strconv.Quote(parent)
+	}
+	return fmt.Sprintf(`{"type":%q,"id":%q,"parentId":%s,"timestamp":%q%s}`, typ, id, p, Time(sec), extra)
+}
+
+// User returns a user message entry.
+func User(id, parent string, sec int, text string) string {
+	q, _ := json.Marshal(text)
+	ms := time.Date(2026, 1, 1, 0, 0, sec, 0, time.UTC).UnixMilli()
+	return Entry("message", id, parent, sec, fmt.Sprintf(`,"message":{"role":"user","content":%s,"timestamp":%d}`, q, ms))
+}
+
+// Asst returns an assistant message entry of 3 tokens costing 0.25.
+func Asst(id, parent string, sec int, text string) string {
+	q, _ := json.Marshal(text)
+	return Entry("message", id, parent, sec, fmt.Sprintf(`,"message":{"role":"assistant","content":[{"type":"text","text":%s}],`+
+		`"api":"anthropic-messages","provider":"anthropic","model":"claude","usage":{"input":1,"output":2,"cacheRead":0,"cacheWrite":0,"totalTokens":3,"cost":{"total":0.25}},"stopReason":"stop","timestamp":1}`, q))
+}
+
+// Lines joins lines into file content, each ended by a newline.
+func Lines(lines ...string) string { return strings.Join(lines, "\n") + "\n" }
