@@ -93,7 +93,7 @@ func FuzzLoad(f *testing.F) {
 		if perr != nil {
 			return
 		}
-		tAppend(t, p, string(data[cut:]))
+		sessiontest.Append(t, p, string(data[cut:]))
 		if _, uerr := part.Update(); uerr != nil {
 			if err == nil {
 				t.Fatalf("Update after appending: %v; the whole file loads", uerr)

@@ -38,7 +38,7 @@ func strOrNil(s string) *string {
 
 // labelJSON returns the label in force for entry i as pi holds it, or nil.
 func (s *Session) labelJSON(i int) json.RawMessage {
-	l := s.labelOn(i)
+	l := s.LabelOn(i)
 	if l < 0 {
 		return nil
 	}

@@ -76,7 +76,7 @@ type Meta struct {
 
 // Meta computes the session's summary.
 func (s *Session) Meta() Meta {
-	if c := s.meta; c != nil && c.key == s.metaKey() {
+	if c := s.meta; c != nil && c.gen == s.gen {
 		m := c.m
 		m.Models = slices.Clone(m.Models)
 		return m
@@ -87,25 +87,12 @@ func (s *Session) Meta() Meta {
 // cacheMeta stores the current Meta. Only the code that changes the session
 // calls it (under the library's write lock), so Meta itself never writes.
 func (s *Session) cacheMeta() {
-	s.meta = &metaCache{key: s.metaKey(), m: s.computeMeta()}
+	s.meta = &metaCache{gen: s.gen, m: s.computeMeta()}
 }
 
-func (s *Session) metaKey() metaKey {
-	return metaKey{len(s.Entries), s.Size, s.ModTime, len(s.Diags), s.Header.ID}
-}
-
-// metaKey is what a cached Meta depends on: entries, bytes, file time, diagnostics and id.
-type metaKey struct {
-	entries int
-	size    int64
-	mod     time.Time
-	diags   int
-	id      string
-}
-
-// metaCache holds the last Meta computed, so listing sessions does not walk every entry each time.
+// metaCache holds the Meta of one generation, so listing sessions does not walk every entry each time.
 type metaCache struct {
-	key metaKey
+	gen uint64
 	m   Meta
 }
 

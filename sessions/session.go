@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -90,6 +91,29 @@ type Session struct {
 	v1prev   string
 	v1lines  []v1line // v1 files: the lines JSON.parse accepts, in order (pi's firstKeptEntryIndex counts them)
 	root     string   // the sessions root the file must stay inside ("" when read with Load); see openIn
+	gen      uint64   // bumped on every change (see Gen)
+	epoch    uint64   // the gen at which Entries were last read from the start (see Epoch)
+}
+
+// gens numbers session states across the process, so that a generation
+// never repeats, even for a file removed and indexed again.
+var gens atomic.Uint64
+
+// Gen returns the session's generation: a number that changes on every
+// change to the index (entries appended, the file read again) and never
+// repeats, in this process, for any session. Caches key on it.
+func (s *Session) Gen() uint64 { return s.gen }
+
+// Epoch returns the generation at which the entries were last read from
+// the start of the file: while it stays the same, entries were only
+// appended, and every entry keeps its position and line.
+func (s *Session) Epoch() uint64 { return s.epoch }
+
+// fresh marks the session as newly read from the start.
+func (s *Session) fresh() {
+	s.gen = gens.Add(1)
+	s.epoch = s.gen
+	s.cacheMeta()
 }
 
 // Load reads and indexes the session file at path.
@@ -123,6 +147,7 @@ func loadOpen(f *os.File, st os.FileInfo, path, root string) (*Session, error) {
 		return s, fmt.Errorf("%s: %w", path, ErrNotSession)
 	}
 	s.rebuild()
+	s.fresh()
 	return s, nil
 }
 
@@ -161,6 +186,7 @@ func Parse(r io.Reader, name string) (*Session, error) {
 		return s, fmt.Errorf("%s: %w", name, ErrNotSession)
 	}
 	s.rebuild()
+	s.fresh()
 	return s, nil
 }
 
@@ -416,7 +442,6 @@ func (s *Session) rebuild() {
 			s.sortChildren(p)
 		}
 	}
-	s.cacheMeta()
 }
 
 // dropDerived removes diagnostics that rebuild recomputes.

@@ -48,21 +48,6 @@ func tWrite(t testing.TB, dir, name, content string) string {
 	return p
 }
 
-// tAppend appends content to the file at p.
-func tAppend(t testing.TB, p, content string) {
-	t.Helper()
-	f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteString(content); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // tLoad writes content to a temporary file and loads it.
 func tLoad(t testing.TB, content string) (*Session, string) {
 	t.Helper()
@@ -764,7 +749,7 @@ func TestChildrenOrder(t *testing.T) {
 	if got := tIDs(s, s.Children(0)); !slices.Equal(got, []string{"c5", "c2", "c4", "c1", "c3"}) {
 		t.Errorf("children = %v, want by time with ties in file order", got)
 	}
-	tAppend(t, p, tLines(tAsst("c6", "p", 3, ""), tAsst("c7", "p", 9, ""), tAsst("c8", "p", 0, "")))
+	sessiontest.Append(t, p, tLines(tAsst("c6", "p", 3, ""), tAsst("c7", "p", 9, ""), tAsst("c8", "p", 0, "")))
 	if _, err := s.Update(); err != nil {
 		t.Fatal(err)
 	}
@@ -872,7 +857,7 @@ func TestUpdateAppend(t *testing.T) {
 	}
 	for at := 50; at < len(lines); {
 		k := min(len(lines), at+1+at%7)
-		tAppend(t, p, strings.Join(lines[at:k], ""))
+		sessiontest.Append(t, p, strings.Join(lines[at:k], ""))
 		before := len(s.Entries)
 		d, err := s.Update()
 		if err != nil {
@@ -903,7 +888,7 @@ func TestUpdateAppend(t *testing.T) {
 		tLines(tUser("or", "nowhere", 5, "orphan"), tUser("cy1", "cy2", 6, ""), tUser("cy2", "cy1", 7, "")),
 		tLines(tUser("nowhere", "", 8, "adopts the orphan")),
 	} {
-		tAppend(t, p, batch)
+		sessiontest.Append(t, p, batch)
 		if _, err := s.Update(); err != nil {
 			t.Fatal(err)
 		}
@@ -992,7 +977,7 @@ func TestUpdateUnterminated(t *testing.T) {
 			if !tHasDiag(s, DiagUnterminated, 3) {
 				t.Errorf("no unterminated diagnostic: %v", s.Diags)
 			}
-			tAppend(t, p, c.rest)
+			sessiontest.Append(t, p, c.rest)
 			if _, err := s.Update(); err != nil {
 				t.Fatal(err)
 			}

@@ -31,15 +31,15 @@ func (s *Session) Name() string { return s.name }
 
 // LabelOf returns the label in force for entry i ("" when none).
 func (s *Session) LabelOf(i int) string {
-	if l := s.labelOn(i); l >= 0 {
+	if l := s.LabelOn(i); l >= 0 {
 		return s.labelText(l)
 	}
 	return ""
 }
 
-// labelOn returns the position of the label entry in force for entry i, or
+// LabelOn returns the position of the label entry in force for entry i, or
 // -1 (an entry without id has none).
-func (s *Session) labelOn(i int) int {
+func (s *Session) LabelOn(i int) int {
 	if id := s.Entries[i].ID; id != "" {
 		return s.LabelEntry(id)
 	}
@@ -168,6 +168,17 @@ func (s *Session) Open() (*Reader, error) {
 	return &Reader{s: s, f: f, c: f}, nil
 }
 
+// NewReader returns a Reader of s that reads its lines from f.
+func NewReader(s *Session, f io.ReaderAt) *Reader { return &Reader{s: s, f: f} }
+
+// Session returns the session r reads.
+func (r *Reader) Session() *Session { return r.s }
+
+// Sequential returns a Reader of the same file for reading many entries in
+// file order: it reads through a window of the file, 1 MiB at a time,
+// rather than one system call per line. Raw's checks still apply to every line.
+func (r *Reader) Sequential() *Reader { return &Reader{s: r.s, f: &windowAt{f: r.f}} }
+
 // Close closes the underlying file.
 func (r *Reader) Close() error {
 	if r.c != nil {
@@ -209,4 +220,31 @@ func (s *Session) Raw(i int) ([]byte, error) {
 	}
 	defer r.Close()
 	return r.Raw(i)
+}
+
+// windowAt serves reads that move forward through a file from a window of
+// it, read 1 MiB at a time. A read the window cannot serve (a long line,
+// the end of the file, a failed read) goes to the file as it is.
+type windowAt struct {
+	f   io.ReaderAt
+	buf []byte
+	off int64 // file offset of buf[0]
+}
+
+func (w *windowAt) ReadAt(p []byte, off int64) (int, error) {
+	if off >= w.off && off+int64(len(p)) <= w.off+int64(len(w.buf)) {
+		return copy(p, w.buf[off-w.off:]), nil
+	}
+	const size = 1 << 20
+	if len(p) <= size {
+		if cap(w.buf) < size {
+			w.buf = make([]byte, size)
+		}
+		n, _ := w.f.ReadAt(w.buf[:size], off)
+		w.buf, w.off = w.buf[:n], off
+		if n >= len(p) {
+			return copy(p, w.buf), nil
+		}
+	}
+	return w.f.ReadAt(p, off)
 }

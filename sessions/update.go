@@ -32,6 +32,9 @@ var errNeedsReload = errors.New("the file must be read again in full")
 func (s *Session) update(reload bool) (d Delta, err error) {
 	defer func() {
 		if err == nil {
+			if d.Changed() && !d.Reloaded { // a reload brought a fresh generation
+				s.gen = gens.Add(1)
+			}
 			s.cacheMeta()
 		}
 	}()

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/piweb/piweb/internal/sessiontest"
 )
 
 const (
@@ -45,7 +47,7 @@ func TestUpdateUnterminatedHeader(t *testing.T) {
 	if d, err := s.Update(); err != nil || d.Changed() {
 		t.Fatalf("Update of an unchanged file = %+v, %v; want no change", d, err)
 	}
-	appendRaw(t, path, "\n"+updE1+"\n")
+	sessiontest.Append(t, path, "\n"+updE1+"\n")
 	d, err := s.Update()
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +82,7 @@ func TestUpdateUnterminatedTail(t *testing.T) {
 			t.Fatalf("Update of an unchanged file = %+v, %v; want no change", d, err)
 		}
 	}
-	appendRaw(t, path, "\n"+updE2+"\n")
+	sessiontest.Append(t, path, "\n"+updE2+"\n")
 	d, err := s.Update()
 	if err != nil {
 		t.Fatal(err)

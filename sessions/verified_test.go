@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/piweb/piweb/internal/sessiontest"
 )
 
 // TestVerifiedIndex: a writer starts from the caller's index only when the
@@ -47,7 +49,7 @@ func TestVerifiedIndex(t *testing.T) {
 		leaf   string // the parentId the label must get
 	}{
 		{"unchanged", func(*testing.T, *Session, string) {}, true, "a3"},
-		{"appended since", func(t *testing.T, _ *Session, p string) { appendRaw(t, p, tUser("a4", "a3", 4, "new")+"\n") }, false, "a4"},
+		{"appended since", func(t *testing.T, _ *Session, p string) { sessiontest.Append(t, p, tUser("a4", "a3", 4, "new")+"\n") }, false, "a4"},
 		{"touched", later, false, "a3"},
 		{"last line's id edited", inPlace(`"id":"a3"`, `"id":"b3"`), false, "b3"},
 		{"target's id edited", inPlace(`"id":"a1"`, `"id":"b1"`), false, ""},

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/piweb/piweb/internal/js"
+	"github.com/piweb/piweb/internal/sessiontest"
 )
 
 var (
@@ -362,7 +363,7 @@ func TestWritersRereadTheFile(t *testing.T) {
 	path := copyFixture(t, "basic.jsonl")
 	stale := mustLoad(t, path)
 	extra := `{"type":"message","id":"0ther001","parentId":"a8000008","timestamp":"2025-01-01T10:01:00.000Z","message":{"role":"user","content":"from pi","timestamp":1735725660000}}` + "\n"
-	appendRaw(t, path, extra)
+	sessiontest.Append(t, path, extra)
 
 	// The page that showed a8000008 is stale now.
 	if _, err := Rewind(stale, "a4000004", "sum", Guard{Leaf: "a8000008", Size: stale.Size}); !errors.Is(err, ErrStale) {
@@ -386,20 +387,6 @@ func TestWritersRereadTheFile(t *testing.T) {
 	}
 }
 
-func appendRaw(t *testing.T, path, s string) {
-	t.Helper()
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteString(s); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestLastLineWithoutID covers files whose last line pi cannot name as a leaf.
 func TestLastLineWithoutID(t *testing.T) {
 	tests := []struct {
@@ -415,7 +402,7 @@ func TestLastLineWithoutID(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			path := copyFixture(t, "noid.jsonl")
 			if tt.last != "" {
-				appendRaw(t, path, tt.last+"\n")
+				sessiontest.Append(t, path, tt.last+"\n")
 			}
 			before := mustRead(t, path)
 			s := mustLoad(t, path)

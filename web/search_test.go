@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/piweb/piweb/pitree"
 	"github.com/piweb/piweb/sessions"
 )
 
@@ -46,7 +47,7 @@ func wantRows(t testing.TB, lib *sessions.Library, id, q string) []int {
 			return err
 		}
 		defer r.Close()
-		l, err := s.Layout(r, sessions.LayoutOptions{Leaf: s.Leaf(), Filter: sessions.FilterAll, Search: q})
+		l, err := pitree.New(s, r, pitree.Options{Leaf: s.Leaf(), Filter: pitree.FilterAll, Search: q})
 		if err != nil {
 			return err
 		}

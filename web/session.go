@@ -107,9 +107,10 @@ func (s *Server) sessionHeader(ss *sessions.Session) views.SessionView {
 	return v
 }
 
-// version identifies the state of a session's index; a live stream compares it with the page's.
+// version identifies the state of a session's index (its generation); a
+// live stream compares it with the page's.
 func version(ss *sessions.Session) string {
-	return strconv.Itoa(len(ss.Entries)) + "-" + strconv.FormatInt(ss.Size, 10)
+	return strconv.FormatUint(ss.Gen(), 10)
 }
 
 // rows renders a page of tree rows after or before a row, or around an entry.

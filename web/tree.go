@@ -6,9 +6,9 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unsafe"
 
 	"github.com/labstack/echo/v4"
+	"github.com/piweb/piweb/pitree"
 	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/views"
 )
@@ -27,7 +27,7 @@ func treeState(c echo.Context) (views.TreeState, error) {
 		Leaf:   c.QueryParam("leaf"),
 		Target: c.QueryParam("target"),
 	}
-	f, err := sessions.ParseFilter(st.Filter)
+	f, err := pitree.ParseFilter(st.Filter)
 	if err != nil {
 		return st, errBadRequest("Unknown tree filter. Use default, no-tools, user-only, labeled-only or all.", err)
 	}
@@ -68,7 +68,7 @@ func resolve(s *sessions.Session, r string) (int, bool) {
 // tree is a session laid out for one TreeState.
 type tree struct {
 	s       *sessions.Session
-	lay     *sessions.Layout
+	lay     *pitree.Layout
 	leaf    int // the leaf the layout treats as active (the session's, or the state's)
 	leafRow int // the row marked "← active": the leaf's, or its nearest visible ancestor's
 	target  int // the selected entry, -1 for none
@@ -92,8 +92,7 @@ func (srv *Server) layout(s *sessions.Session, r *sessions.Reader, st views.Tree
 		}
 		t.target = i
 	}
-	key := layoutKey{s: s, data: unsafe.SliceData(s.Entries), n: len(s.Entries), size: s.Size,
-		leaf: t.leaf, filter: st.Filter, search: st.Search, folds: strings.Join(st.Folds, ",")}
+	key := layoutKey{gen: s.Gen(), leaf: t.leaf, filter: st.Filter, search: st.Search, folds: strings.Join(st.Folds, ",")}
 	if l := srv.layouts.get(key); l != nil {
 		t.use(l)
 		return t, nil
@@ -102,12 +101,12 @@ func (srv *Server) layout(s *sessions.Session, r *sessions.Reader, st views.Tree
 	for _, id := range st.Folds {
 		folded[id] = true
 	}
-	opt := sessions.LayoutOptions{Leaf: t.leaf, Filter: sessions.Filter(st.Filter),
+	opt := pitree.Options{Leaf: t.leaf, Filter: pitree.Filter(st.Filter),
 		Search: st.Search, Folded: folded, Home: srv.opt.Home}
 	if st.Search != "" {
 		opt.Index = srv.layouts.searchIndex(s.Header.ID)
 	}
-	l, err := s.Layout(r, opt)
+	l, err := pitree.New(s, r, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +117,7 @@ func (srv *Server) layout(s *sessions.Session, r *sessions.Reader, st views.Tree
 
 // use sets the tree's layout and finds the row to mark "← active": the
 // leaf's, or when a filter or fold hides it, its nearest visible ancestor's.
-func (t *tree) use(l *sessions.Layout) {
+func (t *tree) use(l *pitree.Layout) {
 	t.lay, t.leafRow = l, -1
 	if l.Leaf() >= 0 {
 		t.leafRow = l.Find(l.Leaf())
@@ -157,7 +156,7 @@ func (t *tree) around(r *sessions.Reader, sid string) (views.TreeWindow, error) 
 }
 
 // rowView converts row k of the layout.
-func (t *tree) rowView(k int, row *sessions.Row) views.RowView {
+func (t *tree) rowView(k int, row *pitree.Row) views.RowView {
 	s := t.s
 	e := &s.Entries[row.Pos]
 	v := views.RowView{Pos: row.Pos, Parent: -1, Kids: len(t.lay.Children(k)), Ref: ref(s, row.Pos),
@@ -252,13 +251,10 @@ func entryTime(e *sessions.Entry) time.Time {
 	return time.UnixMilli(e.Time)
 }
 
-// layoutKey identifies a layout: the session's state (its entries slice,
-// count and size change on every update) and the tree's options.
+// layoutKey identifies a layout: the session's generation (which no other
+// session state shares) and the tree's options.
 type layoutKey struct {
-	s      *sessions.Session
-	data   *sessions.Entry
-	n      int
-	size   int64
+	gen    uint64
 	leaf   int
 	filter string
 	search string
@@ -273,8 +269,8 @@ type layoutKey struct {
 // itself when its session was re-read (rewritten or replaced) or the id now
 // names another file.
 type layoutCache struct {
-	*lru[layoutKey, *sessions.Layout]
-	search *lru[string, *sessions.SearchIndex]
+	*lru[layoutKey, *pitree.Layout]
+	search *lru[string, *pitree.SearchIndex]
 }
 
 // searchedSessions is how many sessions keep a search index: each costs
@@ -282,12 +278,12 @@ type layoutCache struct {
 const searchedSessions = 3
 
 func newLayoutCache(n int) *layoutCache {
-	return &layoutCache{newLRU[layoutKey, *sessions.Layout](n), newLRU[string, *sessions.SearchIndex](searchedSessions)}
+	return &layoutCache{newLRU[layoutKey, *pitree.Layout](n), newLRU[string, *pitree.SearchIndex](searchedSessions)}
 }
 
 // searchIndex returns the search index of session id, made empty on first use.
-func (c *layoutCache) searchIndex(id string) *sessions.SearchIndex {
-	return c.search.getOrPut(id, func() *sessions.SearchIndex { return &sessions.SearchIndex{} })
+func (c *layoutCache) searchIndex(id string) *pitree.SearchIndex {
+	return c.search.getOrPut(id, func() *pitree.SearchIndex { return &pitree.SearchIndex{} })
 }
 
 // lru keeps the values of the max most recently used keys.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/piweb/piweb/pitree"
 	"github.com/piweb/piweb/sessions"
 )
 
@@ -28,7 +29,7 @@ func tree(w io.Writer, args []string) error {
 		fs.Usage()
 		return usageError{"tree takes one FILE"}
 	}
-	f, err := sessions.ParseFilter(*filter)
+	f, err := pitree.ParseFilter(*filter)
 	if err != nil {
 		return usageError{err.Error()}
 	}
@@ -36,7 +37,7 @@ func tree(w io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
-	opt := sessions.LayoutOptions{Leaf: s.Leaf(), Filter: f, Search: *search, Home: homeDir()}
+	opt := pitree.Options{Leaf: s.Leaf(), Filter: f, Search: *search, Home: homeDir()}
 	if *leaf != "" {
 		i, ok := s.Lookup(*leaf)
 		if !ok {
@@ -55,7 +56,7 @@ func tree(w io.Writer, args []string) error {
 		return err
 	}
 	defer r.Close()
-	l, err := s.Layout(r, opt)
+	l, err := pitree.New(s, r, opt)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/piweb/piweb/pitree"
 	"github.com/piweb/piweb/sessions"
 )
 
@@ -54,7 +55,7 @@ func TestTreeCommandErrors(t *testing.T) {
 	}{
 		{nil, 2, nil},
 		{[]string{file, file}, 2, nil},
-		{[]string{"--filter", "tools", file}, 2, sessions.ErrFilter},
+		{[]string{"--filter", "tools", file}, 2, pitree.ErrFilter},
 		{[]string{"--nope", file}, 2, nil},
 		{[]string{"--leaf", "zzz", file}, 1, sessions.ErrNoEntry},
 		{[]string{filepath.Join(treeData, "missing.jsonl")}, 1, os.ErrNotExist},

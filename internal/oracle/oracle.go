@@ -147,3 +147,42 @@ func Stderr(err error) string {
 	}
 	return ""
 }
+
+// TreeHome is the home directory pitree.mjs runs pi's tree with (paths in
+// it are shown as "~/…").
+const TreeHome = "/home/u"
+
+// TreeJob is one job for conformance/pitree.mjs.
+type TreeJob struct {
+	File   string   `json:"file"`
+	Leaf   string   `json:"leaf,omitempty"`
+	Filter string   `json:"filter,omitempty"`
+	Search string   `json:"search,omitempty"`
+	Fold   []string `json:"fold,omitempty"`
+	Copy   bool     `json:"copy,omitempty"` // what ctrl+x copies per entry, not the tree
+}
+
+// Tree renders jobs with pi's own /tree component (TreeSelectorComponent),
+// colorless, with HOME set to TreeHome, and returns one text per job.
+func Tree(t testing.TB, jobs []TreeJob) []string {
+	t.Helper()
+	pkg := Package(t)
+	in, err := json.Marshal(jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("node", filepath.Join(Dir(t), "pitree.mjs"), pkg)
+	cmd.Stdin = bytes.NewReader(in)
+	cmd.Env = append(os.Environ(), "HOME="+TreeHome)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("pitree.mjs: %v\n%s", err, stderr.String())
+	}
+	var got []string
+	if err := json.Unmarshal(out, &got); err != nil || len(got) != len(jobs) {
+		t.Fatalf("pitree.mjs output: %v (%d results for %d jobs)", err, len(got), len(jobs))
+	}
+	return got
+}

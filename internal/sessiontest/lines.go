@@ -3,8 +3,10 @@ package sessiontest
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
+	"testing"
 	"time"
 )
 
@@ -41,3 +43,18 @@ func Asst(id, parent string, sec int, text string) string {
 
 // Lines joins lines into file content, each ended by a newline.
 func Lines(lines ...string) string { return strings.Join(lines, "\n") + "\n" }
+
+// Append appends content to the file at path, failing the test on error.
+func Append(t testing.TB, path, content string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(content); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

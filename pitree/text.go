@@ -1,4 +1,4 @@
-package sessions
+package pitree
 
 import (
 	"math"
@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/piweb/piweb/internal/js"
+	"github.com/piweb/piweb/sessions"
 )
 
 // The text half of the tree layout: pi's one-line entry previews
@@ -17,55 +18,59 @@ import (
 // maxPreview caps a preview, in runes; pi cuts rows at the terminal width.
 const maxPreview = 400
 
+// contentPrefix is how much of a message's content pi reads for a row (extractContent).
+const contentPrefix = 200
+
 // maxCallSearch bounds how many assistant ancestors of a tool result are
 // read to find its tool call.
 const maxCallSearch = 64
 
 // preview computes pi's display text for entry pos; l.mu is held.
-func (l *Layout) preview(r *Reader, pos int) (string, error) {
+func (l *Layout) preview(r *sessions.Reader, pos int) (string, error) {
 	e := &l.s.Entries[pos]
 	switch e.Type {
-	case TypeMessage, TypeCustomMessage, TypeCompaction, TypeBranchSummary, TypeModelChange,
-		TypeThinking, TypeCustom, TypeContextEdit, TypeLabel, TypeSessionInfo:
+	case sessions.TypeMessage, sessions.TypeCustomMessage, sessions.TypeCompaction, sessions.TypeBranchSummary, sessions.TypeModelChange,
+		sessions.TypeThinking, sessions.TypeCustom, sessions.TypeContextEdit, sessions.TypeLabel, sessions.TypeSessionInfo:
 	default:
 		return "", nil // pi shows nothing for other types
 	}
-	o, err := r.entryObj(pos)
+	b, err := r.Body(pos)
 	if err != nil {
 		return "", err
 	}
+	o := b.Obj
 	var t string
 	switch e.Type {
-	case TypeMessage:
-		m := js.ObjectOf(o.Val("message"))
+	case sessions.TypeMessage:
+		msg := b.Msg
+		m := msg.Obj // pi's text conversions need the values as written
 		role := m.Val("role")
 		rs, isStr := js.String(role)
 		if isStr {
 			rs = e.Role // as migrated: v2's hookMessage is custom
 		}
 		switch {
-		case isStr && rs == RoleUser:
-			t = "user: " + normalize(extractContent(m.Val("content")))
-		case isStr && rs == RoleAssistant:
-			text := normalize(extractContent(m.Val("content")))
-			stop, _ := js.String(m.Val("stopReason"))
+		case isStr && rs == sessions.RoleUser:
+			t = "user: " + normalize(msg.Content.Prefix(contentPrefix))
+		case isStr && rs == sessions.RoleAssistant:
+			text := normalize(msg.Content.Prefix(contentPrefix))
 			errMsg := m.Val("errorMessage")
 			switch {
 			case text != "":
 				t = "assistant: " + text
-			case stop == "aborted":
+			case msg.StopReason == "aborted":
 				t = "assistant: (aborted)"
 			case js.Truthy(errMsg):
 				t = "assistant: " + js.UTF16Prefix(normalize(js.ToString(errMsg)), 80)
 			default:
 				t = "assistant: (no content)"
 			}
-		case isStr && rs == RoleToolResult:
-			t, err = l.toolResult(r, pos, m)
+		case isStr && rs == sessions.RoleToolResult:
+			t, err = l.toolResult(r, pos, msg)
 			if err != nil {
 				return "", err
 			}
-		case isStr && rs == RoleBash:
+		case isStr && rs == sessions.RoleBash:
 			cmd := m.Val("command")
 			c := ""
 			if len(cmd) > 0 && !js.IsNull(cmd) {
@@ -77,8 +82,8 @@ func (l *Layout) preview(r *Reader, pos int) (string, error) {
 		default:
 			t = "[" + js.ToString(role) + "]"
 		}
-	case TypeCustomMessage:
-		content := o.Val("content")
+	case sessions.TypeCustomMessage:
+		content := b.Msg.Content.Raw()
 		var c string
 		if s, ok := js.String(content); ok {
 			c = s
@@ -94,30 +99,30 @@ func (l *Layout) preview(r *Reader, pos int) (string, error) {
 			c = b.String()
 		}
 		t = "[" + js.ToString(o.Val("customType")) + "]: " + normalize(c)
-	case TypeCompaction:
+	case sessions.TypeCompaction:
 		t = "[compaction: " + js.FormatNumber(js.Round(js.ToNumber(o.Val("tokensBefore"))/1000)) + "k tokens]"
-	case TypeBranchSummary:
+	case sessions.TypeBranchSummary:
 		t = "[branch summary]: " + normalize(js.Join(o.Val("summary")))
-	case TypeModelChange:
+	case sessions.TypeModelChange:
 		t = "[model: " + js.ToString(o.Val("modelId")) + "]"
-	case TypeThinking:
+	case sessions.TypeThinking:
 		t = "[thinking: " + js.ToString(o.Val("thinkingLevel")) + "]"
-	case TypeCustom:
+	case sessions.TypeCustom:
 		t = "[custom: " + js.ToString(o.Val("customType")) + "]"
-	case TypeContextEdit:
+	case sessions.TypeContextEdit:
 		rep := "replace"
 		if js.IsNull(o.Val("replacement")) {
 			rep = "omit"
 		}
 		t = "[context " + rep + ": " + js.ToString(o.Val("targetId")) + "]"
-	case TypeLabel:
+	case sessions.TypeLabel:
 		lb := o.Val("label")
 		if len(lb) == 0 || js.IsNull(lb) {
 			t = "[label: (cleared)]"
 		} else {
 			t = "[label: " + js.ToString(lb) + "]"
 		}
-	case TypeSessionInfo:
+	case sessions.TypeSessionInfo:
 		if name := o.Val("name"); js.Truthy(name) {
 			t = "[title: " + js.ToString(name) + "]"
 		} else {
@@ -130,12 +135,12 @@ func (l *Layout) preview(r *Reader, pos int) (string, error) {
 // toolResult previews a tool result as its tool call, as pi does. pi keeps
 // a session-wide map of tool call ids; piweb looks for the call among the
 // nearest assistant ancestors, where pi writes it.
-func (l *Layout) toolResult(r *Reader, pos int, m js.Object) (string, error) {
-	if id, ok := js.String(m.Val("toolCallId")); ok && id != "" {
+func (l *Layout) toolResult(r *sessions.Reader, pos int, msg *sessions.Message) (string, error) {
+	if id := msg.ToolCallID; id != "" {
 		seen := 0
-		for a := l.s.parent[pos]; a >= 0 && seen < maxCallSearch; a = l.s.parent[a] {
+		for a := l.s.Parent(pos); a >= 0 && seen < maxCallSearch; a = l.s.Parent(a) {
 			e := &l.s.Entries[a]
-			if e.Type != TypeMessage || e.Role != RoleAssistant {
+			if e.Type != sessions.TypeMessage || e.Role != sessions.RoleAssistant {
 				continue
 			}
 			seen++
@@ -148,7 +153,7 @@ func (l *Layout) toolResult(r *Reader, pos int, m js.Object) (string, error) {
 			}
 		}
 	}
-	name := m.Val("toolName")
+	name := msg.Obj.Val("toolName")
 	if len(name) == 0 || js.IsNull(name) {
 		return "[tool]", nil
 	}
@@ -156,26 +161,21 @@ func (l *Layout) toolResult(r *Reader, pos int, m js.Object) (string, error) {
 }
 
 // callsOf returns the formatted tool calls of assistant entry a by call id.
-func (l *Layout) callsOf(r *Reader, a int) (map[string]string, error) {
+func (l *Layout) callsOf(r *sessions.Reader, a int) (map[string]string, error) {
 	if c, ok := l.calls[a]; ok {
 		return c, nil
 	}
-	o, err := r.entryObj(a)
+	b, err := r.Body(a)
 	if err != nil {
 		return nil, err
 	}
 	calls := map[string]string{}
-	content := js.ObjectOf(o.Val("message")).Val("content")
-	js.Elems(content, func(el []byte) bool {
-		blk := js.ObjectOf(el)
-		if ty, _ := js.String(blk.Val("type")); ty != "toolCall" {
-			return true
+	for _, c := range b.Msg.ToolCalls() {
+		if c.ID != "" {
+			obj := js.ObjectOf(c.Raw) // pi's text conversions need the values as written
+			calls[c.ID] = formatToolCall(obj.Val("name"), c.Args, l.opt.Home)
 		}
-		if id, ok := js.String(blk.Val("id")); ok && id != "" {
-			calls[id] = formatToolCall(blk.Val("name"), blk.Val("arguments"), l.opt.Home)
-		}
-		return true
-	})
+	}
 	if l.calls == nil {
 		l.calls = map[int]map[string]string{}
 	}
@@ -293,12 +293,12 @@ func shortenHome(p, home string) string {
 }
 
 // searchText is pi's getSearchableText for entry i (label included).
-func (r *Reader) searchText(i int) (string, error) {
+func searchText(r *sessions.Reader, i int) (string, error) {
 	var parts []string
-	if lb := r.s.LabelOf(i); lb != "" {
+	if lb := r.Session().LabelOf(i); lb != "" {
 		parts = append(parts, lb)
 	}
-	parts, err := r.searchParts(parts, i)
+	parts, err := searchParts(r, parts, i)
 	if err != nil {
 		return "", err
 	}
@@ -308,103 +308,68 @@ func (r *Reader) searchText(i int) (string, error) {
 // searchParts appends to parts the parts of pi's getSearchableText that
 // come from entry i itself: all but the label, which later label entries
 // change. pi joins the parts with a space.
-func (r *Reader) searchParts(parts []string, i int) ([]string, error) {
-	e := &r.s.Entries[i]
+func searchParts(r *sessions.Reader, parts []string, i int) ([]string, error) {
+	e := &r.Session().Entries[i]
 	switch e.Type {
-	case TypeMessage, TypeCustomMessage, TypeBranchSummary, TypeSessionInfo, TypeModelChange,
-		TypeThinking, TypeCustom, TypeContextEdit, TypeLabel:
-	case TypeCompaction:
+	case sessions.TypeMessage, sessions.TypeCustomMessage, sessions.TypeBranchSummary, sessions.TypeSessionInfo, sessions.TypeModelChange,
+		sessions.TypeThinking, sessions.TypeCustom, sessions.TypeContextEdit, sessions.TypeLabel:
+	case sessions.TypeCompaction:
 		return append(parts, "compaction"), nil
 	default:
 		return parts, nil
 	}
-	o, err := r.entryObj(i)
+	b, err := r.Body(i)
 	if err != nil {
 		return nil, err
 	}
-	get := func(k string) []byte { return o.Val(k) }
+	get := func(k string) []byte { return b.Obj.Val(k) }
 	switch e.Type {
-	case TypeMessage:
-		m := js.ObjectOf(get("message"))
+	case sessions.TypeMessage:
+		m := b.Msg.Obj
 		role := m.Val("role")
 		if _, ok := js.String(role); ok {
 			parts = append(parts, e.Role) // as migrated
 		} else {
 			parts = append(parts, js.Join(role))
 		}
-		if c := m.Val("content"); js.Truthy(c) {
-			parts = append(parts, extractContent(c))
+		if c := b.Msg.Content; js.Truthy(c.Raw()) {
+			parts = append(parts, c.Prefix(contentPrefix))
 		}
-		if e.Role == RoleBash {
+		if e.Role == sessions.RoleBash {
 			if c := m.Val("command"); js.Truthy(c) {
 				parts = append(parts, js.Join(c))
 			}
 		}
-	case TypeCustomMessage:
+	case sessions.TypeCustomMessage:
 		parts = append(parts, js.Join(get("customType")))
 		if c, ok := js.String(get("content")); ok {
 			parts = append(parts, c)
 		} else {
-			parts = append(parts, extractContent(get("content")))
+			parts = append(parts, b.Msg.Content.Prefix(contentPrefix))
 		}
-	case TypeBranchSummary:
+	case sessions.TypeBranchSummary:
 		parts = append(parts, "branch summary", js.Join(get("summary")))
-	case TypeSessionInfo:
+	case sessions.TypeSessionInfo:
 		parts = append(parts, "title")
 		if n := get("name"); js.Truthy(n) {
 			parts = append(parts, js.Join(n))
 		}
-	case TypeModelChange:
+	case sessions.TypeModelChange:
 		parts = append(parts, "model", js.Join(get("modelId")))
-	case TypeThinking:
+	case sessions.TypeThinking:
 		parts = append(parts, "thinking", js.Join(get("thinkingLevel")))
-	case TypeCustom:
+	case sessions.TypeCustom:
 		parts = append(parts, "custom", js.Join(get("customType")))
-	case TypeContextEdit:
+	case sessions.TypeContextEdit:
 		rep := "replace"
 		if js.IsNull(get("replacement")) {
 			rep = "omit"
 		}
 		parts = append(parts, "context edit", rep, js.Join(get("targetId")))
-	case TypeLabel:
+	case sessions.TypeLabel:
 		parts = append(parts, "label", js.Join(get("label")))
 	}
 	return parts, nil
-}
-
-// entryObj reads entry i's line as an object (empty for a non-object line).
-func (r *Reader) entryObj(i int) (js.Object, error) {
-	b, err := r.Raw(i)
-	if err != nil {
-		return nil, err
-	}
-	return js.ObjectOf(b), nil
-}
-
-// extractContent is pi's extractContent: the text of string or block
-// content, cut to 200 UTF-16 units. Only that much of the text is decoded.
-func extractContent(raw []byte) string {
-	const n = 200
-	if len(raw) > 0 && raw[0] == '"' {
-		return js.UTF16Prefix(js.Prefix(raw, n), n)
-	}
-	var b strings.Builder
-	units := 0
-	js.Elems(raw, func(el []byte) bool {
-		blk := js.ObjectOf(el)
-		if ty, _ := js.String(blk.Val("type")); ty == "text" {
-			var t string
-			if text := blk.Val("text"); len(text) > 0 && text[0] == '"' {
-				t = js.Prefix(text, n-units)
-			} else {
-				t = js.ToString(text)
-			}
-			b.WriteString(t)
-			units += js.UTF16Len(t)
-		}
-		return units < n // the rest would be cut anyway
-	})
-	return js.UTF16Prefix(b.String(), n)
 }
 
 // normalize is pi's: newlines and tabs become spaces, then trim.

@@ -1,4 +1,4 @@
-package sessions
+package pitree
 
 import (
 	"errors"
@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/piweb/piweb/internal/sessiontest"
+	"github.com/piweb/piweb/sessions"
 )
 
 // srchEdge is a session with every entry type, labels of every kind,
@@ -32,7 +33,7 @@ var srchEdge = strings.Join([]string{
 	`{"type":"thinking_level_change","id":"e9","parentId":"e8","timestamp":"2026-01-01T00:00:09.000Z","thinkingLevel":"HIGH"}`,
 	`{"type":"custom","id":"e10","parentId":"e9","timestamp":"2026-01-01T00:00:10.000Z","customType":"Todo-State","data":{}}`,
 	`{"type":"context_edit","id":"e11","parentId":"e10","timestamp":"2026-01-01T00:00:11.000Z","targetId":"e1","replacement":null}`,
-	`{"type":"session_info","id":"e12","parentId":"e11","timestamp":"2026-01-01T00:00:12.000Z","name":"My Session"}`,
+	`{"type":"session_info","id":"e12","parentId":"e11","timestamp":"2026-01-01T00:00:12.000Z","name":"My sessions.Session"}`,
 	`{"type":"label","id":"e13","parentId":"e12","timestamp":"2026-01-01T00:00:13.000Z","targetId":"e1","label":"Ça MARCHE"}`,
 	`{"type":"label","id":"e14","parentId":"e13","timestamp":"2026-01-01T00:00:14.000Z","targetId":"e2","label":42}`,
 	`{"type":"label","id":"e15","parentId":"e14","timestamp":"2026-01-01T00:00:15.000Z","targetId":"e3","label":{"A":1}}`,
@@ -44,13 +45,13 @@ var srchEdge = strings.Join([]string{
 }, "\n") + "\n"
 
 // srchWrite writes a session file and loads it.
-func srchWrite(t testing.TB, dir, name, content string) (*Session, string) {
+func srchWrite(t testing.TB, dir, name, content string) (*sessions.Session, string) {
 	t.Helper()
 	p := filepath.Join(dir, name)
 	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s, err := Load(p)
+	s, err := sessions.Load(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,18 +60,18 @@ func srchWrite(t testing.TB, dir, name, content string) (*Session, string) {
 
 // srchOpen opens a Reader over s; reads through it are counted in *reads
 // and fail for the entries in bad.
-func srchOpen(t testing.TB, s *Session, reads *atomic.Int64, bad ...int) *Reader {
+func srchOpen(t testing.TB, s *sessions.Session, reads *atomic.Int64, bad ...int) *sessions.Reader {
 	t.Helper()
-	r, err := s.Open()
+	file, err := os.Open(s.File)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { r.Close() })
-	f := &srchAt{r: r.f, reads: reads}
+	t.Cleanup(func() { file.Close() })
+	f := &srchAt{r: file, reads: reads}
 	for _, i := range bad {
 		f.bad = append(f.bad, [2]int64{s.Entries[i].Off, s.Entries[i].Off + int64(s.Entries[i].Len)})
 	}
-	return &Reader{s: s, f: f, c: r.c}
+	return sessions.NewReader(s, f)
 }
 
 var errSrchIO = errors.New("test: input/output error")
@@ -97,7 +98,7 @@ func (a *srchAt) ReadAt(p []byte, off int64) (int, error) {
 
 // srchCompare checks that matching q through x gives, for every entry,
 // exactly what reading the entries gives, and so does a layout of all entries.
-func srchCompare(t *testing.T, what string, s *Session, r *Reader, x *SearchIndex, q string) {
+func srchCompare(t *testing.T, what string, s *sessions.Session, r *sessions.Reader, x *SearchIndex, q string) {
 	t.Helper()
 	tokens := searchTokens(q)
 	if len(tokens) == 0 {
@@ -113,10 +114,10 @@ func srchCompare(t *testing.T, what string, s *Session, r *Reader, x *SearchInde
 				what, q, i, s.Entries[i].Type, s.Entries[i].ID, s.LabelOf(i), got, gerr, want, werr)
 		}
 	}
-	opt := LayoutOptions{Leaf: s.Leaf(), Filter: FilterAll, Search: q}
-	lw, werr := s.Layout(r, opt)
+	opt := Options{Leaf: s.Leaf(), Filter: FilterAll, Search: q}
+	lw, werr := New(s, r, opt)
 	opt.Index = x
-	lg, gerr := s.Layout(r, opt)
+	lg, gerr := New(s, r, opt)
 	if !errors.Is(gerr, werr) || (werr == nil) != (gerr == nil) {
 		t.Fatalf("%s: query %q: layout error %v with the index, %v without", what, q, gerr, werr)
 	}
@@ -135,10 +136,10 @@ func layPositions(l *Layout) []int {
 
 // srchQueries makes n queries of one to three tokens: pieces of the
 // entries' searchable texts in mixed case, and words that stress case folding.
-func srchQueries(rng *rand.Rand, s *Session, r *Reader, n int) []string {
+func srchQueries(rng *rand.Rand, s *sessions.Session, r *sessions.Reader, n int) []string {
 	var texts []string
 	for i := range s.Entries {
-		if t, err := r.searchText(i); err == nil && t != "" {
+		if t, err := searchText(r, i); err == nil && t != "" {
 			texts = append(texts, t)
 		}
 	}
@@ -227,7 +228,7 @@ func TestSearchIndexTable(t *testing.T) {
 	}
 	// Once indexed, a search reads only the entry too long to keep.
 	reads.Store(0)
-	l, err := s.Layout(r, LayoutOptions{Leaf: s.Leaf(), Filter: FilterAll, Search: "e", Index: x})
+	l, err := New(s, r, Options{Leaf: s.Leaf(), Filter: FilterAll, Search: "e", Index: x})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +242,7 @@ func TestSearchIndexTable(t *testing.T) {
 func srchFixtures(t *testing.T) map[string]string {
 	t.Helper()
 	files, _ := filepath.Glob("testdata/*.jsonl")
-	for _, g := range []string{"testdata/layout/*.jsonl", "testdata/write/*.jsonl", "../static/demo/*/*.jsonl"} {
+	for _, g := range []string{"../sessions/testdata/*.jsonl", "../sessions/testdata/write/*.jsonl", "../static/demo/*/*.jsonl"} {
 		m, _ := filepath.Glob(g)
 		files = append(files, m...)
 	}
@@ -307,7 +308,7 @@ func TestSearchIndexMatchesReading(t *testing.T) {
 				parent = id
 			}
 			before := len(s.Entries)
-			appendRaw(t, p, lines.String())
+			sessiontest.Append(t, p, lines.String())
 			d, err := s.Update()
 			if err != nil {
 				t.Fatal(err)
@@ -348,7 +349,7 @@ func TestSearchIndexReload(t *testing.T) {
 	srchCompare(t, "first", s, r, x, "the")
 
 	// Rewrite one word in place: same size, same offsets and ids.
-	i := slices.IndexFunc(s.Entries, func(e Entry) bool { return e.Type == TypeMessage && e.Role == "user" })
+	i := slices.IndexFunc(s.Entries, func(e sessions.Entry) bool { return e.Type == sessions.TypeMessage && e.Role == "user" })
 	line, err := r.Raw(i)
 	if err != nil {
 		t.Fatal(err)
@@ -381,7 +382,7 @@ func TestSearchIndexReload(t *testing.T) {
 	r = srchOpen(t, s, nil)
 	q := strings.Repeat("q", len(word))
 	srchCompare(t, "edited in place", s, r, x, q)
-	if l, err := s.Layout(r, LayoutOptions{Leaf: s.Leaf(), Filter: FilterAll, Search: q, Index: x}); err != nil || l.RowOf(i) < 0 {
+	if l, err := New(s, r, Options{Leaf: s.Leaf(), Filter: FilterAll, Search: q, Index: x}); err != nil || l.RowOf(i) < 0 {
 		t.Errorf("after the reload, %q does not find the edited entry (%v)", q, err)
 	}
 
@@ -412,13 +413,13 @@ func TestSearchIndexReload(t *testing.T) {
 	}
 
 	// Library.Refresh re-reads a rewritten file outside its lock and swaps it in.
-	lib, err := OpenLibrary(dir)
+	lib, err := sessions.OpenLibrary(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	view := func(what string, qs []string) {
 		t.Helper()
-		err := lib.View(s2.Header.ID, func(s *Session) error {
+		err := lib.View(s2.Header.ID, func(s *sessions.Session) error {
 			r := srchOpen(t, s, nil)
 			for _, q := range qs {
 				srchCompare(t, what, s, r, x, q)
@@ -451,7 +452,7 @@ func TestSearchIndexConcurrent(t *testing.T) {
 	qs := srchQueries(rand.New(rand.NewPCG(5, 6)), s, r, 64)
 	want := make([][]int, len(qs))
 	for k, q := range qs {
-		l, err := s.Layout(r, LayoutOptions{Leaf: s.Leaf(), Search: q})
+		l, err := New(s, r, Options{Leaf: s.Leaf(), Search: q})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -468,7 +469,7 @@ func TestSearchIndexConcurrent(t *testing.T) {
 			}
 			defer r.Close()
 			for k := g; k < len(qs); k += 3 {
-				l, err := s.Layout(r, LayoutOptions{Leaf: s.Leaf(), Search: qs[k], Index: x})
+				l, err := New(s, r, Options{Leaf: s.Leaf(), Search: qs[k], Index: x})
 				if err != nil {
 					t.Error(err)
 					return

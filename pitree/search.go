@@ -1,12 +1,13 @@
-package sessions
+package pitree
 
 import (
-	"io"
 	"math"
 	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/piweb/piweb/sessions"
 )
 
 // maxSearchText is the longest entry text a SearchIndex keeps, in bytes.
@@ -22,11 +23,11 @@ const maxSearchText = 1024
 // reloaded or is another one. Its methods are safe for concurrent use; the
 // zero value is ready to use.
 type SearchIndex struct {
-	mu   sync.Mutex
-	head *byte   // the session's first header bytes when indexed; a reload allocates new ones
-	text []byte  // the entries' texts, lower-cased, back to back
-	end  []int32 // entry i's text is text[end[i-1]:end[i]] (from 0 for entry 0)
-	read []int32 // ascending positions matched by reading the line: unreadable when indexed, or too long
+	mu    sync.Mutex
+	epoch uint64  // the session's Epoch when indexed: its entries are a prefix of the session's while it lasts
+	text  []byte  // the entries' texts, lower-cased, back to back
+	end   []int32 // entry i's text is text[end[i-1]:end[i]] (from 0 for entry 0)
+	read  []int32 // ascending positions matched by reading the line: unreadable when indexed, or too long
 }
 
 // searchView is what a search uses of a SearchIndex: the covered prefix
@@ -46,19 +47,13 @@ func (x *SearchIndex) Bytes() int {
 }
 
 // catchUp brings the index up to date with s, reading the entries it lacks
-// through r, and returns a view of it. A session without header bytes
-// (one that cannot be told from a reload of itself) is not cached.
-func (x *SearchIndex) catchUp(s *Session, r *Reader) searchView {
-	if len(s.head) == 0 {
-		return searchView{}
-	}
+// through r, and returns a view of it.
+func (x *SearchIndex) catchUp(s *sessions.Session, r *sessions.Reader) searchView {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	// Session.reload and Library.Refresh replace the whole Session value,
-	// head included: a different head means other entries. x.head holds the
-	// old bytes, so no new header can be allocated at their address.
-	if x.head != &s.head[0] || len(x.end) > len(s.Entries) {
-		x.head, x.text, x.end, x.read = &s.head[0], nil, nil, nil
+	// Another epoch (the file read again, or another session) means other entries.
+	if x.epoch != s.Epoch() || len(x.end) > len(s.Entries) {
+		x.epoch, x.text, x.end, x.read = s.Epoch(), nil, nil, nil
 	}
 	if len(x.end) < len(s.Entries) {
 		x.end = slices.Grow(x.end, len(s.Entries)-len(x.end))
@@ -66,12 +61,12 @@ func (x *SearchIndex) catchUp(s *Session, r *Reader) searchView {
 	if len(s.Entries)-len(x.end) > 64 {
 		// Many lines in file order: read them through one window, not one
 		// system call each. Raw's checks still apply to every line.
-		r = &Reader{s: r.s, f: &windowAt{f: r.f}}
+		r = r.Sequential()
 	}
 	var parts []string
 	for i := len(x.end); i < len(s.Entries); i++ {
 		var err error
-		parts, err = r.searchParts(parts[:0], i)
+		parts, err = searchParts(r, parts[:0], i)
 		n := len(x.text)
 		if err == nil {
 			for k, p := range parts {
@@ -122,31 +117,4 @@ func appendLower(b []byte, s string) []byte {
 		}
 	}
 	return b
-}
-
-// windowAt serves reads that move forward through a file from a window of
-// it, read 1 MiB at a time. A read the window cannot serve (a long line,
-// the end of the file, a failed read) goes to the file as it is.
-type windowAt struct {
-	f   io.ReaderAt
-	buf []byte
-	off int64 // file offset of buf[0]
-}
-
-func (w *windowAt) ReadAt(p []byte, off int64) (int, error) {
-	if off >= w.off && off+int64(len(p)) <= w.off+int64(len(w.buf)) {
-		return copy(p, w.buf[off-w.off:]), nil
-	}
-	const size = 1 << 20
-	if len(p) <= size {
-		if cap(w.buf) < size {
-			w.buf = make([]byte, size)
-		}
-		n, _ := w.f.ReadAt(w.buf[:size], off)
-		w.buf, w.off = w.buf[:n], off
-		if n >= len(p) {
-			return copy(p, w.buf), nil
-		}
-	}
-	return w.f.ReadAt(p, off)
 }

@@ -1,15 +1,12 @@
-package sessions
+package pitree
 
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -18,17 +15,15 @@ import (
 
 	"github.com/piweb/piweb/internal/js"
 	"github.com/piweb/piweb/internal/oracle"
+	"github.com/piweb/piweb/sessions"
 )
 
-var layUpdate = flag.Bool("update", false, "rewrite the golden files in testdata/layout/golden")
-
-// layPoint1 is 0.1 in a variable, so that 0.1+0.2 is not folded as a constant.
-var layPoint1 = 0.1
+var layUpdate = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
 // layHome is the home directory the fixtures' tool-call paths live in.
-const layHome = "/home/u"
+const layHome = oracle.TreeHome
 
-// layCase is one rendering of a fixture in testdata/layout.
+// layCase is one rendering of a fixture in testdata.
 type layCase struct {
 	name   string // golden file: golden/<file>-<name>.txt
 	file   string // fixture name without .jsonl
@@ -70,20 +65,20 @@ var layCases = []layCase{
 	{name: "all", file: "odd", filter: FilterAll},
 }
 
-func (c layCase) path() string { return filepath.Join("testdata", "layout", c.file+".jsonl") }
+func (c layCase) path() string { return filepath.Join("testdata", c.file+".jsonl") }
 
 func (c layCase) golden() string {
-	return filepath.Join("testdata", "layout", "golden", c.file+"-"+c.name+".txt")
+	return filepath.Join("testdata", "golden", c.file+"-"+c.name+".txt")
 }
 
 // render lays the case out and renders it as `piweb tree` prints it.
 func (c layCase) render(t *testing.T) string {
 	t.Helper()
-	s, err := Load(c.path())
+	s, err := sessions.Load(c.path())
 	if err != nil {
 		t.Fatal(err)
 	}
-	opt := LayoutOptions{Leaf: s.Leaf(), Filter: c.filter, Search: c.search, Home: layHome}
+	opt := Options{Leaf: s.Leaf(), Filter: c.filter, Search: c.search, Home: layHome}
 	if c.leaf != "" {
 		opt.Leaf = layPos(t, s, c.leaf)
 	}
@@ -98,7 +93,7 @@ func (c layCase) render(t *testing.T) string {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	l, err := s.Layout(r, opt)
+	l, err := New(s, r, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +104,7 @@ func (c layCase) render(t *testing.T) string {
 	return b.String()
 }
 
-func layPos(t testing.TB, s *Session, id string) int {
+func layPos(t testing.TB, s *sessions.Session, id string) int {
 	t.Helper()
 	i, ok := s.Lookup(id)
 	if !ok {
@@ -162,49 +157,16 @@ func layDiff(want, got string) string {
 	return b.String()
 }
 
-// layPiJob is one job for testdata/layout/pitree.mjs.
-type layPiJob struct {
-	File   string   `json:"file"`
-	Leaf   string   `json:"leaf,omitempty"`
-	Filter Filter   `json:"filter,omitempty"`
-	Search string   `json:"search,omitempty"`
-	Fold   []string `json:"fold,omitempty"`
-	Copy   bool     `json:"copy,omitempty"` // what ctrl+x copies per entry, not the tree
-}
-
-// layRunPi renders jobs with pi's own tree component.
-func layRunPi(t *testing.T, pkg string, jobs []layPiJob) []string {
-	t.Helper()
-	in, err := json.Marshal(jobs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("node", filepath.Join("testdata", "layout", "pitree.mjs"), pkg)
-	cmd.Stdin = bytes.NewReader(in)
-	cmd.Env = append(os.Environ(), "HOME="+layHome)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("pitree.mjs: %v\n%s", err, stderr.String())
-	}
-	var got []string
-	if err := json.Unmarshal(out, &got); err != nil || len(got) != len(jobs) {
-		t.Fatalf("pitree.mjs output: %v (%d results for %d jobs)", err, len(got), len(jobs))
-	}
-	return got
-}
-
 // TestLayoutMatchesPi renders every case with pi's own TreeList (driven
 // from Node with a colorless theme) and requires the very same text:
 // order, visibility, indents, connectors, gutters, markers and previews.
 func TestLayoutMatchesPi(t *testing.T) {
-	pkg := oracle.Package(t)
-	jobs := make([]layPiJob, len(layCases))
+	oracle.Package(t) // skips without pi
+	jobs := make([]oracle.TreeJob, len(layCases))
 	for i, c := range layCases {
-		jobs[i] = layPiJob{File: c.path(), Leaf: c.leaf, Filter: c.filter, Search: c.search, Fold: c.fold}
+		jobs[i] = oracle.TreeJob{File: c.path(), Leaf: c.leaf, Filter: string(c.filter), Search: c.search, Fold: c.fold}
 	}
-	pi := layRunPi(t, pkg, jobs)
+	pi := oracle.Tree(t, jobs)
 	for i, c := range layCases {
 		if got := c.render(t); got != pi[i] {
 			t.Errorf("%s-%s differs from pi:\n%s", c.file, c.name, layDiff(pi[i], got))
@@ -218,16 +180,16 @@ func TestLayoutMatchesPi(t *testing.T) {
 // node shared by duplicate ids (or by id-less lines) once per occurrence,
 // piweb draws every line once.
 func TestLayoutMatchesPiOnScenarios(t *testing.T) {
-	pkg := oracle.Package(t)
+	oracle.Package(t) // skips without pi
 	list := oracle.Scenarios(t)
 	skip := map[string]bool{"edge-duplicate-ids": true, "edge-non-object-lines": true}
-	var jobs []layPiJob
+	var jobs []oracle.TreeJob
 	var names []string
 	for _, sc := range list {
 		if sc.NoOracle || sc.ExpectError || skip[sc.Scenario] {
 			continue
 		}
-		for _, j := range []layPiJob{{Filter: FilterDefault}, {Filter: FilterAll}, {Filter: FilterAll, Search: "a"}} {
+		for _, j := range []oracle.TreeJob{{Filter: string(FilterDefault)}, {Filter: string(FilterAll)}, {Filter: string(FilterAll), Search: "a"}} {
 			j.File = sc.File
 			jobs = append(jobs, j)
 			names = append(names, fmt.Sprintf("%s/%s/%q", sc.Scenario, j.Filter, j.Search))
@@ -236,9 +198,9 @@ func TestLayoutMatchesPiOnScenarios(t *testing.T) {
 	if len(jobs) < 60 {
 		t.Fatalf("only %d jobs from gen.mjs", len(jobs))
 	}
-	pi := layRunPi(t, pkg, jobs)
+	pi := oracle.Tree(t, jobs)
 	for i, j := range jobs {
-		c := layCase{filter: j.Filter, search: j.Search}
+		c := layCase{filter: Filter(j.Filter), search: j.Search}
 		got := c.renderFile(t, j.File)
 		if got != pi[i] {
 			t.Errorf("%s differs from pi:\n%s", names[i], layDiff(pi[i], got))
@@ -249,7 +211,7 @@ func TestLayoutMatchesPiOnScenarios(t *testing.T) {
 // renderFile renders the case for another file.
 func (c layCase) renderFile(t *testing.T, file string) string {
 	t.Helper()
-	s, err := Load(file)
+	s, err := sessions.Load(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +220,7 @@ func (c layCase) renderFile(t *testing.T, file string) string {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	l, err := s.Layout(r, LayoutOptions{Leaf: s.Leaf(), Filter: c.filter, Search: c.search, Home: layHome})
+	l, err := New(s, r, Options{Leaf: s.Leaf(), Filter: c.filter, Search: c.search, Home: layHome})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,9 +232,9 @@ func (c layCase) renderFile(t *testing.T, file string) string {
 }
 
 // layOpen loads a fixture and lays it out.
-func layOpen(t *testing.T, file string, opt LayoutOptions, leaf string) (*Session, *Reader, *Layout) {
+func layOpen(t *testing.T, file string, opt Options, leaf string) (*sessions.Session, *sessions.Reader, *Layout) {
 	t.Helper()
-	s, err := Load(filepath.Join("testdata", "layout", file+".jsonl"))
+	s, err := sessions.Load(filepath.Join("testdata", file+".jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +247,7 @@ func layOpen(t *testing.T, file string, opt LayoutOptions, leaf string) (*Sessio
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close() })
-	l, err := s.Layout(r, opt)
+	l, err := New(s, r, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +255,7 @@ func layOpen(t *testing.T, file string, opt LayoutOptions, leaf string) (*Sessio
 }
 
 // layRow returns the row of entry id, failing when it is not shown.
-func layRow(t *testing.T, s *Session, l *Layout, id string) Row {
+func layRow(t *testing.T, s *sessions.Session, l *Layout, id string) Row {
 	t.Helper()
 	i := l.RowOf(layPos(t, s, id))
 	if i < 0 {
@@ -303,7 +265,7 @@ func layRow(t *testing.T, s *Session, l *Layout, id string) Row {
 }
 
 func TestLayoutRows(t *testing.T) {
-	s, r, l := layOpen(t, "branches", LayoutOptions{}, "")
+	s, r, l := layOpen(t, "branches", Options{}, "")
 	if l.Len() != 24 {
 		t.Fatalf("Len = %d, want 24", l.Len())
 	}
@@ -371,16 +333,16 @@ func TestLayoutRows(t *testing.T) {
 }
 
 func TestLayoutIndexFlags(t *testing.T) {
-	s, _, _ := layOpen(t, "branches", LayoutOptions{}, "")
+	s, _, _ := layOpen(t, "branches", Options{}, "")
 	for _, tt := range []struct {
 		id    string
-		flags Flags
+		flags sessions.Flags
 	}{
-		{"a1", 0}, {"a3", FlagText}, {"a9", 0}, {"a11", FlagOddStop},
-		{"a6", FlagOddStop | FlagError}, {"a7", FlagOddStop | FlagError}, {"a12", FlagText},
+		{"a1", 0}, {"a3", sessions.FlagText}, {"a9", 0}, {"a11", sessions.FlagOddStop},
+		{"a6", sessions.FlagOddStop | sessions.FlagError}, {"a7", sessions.FlagOddStop | sessions.FlagError}, {"a12", sessions.FlagText},
 		{"u1", 0}, // only assistant messages carry the flags
 	} {
-		got := s.Entries[layPos(t, s, tt.id)].Flags & (FlagText | FlagOddStop | FlagError)
+		got := s.Entries[layPos(t, s, tt.id)].Flags & (sessions.FlagText | sessions.FlagOddStop | sessions.FlagError)
 		if got != tt.flags {
 			t.Errorf("%s: flags %b, want %b", tt.id, got, tt.flags)
 		}
@@ -388,7 +350,7 @@ func TestLayoutIndexFlags(t *testing.T) {
 }
 
 func TestLayoutNavigation(t *testing.T) {
-	s, _, l := layOpen(t, "branches", LayoutOptions{}, "")
+	s, _, l := layOpen(t, "branches", Options{}, "")
 	row := func(id string) int { return l.RowOf(layPos(t, s, id)) }
 	for _, tt := range []struct {
 		name      string
@@ -421,14 +383,14 @@ func TestLayoutNavigation(t *testing.T) {
 	}
 
 	// An empty layout.
-	_, _, empty := layOpen(t, "branches", LayoutOptions{Search: "no such words"}, "")
+	_, _, empty := layOpen(t, "branches", Options{Search: "no such words"}, "")
 	if empty.Len() != 0 || empty.Find(0) != -1 {
 		t.Errorf("empty layout: Len %d, Find %d", empty.Len(), empty.Find(0))
 	}
 }
 
 func TestLayoutFoldsAndRoots(t *testing.T) {
-	s, _, l := layOpen(t, "branches", LayoutOptions{Folded: map[string]bool{"u2": true}}, "")
+	s, _, l := layOpen(t, "branches", Options{Folded: map[string]bool{"u2": true}}, "")
 	u2 := layRow(t, s, l, "u2")
 	if !u2.Folded || u2.Foldable || u2.Prefix() != "├⊞ • " {
 		t.Errorf("folded u2: %+v prefix %q", u2, u2.Prefix())
@@ -442,7 +404,7 @@ func TestLayoutFoldsAndRoots(t *testing.T) {
 		t.Errorf("the leaf under a fold should find u2")
 	}
 
-	s, _, l = layOpen(t, "roots", LayoutOptions{Folded: map[string]bool{"y1": true}}, "")
+	s, _, l = layOpen(t, "roots", Options{Folded: map[string]bool{"y1": true}}, "")
 	y1 := layRow(t, s, l, "y1")
 	if y1.Prefix() != "⊞ • " || y1.Connector != ConnNone || y1.Indent != 0 {
 		t.Errorf("folded root: %+v prefix %q", y1, y1.Prefix())
@@ -450,7 +412,7 @@ func TestLayoutFoldsAndRoots(t *testing.T) {
 
 	// Several roots: the one with the leaf first, then file order; roots
 	// draw at indent 0 and their first generation one level in.
-	s, _, l = layOpen(t, "roots", LayoutOptions{}, "")
+	s, _, l = layOpen(t, "roots", Options{}, "")
 	var order []string
 	for _, row := range l.Rows(0, l.Len()) {
 		order = append(order, s.Entries[row.Pos].ID)
@@ -466,18 +428,18 @@ func TestLayoutFoldsAndRoots(t *testing.T) {
 }
 
 func TestLayoutOptionsErrors(t *testing.T) {
-	s, err := Load(filepath.Join("testdata", "layout", "roots.jsonl"))
+	s, err := sessions.Load(filepath.Join("testdata", "roots.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Layout(nil, LayoutOptions{Filter: "tools"}); !errors.Is(err, ErrFilter) {
+	if _, err := New(s, nil, Options{Filter: "tools"}); !errors.Is(err, ErrFilter) {
 		t.Errorf("unknown filter: err %v", err)
 	}
-	if _, err := s.Layout(nil, LayoutOptions{Search: "x"}); err == nil {
-		t.Errorf("a search without a Reader should fail")
+	if _, err := New(s, nil, Options{Search: "x"}); err == nil {
+		t.Errorf("a search without a sessions.Reader should fail")
 	}
 	// Blank searches need no Reader; a leaf without an id, or none, marks no path.
-	l, err := s.Layout(nil, LayoutOptions{Leaf: -1, Search: " \t"})
+	l, err := New(s, nil, Options{Leaf: -1, Search: " \t"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -515,76 +477,6 @@ func TestFilters(t *testing.T) {
 	}
 }
 
-func TestJSConversions(t *testing.T) {
-	for _, tt := range []struct {
-		f    float64
-		want string
-	}{
-		{0, "0"}, {math.Copysign(0, -1), "0"}, {123, "123"}, {1.5, "1.5"}, {-2.25, "-2.25"},
-		{1e21, "1e+21"}, {1.5e-7, "1.5e-7"}, {0.000001, "0.000001"}, {1e20, "100000000000000000000"},
-		{math.NaN(), "NaN"}, {math.Inf(-1), "-Infinity"}, {layPoint1 + 0.2, "0.30000000000000004"},
-	} {
-		if got := js.FormatNumber(tt.f); got != tt.want {
-			t.Errorf("js.FormatNumber(%v) = %q, want %q", tt.f, got, tt.want)
-		}
-	}
-	for _, tt := range []struct {
-		s    string
-		want float64
-	}{
-		{"", 0}, {"  12 ", 12}, {"0x10", 16}, {"0b11", 3}, {"1e3", 1000}, {".5", 0.5}, {"5.", 5},
-		{"+5", 5}, {"-Infinity", math.Inf(-1)}, {"\u00a07\n", 7},
-	} {
-		if got := js.NumberOf(tt.s); got != tt.want {
-			t.Errorf("Number(%q) = %v, want %v", tt.s, got, tt.want)
-		}
-	}
-	for _, s := range []string{"abc", "1_000", "inf", "NaN", "-0x10", "1e", "e5", "0x", "1.2.3", "--1"} {
-		if got := js.NumberOf(s); !math.IsNaN(got) {
-			t.Errorf("Number(%q) = %v, want NaN", s, got)
-		}
-	}
-	for _, tt := range []struct{ x, want float64 }{{2.5, 3}, {-2.5, -2}, {0.49999999999999994, 0}, {48.5, 49}, {-0.4, 0}} {
-		if got := js.Round(tt.x); got != tt.want {
-			t.Errorf("Math.round(%v) = %v, want %v", tt.x, got, tt.want)
-		}
-	}
-	for _, tt := range []struct{ raw, str, join string }{
-		{``, "undefined", ""}, {`null`, "null", ""}, {`"a\nb"`, "a\nb", "a\nb"}, {`1.50`, "1.5", "1.5"},
-		{`{"a":1}`, "[object Object]", "[object Object]"}, {`[1,[2,[]],null,"x",{}]`, "1,2,,,x,[object Object]", "1,2,,,x,[object Object]"},
-		{`true`, "true", "true"}, {`false`, "false", "false"},
-	} {
-		if got := js.ToString([]byte(tt.raw)); got != tt.str {
-			t.Errorf("String(%s) = %q, want %q", tt.raw, got, tt.str)
-		}
-		if got := js.Join([]byte(tt.raw)); got != tt.join {
-			t.Errorf("join(%s) = %q, want %q", tt.raw, got, tt.join)
-		}
-	}
-	for _, tt := range []struct{ raw, want string }{
-		{`{ "a" : [ 1.0 , 2e2 ] , "b":"\u00e9\/\u0001\"" }`, `{"a":[1,200],"b":"é/\u0001\""}`},
-		{`{"t":"tab\there","n":null,"big":1e400}`, `{"t":"tab\there","n":null,"big":null}`},
-	} {
-		if got := js.Stringify([]byte(tt.raw)); got != tt.want {
-			t.Errorf("JSON.stringify(%s) = %s, want %s", tt.raw, got, tt.want)
-		}
-	}
-	for _, tt := range []struct {
-		s    string
-		n    int
-		want string
-	}{
-		{"abc", 2, "ab"}, {"abc", 5, "abc"}, {"a😀b", 2, "a\uFFFD"}, {"a😀b", 3, "a😀"}, {"é", 1, "é"},
-	} {
-		if got := js.UTF16Prefix(tt.s, tt.n); got != tt.want {
-			t.Errorf("%q.slice(0, %d) = %q, want %q", tt.s, tt.n, got, tt.want)
-		}
-	}
-	if n := js.UTF16Len("a😀é"); n != 4 {
-		t.Errorf("utf16Len = %d", n)
-	}
-}
-
 func TestToolCallText(t *testing.T) {
 	for _, tt := range []struct{ name, args, want string }{
 		{`"read"`, `{"path":"/home/u/a.go"}`, "[read: ~/a.go]"},
@@ -616,30 +508,6 @@ func TestToolCallText(t *testing.T) {
 	}
 	if got := formatToolCall([]byte(`"read"`), []byte(`{"path":"/home/u/a"}`), ""); got != "[read: /home/u/a]" {
 		t.Errorf("without a home: %q", got)
-	}
-}
-
-func TestHasText(t *testing.T) {
-	for _, tt := range []struct {
-		raw  string
-		want bool
-	}{
-		{`"x"`, true}, {`"  "`, false}, {`" \u00a0\n\t\u2003 "`, false}, {`"\\n"`, true}, {`""`, false},
-		{`[]`, false}, {`null`, false}, {`{}`, false}, {`5`, false},
-		{`[{"type":"text","text":"hi"}]`, true},
-		{`[{"text":"hi","type":"text"}]`, true},
-		{`[{"type":"te\u0078t","text":"hi"}]`, true},
-		{`[{"type":"text","text":" "},{"type":"text","text":"\u0041"}]`, true},
-		{`[{"type":"thinking","thinking":"a \"quoted\" \\ text"},{"type":"toolCall","id":"c","name":"x","arguments":{"a":["]"]}}]`, false},
-		{`[{"type":"text","text":5}]`, false},
-		{`[{"type":"text"}]`, false},
-		{`["text",null,7,{"type":"image"}]`, false},
-		{`[ { "type" : "text" , "text" : "a\"b" } ]`, true},
-		{`[{"type":"text","text":"x","type":"image"}]`, false}, // JSON.parse keeps the last "type"
-	} {
-		if got := hasText([]byte(tt.raw)); got != tt.want {
-			t.Errorf("hasText(%s) = %v, want %v", tt.raw, got, tt.want)
-		}
 	}
 }
 
@@ -715,7 +583,7 @@ func TestLayoutLarge(t *testing.T) {
 		t.Skip("large session")
 	}
 	dir := t.TempDir()
-	s, err := Load(layGenerate(t, dir, 100_000, false))
+	s, err := sessions.Load(layGenerate(t, dir, 100_000, false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -724,13 +592,13 @@ func TestLayoutLarge(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	for _, opt := range []LayoutOptions{
+	for _, opt := range []Options{
 		{Leaf: s.Leaf()},
 		{Leaf: s.Leaf(), Filter: FilterUserOnly},
 		{Leaf: s.Leaf(), Filter: FilterAll, Folded: map[string]bool{s.Entries[10].ID: true}},
 	} {
 		start := time.Now()
-		l, err := s.Layout(r, opt)
+		l, err := New(s, r, opt)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -764,11 +632,11 @@ func TestLayoutLarge(t *testing.T) {
 		}
 	}
 
-	s, err = Load(layGenerate(t, dir, 100_000, true))
+	s, err = sessions.Load(layGenerate(t, dir, 100_000, true))
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := s.Layout(nil, LayoutOptions{Leaf: s.Leaf()})
+	l, err := New(s, nil, Options{Leaf: s.Leaf()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -782,36 +650,6 @@ func TestLayoutLarge(t *testing.T) {
 	}
 }
 
-func TestJSONPrefix(t *testing.T) {
-	long := strings.Repeat("é", 700) // 2 bytes a rune: the 3n-byte cut lands mid-rune
-	for _, tt := range []struct {
-		raw  string
-		n    int
-		want string
-	}{
-		{`"abc"`, 200, "abc"},
-		{`"abc"`, 2, "abc"}, // short strings are taken whole
-		{`"abc"`, 0, ""},
-		{`"a\nb\t\"c\\\/\u00e9\ud83d\ude00"`, 200, "a\nb\t\"c\\/é😀"},
-		{`"\ud83d"`, 200, "\uFFFD"},
-		{`"\ude00x"`, 200, "\uFFFDx"},
-		{`"\ud83dx"`, 200, "\uFFFDx"},
-		{`"x\u12"`, 200, "x"},
-		{`"abc`, 200, "abc"},
-		{`""`, 200, ""},
-		{`5`, 200, ""},
-		{`"` + long + `"`, 200, strings.Repeat("é", 300)},
-		{`"\n` + long + `"`, 5, "\n" + strings.Repeat("é", 4)},
-	} {
-		if got := js.Prefix([]byte(tt.raw), tt.n); got != tt.want {
-			t.Errorf("js.Prefix(%.40s, %d) = %.40q (%d runes), want %.40q", tt.raw, tt.n, got, len([]rune(got)), tt.want)
-		}
-	}
-	if got := extractContent([]byte(`[{"type":"text","text":"` + long + `"},{"type":"text","text":"more"}]`)); got != strings.Repeat("é", 200) {
-		t.Errorf("extractContent of long blocks: %d runes", len([]rune(got)))
-	}
-}
-
 // TestFastParsersOnGarbage feeds the non-validating parsers broken JSON, as
 // a file rewritten under a Reader might hold: they must stop, not panic or spin.
 func TestFastParsersOnGarbage(t *testing.T) {
@@ -820,8 +658,6 @@ func TestFastParsersOnGarbage(t *testing.T) {
 		`[}]`, `[1,`, `["a`, `[,]`, `[1 2]`, `{"a":[{"b":}]}`, `{}}`, `{"\":1}`, `]`, `}`, `"`, `-`,
 	} {
 		o := js.ObjectOf([]byte(raw))
-		_ = extractContent([]byte(raw))
-		_ = hasText([]byte(raw))
 		_ = js.ToString([]byte(raw))
 		_ = js.Stringify([]byte(raw))
 		_ = formatToolCall([]byte(`"x"`), []byte(raw), layHome)
@@ -838,9 +674,9 @@ func TestFastParsersOnGarbage(t *testing.T) {
 }
 
 func TestLayoutShape(t *testing.T) {
-	s, _, a := layOpen(t, "branches", LayoutOptions{}, "")
-	_, _, again := layOpen(t, "branches", LayoutOptions{}, "")
-	_, _, b := layOpen(t, "branches", LayoutOptions{}, "a6")
+	s, _, a := layOpen(t, "branches", Options{}, "")
+	_, _, again := layOpen(t, "branches", Options{}, "")
+	_, _, b := layOpen(t, "branches", Options{}, "a6")
 	shape := func(l *Layout, id string) uint64 { return l.Shape(l.RowOf(layPos(t, s, id))) }
 	for k := 0; k < a.Len(); k++ {
 		if a.Shape(k) != again.Shape(k) {
@@ -863,12 +699,12 @@ func TestLayoutShape(t *testing.T) {
 		}
 	}
 	// A row that moves but looks the same keeps its shape.
-	_, _, g := layOpen(t, "gutters", LayoutOptions{}, "")
-	gs, _ := Load(filepath.Join("testdata", "layout", "gutters.jsonl"))
+	_, _, g := layOpen(t, "gutters", Options{}, "")
+	gs, _ := sessions.Load(filepath.Join("testdata", "gutters.jsonl"))
 	if g.Shape(g.RowOf(layPos(t, gs, "e1"))) == g.Shape(g.RowOf(layPos(t, gs, "e2"))) {
 		t.Errorf("├─ and └─ rows share a shape")
 	}
-	_, _, g2 := layOpen(t, "gutters", LayoutOptions{}, "d1")
+	_, _, g2 := layOpen(t, "gutters", Options{}, "d1")
 	c1a := layPos(t, gs, "c1a")
 	if g.RowOf(c1a) == g2.RowOf(c1a) || g.Shape(g.RowOf(c1a)) != g2.Shape(g2.RowOf(c1a)) {
 		t.Errorf("c1a moved but is drawn alike (│     │     ); its shapes differ")

@@ -1,4 +1,4 @@
-package sessions
+package pitree
 
 import (
 	"bufio"
@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/piweb/piweb/internal/js"
+	"github.com/piweb/piweb/sessions"
 )
 
 // This file ports the layout of pi's /tree view (TreeList in
@@ -85,8 +86,8 @@ func (f Filter) Tag() string {
 	return ""
 }
 
-// LayoutOptions says how to lay out a session's tree.
-type LayoutOptions struct {
+// Options says how to lay out a session's tree.
+type Options struct {
 	// Leaf is the position of the active leaf (s.Leaf() is pi's); -1, or an
 	// entry without an id, means none. Note that the zero value is entry 0.
 	Leaf int
@@ -127,7 +128,7 @@ type Gutter struct {
 
 // Row is one visible line of the tree.
 type Row struct {
-	Pos         int       // entry position in Session.Entries
+	Pos         int       // entry position in sessions.Session.Entries
 	Indent      int       // display indent in levels; pi draws 3 columns per level
 	Connector   Connector // connector at level Indent-1
 	Gutters     []Gutter  // gutters, outermost first; the first one at a level wins
@@ -204,8 +205,8 @@ func (r Row) Text() string {
 // Session.Update, and do not run Update while a Layout is in use. Its
 // methods are safe for concurrent use.
 type Layout struct {
-	s      *Session
-	opt    LayoutOptions
+	s      *sessions.Session
+	opt    Options
 	leaf   int
 	active []bool // on the path from a root to the leaf, by position
 
@@ -246,9 +247,9 @@ type gnode struct {
 	hash  uint64 // of this gutter and the outer ones, for Shape
 }
 
-// Layout lays out the tree as pi's /tree does. Structure comes from the
+// New lays out the tree as pi's /tree does. Structure comes from the
 // index; r is read only when opt.Search is set (it may then not be nil).
-func (s *Session) Layout(r *Reader, opt LayoutOptions) (*Layout, error) {
+func New(s *sessions.Session, r *sessions.Reader, opt Options) (*Layout, error) {
 	if opt.Filter == "" {
 		opt.Filter = FilterDefault
 	}
@@ -266,7 +267,7 @@ func (s *Session) Layout(r *Reader, opt LayoutOptions) (*Layout, error) {
 	}
 	tokens := searchTokens(opt.Search)
 	if len(tokens) > 0 && r == nil {
-		return nil, errors.New("layout: a search needs a Reader")
+		return nil, errors.New("layout: a search needs a sessions.Reader")
 	}
 	n := len(s.Entries)
 	leaf := opt.Leaf
@@ -275,7 +276,7 @@ func (s *Session) Layout(r *Reader, opt LayoutOptions) (*Layout, error) {
 	}
 	// The active path, which pi also sorts first among siblings.
 	onPath := make([]bool, n)
-	for v := leaf; v >= 0; v = s.parent[v] {
+	for v := leaf; v >= 0; v = s.Parent(v) {
 		onPath[v] = true
 	}
 	l := &Layout{s: s, opt: opt, leaf: leaf, active: onPath}
@@ -302,14 +303,14 @@ func (s *Session) Layout(r *Reader, opt LayoutOptions) (*Layout, error) {
 			}
 		}
 	}
-	pushKids(s.roots, false)
+	pushKids(s.Roots(), false)
 	for len(stack) > 0 {
 		it := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		order = append(order, int32(it.pos))
 		hidden[it.pos] = it.skip
 		skip := it.skip || len(opt.Folded) > 0 && opt.Folded[s.Entries[it.pos].ID]
-		pushKids(s.children[it.pos], skip)
+		pushKids(s.Children(it.pos), skip)
 	}
 
 	// applyFilter: which entries show, in file order so reads go forward.
@@ -344,7 +345,7 @@ func (s *Session) Layout(r *Reader, opt LayoutOptions) (*Layout, error) {
 	near := make([]int32, n) // row of the nearest visible ancestor-or-self, -1 for none
 	for _, p := range order {
 		up := int32(-1)
-		if q := s.parent[p]; q >= 0 {
+		if q := s.Parent(int(p)); q >= 0 {
 			up = near[q]
 		}
 		l.rowOf[p] = -1
@@ -434,27 +435,27 @@ func (l *Layout) display(indent int32) int {
 // passes applies pi's applyFilter rules (all but search and folding) to entry i.
 func (l *Layout) passes(i int) bool {
 	e := &l.s.Entries[i]
-	if e.Type == TypeUsage {
+	if e.Type == sessions.TypeUsage {
 		return false
 	}
 	// pi hides assistant turns with only tool calls unless they stopped
 	// abnormally, and always shows the leaf.
-	if e.Type == TypeMessage && e.Role == RoleAssistant && i != l.leaf &&
-		!e.Flags.Has(FlagText) && !e.Flags.Has(FlagOddStop) {
+	if e.Type == sessions.TypeMessage && e.Role == sessions.RoleAssistant && i != l.leaf &&
+		!e.Flags.Has(sessions.FlagText) && !e.Flags.Has(sessions.FlagOddStop) {
 		return false
 	}
 	settings := false
 	switch e.Type {
-	case TypeLabel, TypeContextEdit, TypeCustom, TypeModelChange, TypeThinking, TypeSessionInfo:
+	case sessions.TypeLabel, sessions.TypeContextEdit, sessions.TypeCustom, sessions.TypeModelChange, sessions.TypeThinking, sessions.TypeSessionInfo:
 		settings = true
 	}
 	switch l.opt.Filter {
 	case FilterUserOnly:
-		return e.Type == TypeMessage && e.Role == RoleUser
+		return e.Type == sessions.TypeMessage && e.Role == sessions.RoleUser
 	case FilterNoTools:
-		return !settings && !(e.Type == TypeMessage && e.Role == RoleToolResult)
+		return !settings && !(e.Type == sessions.TypeMessage && e.Role == sessions.RoleToolResult)
 	case FilterLabeledOnly:
-		return l.s.labelOn(i) >= 0
+		return l.s.LabelOn(i) >= 0
 	case FilterAll:
 		return true
 	}
@@ -497,11 +498,11 @@ func (l *Layout) row(i int) Row {
 		Indent:      l.display(lr.indent),
 		Active:      l.active[pos],
 		Leaf:        pos == l.leaf,
-		BranchPoint: len(l.s.children[pos]) > 1,
+		BranchPoint: len(l.s.Children(pos)) > 1,
 		Folded:      len(l.opt.Folded) > 0 && l.opt.Folded[e.ID],
 		Foldable:    l.Foldable(i),
 		Label:       l.s.LabelOf(pos),
-		Labeled:     l.s.labelOn(pos) >= 0,
+		Labeled:     l.s.LabelOn(pos) >= 0,
 		Preview:     l.prev[i],
 	}
 	if lr.bits&bitConnector != 0 && lr.bits&bitVirtual == 0 {
@@ -526,7 +527,7 @@ func (l *Layout) row(i int) Row {
 
 // Previews fills the previews of up to n rows from row start, reading
 // their lines (and, for tool results, their tool call) through r.
-func (l *Layout) Previews(r *Reader, start, n int) error {
+func (l *Layout) Previews(r *sessions.Reader, start, n int) error {
 	start, end := l.clamp(start, n)
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -544,7 +545,7 @@ func (l *Layout) Previews(r *Reader, start, n int) error {
 }
 
 // Window returns up to n rows from row start with their previews.
-func (l *Layout) Window(r *Reader, start, n int) ([]Row, error) {
+func (l *Layout) Window(r *sessions.Reader, start, n int) ([]Row, error) {
 	if err := l.Previews(r, start, n); err != nil {
 		return nil, err
 	}
@@ -567,7 +568,7 @@ func (l *Layout) Find(pos int) int {
 		return -1
 	}
 	if pos >= 0 && pos < len(l.rowOf) {
-		for v := pos; v >= 0; v = l.s.parent[v] {
+		for v := pos; v >= 0; v = l.s.Parent(v) {
 			if r := l.rowOf[v]; r >= 0 {
 				return int(r)
 			}
@@ -586,7 +587,7 @@ func (l *Layout) Shape(i int) uint64 {
 	h := mix(l.gutHash(lr.gut), uint64(lr.indent))
 	h = mix(h, uint64(lr.bits)<<32|uint64(len(l.roots)))
 	var flags uint64
-	for k, on := range []bool{l.active[pos], pos == l.leaf, len(l.s.children[pos]) > 1,
+	for k, on := range []bool{l.active[pos], pos == l.leaf, len(l.s.Children(pos)) > 1,
 		len(l.opt.Folded) > 0 && l.opt.Folded[l.s.Entries[pos].ID], l.Foldable(i)} {
 		if on {
 			flags |= 1 << k
@@ -681,7 +682,7 @@ func searchTokens(q string) []string {
 // searcher matches entries against search tokens, from a SearchIndex's
 // view or by reading their lines.
 type searcher struct {
-	r      *Reader
+	r      *sessions.Reader
 	tokens []string
 	ix     searchView
 }
@@ -696,7 +697,7 @@ func (sr *searcher) match(i int) (bool, error) {
 				continue
 			}
 			if !lowered {
-				label, lowered = strings.ToLower(sr.r.s.LabelOf(i)), true
+				label, lowered = strings.ToLower(sr.r.Session().LabelOf(i)), true
 			}
 			if !strings.Contains(label, t) {
 				return false, nil
@@ -704,7 +705,7 @@ func (sr *searcher) match(i int) (bool, error) {
 		}
 		return true, nil
 	}
-	text, err := sr.r.searchText(i)
+	text, err := searchText(sr.r, i)
 	if err != nil {
 		return false, err
 	}
@@ -721,7 +722,7 @@ func (sr *searcher) match(i int) (bool, error) {
 // cursor column ("› " on the row pi selects on opening: the leaf, or its
 // nearest visible ancestor), each row's text, and pi's "(n/total)" status
 // line with the filter's tag. Previews are read through r in chunks.
-func (l *Layout) Render(w io.Writer, r *Reader) error {
+func (l *Layout) Render(w io.Writer, r *sessions.Reader) error {
 	bw := bufio.NewWriter(w)
 	tag := ""
 	if t := l.opt.Filter.Tag(); t != "" {
