@@ -160,7 +160,7 @@ func (r *rawEntry) set(m js.Member) {
 		return
 	}
 	// Switch on the unquoted key without allocating.
-	switch js.KeyFast(k) {
+	switch string(js.KeyBytes(k)) {
 	case "type":
 		r.typ = m.Val
 	case "id":
@@ -272,7 +272,7 @@ func (e *Entry) fill(r *rawEntry, in interner) {
 func (e *Entry) fillMessage(raw []byte, in interner) {
 	var role, provider, model, usage, stop, content []byte
 	js.Members(raw, func(m js.Member) {
-		switch js.KeyFast(m.Key) {
+		switch string(js.KeyBytes(m.Key)) {
 		case "role":
 			role = m.Val
 		case "content":

@@ -141,7 +141,7 @@ func (c Content) HasText() bool { return hasText(c.raw) }
 func decodeBlock(raw []byte) Block {
 	b := Block{Raw: raw}
 	js.Members(raw, func(m js.Member) {
-		switch js.KeyFast(m.Key) {
+		switch string(js.KeyBytes(m.Key)) {
 		case "type":
 			b.Type = js.Str(m.Val)
 		case "text":
@@ -200,7 +200,7 @@ func decodeUsage(raw []byte) (u Usage, ok bool) {
 		*dst, ok = v, ok && good
 	}
 	js.Members(raw, func(m js.Member) {
-		switch js.KeyFast(m.Key) {
+		switch string(js.KeyBytes(m.Key)) {
 		case "totalTokens":
 			num(&u.TotalTokens, m.Val)
 		case "input":
@@ -221,7 +221,7 @@ func decodeUsage(raw []byte) (u Usage, ok bool) {
 				break
 			}
 			js.Members(m.Val, func(c js.Member) {
-				if js.KeyFast(c.Key) == "total" {
+				if string(js.KeyBytes(c.Key)) == "total" {
 					num(&u.Cost, c.Val)
 				}
 			})

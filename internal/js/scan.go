@@ -478,14 +478,14 @@ func Members(b []byte, fn func(m Member)) {
 	}
 }
 
-// KeyFast returns the key without quotes; for escaped keys it decodes.
-// The conversion in the switch above does not allocate for plain keys.
-func KeyFast(raw []byte) string {
+// KeyBytes returns the raw key without quotes, decoded when it holds
+// escapes. switch string(KeyBytes(k)) compares without allocating.
+func KeyBytes(raw []byte) []byte {
 	inner := raw[1 : len(raw)-1]
 	if HasBackslash(inner) {
-		return Key(raw)
+		return []byte(Key(raw))
 	}
-	return unsafeString(inner)
+	return inner
 }
 
 // Str decodes a raw string value; non-strings give "".

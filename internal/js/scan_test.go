@@ -180,7 +180,7 @@ func TestKeyDecoding(t *testing.T) {
 			t.Errorf("KeyIs(%s, %q) = %v, want %v", c.raw, c.name, got, c.is)
 		}
 	}
-	if got := KeyFast([]byte(`"\u0070arentId"`)); got != "parentId" {
+	if got := string(KeyBytes([]byte(`"\u0070arentId"`))); got != "parentId" {
 		t.Errorf("keyName2 = %q, want parentId", got)
 	}
 }

@@ -96,7 +96,7 @@ func hex4(b []byte, i int) (uint64, bool) {
 	if i < 0 || i+4 > len(b) {
 		return 0, false
 	}
-	v, err := strconv.ParseUint(unsafeString(b[i:i+4]), 16, 32)
+	v, err := strconv.ParseUint(string(b[i:i+4]), 16, 32)
 	return v, err == nil
 }
 
@@ -472,7 +472,7 @@ func Number(raw []byte) (float64, bool) {
 	if len(raw) == 0 || (raw[0] != '-' && !IsDigit(raw[0])) {
 		return 0, false
 	}
-	f, err := strconv.ParseFloat(unsafeString(raw), 64)
+	f, err := strconv.ParseFloat(string(raw), 64)
 	return f, err == nil
 }
 
@@ -487,7 +487,7 @@ func Time(raw []byte, present bool) int64 {
 		return 0 // new Date(null) is the epoch
 	case len(raw) > 0 && raw[0] == '"':
 		if inner := raw[1 : len(raw)-1]; !HasBackslash(inner) && utf8.Valid(inner) {
-			return ParseDate(unsafeString(inner)) // parseJSDate keeps no reference to it
+			return ParseDate(string(inner))
 		}
 		s, _ := String(raw)
 		return ParseDate(s)
