@@ -438,8 +438,8 @@ func TestSearchIndexReload(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "other.jsonl"), append(first[:strings.IndexByte(string(first), '\n')+1], third[nl:]...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, d, err := lib.Refresh(filepath.Join(dir, "other.jsonl")); err != nil || !d.Reloaded {
-		t.Fatalf("Refresh: %+v, %v; want a reload", d, err)
+	if c, err := lib.Refresh(filepath.Join(dir, "other.jsonl")); err != nil || c.Kind != sessions.KindReload {
+		t.Fatalf("Refresh: %+v, %v; want a reload", c, err)
 	}
 	view("library after refresh", append(qs, srchQueries(rng, s2, r2, 10)...))
 }

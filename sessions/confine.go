@@ -230,6 +230,23 @@ func syncDirIn(r *os.Root, dir string) {
 	}
 }
 
+// SaveBeside saves data beside the file of the session with key, as the
+// function SaveBeside does; a saved session file is indexed and published.
+func (l *Library) SaveBeside(key, name string, data []byte) (string, error) {
+	file, root, err := l.locate(key)
+	if err != nil {
+		return "", err
+	}
+	path, err := SaveBeside(&Session{File: file, root: root}, name, data)
+	if err != nil {
+		return "", withKey(err, key)
+	}
+	if IsSessionFileName(path) {
+		l.Refresh(path) // a session of its own now: list it at once
+	}
+	return path, nil
+}
+
 // SaveBeside writes data to a new file named name, or name-2, name-3, …
 // when that is taken, in the folder of s's file (inside its root), with the
 // session file's permissions, and returns its path. The file appears whole

@@ -387,7 +387,7 @@ func TestLibraryRefusesSwappedPaths(t *testing.T) {
 			}); err != nil {
 				t.Fatal(err)
 			}
-			if _, _, err := lib.Refresh(file); !errors.Is(err, ErrOutsideRoot) {
+			if _, err := lib.Refresh(file); !errors.Is(err, ErrOutsideRoot) {
 				t.Errorf("Refresh: %v, want ErrOutsideRoot", err)
 			}
 			if err := lib.View("S", func(*Session) error { return nil }); !errors.Is(err, ErrNoSession) {
@@ -398,7 +398,7 @@ func TestLibraryRefusesSwappedPaths(t *testing.T) {
 			}
 			// Seen as a new file, it is refused too.
 			lib2 := NewLibrary(lib.Root)
-			if _, _, err := lib2.Refresh(file); !errors.Is(err, ErrOutsideRoot) {
+			if _, err := lib2.Refresh(file); !errors.Is(err, ErrOutsideRoot) {
 				t.Errorf("Refresh of an unknown file: %v, want ErrOutsideRoot", err)
 			}
 			if lib2.Len() != 0 {
@@ -413,12 +413,12 @@ func TestReloadKeepsRoot(t *testing.T) {
 	lib, file, _, out := cfIndexed(t, cfV3)
 	lines := strings.SplitAfter(cfV3, "\n")
 	cfWrite(t, file, lines[0]+lines[1]) // truncated: a full re-read
-	_, d, err := lib.Refresh(file)
-	if err != nil || !d.Reloaded {
-		t.Fatalf("Refresh after a rewrite: %+v, %v; want a reload", d, err)
+	c, err := lib.Refresh(file)
+	if err != nil || c.Kind != KindReload {
+		t.Fatalf("Refresh after a rewrite: %+v, %v; want a reload", c, err)
 	}
 	cfSwaps[0].do(t, file, out)
-	if _, _, err := lib.Refresh(file); !errors.Is(err, ErrOutsideRoot) {
+	if _, err := lib.Refresh(file); !errors.Is(err, ErrOutsideRoot) {
 		t.Errorf("Refresh after the reload and a swap: %v, want ErrOutsideRoot", err)
 	}
 }

@@ -44,10 +44,10 @@ func (s *Session) Branch(leafID string, opts Redact) (*Branch, error) {
 		return nil, err
 	}
 	if leaf < 0 {
-		return nil, fmt.Errorf("%w: the session has no entries", ErrNoEntry)
+		return nil, &Error{Kind: ErrNoEntry, Entry: leafID, Detail: "the session has no entries"}
 	}
 	if s.Entries[leaf].ID == "" {
-		return nil, fmt.Errorf("%w: the last entry has no id (line %d)", ErrNoEntry, s.Entries[leaf].Line)
+		return nil, &Error{Kind: ErrNoEntry, Entry: leafID, Detail: fmt.Sprintf("the last entry has no id (line %d)", s.Entries[leaf].Line)}
 	}
 	r, err := s.Open()
 	if err != nil {
@@ -214,7 +214,7 @@ func Fork(s *Session, entryID string) (newID, newFile string, err error) {
 	defer snap.close()
 	cur := snap.s
 	if entryID == "" {
-		return "", "", fmt.Errorf("%w: no entry to fork at", ErrNoEntry)
+		return "", "", &Error{Kind: ErrNoEntry, Detail: "no entry to fork at"}
 	}
 	b, err := cur.Branch(entryID, Redact{})
 	if err != nil {
@@ -232,6 +232,33 @@ func Fork(s *Session, entryID string) (newID, newFile string, err error) {
 		return "", "", err
 	}
 	return b.ID, newFile, nil
+}
+
+// Forked is a session a fork wrote.
+type Forked struct {
+	ID   string // the new session's id
+	File string // its file
+	Key  string // its key in the library
+}
+
+// Fork writes the path to entryID of the session with key as a new session
+// file beside it, indexes and publishes it.
+func (l *Library) Fork(key, entryID string) (Forked, error) {
+	file, root, err := l.locate(key)
+	if err != nil {
+		return Forked{}, err
+	}
+	unlock := l.lockWrites(file)
+	defer unlock()
+	id, nf, err := Fork(&Session{File: file, root: root}, entryID)
+	if err != nil {
+		return Forked{}, withKey(err, key)
+	}
+	c, err := l.Refresh(nf)
+	if err != nil {
+		return Forked{ID: id, File: nf}, withKey(err, key)
+	}
+	return Forked{ID: id, File: nf, Key: c.Key}, nil
 }
 
 // createExclusive creates path holding data, atomically and only if it

@@ -2,7 +2,6 @@ package sessions
 
 import (
 	"encoding/json"
-	"fmt"
 	"slices"
 )
 
@@ -48,9 +47,6 @@ func (s *Session) labelJSON(i int) json.RawMessage {
 	b, _ := json.Marshal(s.Entries[l].Text)
 	return b
 }
-
-// ErrNoEntry is returned for an entry id the session does not hold.
-var ErrNoEntry = fmt.Errorf("no such entry")
 
 // Inspect builds the Inspection at the entry with id leafID ("" for the default leaf).
 func (s *Session) Inspect(leafID string) (*Inspection, error) {
@@ -175,7 +171,7 @@ func (s *Session) leafPos(leafID string) (int, error) {
 	}
 	i, ok := s.Lookup(leafID)
 	if !ok {
-		return 0, fmt.Errorf("%w: %q", ErrNoEntry, leafID)
+		return 0, &Error{Kind: ErrNoEntry, Entry: leafID}
 	}
 	return i, nil
 }

@@ -1,147 +1,23 @@
 package sessions
 
+// The library: the index of every session file under a root, each file
+// addressed by its own key, kept current by Refresh (which the watcher
+// calls on every change and the writers call after each write), and the one
+// place that publishes what changed (see feed.go).
+
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
-	"time"
-
-	"github.com/piweb/piweb/internal/js"
 )
-
-// DefaultRoot returns the sessions root as pi finds it:
-// $PI_CODING_AGENT_SESSION_DIR, else $PI_CODING_AGENT_DIR/sessions, else ~/.pi/agent/sessions.
-func DefaultRoot() string {
-	if d := os.Getenv("PI_CODING_AGENT_SESSION_DIR"); d != "" {
-		return expandHome(d)
-	}
-	if d := os.Getenv("PI_CODING_AGENT_DIR"); d != "" {
-		return filepath.Join(expandHome(d), "sessions")
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return filepath.Join(".pi", "agent", "sessions")
-	}
-	return filepath.Join(home, ".pi", "agent", "sessions")
-}
-
-func expandHome(p string) string {
-	if p == "~" || strings.HasPrefix(p, "~/") {
-		if home, err := os.UserHomeDir(); err == nil {
-			return filepath.Join(home, p[1:])
-		}
-	}
-	return p
-}
-
-// ProjectDir returns the folder name pi uses for a working directory ("--home-user-x--").
-func ProjectDir(cwd string) string {
-	s := cwd
-	if len(s) > 0 && (s[0] == '/' || s[0] == '\\') {
-		s = s[1:] // pi removes one leading separator
-	}
-	s = strings.NewReplacer("/", "-", "\\", "-", ":", "-").Replace(s)
-	return "--" + s + "--"
-}
-
-// Meta summarises one session for the sessions list.
-type Meta struct {
-	ID            string    `json:"id"`
-	File          string    `json:"file"`
-	Project       string    `json:"project"` // the project folder name under the root
-	Cwd           string    `json:"cwd"`
-	Name          string    `json:"name,omitempty"`
-	FirstMessage  string    `json:"firstMessage"`
-	Version       int       `json:"version"`
-	Created       time.Time `json:"created"`
-	Modified      time.Time `json:"modified"` // last user/assistant activity, as pi sorts
-	FileModified  time.Time `json:"fileModified"`
-	Size          int64     `json:"size"`
-	Entries       int       `json:"entries"`
-	Messages      int       `json:"messages"`
-	Branches      int       `json:"branches"` // entries with more than one child
-	Leaves        int       `json:"leaves"`   // entries without children
-	Tokens        int64     `json:"tokens"`
-	Cost          float64   `json:"cost"`
-	Models        []string  `json:"models"`
-	ParentSession string    `json:"parentSession,omitempty"`
-	ParentID      string    `json:"parentId,omitempty"` // the parent session's id, when it is in the library
-	Diagnostics   int       `json:"diagnostics"`
-}
-
-// Meta computes the session's summary.
-func (s *Session) Meta() Meta {
-	if c := s.meta; c != nil && c.gen == s.gen {
-		m := c.m
-		m.Models = slices.Clone(m.Models)
-		return m
-	}
-	return s.computeMeta()
-}
-
-// cacheMeta stores the current Meta. Only the code that changes the session
-// calls it (under the library's write lock), so Meta itself never writes.
-func (s *Session) cacheMeta() {
-	s.meta = &metaCache{gen: s.gen, m: s.computeMeta()}
-}
-
-// metaCache holds the Meta of one generation, so listing sessions does not walk every entry each time.
-type metaCache struct {
-	gen uint64
-	m   Meta
-}
-
-// computeMeta walks the entries to build the summary.
-func (s *Session) computeMeta() Meta {
-	m := Meta{ID: s.Header.ID, File: s.File, Cwd: s.Header.Cwd, Name: s.Name(), FirstMessage: s.FirstMessage,
-		Version: s.Header.Version, FileModified: s.ModTime, Size: s.Size, Entries: len(s.Entries),
-		ParentSession: s.Header.ParentSession, Diagnostics: len(s.Diags), Models: []string{}}
-	if m.FirstMessage == "" {
-		m.FirstMessage = "(no messages)"
-	}
-	m.Project = filepath.Base(filepath.Dir(s.File))
-	if t := js.ParseDate(s.Header.Timestamp); t != NoTime {
-		m.Created = time.UnixMilli(t).UTC()
-	}
-	var last int64
-	seen := map[string]bool{}
-	for i := range s.Entries {
-		e := &s.Entries[i]
-		switch n := len(s.children[i]); {
-		case n == 0:
-			m.Leaves++
-		case n > 1:
-			m.Branches++
-		}
-		m.Tokens += e.Tokens
-		m.Cost += e.Cost
-		if e.Type != TypeMessage {
-			continue
-		}
-		m.Messages++
-		if (e.Role == RoleUser || e.Role == RoleAssistant) && e.Time != NoTime && e.Time > last {
-			last = e.Time
-		}
-		if mod := e.Model(); mod != "" && !seen[mod] {
-			seen[mod] = true
-			m.Models = append(m.Models, mod)
-		}
-	}
-	switch {
-	case last > 0:
-		m.Modified = time.UnixMilli(last).UTC()
-	case !m.Created.IsZero():
-		m.Modified = m.Created
-	default:
-		m.Modified = s.ModTime
-	}
-	return m
-}
 
 // Library is the in-memory index of every session under a root. It is safe
 // for concurrent use: readers take a read lock through View.
@@ -149,14 +25,29 @@ type Library struct {
 	Root string
 
 	mu       sync.RWMutex
-	byFile   map[string]*Session
-	byID     map[string]*Session
-	problems map[string]error // files that are not sessions or could not be read
+	files    map[string]*Session   // by file path
+	keys     map[string]*Session   // by key
+	ids      map[string][]*Session // by header id: the files holding that session id
+	key      map[*Session]string   // each session's key
+	problems map[string]problem    // files that are not sessions or could not be read
+
+	writing sync.Map // file path -> *sync.Mutex: piweb's own writes to a file, one at a time
+	feed    hub
+}
+
+// problem is a file under the root that could not be indexed, as it was when tried.
+type problem struct {
+	err  error
+	size int64
+	mod  int64 // modification time, ns
 }
 
 // NewLibrary returns an empty library for root.
 func NewLibrary(root string) *Library {
-	return &Library{Root: root, byFile: map[string]*Session{}, byID: map[string]*Session{}, problems: map[string]error{}}
+	l := &Library{Root: root, files: map[string]*Session{}, keys: map[string]*Session{},
+		ids: map[string][]*Session{}, key: map[*Session]string{}, problems: map[string]problem{}}
+	l.feed.size = defaultFeedBuffer
+	return l
 }
 
 // OpenLibrary indexes every *.jsonl file in the project folders under root
@@ -176,14 +67,12 @@ func OpenLibrary(root string) (*Library, error) {
 	results := make(chan result)
 	var wg sync.WaitGroup
 	for range max(2, runtime.GOMAXPROCS(0)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for f := range jobs {
 				s, err := loadIn(root, f)
 				results <- result{f, s, err}
 			}
-		}()
+		})
 	}
 	go func() {
 		for _, f := range files {
@@ -194,69 +83,11 @@ func OpenLibrary(root string) (*Library, error) {
 		close(results)
 	}()
 	for r := range results {
-		l.put(r.file, r.s, r.err)
+		l.mu.Lock()
+		l.putLocked(r.file, r.s, r.err) // nobody subscribes yet: the changes are not published
+		l.mu.Unlock()
 	}
 	return l, nil
-}
-
-// SessionFiles lists the *.jsonl files in root and in its immediate
-// subfolders (pi's layout), sorted. Files that are symlinks are left out, as
-// are folders that lead outside root (see Within).
-func SessionFiles(root string) ([]string, error) {
-	var files []string
-	top, err := os.ReadDir(root)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	for _, d := range top {
-		p := filepath.Join(root, d.Name())
-		if IsSessionFileName(d.Name()) && d.Type().IsRegular() {
-			files = append(files, p)
-			continue
-		}
-		if !d.IsDir() && d.Type()&fs.ModeSymlink == 0 {
-			continue
-		}
-		if !Within(root, p) {
-			continue
-		}
-		sub, err := os.ReadDir(p)
-		if err != nil {
-			continue
-		}
-		for _, f := range sub {
-			if IsSessionFileName(f.Name()) && f.Type().IsRegular() {
-				files = append(files, filepath.Join(p, f.Name()))
-			}
-		}
-	}
-	slices.Sort(files)
-	return files, nil
-}
-
-// IsSessionFileName reports whether a file name is one pi lists (*.jsonl).
-func IsSessionFileName(name string) bool {
-	return strings.HasSuffix(name, ".jsonl") && !strings.HasPrefix(name, ".")
-}
-
-// Within reports whether path exists inside root: it lies below root when
-// read lexically, and resolves there with symlinks followed only while they
-// stay inside root (absolute links are refused), as os.Root resolves it.
-func Within(root, path string) bool {
-	rel, err := relIn(root, path)
-	if err != nil {
-		return false
-	}
-	r, err := os.OpenRoot(root)
-	if err != nil {
-		return false
-	}
-	defer r.Close()
-	_, err = r.Stat(rel)
-	return err == nil
 }
 
 // load reads file for the library: inside the root, when there is one.
@@ -267,66 +98,181 @@ func (l *Library) load(file string) (*Session, error) {
 	return loadIn(l.Root, file)
 }
 
-func (l *Library) put(file string, s *Session, err error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.putLocked(file, s, err)
-}
-
-func (l *Library) putLocked(file string, s *Session, err error) {
-	if old, ok := l.byFile[file]; ok {
-		delete(l.byFile, file)
-		l.releaseID(old, old.Header.ID)
+// putLocked indexes s as file (or records err for it) and returns the
+// changes of keys this caused. l.mu is held.
+func (l *Library) putLocked(file string, s *Session, err error) []Change {
+	var out []Change
+	if old, ok := l.files[file]; ok {
+		out = l.dropLocked(file, old)
 	}
 	delete(l.problems, file)
 	if err != nil {
-		l.problems[file] = err
-		return
+		p := problem{err: err}
+		if fi, serr := os.Stat(file); serr == nil {
+			p.size, p.mod = fi.Size(), fi.ModTime().UnixNano()
+		}
+		l.problems[file] = p
+		return out
 	}
-	l.byFile[file] = s
-	l.claimID(s)
-}
-
-// claimID gives s its id unless another file holding the same id is newer:
-// with two files of one session id, the most recently modified wins the id.
-func (l *Library) claimID(s *Session) {
-	if other, ok := l.byID[s.Header.ID]; !ok || other == s || other.ModTime.Before(s.ModTime) {
-		l.byID[s.Header.ID] = s
-	}
-}
-
-// releaseID takes id from s, if s held it, and hands it to the newest other
-// indexed file with that id.
-func (l *Library) releaseID(s *Session, id string) {
-	if l.byID[id] != s {
-		return
-	}
-	delete(l.byID, id)
-	for _, o := range l.byFile {
-		if o != s && o.Header.ID == id {
-			l.claimID(o)
+	id := s.Header.ID
+	for _, o := range slices.Clone(l.ids[id]) {
+		// A file of the same session that is gone from disk was moved here
+		// (a rename within the tree, an atomic save): this file takes over.
+		if _, err := os.Stat(o.File); errors.Is(err, fs.ErrNotExist) {
+			out = append(out, l.dropLocked(o.File, o)...)
 		}
 	}
+	l.files[file] = s
+	l.ids[id] = append(l.ids[id], s)
+	return merge(append(out, l.rekeyLocked(id, nil)...))
 }
 
-// Add indexes a session parsed elsewhere (demo sessions).
-func (l *Library) Add(s *Session) { l.put(s.File, s, nil) }
+// merge turns a key that is removed and then comes back in one batch of
+// changes into one reload of that key, in the removal's place.
+func merge(cs []Change) []Change {
+	out := cs[:0:0]
+	for _, c := range cs {
+		if c.Kind == KindNew {
+			if k := slices.IndexFunc(out, func(o Change) bool { return o.Key == c.Key && o.Kind == KindRemove }); k >= 0 {
+				c.Kind, c.OldLeaf = KindReload, out[k].OldLeaf
+				out[k] = c
+				continue
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// dropLocked removes file's session from the maps and returns the changes of keys.
+func (l *Library) dropLocked(file string, s *Session) []Change {
+	delete(l.files, file)
+	id := s.Header.ID
+	l.ids[id] = slices.DeleteFunc(l.ids[id], func(o *Session) bool { return o == s })
+	if len(l.ids[id]) == 0 {
+		delete(l.ids, id)
+	}
+	return l.rekeyLocked(id, s)
+}
+
+// rekeyLocked gives each file holding session id its key, after a file of
+// that id came or went (gone, when not nil). Keys are stable: the header id
+// goes to the one file that holds it under pi's own name for it
+// (…_<id>.jsonl; among several such, or none, the first path in order),
+// and every other copy gets the id with a short hash of its path, which
+// does not change while the file stays where it is. It returns what
+// changed, as the feed reports it: a key that left its file is a removal,
+// unless another file took it (a reload of that key), and a key that came
+// is new.
+func (l *Library) rekeyLocked(id string, gone *Session) []Change {
+	files := l.ids[id]
+	slices.SortFunc(files, func(a, b *Session) int {
+		ca, cb := piNamed(a.File, id), piNamed(b.File, id)
+		switch {
+		case ca && !cb:
+			return -1
+		case cb && !ca:
+			return 1
+		}
+		return strings.Compare(a.File, b.File)
+	})
+	var out []Change
+	before := map[string]*Session{} // key -> its old holder, for the keys of this id
+	if gone != nil {
+		if k, ok := l.key[gone]; ok {
+			before[k] = gone
+			delete(l.keys, k)
+			delete(l.key, gone)
+		}
+	}
+	for _, s := range files {
+		if k, ok := l.key[s]; ok {
+			before[k] = s
+			delete(l.keys, k)
+		}
+	}
+	for k, s := range files {
+		key := id
+		if k > 0 {
+			key = copyKey(id, l.rel(s.File))
+		}
+		l.key[s] = key
+		l.keys[key] = s
+	}
+	for k, old := range before {
+		if now, ok := l.keys[k]; !ok {
+			out = append(out, Change{Key: k, File: old.File, Kind: KindRemove, OldLeaf: leafID(old)})
+		} else if now != old {
+			out = append(out, Change{Key: k, File: now.File, Kind: KindReload, Gen: now.gen, Leaf: leafID(now), OldLeaf: leafID(old)})
+		}
+	}
+	for _, s := range files {
+		if k := l.key[s]; before[k] == nil {
+			out = append(out, Change{Key: k, File: s.File, Kind: KindNew, Gen: s.gen, Leaf: leafID(s)})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Change) int { return kindOrder(a.Kind) - kindOrder(b.Kind) })
+	return out
+}
+
+// kindOrder puts removals first, so a key that moves is gone before it comes back.
+func kindOrder(k string) int {
+	if k == KindRemove {
+		return 0
+	}
+	return 1
+}
+
+// piNamed reports whether file has pi's name for session id: <timestamp>_<id>.jsonl.
+func piNamed(file, id string) bool {
+	return strings.HasSuffix(filepath.Base(file), "_"+id+".jsonl")
+}
+
+// rel returns file relative to the root (the file itself when it is not below it).
+func (l *Library) rel(file string) string {
+	if r, err := filepath.Rel(l.Root, file); err == nil && !strings.HasPrefix(r, "..") {
+		return filepath.ToSlash(r)
+	}
+	return file
+}
+
+// unsafeKey matches what a key may not hold.
+var unsafeKey = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// copyKey is the key of a copy of session id stored at rel: the id (made
+// safe for a URL) and a short hash of the path.
+func copyKey(id, rel string) string {
+	sum := sha256.Sum256([]byte(rel))
+	base := unsafeKey.ReplaceAllString(id, "-")
+	if len(base) > 64 {
+		base = base[:64]
+	}
+	return base + "~" + hex.EncodeToString(sum[:4])
+}
+
+// leafID returns the id of the entry pi resumes from, or "".
+func leafID(s *Session) string {
+	if i := s.Leaf(); i >= 0 {
+		return s.Entries[i].ID
+	}
+	return ""
+}
+
+// Add indexes a session parsed elsewhere (demo sessions) and publishes it.
+func (l *Library) Add(s *Session) {
+	l.mu.Lock()
+	ch := l.putLocked(s.File, s, nil)
+	l.mu.Unlock()
+	l.publish(ch...)
+}
 
 // List returns the metadata of every session, most recent activity first.
 func (l *Library) List() []Meta {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	out := make([]Meta, 0, len(l.byFile))
-	ids := map[string]string{} // file -> id, for fork lineage
-	for f, s := range l.byFile {
-		ids[f] = s.Header.ID
-	}
-	for _, s := range l.byFile {
-		m := s.Meta()
-		if m.ParentSession != "" {
-			m.ParentID = ids[m.ParentSession]
-		}
-		out = append(out, m)
+	out := make([]Meta, 0, len(l.files))
+	for _, s := range l.files {
+		out = append(out, l.metaLocked(s))
 	}
 	slices.SortFunc(out, func(a, b Meta) int {
 		if c := b.Modified.Compare(a.Modified); c != 0 {
@@ -337,119 +283,215 @@ func (l *Library) List() []Meta {
 	return out
 }
 
+// metaLocked is s's Meta with what the library knows of it: its key, the
+// file it is a copy of, and its parent session's key.
+func (l *Library) metaLocked(s *Session) Meta {
+	m := s.Meta()
+	m.Key = l.key[s]
+	if files := l.ids[m.ID]; len(files) > 1 && files[0] != s {
+		m.CopyOf = l.key[files[0]]
+	}
+	if p, ok := l.files[m.ParentSession]; ok && m.ParentSession != "" {
+		m.ParentID, m.ParentKey = p.Header.ID, l.key[p]
+	}
+	return m
+}
+
+// Meta returns the metadata of the session with key, as List has it.
+func (l *Library) Meta(key string) (Meta, error) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	s, ok := l.keys[key]
+	if !ok {
+		return Meta{}, &Error{Kind: ErrNoSession, Key: key}
+	}
+	return l.metaLocked(s), nil
+}
+
 // Problems returns the files under the root that could not be indexed, with why.
 func (l *Library) Problems() map[string]error {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	out := make(map[string]error, len(l.problems))
-	for f, err := range l.problems {
-		out[f] = err
+	for f, p := range l.problems {
+		out[f] = p.err
 	}
 	return out
 }
 
-// View calls fn with the session of that id under a read lock; fn must not keep s.
-func (l *Library) View(id string, fn func(s *Session) error) error {
+// View calls fn with the session of that key under a read lock; fn must not keep s.
+func (l *Library) View(key string, fn func(s *Session) error) error {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	s, ok := l.byID[id]
+	s, ok := l.keys[key]
 	if !ok {
-		return ErrNoSession
+		return &Error{Kind: ErrNoSession, Key: key}
 	}
 	return fn(s)
 }
 
-// ErrNoSession is returned for a session id the library does not hold.
-var ErrNoSession = errors.New("no such session")
-
-// File returns the file of session id.
-func (l *Library) File(id string) (string, bool) {
+// File returns the file of the session with key.
+func (l *Library) File(key string) (string, bool) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	s, ok := l.byID[id]
+	s, ok := l.keys[key]
 	if !ok {
 		return "", false
 	}
 	return s.File, true
 }
 
-// Refresh re-reads file after a change on disk: appended bytes are parsed
-// incrementally; a new file is indexed; a vanished file is dropped.
-// It returns the session's id (the old one for a removal) and what changed.
-func (l *Library) Refresh(file string) (id string, d Delta, err error) {
+// Key returns the key of the session stored in file.
+func (l *Library) Key(file string) (string, bool) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	s, ok := l.files[file]
+	if !ok {
+		return "", false
+	}
+	return l.key[s], true
+}
+
+// Current reports whether the library is up to date with file as fi
+// describes it: its session (or its problem) was read at this size and
+// modification time. The watcher's rescans re-read only files that are not.
+func (l *Library) Current(file string, fi os.FileInfo) bool {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if s, ok := l.files[file]; ok {
+		return s.Size == fi.Size() && s.ModTime.Equal(fi.ModTime()) && !s.hasTail
+	}
+	if p, ok := l.problems[file]; ok {
+		return p.size == fi.Size() && p.mod == fi.ModTime().UnixNano()
+	}
+	return false
+}
+
+// Known lists the files the library holds or tried, sessions and problems.
+func (l *Library) Known() []string {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	out := make([]string, 0, len(l.files)+len(l.problems))
+	for f := range l.files {
+		out = append(out, f)
+	}
+	for f := range l.problems {
+		out = append(out, f)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Refresh brings the library up to date with file after a change on disk:
+// appended bytes are parsed incrementally; a new file is indexed; a
+// rewritten one is read again; a vanished one is dropped. It publishes what
+// changed and returns it (the change of the file's own session: its key,
+// kind and generation; Kind "" when nothing changed).
+func (l *Library) Refresh(file string) (Change, error) {
+	ch, all, err := l.refresh(file)
+	l.publish(all...)
+	return ch, err
+}
+
+// refresh is Refresh without publishing: it returns the file's change and
+// every change to publish (keys of other files of the same id can move too).
+func (l *Library) refresh(file string) (Change, []Change, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	s, known := l.byFile[file]
-	if _, statErr := os.Stat(file); errors.Is(statErr, fs.ErrNotExist) {
-		if known {
-			l.removeLocked(file)
-			return s.Header.ID, Delta{Reloaded: true, OldLeaf: s.Leaf()}, fs.ErrNotExist
-		}
+	s, known := l.files[file]
+	if _, err := os.Stat(file); errors.Is(err, fs.ErrNotExist) {
 		delete(l.problems, file)
-		return "", d, fs.ErrNotExist
+		if !known {
+			return Change{}, nil, fs.ErrNotExist
+		}
+		all := l.dropLocked(file, s)
+		return own(all, file), all, fs.ErrNotExist
 	}
 	if !known {
 		l.mu.Unlock()
 		ns, err := l.load(file) // a first read can be long: readers need not wait for it
 		l.mu.Lock()
-		if cur, ok := l.byFile[file]; ok {
-			return cur.Header.ID, Delta{Reloaded: true, OldLeaf: -1}, nil // indexed meanwhile
+		if cur, ok := l.files[file]; ok {
+			return Change{Key: l.key[cur], File: file, Gen: cur.gen}, nil, nil // indexed meanwhile
 		}
-		l.putLocked(file, ns, err)
-		if err != nil {
-			return "", d, err
-		}
-		return ns.Header.ID, Delta{Reloaded: true, OldLeaf: -1}, nil
+		all := l.putLocked(file, ns, err)
+		return own(all, file), all, err
 	}
-	oldID := s.Header.ID
-	d, err = s.update(false)
+	oldLeaf := leafID(s)
+	d, err := s.update(false)
 	if errors.Is(err, errNeedsReload) {
 		// Rewritten, truncated or replaced: re-read it without holding the
 		// lock, then swap the result in unless another refresh already did.
-		d = Delta{Reloaded: true, OldLeaf: s.Leaf()}
 		l.mu.Unlock()
 		fresh, lerr := l.load(file)
 		l.mu.Lock()
-		if l.byFile[file] != s {
-			if cur, ok := l.byFile[file]; ok {
-				return cur.Header.ID, d, nil
+		if l.files[file] != s {
+			if cur, ok := l.files[file]; ok {
+				return Change{Key: l.key[cur], File: file, Gen: cur.gen}, nil, nil
 			}
-			return oldID, d, fs.ErrNotExist
+			return Change{}, nil, fs.ErrNotExist
 		}
 		if err = lerr; err == nil {
-			*s = *fresh // keep the pointer: the id map and the file map hold it
+			if fresh.Header.ID != s.Header.ID {
+				all := l.putLocked(file, fresh, nil) // another session renamed over this file
+				return own(all, file), all, nil
+			}
+			*s = *fresh // keep the pointer: the maps hold it
+			d = Delta{Reloaded: true}
 		}
 	}
 	if err != nil {
-		l.removeLocked(file)
-		l.problems[file] = err
-		return oldID, d, err
+		all := l.putLocked(file, nil, err)
+		for k := range all {
+			if all[k].File == file && all[k].Kind == KindRemove {
+				all[k].Error = err.Error() // why the session went
+			}
+		}
+		return own(all, file), all, err
 	}
-	if s.Header.ID != oldID {
-		l.releaseID(s, oldID)
-		l.claimID(s)
+	if !d.Changed() {
+		return Change{Key: l.key[s], File: file, Gen: s.gen}, nil, nil
 	}
-	return s.Header.ID, d, nil
+	c := Change{Key: l.key[s], File: file, Kind: KindAppend, Gen: s.gen, Leaf: leafID(s), OldLeaf: oldLeaf}
+	for _, i := range d.New {
+		if s.Entries[i].ID == "" {
+			c.NewIDs = nil
+			d.Reloaded = true // entries without an id cannot be named: clients re-read
+			break
+		}
+		c.NewIDs = append(c.NewIDs, s.Entries[i].ID)
+	}
+	if d.Reloaded {
+		c.Kind, c.NewIDs = KindReload, nil
+	}
+	return c, []Change{c}, nil
 }
 
-// Remove drops file from the library.
+// own returns the change among all that concerns file.
+func own(all []Change, file string) Change {
+	for _, c := range all {
+		if c.File == file {
+			return c
+		}
+	}
+	return Change{File: file}
+}
+
+// Remove drops file from the library and publishes it.
 func (l *Library) Remove(file string) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.removeLocked(file)
-}
-
-func (l *Library) removeLocked(file string) {
-	if s, ok := l.byFile[file]; ok {
-		delete(l.byFile, file)
-		l.releaseID(s, s.Header.ID)
+	var all []Change
+	if s, ok := l.files[file]; ok {
+		all = l.dropLocked(file, s)
 	}
 	delete(l.problems, file)
+	l.mu.Unlock()
+	l.publish(all...)
 }
 
 // Len returns the number of sessions indexed.
 func (l *Library) Len() int {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	return len(l.byFile)
+	return len(l.files)
 }

@@ -3,7 +3,6 @@ package sessions
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -17,9 +16,6 @@ import (
 
 	"github.com/piweb/piweb/internal/js"
 )
-
-// ErrNotSession is returned for a file whose first parsed line is not a pi session header.
-var ErrNotSession = errors.New("not a pi session file: the first line is not a session header")
 
 // MaxLine is the longest line the index reads; longer lines are reported and skipped.
 const MaxLine = 512 << 20

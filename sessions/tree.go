@@ -2,7 +2,6 @@ package sessions
 
 import (
 	"bytes"
-	"errors"
 	"io"
 
 	"github.com/piweb/piweb/internal/js"
@@ -186,9 +185,6 @@ func (r *Reader) Close() error {
 	}
 	return nil
 }
-
-// ErrChanged is returned when a line is no longer where the index says: the file was rewritten.
-var ErrChanged = errors.New("session file changed on disk since it was indexed")
 
 // Raw returns the JSON line of entry i, checking it is still the same entry.
 func (r *Reader) Raw(i int) ([]byte, error) {

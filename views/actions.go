@@ -5,12 +5,13 @@ import "net/url"
 // ActionsView is the panel of write actions for the selected entry: label,
 // rewind, fork and share, or the upgrade offer for a read-only file.
 type ActionsView struct {
-	SessionID string
-	Ref       string // the entry's id; "" when it has none (no action can name it)
-	Label     string // the entry's label in force
-	Leaf      string // the session's leaf when the panel was drawn, sent back as expectLeaf
-	Version   int    // the file's format version
-	LeafNoID  bool   // the file's last line has no id: a label would change where pi resumes
+	Key      string // the session file's key
+	File     string // the session file's path
+	Ref      string // the entry's id; "" when it has none (no action can name it)
+	Label    string // the entry's label in force
+	Leaf     string // the session's leaf when the panel was drawn, sent back as expectLeaf
+	Version  int    // the file's format version
+	LeafNoID bool   // the file's last line has no id: a label would change where pi resumes
 
 	Open    string  // the form to show open: "label", "rewind", "fork", "share" or ""
 	Message string  // the outcome of the last action
@@ -25,6 +26,7 @@ type ActionsView struct {
 // ForkResult is a session made by "Fork from here".
 type ForkResult struct {
 	ID      string // the new session's id
+	Key     string // its key in the library
 	File    string // its absolute path
 	Command string // the shell command that resumes it in pi
 }
@@ -42,12 +44,12 @@ func (a ActionsView) LabelValue() string {
 
 // ActionURL returns the URL an action form posts to.
 func (a ActionsView) ActionURL(action string) string {
-	return "/s/" + url.PathEscape(a.SessionID) + "/actions/" + action
+	return "/s/" + url.PathEscape(a.Key) + "/actions/" + action
 }
 
 // ExportURL returns the URL the share form downloads from.
 func (a ActionsView) ExportURL() string {
-	return "/s/" + url.PathEscape(a.SessionID) + "/export"
+	return "/s/" + url.PathEscape(a.Key) + "/export"
 }
 
 // FormatVersion names a format version for people.

@@ -9,7 +9,7 @@ import (
 // PathView is the conversation along the root-to-entry path of the selected
 // entry, or one earlier page of it.
 type PathView struct {
-	SessionID  string
+	Key        string // the session file's key
 	Target     EntryInfo
 	Tab        string // TabConversation or TabContext
 	Depth      int    // entries on the path

@@ -5,6 +5,8 @@ package views
 import (
 	"fmt"
 	"net/url"
+	"path"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -98,8 +100,11 @@ func Query(pairs ...string) string {
 	return "?" + v.Encode()
 }
 
-// SessionURL returns the URL of a session page.
-func SessionURL(id string) string { return "/s/" + url.PathEscape(id) }
+// SessionURL returns the URL of a session page: the session file's key.
+func SessionURL(key string) string { return "/s/" + url.PathEscape(key) }
+
+// BaseName returns the last element of a file path.
+func BaseName(file string) string { return path.Base(filepath.ToSlash(file)) }
 
 // StateURL returns the URL of a session page showing the tree state st.
 func StateURL(id string, st TreeState) string {

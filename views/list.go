@@ -32,7 +32,10 @@ type ProjectGroup struct {
 
 // SessionItem is one row of the sessions page.
 type SessionItem struct {
-	ID           string
+	ID           string // the session id
+	Key          string // the session file's key
+	CopyOf       string // the key of the file holding the same session id under pi's name, for a copy
+	File         string
 	DOMID        string
 	GroupID      string // DOMID of its ProjectGroup
 	Name         string
@@ -47,7 +50,7 @@ type SessionItem struct {
 	Tokens       int64
 	Cost         float64
 	Models       []string
-	ParentID     string // the session it was forked from, when indexed
+	ParentKey    string // the session it was forked from, when indexed
 	ParentTitle  string
 	ParentFile   string // parentSession as written, when it is not indexed
 	Diagnostics  int

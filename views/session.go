@@ -8,14 +8,16 @@ import (
 
 // SessionView is the session page: the tree on the left, the conversation on the right.
 type SessionView struct {
-	ID           string
+	ID           string // the session id
+	Key          string // the session file's key
+	CopyOf       string // the key of the file holding the same session id under pi's name, for a copy
 	Title        string
 	Name         string
 	Cwd          string
 	File         string
 	Created      time.Time
 	Stats        SessionStats
-	ParentID     string
+	ParentKey    string
 	ParentTitle  string
 	ParentFile   string
 	Diagnostics  []string
@@ -77,13 +79,13 @@ func (t TreeState) FilterName() string {
 
 // TreeWindow is a run of consecutive tree rows.
 type TreeWindow struct {
-	SessionID string
-	Rows      []RowView
-	First     int  // row index of Rows[0]
-	Total     int  // rows in the whole (filtered) tree
-	Before    bool // rows exist before the window
-	After     bool // rows exist after the window
-	Selected  int  // entry position of the selected row, -1 for none
+	Key      string // the session file's key
+	Rows     []RowView
+	First    int  // row index of Rows[0]
+	Total    int  // rows in the whole (filtered) tree
+	Before   bool // rows exist before the window
+	After    bool // rows exist after the window
+	Selected int  // entry position of the selected row, -1 for none
 }
 
 // RowView is one tree row as pi draws it.

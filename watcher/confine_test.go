@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/piweb/piweb/sessions"
 )
 
 // Folders and files that lead out of the sessions root, made while the
@@ -36,8 +38,8 @@ func TestLinksOutOfTheRoot(t *testing.T) {
 	// A sentinel session made after them, then a few rescans.
 	q := project(root, "--ok--", "q")
 	writeFile(t, q, header("Q")+"\n"+chain("q1"))
-	h.collect("the sentinel session", func(evs []Event) bool {
-		return len(evs) > 0 && evs[len(evs)-1].SessionID == "Q"
+	h.collect("the sentinel session", func(evs []sessions.Change) bool {
+		return len(evs) > 0 && evs[len(evs)-1].Key == "Q"
 	})
 	time.Sleep(300 * time.Millisecond)
 	for _, m := range h.lib.List() {
@@ -46,7 +48,7 @@ func TestLinksOutOfTheRoot(t *testing.T) {
 		}
 	}
 	for _, e := range h.seen {
-		if e.SessionID == "X" || e.SessionID == "Y" {
+		if e.Key == "X" || e.Key == "Y" {
 			t.Errorf("published %s", show1(e))
 		}
 	}
@@ -60,8 +62,8 @@ func TestLinksOutOfTheRoot(t *testing.T) {
 	if err := os.Symlink(filepath.Join(out, "--evil--"), filepath.Dir(p)); err != nil {
 		t.Fatal(err)
 	}
-	evs := h.collect("S removed", func(evs []Event) bool {
-		return len(evs) > 0 && evs[len(evs)-1].SessionID == "S" && evs[len(evs)-1].Kind == KindRemove
+	evs := h.collect("S removed", func(evs []sessions.Change) bool {
+		return len(evs) > 0 && evs[len(evs)-1].Key == "S" && evs[len(evs)-1].Kind == sessions.KindRemove
 	})
 	for _, e := range evs {
 		if slicesContains(e.NewIDs, "secret") || e.Leaf == "secret" {

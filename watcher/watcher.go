@@ -8,22 +8,12 @@
 // slow periodic rescan catches what notifications miss (lost events,
 // network filesystems, folders moved out of the tree, a root created later).
 //
-// Subscribers: each gets its own channel, closed by its cancel func or when
-// Run returns. Publishing never waits for a subscriber: one that falls
-// behind has its backlog replaced by one event per session (a reload, or a
-// remove when that was the session's last change), so it can re-sync.
-// After a reload a client re-reads the session, and later append events
-// may name entries it already has: clients should skip ids they hold.
-//
-// Kinds: append (NewIDs in file order), reload (re-read the session: it
-// was rewritten, truncated or replaced, a valid unterminated last line got
-// its newline, or events were dropped), new (first sight of a session
-// file), remove (deleted, moved out, or no longer a readable session; Error
-// says why in the last case), error (watching or reading failed; Error
-// says what to do). A session renamed within the tree is reported as a
-// reload in its new file. Files that are not sessions are logged, not
-// published. Only files under the root are managed: sessions put in the
-// library with Library.Add from elsewhere are left alone.
+// Changes are published by the library (Library.Refresh), not here: this
+// package only decides when to call it. Subscribe is the library's feed;
+// Run ends its subscriptions when it returns. Files that are not sessions
+// are logged, not published; problems watching the tree are published as
+// sessions.KindError changes. Only files under the root are managed:
+// sessions put in the library with Library.Add from elsewhere are left alone.
 package watcher
 
 import (
@@ -42,31 +32,6 @@ import (
 	"github.com/piweb/piweb/sessions"
 )
 
-// Event is one change to a session file.
-type Event struct {
-	SessionID string   `json:"sessionId"`
-	File      string   `json:"file"`
-	Kind      string   `json:"kind"`             // "append" | "reload" | "new" | "remove" | "error"
-	NewIDs    []string `json:"newIds,omitempty"` // ids of appended entries, in file order (kind append)
-	Leaf      string   `json:"leaf"`             // the leaf entry id after the change ("" when none)
-	OldLeaf   string   `json:"oldLeaf,omitempty"`
-	Error     string   `json:"error,omitempty"`
-}
-
-// Event kinds.
-const (
-	// KindAppend reports entries appended to a session; NewIDs lists them in file order.
-	KindAppend = "append"
-	// KindReload reports a session to fetch again in full (rewritten, truncated, replaced, or events were dropped).
-	KindReload = "reload"
-	// KindNew reports a session file seen for the first time (created, or moved into the tree).
-	KindNew = "new"
-	// KindRemove reports a session that left the library (deleted, moved out, or no longer readable).
-	KindRemove = "remove"
-	// KindError reports a problem watching or reading files; Error says what to do about it.
-	KindError = "error"
-)
-
 // Options tunes a Watcher; the zero value gives the defaults.
 type Options struct {
 	// Debounce is how long a file must stay quiet before it is re-read (default 100ms).
@@ -83,8 +48,6 @@ const (
 	// A file written more often than Debounce would never go quiet; it is
 	// re-read at least once per maxWaitFactor debounce periods.
 	maxWaitFactor = 10
-	// defaultBuffer bounds the events queued for one subscriber.
-	defaultBuffer = 256
 )
 
 // Watcher keeps a Library in step with the session files under its root and fans out Events.
@@ -95,7 +58,6 @@ type Watcher struct {
 	maxWait  time.Duration
 	rescan   time.Duration
 	log      *slog.Logger
-	hub      hub
 
 	mu       sync.Mutex
 	started  bool
@@ -110,8 +72,7 @@ type Watcher struct {
 	rescanCh chan struct{} // asks the worker for a full rescan
 	ready    chan struct{} // closed after the first scan
 
-	fsw   *fsnotify.Watcher    // nil when notifications are unavailable: rescans only
-	known map[string]fileState // what the worker last saw of each file; worker only
+	fsw *fsnotify.Watcher // nil when notifications are unavailable: rescans only
 
 	// Test hooks.
 	noWatch      bool              // do not use fsnotify (as on a network filesystem)
@@ -122,14 +83,6 @@ type Watcher struct {
 type pending struct {
 	t     *time.Timer
 	first time.Time
-}
-
-// fileState is what the watcher last saw of a file under the root.
-type fileState struct {
-	id   string // session id, "" when the file is not a session
-	leaf string // leaf entry id then
-	size int64
-	mod  time.Time
 }
 
 // New returns a Watcher for lib's root; call Run to start it.
@@ -164,7 +117,6 @@ func New(lib *sessions.Library, opt Options) (*Watcher, error) {
 	if w.log == nil {
 		w.log = slog.Default()
 	}
-	w.hub.size = defaultBuffer
 	return w, nil
 }
 
@@ -228,14 +180,10 @@ func (w *Watcher) Run(ctx context.Context) error {
 	}
 }
 
-// Subscribe returns every later Event and a cancel func; a lagging subscriber never blocks anyone.
-func (w *Watcher) Subscribe() (events <-chan Event, cancel func()) {
-	return w.hub.subscribe()
-}
-
-// Publish sends e to every subscriber, as if the watcher had seen it.
-func (w *Watcher) Publish(e Event) {
-	w.hub.publish(e)
+// Subscribe returns the library's later changes and a cancel func; a
+// lagging subscriber never blocks anyone.
+func (w *Watcher) Subscribe() (<-chan sessions.Change, func()) {
+	return w.lib.Subscribe()
 }
 
 // shutdown stops the debounce timers, closes fsnotify and ends the subscriptions.
@@ -252,7 +200,7 @@ func (w *Watcher) shutdown() {
 			w.log.Warn("watcher: closing fsnotify", "err", err)
 		}
 	}
-	w.hub.close()
+	w.lib.Close()
 }
 
 // handle routes one fsnotify event.
@@ -317,7 +265,7 @@ func (w *Watcher) fsError(err error) {
 // fail logs err and publishes it as an error event.
 func (w *Watcher) fail(file string, err error) {
 	w.log.Error("watcher", "err", err, "file", file)
-	w.hub.publish(Event{Kind: KindError, File: file, Error: err.Error()})
+	w.lib.Publish(sessions.Change{Kind: sessions.KindError, File: file, Error: err.Error()})
 }
 
 // explain wraps err from fsnotify with what to do about inotify limits.

@@ -63,8 +63,8 @@ func TestActionForms(t *testing.T) {
 	root := demoRoot(t)
 	writeSession(t, root, "--home-dev-old--", "2024-03-01T09-00-00-000Z_sess-v2.jsonl", v2Session)
 	lib := openLib(t, root)
-	ev := &pubEvents{fakeEvents: newFakeEvents()}
-	srv := newServer(t, lib, ev).Handler()
+	ev := published(t, lib)
+	srv := newServer(t, lib, ev.fakeEvents).Handler()
 	ui := "/s/" + mainID + "/actions/"
 	file := sessionFile(t, lib, mainID)
 

@@ -13,6 +13,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -21,26 +22,6 @@ import (
 
 // maxBody bounds a JSON request body.
 const maxBody = 1 << 20
-
-// writeRoutes registers the JSON API and the session page's action forms.
-func (s *Server) writeRoutes(e *echo.Echo) {
-	api := e.Group("/api")
-	api.GET("/sessions", s.apiList)
-	api.GET("/sessions/:id", s.apiSession)
-	api.POST("/sessions/:id/label", s.apiLabel)
-	api.POST("/sessions/:id/rewind", s.apiRewind)
-	api.POST("/sessions/:id/fork", s.apiFork)
-	api.GET("/sessions/:id/export", s.export)
-	api.POST("/sessions/:id/export", s.apiSaveExport)
-	api.POST("/sessions/:id/upgrade", s.apiUpgrade)
-
-	e.GET("/s/:id/export", s.export)
-	e.POST("/s/:id/actions/label", s.actLabel)
-	e.POST("/s/:id/actions/rewind", s.actRewind)
-	e.POST("/s/:id/actions/fork", s.actFork)
-	e.POST("/s/:id/actions/share", s.actShare)
-	e.POST("/s/:id/actions/upgrade", s.actUpgrade)
-}
 
 // isAPI reports whether a request is for the JSON API (and its errors are JSON).
 func isAPI(r *http.Request) bool {
@@ -63,14 +44,14 @@ func (s *Server) apiList(c echo.Context) error {
 	return c.JSON(http.StatusOK, s.lib.List())
 }
 
-// apiSession answers GET /api/sessions/:id[?leaf=ID]: the JSON `piweb inspect` prints.
+// apiSession answers GET /api/sessions/:key[?leaf=ID]: the JSON `piweb inspect` prints.
 func (s *Server) apiSession(c echo.Context) error {
-	id, leaf := sessionID(c), c.QueryParam("leaf")
+	key, leaf := sessionKey(c), c.QueryParam("leaf")
 	var out []byte
-	err := s.view(id, func(ss *sessions.Session, _ *sessions.Reader) error {
+	err := s.view(key, func(ss *sessions.Session, _ *sessions.Reader) error {
 		in, err := ss.Inspect(leaf)
 		if err != nil {
-			return writeError(id, leaf, ss.Header.Version, err)
+			return err
 		}
 		out, err = sessions.MarshalIndent(in)
 		return err
@@ -81,7 +62,7 @@ func (s *Server) apiSession(c echo.Context) error {
 	return c.JSONBlob(http.StatusOK, append(out, '\n'))
 }
 
-// labelBody is the body of POST /api/sessions/:id/label.
+// labelBody is the body of POST /api/sessions/:key/label.
 type labelBody struct {
 	EntryID *string `json:"entryId"`
 	Label   *string `json:"label"`
@@ -96,14 +77,14 @@ func (s *Server) apiLabel(c echo.Context) error {
 	if b.EntryID == nil || *b.EntryID == "" || b.Label == nil {
 		return errBadRequest(`The body needs "entryId" (the entry to label) and "label" (an empty label clears it).`, nil)
 	}
-	nid, err := s.label(sessionID(c), *b.EntryID, *b.Label)
+	nid, err := s.lib.Label(sessionKey(c), *b.EntryID, *b.Label)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, map[string]string{"id": nid})
 }
 
-// rewindBody is the body of POST /api/sessions/:id/rewind.
+// rewindBody is the body of POST /api/sessions/:key/rewind.
 type rewindBody struct {
 	EntryID    *string `json:"entryId"`
 	Summary    string  `json:"summary"`
@@ -119,14 +100,14 @@ func (s *Server) apiRewind(c echo.Context) error {
 	if b.EntryID == nil {
 		return errBadRequest(`The body needs "entryId": the entry pi should resume from ("" for before the first entry).`, nil)
 	}
-	nid, err := s.rewind(sessionID(c), *b.EntryID, b.Summary, b.ExpectLeaf)
+	nid, err := s.lib.Rewind(sessionKey(c), *b.EntryID, b.Summary, sessions.Guard{Leaf: b.ExpectLeaf})
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, map[string]string{"id": nid})
 }
 
-// forkBody is the body of POST /api/sessions/:id/fork.
+// forkBody is the body of POST /api/sessions/:key/fork.
 type forkBody struct {
 	EntryID string `json:"entryId"`
 }
@@ -134,6 +115,7 @@ type forkBody struct {
 // forkReply is the answer to a fork.
 type forkReply struct {
 	SessionID string `json:"sessionId"`
+	Key       string `json:"key"` // the new session's key in the library
 	File      string `json:"file"`
 	Command   string `json:"command"` // resumes the new session in pi
 }
@@ -147,15 +129,15 @@ func (s *Server) apiFork(c echo.Context) error {
 	if b.EntryID == "" {
 		return errBadRequest(`The body needs "entryId": the entry the new session ends at.`, nil)
 	}
-	f, err := s.fork(sessionID(c), b.EntryID)
+	f, err := s.fork(sessionKey(c), b.EntryID)
 	if err != nil {
 		return err
 	}
-	c.Response().Header().Set("Location", "/api/sessions/"+f.ID)
-	return c.JSON(http.StatusCreated, forkReply{SessionID: f.ID, File: f.File, Command: f.Command})
+	c.Response().Header().Set("Location", "/api/sessions/"+url.PathEscape(f.Key))
+	return c.JSON(http.StatusCreated, forkReply{SessionID: f.ID, Key: f.Key, File: f.File, Command: f.Command})
 }
 
-// saveBody is the body of POST /api/sessions/:id/export.
+// saveBody is the body of POST /api/sessions/:key/export.
 type saveBody struct {
 	Leaf   string   `json:"leaf"`
 	Format string   `json:"format"`
@@ -172,14 +154,14 @@ func (s *Server) apiSaveExport(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	path, err := s.saveExport(sessionID(c), q)
+	path, err := s.saveExport(sessionKey(c), q)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusCreated, map[string]string{"file": path})
 }
 
-// upgradeBody is the body of POST /api/sessions/:id/upgrade.
+// upgradeBody is the body of POST /api/sessions/:key/upgrade.
 type upgradeBody struct {
 	Confirm bool `json:"confirm"`
 }
@@ -193,7 +175,7 @@ func (s *Server) apiUpgrade(c echo.Context) error {
 	if !b.Confirm {
 		return errBadRequest(`Upgrading rewrites the session file (keeping a backup); send {"confirm": true} to do it.`, nil)
 	}
-	backup, err := s.upgrade(sessionID(c))
+	backup, err := s.lib.Upgrade(sessionKey(c))
 	if err != nil {
 		return err
 	}

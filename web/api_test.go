@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -112,25 +111,39 @@ func writeSession(t testing.TB, root, project, name, content string) string {
 	return p
 }
 
-// pubEvents is an Events that also records what the server publishes.
+// pubEvents is a fakeEvents for the live streams that also records what
+// the library publishes (piweb's writes go through it).
 type pubEvents struct {
 	*fakeEvents
-	mu  sync.Mutex
-	got []watcher.Event
+	t   testing.TB
+	lib *sessions.Library
+	ch  <-chan sessions.Change
 }
 
-func (p *pubEvents) Publish(e watcher.Event) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.got = append(p.got, e)
+// published starts recording the changes lib publishes.
+func published(t testing.TB, lib *sessions.Library) *pubEvents {
+	ch, cancel := lib.Subscribe()
+	t.Cleanup(cancel)
+	return &pubEvents{fakeEvents: newFakeEvents(), t: t, lib: lib, ch: ch}
 }
 
-func (p *pubEvents) take() []watcher.Event {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	out := p.got
-	p.got = nil
-	return out
+// take returns the changes published since the last take: it publishes a
+// marker and reads up to it, so what it returns does not depend on timing.
+func (p *pubEvents) take() []sessions.Change {
+	p.t.Helper()
+	p.lib.Publish(sessions.Change{Kind: "marker"})
+	var out []sessions.Change
+	for {
+		select {
+		case c := <-p.ch:
+			if c.Kind == "marker" {
+				return out
+			}
+			out = append(out, c)
+		case <-time.After(10 * time.Second):
+			p.t.Fatalf("the marker change never came; got %+v", out)
+		}
+	}
 }
 
 func TestAPIReads(t *testing.T) {
@@ -173,7 +186,7 @@ func TestAPIReads(t *testing.T) {
 		status int
 		want   string
 	}{
-		{"unknown session", "/api/sessions/nope", nil, 404, "No session with id “nope”"},
+		{"unknown session", "/api/sessions/nope", nil, 404, "No session with key “nope”"},
 		{"unknown leaf", "/api/sessions/" + mainID + "?leaf=zzz", nil, 404, "no entry “zzz”"},
 		{"unknown route", "/api/nope", nil, 404, "There is no such page here"},
 		{"wrong method", "/api/sessions/" + mainID + "/label", nil, 405, "cannot be used that way"},
@@ -231,7 +244,7 @@ func TestAPIWriteErrors(t *testing.T) {
 		{"label: form post", api + "/label", "application/x-www-form-urlencoded", "entryId=09b043aa&label=x", 415, "Content-Type: application/json"},
 		{"label: text post", api + "/label", "text/plain", `{"entryId":"09b043aa","label":"x"}`, 415, "Send the body as JSON"},
 		{"label: too big", api + "/label", "application/json", `{"entryId":"09b043aa","label":"` + strings.Repeat("x", maxBody) + `"}`, 400, "larger than"},
-		{"label: unknown session", "/api/sessions/nope/label", "application/json", `{"entryId":"09b043aa","label":"x"}`, 404, "No session with id “nope”"},
+		{"label: unknown session", "/api/sessions/nope/label", "application/json", `{"entryId":"09b043aa","label":"x"}`, 404, "No session with key “nope”"},
 		{"label: unknown entry", api + "/label", "application/json", `{"entryId":"zzz","label":"x"}`, 404, "no entry “zzz”"},
 		{"label: read-only file", "/api/sessions/sess-v2/label", "application/json", `{"entryId":"b2000001","label":"x"}`, 423, "/api/sessions/sess-v2/upgrade"},
 		{"rewind: no entry", api + "/rewind", "application/json", `{"summary":"x"}`, 400, `needs "entryId"`},
@@ -286,8 +299,8 @@ func TestAPIWriteErrors(t *testing.T) {
 
 func TestAPILabel(t *testing.T) {
 	lib := openLib(t, demoRoot(t))
-	ev := &pubEvents{fakeEvents: newFakeEvents()}
-	srv := newServer(t, lib, ev).Handler()
+	ev := published(t, lib)
+	srv := newServer(t, lib, ev.fakeEvents).Handler()
 	api := "/api/sessions/" + mainID
 
 	rec := postJSON(t, srv, api+"/label", `{"entryId":"09b043aa","label":"  try later  "}`)
@@ -303,8 +316,8 @@ func TestAPILabel(t *testing.T) {
 	if deref(in.LeafID) != r.ID {
 		t.Errorf("leaf = %s, want the label entry %s", deref(in.LeafID), r.ID)
 	}
-	if evs := ev.take(); len(evs) != 1 || evs[0].Kind != watcher.KindAppend || !slices.Equal(evs[0].NewIDs, []string{r.ID}) ||
-		evs[0].Leaf != r.ID || evs[0].OldLeaf != "4638afcc" || evs[0].SessionID != mainID {
+	if evs := ev.take(); len(evs) != 1 || evs[0].Kind != sessions.KindAppend || !slices.Equal(evs[0].NewIDs, []string{r.ID}) ||
+		evs[0].Leaf != r.ID || evs[0].OldLeaf != "4638afcc" || evs[0].Key != mainID {
 		t.Errorf("published %+v", evs)
 	}
 	// The next GET sees it at once.
@@ -359,8 +372,8 @@ func TestAPIRewind(t *testing.T) {
 
 func TestAPIFork(t *testing.T) {
 	lib := openLib(t, demoRoot(t))
-	ev := &pubEvents{fakeEvents: newFakeEvents()}
-	srv := newServer(t, lib, ev).Handler()
+	ev := published(t, lib)
+	srv := newServer(t, lib, ev.fakeEvents).Handler()
 	src := sessionFile(t, lib, mainID)
 
 	rec := postJSON(t, srv, "/api/sessions/"+mainID+"/fork", `{"entryId":"09b043aa"}`)
@@ -387,7 +400,7 @@ func TestAPIFork(t *testing.T) {
 	if got := inspect(t, lib, r.SessionID, "09b043aa").Path; !slices.Equal(got, want) {
 		t.Errorf("fork path %v, want %v", got, want)
 	}
-	if evs := ev.take(); len(evs) != 1 || evs[0].Kind != watcher.KindNew || evs[0].SessionID != r.SessionID {
+	if evs := ev.take(); len(evs) != 1 || evs[0].Kind != sessions.KindNew || evs[0].Key != r.SessionID {
 		t.Errorf("published %+v", evs)
 	}
 	// The list and the session page know it at once.
@@ -412,8 +425,8 @@ func TestAPIUpgrade(t *testing.T) {
 	root := demoRoot(t)
 	file := writeSession(t, root, "--home-dev-old--", "2024-03-01T09-00-00-000Z_sess-v2.jsonl", v2Session)
 	lib := openLib(t, root)
-	ev := &pubEvents{fakeEvents: newFakeEvents()}
-	srv := newServer(t, lib, ev).Handler()
+	ev := published(t, lib)
+	srv := newServer(t, lib, ev.fakeEvents).Handler()
 	api := "/api/sessions/sess-v2"
 
 	rec := postJSON(t, srv, api+"/upgrade", `{"confirm":true}`)
@@ -434,7 +447,7 @@ func TestAPIUpgrade(t *testing.T) {
 	if in := inspect(t, lib, "sess-v2", ""); in.Version != 3 {
 		t.Errorf("version %d after the upgrade", in.Version)
 	}
-	if evs := ev.take(); len(evs) != 1 || evs[0].Kind != watcher.KindReload {
+	if evs := ev.take(); len(evs) != 1 || evs[0].Kind != sessions.KindReload {
 		t.Errorf("published %+v", evs)
 	}
 	// Now it takes labels; a second upgrade has nothing to do.
@@ -511,7 +524,7 @@ func TestWatcherSeesOneChange(t *testing.T) {
 	lib := openLib(t, demoRoot(t))
 	w, stop := startWatcher(t, lib)
 	defer stop()
-	srv := newServer(t, lib, w).Handler()
+	srv := newServer(t, lib, nil).Handler()
 	ch, cancel := w.Subscribe()
 	defer cancel()
 
@@ -522,7 +535,7 @@ func TestWatcherSeesOneChange(t *testing.T) {
 	var r struct{ ID string }
 	decode(t, rec, &r)
 	evs := collect(ch, quiet)
-	if len(evs) != 1 || evs[0].Kind != watcher.KindAppend || !slices.Equal(evs[0].NewIDs, []string{r.ID}) {
+	if len(evs) != 1 || evs[0].Kind != sessions.KindAppend || !slices.Equal(evs[0].NewIDs, []string{r.ID}) {
 		t.Errorf("events %+v, want one append of %s", evs, r.ID)
 	}
 }
@@ -548,8 +561,8 @@ func startWatcher(t *testing.T, lib *sessions.Library) (*watcher.Watcher, func()
 }
 
 // collect returns the events that arrive until none comes for d.
-func collect(ch <-chan watcher.Event, d time.Duration) []watcher.Event {
-	var out []watcher.Event
+func collect(ch <-chan sessions.Change, d time.Duration) []sessions.Change {
+	var out []sessions.Change
 	for {
 		select {
 		case e, ok := <-ch:

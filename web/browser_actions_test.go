@@ -56,9 +56,9 @@ func (b browserRun) poll(name, js string) chromedp.Action[chromedp.Void] {
 func TestBrowserActions(t *testing.T) {
 	ctx, console := browse(t)
 	lib := openLib(t, demoRoot(t))
-	w, stop := startWatcher(t, lib)
+	_, stop := startWatcher(t, lib)
 	defer stop()
-	srv := newServer(t, lib, w)
+	srv := newServer(t, lib, nil)
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() { srv.Close(); ts.Close() })
 	b := browserRun{t, ctx}

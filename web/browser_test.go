@@ -90,7 +90,7 @@ func TestBrowser(t *testing.T) {
 	wctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	go w.Run(wctx)
-	srv := New(lib, w, Options{Logger: quiet, Home: "/home/dev"})
+	srv := New(lib, Options{Logger: quiet, Home: "/home/dev"})
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() { srv.Close(); ts.Close() })
 

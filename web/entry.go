@@ -19,7 +19,7 @@ const (
 // entry renders the conversation (or the model context) at entry ?e=, or an
 // earlier page of it with ?before=.
 func (s *Server) entry(c echo.Context) error {
-	id := sessionID(c)
+	id := sessionKey(c)
 	st, err := treeState(c)
 	if err != nil {
 		return err
@@ -38,7 +38,7 @@ func (s *Server) entry(c echo.Context) error {
 	err = s.view(id, func(ss *sessions.Session, r *sessions.Reader) error {
 		target, ok := resolve(ss, e)
 		if !ok {
-			return errNoEntry(e)
+			return errNoEntry(id, e)
 		}
 		v, err = s.pathView(ss, r, st, target, c.QueryParam("view"), before)
 		return err
@@ -58,7 +58,7 @@ func (s *Server) pathView(ss *sessions.Session, r *sessions.Reader, st views.Tre
 	b := &builder{md: s.md, s: ss, home: s.opt.Home, clip: true}
 	id := ss.Header.ID
 	path := ss.Path(target)
-	v := views.PathView{SessionID: id, Target: b.info(target), Tab: views.TabConversation, Depth: len(path), Page: before >= 0, State: st}
+	v := views.PathView{Key: id, Target: b.info(target), Tab: views.TabConversation, Depth: len(path), Page: before >= 0, State: st}
 	if tab == views.TabContext {
 		v.Tab = tab
 	}
@@ -74,7 +74,7 @@ func (s *Server) pathView(ss *sessions.Session, r *sessions.Reader, st views.Tre
 	link.Leaf = v.Target.Ref
 	v.LeafURL = views.StateURL(id, link)
 	if !v.Page {
-		a := actionsView(ss, target)
+		a := actionsView(id, ss, target)
 		v.Actions = &a
 	}
 	if v.Tab == views.TabContext {
@@ -151,7 +151,7 @@ func (b *builder) pathPage(v *views.PathView, r *sessions.Reader, path []int, ta
 	v.Items = items
 	v.Earlier = start
 	if start > 0 {
-		v.EarlierURL = views.EntryURL(v.SessionID, v.Target.Ref, v.Tab, path[start], v.State)
+		v.EarlierURL = views.EntryURL(v.Key, v.Target.Ref, v.Tab, path[start], v.State)
 	}
 	return nil
 }
@@ -290,27 +290,27 @@ func (b *builder) contextPage(v *views.PathView, r *sessions.Reader, target, bef
 	}
 	v.Earlier = start
 	if start > 0 {
-		v.EarlierURL = views.EntryURL(v.SessionID, v.Target.Ref, v.Tab, p.Entries[start].Pos, v.State)
+		v.EarlierURL = views.EntryURL(v.Key, v.Target.Ref, v.Tab, p.Entries[start].Pos, v.State)
 	}
 	return nil
 }
 
-// copyText answers GET /s/:id/copy?e=REF with what pi's /tree copies for the
+// copyText answers GET /s/:key/copy?e=REF with what pi's /tree copies for the
 // entry (ctrl+x) as plain text, or 204 when pi would have nothing to copy.
 func (s *Server) copyText(c echo.Context) error {
 	return s.plainEntry(c, (*sessions.Reader).CopyText)
 }
 
 // plainEntry answers with the plain text that text makes of entry ?e= of
-// session :id, or 204 when it has none.
+// session :key, or 204 when it has none.
 func (s *Server) plainEntry(c echo.Context, text func(*sessions.Reader, int) (string, bool, error)) error {
-	id, e := sessionID(c), c.QueryParam("e")
+	id, e := sessionKey(c), c.QueryParam("e")
 	var out string
 	var ok bool
 	err := s.view(id, func(ss *sessions.Session, r *sessions.Reader) error {
 		i, found := resolve(ss, e)
 		if !found {
-			return errNoEntry(e)
+			return errNoEntry(id, e)
 		}
 		var err error
 		out, ok, err = text(r, i)

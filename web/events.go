@@ -12,7 +12,6 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/views"
-	"github.com/piweb/piweb/watcher"
 )
 
 // maxDeltaRows bounds a live tree change; a bigger one makes the page reload its rows.
@@ -21,11 +20,8 @@ const maxDeltaRows = 1000
 // follow runs a live stream: it subscribes to the events, calls start once
 // subscribed (so nothing is missed), then handle for each event, and sends
 // heartbeats until the client leaves or the server closes.
-func (s *Server) follow(c echo.Context, start func(*stream) error, handle func(*stream, watcher.Event) error) error {
-	if s.events == nil {
-		return c.NoContent(http.StatusNoContent) // tells EventSource not to reconnect
-	}
-	ch, cancel := s.events.Subscribe()
+func (s *Server) follow(c echo.Context, start func(*stream) error, handle func(*stream, sessions.Change) error) error {
+	ch, cancel := s.lib.Subscribe()
 	defer cancel()
 	s.streams.Add(1)
 	defer s.streams.Add(-1)
@@ -71,18 +67,18 @@ func (s *Server) streamEnd(c echo.Context, err error) error {
 func (s *Server) listEvents(c echo.Context) error {
 	p := listQuery(c)
 	ctx := c.Request().Context()
-	return s.follow(c, func(*stream) error { return nil }, func(w *stream, ev watcher.Event) error {
-		if ev.SessionID == "" {
+	return s.follow(c, func(*stream) error { return nil }, func(w *stream, ev sessions.Change) error {
+		if ev.Key == "" {
 			return nil
 		}
-		gone := domID("s", ev.SessionID)
-		if ev.Kind == watcher.KindRemove {
+		gone := domID("s", ev.Key)
+		if ev.Kind == sessions.KindRemove {
 			return w.send("gone", gone)
 		}
-		if ev.Kind == watcher.KindError {
+		if ev.Kind == sessions.KindError {
 			return nil
 		}
-		item, found := s.listItem(ev.SessionID)
+		item, found := s.listItem(ev.Key)
 		if !found || !p.matches(&item.meta) {
 			return w.send("gone", gone)
 		}
@@ -99,32 +95,29 @@ type listEntry struct {
 	view views.SessionItem
 }
 
-// listItem returns the sessions page row of session id.
-func (s *Server) listItem(id string) (listEntry, bool) {
-	var m sessions.Meta
-	if s.lib.View(id, func(ss *sessions.Session) error { m = ss.Meta(); return nil }) != nil {
+// listItem returns the sessions page row of the session with key.
+func (s *Server) listItem(key string) (listEntry, bool) {
+	m, err := s.lib.Meta(key)
+	if err != nil {
 		return listEntry{}, false
 	}
-	byFile := map[string]*sessions.Meta{}
-	if pm, found := s.parent(m.ParentSession); found {
-		byFile[pm.File] = pm
+	byKey := map[string]*sessions.Meta{}
+	if pm, err := s.lib.Meta(m.ParentKey); err == nil && m.ParentKey != "" {
+		byKey[pm.Key] = &pm
 	}
-	return listEntry{meta: m, view: sessionItem(&m, byFile)}, true
+	return listEntry{meta: m, view: sessionItem(&m, byKey)}, true
 }
 
 // sessionEvents streams changes to one session's tree as it is shown with
 // the page's state: "delta" (rows to drop, redraw and insert), "reset"
 // (reload the rows), "stats" (the header counts) and "gone".
 func (s *Server) sessionEvents(c echo.Context) error {
-	id := sessionID(c)
+	id := sessionKey(c)
 	st, err := treeState(c)
 	if err != nil {
 		return err
 	}
 	if err := s.lib.View(id, func(*sessions.Session) error { return nil }); err != nil {
-		if errors.Is(err, sessions.ErrNoSession) {
-			return errNoSession(id)
-		}
 		return err
 	}
 	ctx := c.Request().Context()
@@ -137,7 +130,7 @@ func (s *Server) sessionEvents(c echo.Context) error {
 			if err != nil {
 				return err
 			}
-			snap, ver, stats = takeSnapshot(t), version(ss), s.sessionHeader(ss).Stats
+			snap, ver, stats = takeSnapshot(t), version(ss), s.sessionHeader(id, ss).Stats
 			return nil
 		})
 		if err != nil {
@@ -155,11 +148,11 @@ func (s *Server) sessionEvents(c echo.Context) error {
 		}
 		return w.send("reset", ver)
 	}
-	return s.follow(c, start, func(w *stream, ev watcher.Event) error {
-		if ev.SessionID != id || ev.Kind == watcher.KindError {
+	return s.follow(c, start, func(w *stream, ev sessions.Change) error {
+		if ev.Key != id || ev.Kind == sessions.KindError {
 			return nil
 		}
-		if ev.Kind == watcher.KindRemove {
+		if ev.Kind == sessions.KindRemove {
 			return w.send("gone", "")
 		}
 		var delta *views.TreeDelta
@@ -171,12 +164,12 @@ func (s *Server) sessionEvents(c echo.Context) error {
 				return err
 			}
 			next := takeSnapshot(t)
-			if ev.Kind == watcher.KindAppend {
+			if ev.Kind == sessions.KindAppend {
 				if delta, err = t.delta(r, snap, next); err != nil {
 					return err
 				}
 			}
-			snap, ver, stats = next, version(ss), s.sessionHeader(ss).Stats
+			snap, ver, stats = next, version(ss), s.sessionHeader(id, ss).Stats
 			return nil
 		})
 		var pe *pageError

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/piweb/piweb/sessions"
-	"github.com/piweb/piweb/watcher"
 )
 
 // sseEvent is one server-sent event; comments have Name ":".
@@ -136,10 +135,10 @@ func TestSessionEvents(t *testing.T) {
 	appendLines(t, file,
 		`{"type":"message","id":"feed0001","parentId":"4638afcc","timestamp":"2026-05-12T09:00:00.000Z","message":{"role":"user","content":"Now <b>ship</b> it","timestamp":1778576400000}}`,
 		`{"type":"message","id":"feed0002","parentId":"feed0001","timestamp":"2026-05-12T09:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"Shipped."}],"provider":"anthropic","model":"claude-opus-4-5","usage":{"totalTokens":10,"cost":{"total":0.01}},"stopReason":"stop","timestamp":1778576402000}}`)
-	if _, _, err := lib.Refresh(file); err != nil {
+	if _, err := lib.Refresh(file); err != nil {
 		t.Fatal(err)
 	}
-	ch <- watcher.Event{SessionID: mainID, File: file, Kind: watcher.KindAppend, NewIDs: []string{"feed0001", "feed0002"}, Leaf: "feed0002", OldLeaf: "4638afcc"}
+	ch <- sessions.Change{Key: mainID, File: file, Kind: sessions.KindAppend, NewIDs: []string{"feed0001", "feed0002"}, Leaf: "feed0002", OldLeaf: "4638afcc"}
 
 	stats := nextEvent(t, events)
 	if stats.Name != "stats" || !strings.Contains(stats.Data, `id="session-stats"`) || !strings.Contains(stats.Data, "45 entries") {
@@ -168,10 +167,10 @@ func TestSessionEvents(t *testing.T) {
 	// The same label set again has a new time (shift+T): its row is redrawn.
 	appendLines(t, file,
 		`{"type":"label","id":"feed0003","parentId":"feed0002","timestamp":"2026-05-13T10:00:00.000Z","targetId":"09b043aa","label":"rejected idea"}`)
-	if _, _, err := lib.Refresh(file); err != nil {
+	if _, err := lib.Refresh(file); err != nil {
 		t.Fatal(err)
 	}
-	ch <- watcher.Event{SessionID: mainID, File: file, Kind: watcher.KindAppend, NewIDs: []string{"feed0003"}, Leaf: "feed0003", OldLeaf: "feed0002"}
+	ch <- sessions.Change{Key: mainID, File: file, Kind: sessions.KindAppend, NewIDs: []string{"feed0003"}, Leaf: "feed0003", OldLeaf: "feed0002"}
 	if ev := nextEvent(t, events); ev.Name != "stats" {
 		t.Fatalf("event %+v, want stats", ev)
 	}
@@ -181,15 +180,15 @@ func TestSessionEvents(t *testing.T) {
 	}
 
 	// A rewrite makes the page reload its rows; a removal says the session is gone.
-	ch <- watcher.Event{SessionID: mainID, Kind: watcher.KindReload}
+	ch <- sessions.Change{Key: mainID, Kind: sessions.KindReload}
 	if ev := nextEvent(t, events); ev.Name != "stats" {
 		t.Fatalf("event %+v, want stats", ev)
 	}
 	if ev := nextEvent(t, events); ev.Name != "reset" {
 		t.Fatalf("event %+v, want reset", ev)
 	}
-	ch <- watcher.Event{SessionID: darkID, Kind: watcher.KindAppend} // another session: nothing
-	ch <- watcher.Event{SessionID: mainID, Kind: watcher.KindRemove}
+	ch <- sessions.Change{Key: darkID, Kind: sessions.KindAppend} // another session: nothing
+	ch <- sessions.Change{Key: mainID, Kind: sessions.KindRemove}
 	if ev := nextEvent(t, events); ev.Name != "gone" {
 		t.Fatalf("event %+v, want gone", ev)
 	}
@@ -265,30 +264,27 @@ func TestListEvents(t *testing.T) {
 	if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := lib.Refresh(file); err != nil {
+	if _, err := lib.Refresh(file); err != nil {
 		t.Fatal(err)
 	}
-	ch <- watcher.Event{SessionID: "newsession", File: file, Kind: watcher.KindNew}
+	ch <- sessions.Change{Key: "newsession", File: file, Kind: sessions.KindNew}
 	ev := nextEvent(t, events)
 	if ev.Name != "row" || !strings.Contains(ev.Data, "Add Stripe payments") || !strings.Contains(ev.Data, `data-group="`+domID("p", "/home/dev/weather")+`"`) {
 		t.Fatalf("event %+v", ev)
 	}
 	// A session that does not match the page's search is not sent as a row.
-	ch <- watcher.Event{SessionID: darkID, Kind: watcher.KindAppend}
+	ch <- sessions.Change{Key: darkID, Kind: sessions.KindAppend}
 	if ev := nextEvent(t, events); ev.Name != "gone" || ev.Data != domID("s", darkID) {
 		t.Fatalf("event %+v, want gone", ev)
 	}
-	ch <- watcher.Event{SessionID: "newsession", Kind: watcher.KindRemove}
+	ch <- sessions.Change{Key: "newsession", Kind: sessions.KindRemove}
 	if ev := nextEvent(t, events); ev.Name != "gone" || ev.Data != domID("s", "newsession") {
 		t.Fatalf("event %+v, want gone", ev)
 	}
 }
 
-func TestEventsWithoutWatcher(t *testing.T) {
+func TestEventsUnknownSession(t *testing.T) {
 	srv := newServer(t, openLib(t, demoRoot(t)), nil).Handler()
-	if rec := get(t, srv, "/s/"+mainID+"/events"); rec.Code != http.StatusNoContent {
-		t.Errorf("status %d, want 204", rec.Code)
-	}
 	if rec := get(t, srv, "/s/nope/events", "Accept", "text/event-stream"); rec.Code != http.StatusNotFound || rec.Body.Len() != 0 {
 		t.Errorf("unknown session: status %d, body %q", rec.Code, rec.Body)
 	}

@@ -63,14 +63,12 @@ func exportQuery(leaf, format string, redact []string) (exportReq, error) {
 
 // exportFile is an export ready to send or save.
 type exportFile struct {
-	name  string            // a file name for it
-	h     *sessions.Session // the session's file and root, to save beside it
-	mime  string
-	data  []byte
-	jsonl bool
+	name string // a file name for it
+	mime string
+	data []byte
 }
 
-// export answers GET /api/sessions/:id/export and /s/:id/export with the branch as a download.
+// export answers GET /api/sessions/:key/export and /s/:key/export with the branch as a download.
 func (s *Server) export(c echo.Context) error {
 	if c.QueryParam("save") != "" {
 		return &pageError{status: http.StatusMethodNotAllowed, title: "Saving needs POST",
@@ -80,7 +78,7 @@ func (s *Server) export(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	f, err := s.exported(c.Request().Context(), sessionID(c), q)
+	f, err := s.exported(c.Request().Context(), sessionKey(c), q)
 	if err != nil {
 		return err
 	}
@@ -90,20 +88,15 @@ func (s *Server) export(c echo.Context) error {
 	return c.Blob(http.StatusOK, f.mime, f.data)
 }
 
-// saveExport writes the export next to the session, under a new name, and returns its path.
-func (s *Server) saveExport(id string, q exportReq) (string, error) {
-	f, err := s.exported(context.Background(), id, q)
+// saveExport writes the export next to the session, under a new name, and
+// returns its path (a saved JSONL file is a session of its own: the library
+// lists it at once).
+func (s *Server) saveExport(key string, q exportReq) (string, error) {
+	f, err := s.exported(context.Background(), key, q)
 	if err != nil {
 		return "", err
 	}
-	path, err := sessions.SaveBeside(f.h, f.name, f.data)
-	if err != nil {
-		return "", writeError(id, q.leaf, 0, err)
-	}
-	if f.jsonl {
-		s.refresh(path) // a session of its own now: list it at once
-	}
-	return path, nil
+	return s.lib.SaveBeside(key, f.name, f.data)
 }
 
 // exported builds the export of session id.
@@ -111,19 +104,18 @@ func (s *Server) exported(ctx context.Context, id string, q exportReq) (exportFi
 	var f exportFile
 	err := s.view(id, func(ss *sessions.Session, _ *sessions.Reader) error {
 		if strings.HasPrefix(q.leaf, "~") {
-			return errNoEntry(q.leaf) // an entry without id cannot end a branch pi can read
+			return errNoEntry(id, q.leaf) // an entry without id cannot end a branch pi can read
 		}
 		b, err := ss.Branch(q.leaf, q.red)
 		if err != nil {
-			return writeError(id, q.leaf, ss.Header.Version, err)
+			return err
 		}
-		f.h = ss.Handle()
 		base := slug(exportTitle(ss, b, q.red)) + "-" + slug(short(b.Leaf)) // ids come from the file: no "/" or ".." may reach a name
 		if q.red != (sessions.Redact{}) {
 			base += "-redacted"
 		}
 		if q.format == "jsonl" {
-			f.name, f.mime, f.data, f.jsonl = base+".jsonl", "application/x-ndjson; charset=utf-8", b.JSONL(), true
+			f.name, f.mime, f.data = base+".jsonl", "application/x-ndjson; charset=utf-8", b.JSONL()
 			return nil
 		}
 		f.name, f.mime = base+".html", echo.MIMETextHTMLCharsetUTF8

@@ -27,7 +27,7 @@ func plantSecrets(t *testing.T, lib *sessions.Library, id string) string {
 		`{"type":"message","id":"5ec00002","parentId":"5ec00001","timestamp":"2026-05-12T09:00:01.000Z","message":{"role":"assistant","content":[{"type":"thinking","thinking":"The user pasted `+plantedKey+` in the chat; do not echo it."},{"type":"toolCall","id":"call_x1","name":"bash","arguments":{"command":"cat .env"}}],"provider":"anthropic","model":"claude-opus-4-5","usage":{"totalTokens":10,"cost":{"total":0.01}},"stopReason":"toolUse","timestamp":1778576401000}}`,
 		`{"type":"message","id":"5ec00003","parentId":"5ec00002","timestamp":"2026-05-12T09:00:02.000Z","message":{"role":"toolResult","toolCallId":"call_x1","toolName":"bash","content":[{"type":"text","text":"env: KEY=`+plantedKey+`\n<script>alert('pwned')</script>"}],"isError":false,"timestamp":1778576402000}}`,
 	)
-	if _, _, err := lib.Refresh(file); err != nil {
+	if _, err := lib.Refresh(file); err != nil {
 		t.Fatal(err)
 	}
 	return "5ec00003"
@@ -195,8 +195,8 @@ func TestExportRedaction(t *testing.T) {
 
 func TestExportSave(t *testing.T) {
 	lib := openLib(t, demoRoot(t))
-	ev := &pubEvents{fakeEvents: newFakeEvents()}
-	srv := newServer(t, lib, ev).Handler()
+	ev := published(t, lib)
+	srv := newServer(t, lib, ev.fakeEvents).Handler()
 	dir := filepath.Dir(sessionFile(t, lib, mainID))
 	api := "/api/sessions/" + mainID + "/export"
 
@@ -239,7 +239,7 @@ func TestExportSave(t *testing.T) {
 	if _, ok := lib.File(s.Header.ID); !ok {
 		t.Error("the saved session is not in the library")
 	}
-	if evs := ev.take(); len(evs) != 1 || evs[0].SessionID != s.Header.ID {
+	if evs := ev.take(); len(evs) != 1 || evs[0].Key != s.Header.ID {
 		t.Errorf("published %+v", evs)
 	}
 	left, _ := filepath.Glob(filepath.Join(dir, ".piweb-*"))

@@ -14,7 +14,6 @@ import (
 	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/static"
 	"github.com/piweb/piweb/views"
-	"github.com/piweb/piweb/watcher"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -53,11 +52,16 @@ func openLib(t testing.TB, root string) *sessions.Library {
 	return lib
 }
 
-// newServer builds a Server over lib whose logs go to the test log.
-func newServer(t testing.TB, lib Library, ev Events) *Server {
+// newServer builds a Server over lib whose logs go to the test log; with
+// ev, its live streams follow the changes the test sends there instead of
+// the library's own.
+func newServer(t testing.TB, lib Library, ev *fakeEvents) *Server {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	s := New(lib, ev, Options{Addr: "127.0.0.1:8377", Root: "/sessions", Logger: log, Home: "/home/dev",
+	if ev != nil {
+		lib = fakeFeed{lib, ev}
+	}
+	s := New(lib, Options{Addr: "127.0.0.1:8377", Root: "/sessions", Logger: log, Home: "/home/dev",
 		Heartbeat: 50 * time.Millisecond})
 	t.Cleanup(s.Close)
 	return s
@@ -92,24 +96,32 @@ func get(t testing.TB, h http.Handler, target string, hdr ...string) *httptest.R
 	return do(t, h, http.MethodGet, target, hdr...)
 }
 
-// fakeEvents is an Events whose events the test sends.
+// fakeFeed is a Library whose changes come from a fakeEvents.
+type fakeFeed struct {
+	Library
+	ev *fakeEvents
+}
+
+func (f fakeFeed) Subscribe() (<-chan sessions.Change, func()) { return f.ev.Subscribe() }
+
+// fakeEvents is a feed of changes the test sends.
 type fakeEvents struct {
-	subs    chan chan watcher.Event
+	subs    chan chan sessions.Change
 	cancels chan struct{}
 }
 
 func newFakeEvents() *fakeEvents {
-	return &fakeEvents{subs: make(chan chan watcher.Event, 16), cancels: make(chan struct{}, 16)}
+	return &fakeEvents{subs: make(chan chan sessions.Change, 16), cancels: make(chan struct{}, 16)}
 }
 
-func (f *fakeEvents) Subscribe() (<-chan watcher.Event, func()) {
-	ch := make(chan watcher.Event, 16)
+func (f *fakeEvents) Subscribe() (<-chan sessions.Change, func()) {
+	ch := make(chan sessions.Change, 16)
 	f.subs <- ch
 	return ch, func() { f.cancels <- struct{}{} }
 }
 
 // next waits for the next subscription.
-func (f *fakeEvents) next(t testing.TB) chan watcher.Event {
+func (f *fakeEvents) next(t testing.TB) chan sessions.Change {
 	t.Helper()
 	select {
 	case ch := <-f.subs:

@@ -43,9 +43,9 @@ func listQuery(c echo.Context) listParams {
 // listView builds the sessions page from the library.
 func (s *Server) listView(p listParams) views.ListView {
 	metas := s.lib.List()
-	byFile := make(map[string]*sessions.Meta, len(metas))
+	byKey := make(map[string]*sessions.Meta, len(metas))
 	for i := range metas {
-		byFile[metas[i].File] = &metas[i]
+		byKey[metas[i].Key] = &metas[i]
 	}
 	v := views.ListView{Query: p.q, Sort: p.sort, Total: len(metas), Demo: s.opt.Demo, Root: s.opt.Root,
 		Problems: len(s.lib.Problems())}
@@ -57,7 +57,7 @@ func (s *Server) listView(p listParams) views.ListView {
 			continue
 		}
 		v.Shown++
-		item := sessionItem(m, byFile)
+		item := sessionItem(m, byKey)
 		g, ok := groups[m.Cwd]
 		if !ok {
 			g = &views.ProjectGroup{DOMID: item.GroupID, Cwd: m.Cwd}
@@ -114,17 +114,17 @@ func (p listParams) compare(a, b views.SessionItem) int {
 	return b.Modified.Compare(a.Modified)
 }
 
-// sessionItem converts a session's Meta for the list; byFile resolves fork parents.
-func sessionItem(m *sessions.Meta, byFile map[string]*sessions.Meta) views.SessionItem {
+// sessionItem converts a session's Meta for the list; byKey resolves fork parents.
+func sessionItem(m *sessions.Meta, byKey map[string]*sessions.Meta) views.SessionItem {
 	it := views.SessionItem{
-		ID: m.ID, DOMID: domID("s", m.ID), GroupID: domID("p", m.Cwd), Name: m.Name, FirstMessage: oneLine(m.FirstMessage, 300),
+		ID: m.ID, Key: m.Key, CopyOf: m.CopyOf, File: m.File, DOMID: domID("s", m.Key), GroupID: domID("p", m.Cwd), Name: m.Name, FirstMessage: oneLine(m.FirstMessage, 300),
 		Cwd: m.Cwd, Created: m.Created, Modified: m.Modified, Entries: m.Entries, Messages: m.Messages,
 		Branches: m.Branches, Leaves: m.Leaves, Tokens: m.Tokens, Cost: m.Cost, Models: m.Models,
 		Diagnostics: m.Diagnostics,
 	}
 	if m.ParentSession != "" {
-		if pm, ok := byFile[m.ParentSession]; ok {
-			it.ParentID = pm.ID
+		if pm, ok := byKey[m.ParentKey]; ok && m.ParentKey != "" {
+			it.ParentKey = pm.Key
 			it.ParentTitle = oneLine(cmp.Or(pm.Name, pm.FirstMessage), 80)
 		} else {
 			it.ParentFile = m.ParentSession

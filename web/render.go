@@ -1,14 +1,21 @@
 package web
 
 import (
+	"bytes"
 	"net/http"
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 )
 
-// render writes a templ component as an HTML response.
+// render writes a templ component as an HTML response. The component is
+// rendered into a buffer first: a render that fails leaves no half page
+// behind a 200, but goes to the error handler whole.
 func render(c echo.Context, status int, comp templ.Component) error {
+	var b bytes.Buffer
+	if err := comp.Render(c.Request().Context(), &b); err != nil {
+		return err
+	}
 	h := c.Response().Header()
 	h.Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
 	h.Add("Vary", "HX-Request")
@@ -16,7 +23,8 @@ func render(c echo.Context, status int, comp templ.Component) error {
 		h.Set("Cache-Control", "no-store")
 	}
 	c.Response().WriteHeader(status)
-	return comp.Render(c.Request().Context(), c.Response())
+	_, err := c.Response().Write(b.Bytes())
+	return err
 }
 
 // isHTMX reports whether htmx sent the request (and wants a fragment).

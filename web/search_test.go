@@ -104,8 +104,8 @@ func TestSearchIndexes(t *testing.T) {
 
 	// Appended entries are searched, through the same index.
 	appendUser(t, file, "n1", leaf, "the NEEDLE in the haystack")
-	if _, d, err := lib.Refresh(file); err != nil || d.Reloaded {
-		t.Fatalf("Refresh: %+v, %v", d, err)
+	if c, err := lib.Refresh(file); err != nil || c.Kind == sessions.KindReload {
+		t.Fatalf("Refresh: %+v, %v", c, err)
 	}
 	check("after an append", "needle")
 	check("after an append", "question 12")
@@ -125,8 +125,8 @@ func TestSearchIndexes(t *testing.T) {
 	if err := os.Chtimes(file, later, later); err != nil {
 		t.Fatal(err)
 	}
-	if _, d, err := lib.Refresh(file); err != nil || !d.Reloaded {
-		t.Fatalf("Refresh after a rewrite: %+v, %v", d, err)
+	if c, err := lib.Refresh(file); err != nil || c.Kind != sessions.KindReload {
+		t.Fatalf("Refresh after a rewrite: %+v, %v", c, err)
 	}
 	check("after a rewrite", "qqqqqqqq 29")
 	check("after a rewrite", "question 29")
@@ -168,7 +168,7 @@ func TestSearchIndexesConcurrent(t *testing.T) {
 		for k := range 20 {
 			n := fmt.Sprintf("x%d", k)
 			appendUser(t, file, n, parent, "question appended "+n)
-			if _, _, err := lib.Refresh(file); err != nil {
+			if _, err := lib.Refresh(file); err != nil {
 				t.Error(err)
 				return
 			}

@@ -1,5 +1,6 @@
 // Package web serves piweb's pages: the sessions list, a session's tree and
-// conversation, and live updates over server-sent events.
+// conversation, the JSON API and the write actions, and live updates over
+// server-sent events.
 package web
 
 import (
@@ -13,21 +14,23 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/piweb/piweb/sessions"
-	"github.com/piweb/piweb/watcher"
 )
 
-// Library is the session index the server reads.
+// Library is the session index the server reads, writes through and
+// follows: sessions.Library.
 type Library interface {
 	List() []sessions.Meta
-	View(id string, fn func(*sessions.Session) error) error
+	Meta(key string) (sessions.Meta, error)
+	View(key string, fn func(*sessions.Session) error) error
 	Problems() map[string]error
-	// Refresh re-reads a file after piweb wrote to it or created it.
-	Refresh(file string) (id string, d sessions.Delta, err error)
-}
+	// Subscribe returns the library's changes from now on, and a func to stop.
+	Subscribe() (<-chan sessions.Change, func())
 
-// Events delivers session changes (from the watcher) to the live streams.
-type Events interface {
-	Subscribe() (<-chan watcher.Event, func())
+	Label(key, target, label string) (string, error)
+	Rewind(key, target, summary string, guard sessions.Guard) (string, error)
+	Fork(key, entry string) (sessions.Forked, error)
+	Upgrade(key string) (backup string, err error)
+	SaveBeside(key, name string, data []byte) (string, error)
 }
 
 // Options configure a Server.
@@ -42,14 +45,13 @@ type Options struct {
 	Logger *slog.Logger
 	// Heartbeat is the interval of keep-alive comments on event streams (default 15s).
 	Heartbeat time.Duration
-	// Home is shortened to "~" in tool-call previews, as pi does with $HOME.
+	// Home is shortened to "~" in tool-call previews, as pi does with $HOME ("" shortens nothing).
 	Home string
 }
 
-// Server is piweb's HTTP server: echo routes over a Library, fed live by Events.
+// Server is piweb's HTTP server: echo routes over a Library, fed live by its changes.
 type Server struct {
 	lib     Library
-	events  Events
 	opt     Options
 	log     *slog.Logger
 	echo    *echo.Echo
@@ -62,20 +64,16 @@ type Server struct {
 	streams  atomic.Int32 // live streams open now
 }
 
-// New builds a Server over lib; events may be nil (no live updates).
-func New(lib Library, events Events, opt Options) *Server {
+// New builds a Server over lib.
+func New(lib Library, opt Options) *Server {
 	if opt.Logger == nil {
 		opt.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	if opt.Heartbeat <= 0 {
 		opt.Heartbeat = 15 * time.Second
 	}
-	if opt.Home == "" {
-		opt.Home, _ = os.UserHomeDir()
-	}
 	s := &Server{
 		lib:     lib,
-		events:  events,
 		opt:     opt,
 		log:     opt.Logger,
 		hosts:   newHostAllowlist(opt.Addr),
@@ -94,21 +92,37 @@ func New(lib Library, events Events, opt Options) *Server {
 	return s
 }
 
-// routes registers every route. The JSON API and write actions will get their own file (api.go).
+// routes registers every route: the pages, the JSON API and the page's
+// action forms. There is no catch-all route: echo's own 404 and 405 (with
+// Allow) reach handleError.
 func (s *Server) routes(e *echo.Echo) {
 	// Pages and assets answer HEAD too (net/http drops the body); live streams do not.
 	page := []string{http.MethodGet, http.MethodHead}
 	e.Match(page, "/", s.list)
 	e.GET("/events", s.listEvents)
-	e.Match(page, "/s/:id", s.session)
-	e.Match(page, "/s/:id/rows", s.rows)
-	e.Match(page, "/s/:id/entry", s.entry)
-	e.GET("/s/:id/copy", s.copyText)
-	e.GET("/s/:id/text", s.entryText)
-	e.GET("/s/:id/events", s.sessionEvents)
+	e.Match(page, "/s/:key", s.session)
+	e.Match(page, "/s/:key/rows", s.rows)
+	e.Match(page, "/s/:key/entry", s.entry)
+	e.GET("/s/:key/copy", s.copyText)
+	e.GET("/s/:key/text", s.entryText)
+	e.GET("/s/:key/events", s.sessionEvents)
+	e.GET("/s/:key/export", s.export)
+	e.POST("/s/:key/actions/label", s.actLabel)
+	e.POST("/s/:key/actions/rewind", s.actRewind)
+	e.POST("/s/:key/actions/fork", s.actFork)
+	e.POST("/s/:key/actions/share", s.actShare)
+	e.POST("/s/:key/actions/upgrade", s.actUpgrade)
 	e.Match(page, "/static/*", s.asset)
-	s.writeRoutes(e) // the JSON API and the session page's actions (api.go)
-	// No catch-all route: echo's own 404 and 405 (with Allow) reach handleError.
+
+	api := e.Group("/api")
+	api.GET("/sessions", s.apiList)
+	api.GET("/sessions/:key", s.apiSession)
+	api.POST("/sessions/:key/label", s.apiLabel)
+	api.POST("/sessions/:key/rewind", s.apiRewind)
+	api.POST("/sessions/:key/fork", s.apiFork)
+	api.GET("/sessions/:key/export", s.export)
+	api.POST("/sessions/:key/export", s.apiSaveExport)
+	api.POST("/sessions/:key/upgrade", s.apiUpgrade)
 }
 
 // Handler returns the server's handler, with cross-origin protection for

@@ -141,7 +141,7 @@ func TestHostAllowlist(t *testing.T) {
 		}
 	}
 	// The bound address is allowed too.
-	s := New(openLib(t, demoRoot(t)), nil, Options{Addr: "192.0.2.7:9000"})
+	s := New(openLib(t, demoRoot(t)), Options{Addr: "192.0.2.7:9000"})
 	if rec := get(t, s.Handler(), "/", "Host", "192.0.2.7:9000"); rec.Code != 200 {
 		t.Errorf("bound address: status %d", rec.Code)
 	}

@@ -2,7 +2,6 @@ package web
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -12,20 +11,20 @@ import (
 	"github.com/piweb/piweb/views"
 )
 
-// sessionID returns the :id path parameter, unescaped.
-func sessionID(c echo.Context) string {
-	id := c.Param("id")
+// sessionKey returns the :key path parameter (a session file's key), unescaped.
+func sessionKey(c echo.Context) string {
+	key := c.Param("key")
 	if c.Request().URL.RawPath != "" {
-		if u, err := url.PathUnescape(id); err == nil {
+		if u, err := url.PathUnescape(key); err == nil {
 			return u
 		}
 	}
-	return id
+	return key
 }
 
-// view runs fn on session id with an open reader, mapping a missing session to a 404.
-func (s *Server) view(id string, fn func(ss *sessions.Session, r *sessions.Reader) error) error {
-	err := s.lib.View(id, func(ss *sessions.Session) error {
+// view runs fn on the session with key, with an open reader, under the library's read lock.
+func (s *Server) view(key string, fn func(ss *sessions.Session, r *sessions.Reader) error) error {
+	return s.lib.View(key, func(ss *sessions.Session) error {
 		r, err := ss.Open()
 		if err != nil {
 			return err
@@ -33,15 +32,11 @@ func (s *Server) view(id string, fn func(ss *sessions.Session, r *sessions.Reade
 		defer r.Close()
 		return fn(ss, r)
 	})
-	if errors.Is(err, sessions.ErrNoSession) {
-		return errNoSession(id)
-	}
-	return err
 }
 
 // session renders the session page: the tree around the selected entry and its conversation.
 func (s *Server) session(c echo.Context) error {
-	id := sessionID(c)
+	id := sessionKey(c)
 	st, err := treeState(c)
 	if err != nil {
 		return err
@@ -53,7 +48,7 @@ func (s *Server) session(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		v = s.sessionHeader(ss)
+		v = s.sessionHeader(id, ss)
 		v.State = st
 		if v.Tree, err = t.around(r, id); err != nil {
 			return err
@@ -71,29 +66,31 @@ func (s *Server) session(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if pm, found := s.parent(v.ParentFile); found {
-		v.ParentID, v.ParentTitle, v.ParentFile = pm.ID, oneLine(cmp.Or(pm.Name, pm.FirstMessage), 80), ""
-	}
+	s.family(&v, id)
 	return respond(c, views.SessionPage(v))
 }
 
-// parent finds the indexed session stored in file (a fork's parentSession).
-func (s *Server) parent(file string) (*sessions.Meta, bool) {
-	if file == "" {
-		return nil, false
+// family fills in what the library knows of the session with key beside
+// its own file: the file it is a copy of, and the session it was forked
+// from. Called outside View: the library's lock is not taken twice.
+func (s *Server) family(v *views.SessionView, key string) {
+	m, err := s.lib.Meta(key)
+	if err != nil {
+		return
 	}
-	for _, m := range s.lib.List() {
-		if m.File == file {
-			return &m, true
-		}
+	v.CopyOf = m.CopyOf
+	if m.ParentKey == "" {
+		return
 	}
-	return nil, false
+	if pm, err := s.lib.Meta(m.ParentKey); err == nil {
+		v.ParentKey, v.ParentTitle, v.ParentFile = pm.Key, oneLine(cmp.Or(pm.Name, pm.FirstMessage), 80), ""
+	}
 }
 
 // sessionHeader fills the page header from the session's summary.
-func (s *Server) sessionHeader(ss *sessions.Session) views.SessionView {
+func (s *Server) sessionHeader(key string, ss *sessions.Session) views.SessionView {
 	m := ss.Meta()
-	v := views.SessionView{ID: m.ID, Name: m.Name, Title: oneLine(cmp.Or(m.Name, m.FirstMessage), 120), Cwd: m.Cwd,
+	v := views.SessionView{ID: m.ID, Key: key, Name: m.Name, Title: oneLine(cmp.Or(m.Name, m.FirstMessage), 120), Cwd: m.Cwd,
 		File: m.File, Created: m.Created, ParentFile: m.ParentSession, Demo: s.opt.Demo,
 		Stats: views.SessionStats{Entries: m.Entries, Messages: m.Messages, Leaves: m.Leaves, Tokens: m.Tokens,
 			Cost: m.Cost, Models: m.Models}}
@@ -115,7 +112,7 @@ func version(ss *sessions.Session) string {
 
 // rows renders a page of tree rows after or before a row, or around an entry.
 func (s *Server) rows(c echo.Context) error {
-	id := sessionID(c)
+	id := sessionKey(c)
 	st, err := treeState(c)
 	if err != nil {
 		return err
@@ -128,7 +125,7 @@ func (s *Server) rows(c echo.Context) error {
 			return err
 		}
 		ver = version(ss)
-		w = views.TreeWindow{SessionID: id, Total: t.lay.Len(), Selected: -1}
+		w = views.TreeWindow{Key: id, Total: t.lay.Len(), Selected: -1}
 		var start, end int
 		switch {
 		case c.QueryParam("after") != "":

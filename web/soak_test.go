@@ -231,7 +231,7 @@ func TestSoak(t *testing.T) {
 	watched := make(chan error, 1)
 	go func() { watched <- wat.Run(ctx) }()
 	ts := httptest.NewUnstartedServer(nil)
-	srv := New(lib, wat, Options{Addr: ts.Listener.Addr().String(), Root: root, Logger: log, Home: "/home/dev", Heartbeat: 100 * time.Millisecond})
+	srv := New(lib, Options{Addr: ts.Listener.Addr().String(), Root: root, Logger: log, Home: "/home/dev", Heartbeat: 100 * time.Millisecond})
 	ts.Config.Handler = srv.Handler()
 	ts.Start()
 	if !strings.HasPrefix(ts.URL, "http://127.0.0.1:") {

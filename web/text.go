@@ -5,7 +5,7 @@ import (
 	"github.com/piweb/piweb/sessions"
 )
 
-// entryText answers GET /s/:id/text?e=REF with the entry's whole text as
+// entryText answers GET /s/:key/text?e=REF with the entry's whole text as
 // plain text (sessions.Body.FullText): what the page cuts when it is very long.
 func (s *Server) entryText(c echo.Context) error {
 	return s.plainEntry(c, func(r *sessions.Reader, i int) (string, bool, error) {

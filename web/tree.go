@@ -80,7 +80,7 @@ func (srv *Server) layout(s *sessions.Session, r *sessions.Reader, st views.Tree
 	if st.Leaf != "" {
 		i, ok := resolve(s, st.Leaf)
 		if !ok {
-			return nil, errNoEntry(st.Leaf)
+			return nil, errNoEntry("", st.Leaf)
 		}
 		t.leaf = i
 	}
@@ -88,7 +88,7 @@ func (srv *Server) layout(s *sessions.Session, r *sessions.Reader, st views.Tree
 	if st.Target != "" {
 		i, ok := resolve(s, st.Target)
 		if !ok {
-			return nil, errNoEntry(st.Target)
+			return nil, errNoEntry("", st.Target)
 		}
 		t.target = i
 	}
@@ -139,7 +139,7 @@ func (t *tree) window(r *sessions.Reader, start, n int) ([]views.RowView, error)
 
 // around returns the window of rows showing the selected entry (or its nearest visible ancestor).
 func (t *tree) around(r *sessions.Reader, sid string) (views.TreeWindow, error) {
-	w := views.TreeWindow{SessionID: sid, Total: t.lay.Len(), Selected: -1}
+	w := views.TreeWindow{Key: sid, Total: t.lay.Len(), Selected: -1}
 	if w.Total == 0 {
 		return w, nil
 	}

@@ -105,7 +105,7 @@ func listenAndServe(ctx context.Context, out io.Writer, cfg config) error {
 	watched := make(chan error, 1)
 	go func() { watched <- w.Run(ctx) }()
 
-	srv := web.New(lib, w, web.Options{Addr: bound, Root: root, Demo: cfg.demo, Logger: log})
+	srv := web.New(lib, web.Options{Addr: bound, Root: root, Demo: cfg.demo, Logger: log, Home: homeDir()})
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	hs.RegisterOnShutdown(srv.Close)

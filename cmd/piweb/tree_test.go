@@ -11,8 +11,8 @@ import (
 	"github.com/piweb/piweb/sessions"
 )
 
-// treeData holds the layout fixtures and their goldens (owned by sessions/layout_test.go).
-const treeData = "../../sessions/testdata/layout"
+// treeData holds the layout fixtures and their goldens (owned by pitree/layout_test.go).
+const treeData = "../../pitree/testdata"
 
 func TestTreeCommand(t *testing.T) {
 	t.Setenv("HOME", "/home/u") // tool-call paths are shortened against it, as pi does

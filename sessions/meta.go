@@ -1,0 +1,106 @@
+package sessions
+
+import (
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/piweb/piweb/internal/js"
+)
+
+// Meta summarises one session for the sessions list.
+type Meta struct {
+	Key           string    `json:"key"` // the file's address in the library: the session id, or for a copy of a session the id and a hash of its path
+	ID            string    `json:"id"`  // the session id from the header
+	File          string    `json:"file"`
+	CopyOf        string    `json:"copyOf,omitempty"` // the key of the file that holds the same session id under pi's own name
+	Project       string    `json:"project"`          // the project folder name under the root
+	Cwd           string    `json:"cwd"`
+	Name          string    `json:"name,omitempty"`
+	FirstMessage  string    `json:"firstMessage"`
+	Version       int       `json:"version"`
+	Created       time.Time `json:"created"`
+	Modified      time.Time `json:"modified"` // last user/assistant activity, as pi sorts
+	FileModified  time.Time `json:"fileModified"`
+	Size          int64     `json:"size"`
+	Entries       int       `json:"entries"`
+	Messages      int       `json:"messages"`
+	Branches      int       `json:"branches"` // entries with more than one child
+	Leaves        int       `json:"leaves"`   // entries without children
+	Tokens        int64     `json:"tokens"`
+	Cost          float64   `json:"cost"`
+	Models        []string  `json:"models"`
+	ParentSession string    `json:"parentSession,omitempty"`
+	ParentID      string    `json:"parentId,omitempty"`  // the parent session's id, when it is in the library
+	ParentKey     string    `json:"parentKey,omitempty"` // the parent session's key, when it is in the library
+	Diagnostics   int       `json:"diagnostics"`
+}
+
+// cacheMeta stores the current Meta. Only the code that changes the session
+// calls it (under the library's write lock), so Meta itself never writes.
+func (s *Session) cacheMeta() {
+	s.meta = &metaCache{gen: s.gen, m: s.computeMeta()}
+}
+
+// metaCache holds the Meta of one generation, so listing sessions does not walk every entry each time.
+type metaCache struct {
+	gen uint64
+	m   Meta
+}
+
+// computeMeta walks the entries to build the summary.
+func (s *Session) computeMeta() Meta {
+	m := Meta{ID: s.Header.ID, File: s.File, Cwd: s.Header.Cwd, Name: s.Name(), FirstMessage: s.FirstMessage,
+		Version: s.Header.Version, FileModified: s.ModTime, Size: s.Size, Entries: len(s.Entries),
+		ParentSession: s.Header.ParentSession, Diagnostics: len(s.Diags), Models: []string{}}
+	if m.FirstMessage == "" {
+		m.FirstMessage = "(no messages)"
+	}
+	m.Project = filepath.Base(filepath.Dir(s.File))
+	if t := js.ParseDate(s.Header.Timestamp); t != NoTime {
+		m.Created = time.UnixMilli(t).UTC()
+	}
+	var last int64
+	seen := map[string]bool{}
+	for i := range s.Entries {
+		e := &s.Entries[i]
+		switch n := len(s.children[i]); {
+		case n == 0:
+			m.Leaves++
+		case n > 1:
+			m.Branches++
+		}
+		m.Tokens += e.Tokens
+		m.Cost += e.Cost
+		if e.Type != TypeMessage {
+			continue
+		}
+		m.Messages++
+		if (e.Role == RoleUser || e.Role == RoleAssistant) && e.Time != NoTime && e.Time > last {
+			last = e.Time
+		}
+		if mod := e.Model(); mod != "" && !seen[mod] {
+			seen[mod] = true
+			m.Models = append(m.Models, mod)
+		}
+	}
+	switch {
+	case last > 0:
+		m.Modified = time.UnixMilli(last).UTC()
+	case !m.Created.IsZero():
+		m.Modified = m.Created
+	default:
+		m.Modified = s.ModTime
+	}
+	return m
+}
+
+// Meta computes the session's summary.
+func (s *Session) Meta() Meta {
+	if c := s.meta; c != nil && c.gen == s.gen {
+		m := c.m
+		m.Models = slices.Clone(m.Models)
+		return m
+	}
+	return s.computeMeta()
+}

@@ -1,0 +1,105 @@
+package sessions
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// DefaultRoot returns the sessions root as pi finds it:
+// $PI_CODING_AGENT_SESSION_DIR, else $PI_CODING_AGENT_DIR/sessions, else ~/.pi/agent/sessions.
+func DefaultRoot() string {
+	if d := os.Getenv("PI_CODING_AGENT_SESSION_DIR"); d != "" {
+		return expandHome(d)
+	}
+	if d := os.Getenv("PI_CODING_AGENT_DIR"); d != "" {
+		return filepath.Join(expandHome(d), "sessions")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return filepath.Join(".pi", "agent", "sessions")
+	}
+	return filepath.Join(home, ".pi", "agent", "sessions")
+}
+
+func expandHome(p string) string {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, p[1:])
+		}
+	}
+	return p
+}
+
+// ProjectDir returns the folder name pi uses for a working directory ("--home-user-x--").
+func ProjectDir(cwd string) string {
+	s := cwd
+	if len(s) > 0 && (s[0] == '/' || s[0] == '\\') {
+		s = s[1:] // pi removes one leading separator
+	}
+	s = strings.NewReplacer("/", "-", "\\", "-", ":", "-").Replace(s)
+	return "--" + s + "--"
+}
+
+// SessionFiles lists the *.jsonl files in root and in its immediate
+// subfolders (pi's layout), sorted. Files that are symlinks are left out, as
+// are folders that lead outside root (see Within).
+func SessionFiles(root string) ([]string, error) {
+	var files []string
+	top, err := os.ReadDir(root)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	for _, d := range top {
+		p := filepath.Join(root, d.Name())
+		if IsSessionFileName(d.Name()) && d.Type().IsRegular() {
+			files = append(files, p)
+			continue
+		}
+		if !d.IsDir() && d.Type()&fs.ModeSymlink == 0 {
+			continue
+		}
+		if !Within(root, p) {
+			continue
+		}
+		sub, err := os.ReadDir(p)
+		if err != nil {
+			continue
+		}
+		for _, f := range sub {
+			if IsSessionFileName(f.Name()) && f.Type().IsRegular() {
+				files = append(files, filepath.Join(p, f.Name()))
+			}
+		}
+	}
+	slices.Sort(files)
+	return files, nil
+}
+
+// IsSessionFileName reports whether a file name is one pi lists (*.jsonl).
+func IsSessionFileName(name string) bool {
+	return strings.HasSuffix(name, ".jsonl") && !strings.HasPrefix(name, ".")
+}
+
+// Within reports whether path exists inside root: it lies below root when
+// read lexically, and resolves there with symlinks followed only while they
+// stay inside root (absolute links are refused), as os.Root resolves it.
+func Within(root, path string) bool {
+	rel, err := relIn(root, path)
+	if err != nil {
+		return false
+	}
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return false
+	}
+	defer r.Close()
+	_, err = r.Stat(rel)
+	return err == nil
+}
