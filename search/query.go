@@ -238,7 +238,7 @@ func (p *parser) add(pos int, neg bool, t Token) error {
 		return err
 	}
 	t.needle = collapseSpace(lowerString(t.Value))
-	t.terms = queryTerms(t.Value)
+	t.terms = queryTerms(t.needle) // as Match sees it: "0 " is the phrase "0"
 	if neg {
 		p.q.Not = append(p.q.Not, t)
 	} else {
