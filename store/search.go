@@ -1,0 +1,426 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/piweb/piweb/search"
+)
+
+// Hit is one document that matches a query.
+type Hit struct {
+	File     string
+	EntryID  string
+	Position int
+	Part     int
+	Type     string
+	Role     string
+	Project  string
+	Time     int64   // Unix milliseconds
+	Score    float64 // relevance, higher is better (0 when the search had to scan)
+	Snippet  string
+	Ranges   []search.Range // in Snippet
+}
+
+// SearchOptions tunes a search. Text is required.
+type SearchOptions struct {
+	Limit  int    // hits per page: default 20, at most 500
+	Cursor string // from the previous page's Next; "" for the first page
+
+	// Text returns the text of the hit's document, as it was given to
+	// AddDocs: the store keeps no text. An error skips the document.
+	Text func(h *Hit) (string, error)
+	// Keep, if set, is asked about each candidate before its text is read:
+	// the filters only the caller can judge (is:offpath, label:) go here.
+	Keep func(h *Hit) bool
+
+	// MaxExamined bounds the documents one call reads the text of
+	// (default 20,000): a query that needs to scan (only re:, say) returns
+	// what it found so far with a Next to go on.
+	MaxExamined  int
+	SnippetWidth int // bytes of snippet around the first match: default 160
+}
+
+// Page is one page of hits.
+type Page struct {
+	Hits     []Hit
+	Next     string // "" when there is nothing more
+	Examined int    // documents whose text was read
+	Scanned  bool   // the query could not use the index: hits are newest first, not ranked
+}
+
+// ErrCursor is returned for a cursor that is damaged or belongs to another query.
+var ErrCursor = errors.New("the search cursor is not valid for this query: start again from the first page")
+
+// window is how many of the newest candidates one ranking covers: Search
+// ranks the newest window of matches, then the next older window, so that
+// a query matching half the corpus stays fast.
+var window = 8192 // a variable for tests
+
+// cursor is where a search goes on.
+type cursor struct {
+	top int64 // exclusive upper bound of document ids still to look at
+	off int   // ranked candidates of the window below top already done
+}
+
+func (c cursor) encode(qh uint32) string {
+	b := binary.AppendUvarint([]byte{1}, uint64(qh))
+	b = binary.AppendUvarint(b, uint64(c.top))
+	b = binary.AppendUvarint(b, uint64(c.off))
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeCursor(s string, qh uint32) (cursor, error) {
+	if s == "" {
+		return cursor{top: math.MaxInt64}, nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || len(b) < 4 || b[0] != 1 {
+		return cursor{}, ErrCursor
+	}
+	b = b[1:]
+	var v [3]uint64
+	for i := range v {
+		x, n := binary.Uvarint(b)
+		if n <= 0 {
+			return cursor{}, ErrCursor
+		}
+		v[i], b = x, b[n:]
+	}
+	if len(b) != 0 || uint32(v[0]) != qh || v[1] > math.MaxInt64 || v[2] > uint64(window) {
+		return cursor{}, ErrCursor
+	}
+	return cursor{top: int64(v[1]), off: int(v[2])}, nil
+}
+
+func queryHash(q *search.Query) uint32 {
+	h := fnv.New32a()
+	h.Write([]byte(q.Raw))
+	return h.Sum32()
+}
+
+// score is a document's relevance from its id: bm25 for a document
+// holding each query word once (the index keeps no counts), whose length
+// is its level's; for an all-words query the words' weights are the same
+// for every candidate, so only the length matters.
+func score(id int64) float64 {
+	const k1, b, avg = 1.2, 0.75, 64.0
+	level := (id >> seqBits) & (1<<lenBits - 1)
+	dl := math.Exp2(float64(level) / 2)
+	return (k1 + 1) / (1 + k1*(1-b+b*dl/avg))
+}
+
+// Search returns a page of the documents that match q, best first:
+// ranked by relevance (bm25 over the words, within windows of the newest
+// matches), newest first among equals. Each hit passed q's filters and
+// q.Match on its real text, which gives its snippet. A query the index
+// cannot narrow (re: alone, filters alone) scans documents newest first,
+// at most MaxExamined per call.
+func (s *Store) Search(ctx context.Context, q *search.Query, o SearchOptions) (Page, error) {
+	if o.Text == nil {
+		return Page{}, errors.New("store.Search: SearchOptions.Text is required")
+	}
+	if o.Limit <= 0 {
+		o.Limit = 20
+	}
+	o.Limit = min(o.Limit, 500)
+	if o.MaxExamined <= 0 {
+		o.MaxExamined = 20000
+	}
+	qh := queryHash(q)
+	cur, err := decodeCursor(o.Cursor, qh)
+	if err != nil {
+		return Page{}, err
+	}
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return Page{}, wrap(err)
+	}
+	defer tx.Rollback()
+	// Names afresh: another process may have added projects.
+	names, err := readNames(tx)
+	if err != nil {
+		return Page{}, wrap(err)
+	}
+	lo, hi := int64(0), int64(math.MaxInt64)
+	if !q.After.IsZero() {
+		lo = min(max(q.After.UnixMilli(), 0), maxDocTime) << docSeqBits
+	}
+	if !q.Before.IsZero() {
+		hi = min(max(q.Before.UnixMilli(), 0), maxDocTime) << docSeqBits
+	}
+	hi = min(hi, cur.top)
+	expr, none := s.filterExpr(q, names)
+	if none {
+		return Page{}, nil // no role or project the filters allow
+	}
+	if t := q.MatchExpr(); t != "" {
+		if expr != "" {
+			expr = "(" + t + ") AND " + expr
+		} else {
+			expr = t
+		}
+	}
+	r := &run{s: s, tx: tx, q: q, o: o, names: names, qh: qh}
+	defer func() {
+		if r.meta != nil {
+			r.meta.Close()
+		}
+	}()
+	if expr == "" {
+		err = r.scan(ctx, lo, hi)
+	} else {
+		err = r.ranked(ctx, expr, lo, hi, cur.off)
+	}
+	if err != nil {
+		return Page{}, wrap(err)
+	}
+	return r.page, nil
+}
+
+// readNames reads every interned name (a few hundred at most).
+func readNames(tx *sql.Tx) (map[int64]string, error) {
+	rows, err := tx.Query(`SELECT id, name FROM names`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	names := map[int64]string{}
+	for rows.Next() {
+		var id int64
+		var n string
+		if err := rows.Scan(&id, &n); err != nil {
+			return nil, err
+		}
+		names[id] = n
+	}
+	return names, rows.Err()
+}
+
+// filterExpr returns the index terms for q's role: and project: filters
+// (or "" when they do not narrow), and none when nothing can pass them.
+func (s *Store) filterExpr(q *search.Query, names map[int64]string) (expr string, none bool) {
+	var parts []string
+	add := func(set bool, term func(int64) string, allow func(string) bool) bool {
+		if !set {
+			return true
+		}
+		var or []string
+		for id, n := range names {
+			if allow(n) {
+				or = append(or, search.FTSString(term(id)))
+			}
+		}
+		if len(or) == 0 {
+			return false
+		}
+		slices.Sort(or)
+		parts = append(parts, "("+strings.Join(or, " OR ")+")")
+		return true
+	}
+	// Names hold types, roles and projects alike: a term for a name that is
+	// no document's role or project finds nothing, so listing it is harmless.
+	if !add(len(q.Roles)+len(q.NotRoles) > 0, roleTerm, q.AllowRole) ||
+		!add(len(q.Projects)+len(q.NotProjects) > 0, projectTerm, q.AllowProject) {
+		return "", true
+	}
+	return strings.Join(parts, " AND "), false
+}
+
+// run is one Search call.
+type run struct {
+	s     *Store
+	tx    *sql.Tx
+	q     *search.Query
+	o     SearchOptions
+	names map[int64]string
+	qh    uint32
+	page  Page
+	meta  *sql.Stmt
+}
+
+// ranked pages through the index's matches below hi, window by window.
+func (r *run) ranked(ctx context.Context, expr string, lo, hi int64, off int) error {
+	st, err := r.tx.PrepareContext(ctx, `SELECT rowid FROM fts WHERE fts MATCH ? AND rowid < ? AND rowid >= ? ORDER BY rowid DESC LIMIT ?`)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	for {
+		rows, err := st.QueryContext(ctx, expr, hi, lo, window)
+		if err != nil {
+			return err
+		}
+		var cands []int64
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return err
+			}
+			cands = append(cands, id)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if len(cands) == 0 {
+			return nil
+		}
+		bottom := cands[len(cands)-1]
+		// Shorter first (a lower level), then newer (a higher id).
+		slices.SortFunc(cands, func(a, b int64) int {
+			if c := cmp.Compare(a>>seqBits&(1<<lenBits-1), b>>seqBits&(1<<lenBits-1)); c != 0 {
+				return c
+			}
+			return cmp.Compare(b, a)
+		})
+		for i := off; i < len(cands); i++ {
+			if len(r.page.Hits) == r.o.Limit || r.page.Examined >= r.o.MaxExamined {
+				r.page.Next = cursor{top: hi, off: i}.encode(r.qh)
+				return nil
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := r.consider(ctx, cands[i], score(cands[i])); err != nil {
+				return err
+			}
+		}
+		if len(cands) < window {
+			return nil
+		}
+		hi, off = bottom, 0
+		if len(r.page.Hits) == r.o.Limit || r.page.Examined >= r.o.MaxExamined {
+			r.page.Next = cursor{top: hi}.encode(r.qh)
+			return nil
+		}
+	}
+}
+
+// scanBatch is how many documents a scan reads at a time.
+const scanBatch = 512
+
+// scan walks documents newest first below hi, reading at most
+// 50 × MaxExamined of them (filters that pass few documents stop there too).
+func (r *run) scan(ctx context.Context, lo, hi int64) error {
+	r.page.Scanned = true
+	st, err := r.tx.PrepareContext(ctx, `SELECT id, fid, pos, part, entry, type, role, project FROM docs WHERE id < ? AND id >= ? ORDER BY id DESC LIMIT ?`)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	visited := 0
+	for {
+		rows, err := st.QueryContext(ctx, hi, lo, scanBatch)
+		if err != nil {
+			return err
+		}
+		var ms []docMeta
+		for rows.Next() {
+			var m docMeta
+			if err := rows.Scan(&m.id, &m.fid, &m.pos, &m.part, &m.entry, &m.typ, &m.role, &m.proj); err != nil {
+				rows.Close()
+				return err
+			}
+			ms = append(ms, m)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for i := range ms {
+			if len(r.page.Hits) == r.o.Limit || r.page.Examined >= r.o.MaxExamined || visited >= 50*r.o.MaxExamined {
+				r.page.Next = cursor{top: hi}.encode(r.qh)
+				return nil
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			visited++
+			if err := r.check(&ms[i], 0); err != nil {
+				return err
+			}
+			hi = ms[i].id
+		}
+		if len(ms) < scanBatch {
+			return nil
+		}
+	}
+}
+
+// docMeta is a document's row.
+type docMeta struct {
+	id, fid         int64
+	pos, part       int
+	entry           string
+	typ, role, proj int64
+}
+
+// consider looks document id up and checks it.
+func (r *run) consider(ctx context.Context, id int64, score float64) error {
+	if r.meta == nil {
+		st, err := r.tx.PrepareContext(ctx, `SELECT fid, pos, part, entry, type, role, project FROM docs WHERE id=?`)
+		if err != nil {
+			return err
+		}
+		r.meta = st
+	}
+	m := docMeta{id: id}
+	err := r.meta.QueryRowContext(ctx, id).Scan(&m.fid, &m.pos, &m.part, &m.entry, &m.typ, &m.role, &m.proj)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return r.check(&m, score)
+}
+
+// check runs the filters, Keep and Match on a document and adds it as a hit.
+func (r *run) check(m *docMeta, score float64) error {
+	h := Hit{Time: m.id >> docSeqBits, Score: score, Position: m.pos, Part: m.part, EntryID: m.entry,
+		Type: r.name(m.typ), Role: r.name(m.role), Project: r.name(m.proj)}
+	if !r.q.AllowRole(h.Role) || !r.q.AllowProject(h.Project) || !r.q.AllowTime(h.Time) {
+		return nil
+	}
+	var err error
+	if h.File, err = r.s.pathOf(m.fid); err != nil {
+		return err
+	}
+	if r.o.Keep != nil && !r.o.Keep(&h) {
+		return nil
+	}
+	r.page.Examined++
+	text, err := r.o.Text(&h)
+	if err != nil {
+		return nil // the file changed or went away: no stale hit
+	}
+	ranges, ok, _ := r.q.Match(text)
+	if !ok {
+		return nil
+	}
+	h.Snippet, h.Ranges = search.Snippet(text, ranges, r.o.SnippetWidth)
+	r.page.Hits = append(r.page.Hits, h)
+	return nil
+}
+
+func (r *run) name(id int64) string {
+	if n, ok := r.names[id]; ok {
+		return n
+	}
+	var n string
+	if err := r.tx.QueryRow(`SELECT name FROM names WHERE id=?`, id).Scan(&n); err != nil {
+		return fmt.Sprintf("?%d", id)
+	}
+	return n
+}
