@@ -65,5 +65,14 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("snippet range %v outside %q", r, s)
 			}
 		}
+		es, ers, eok, err := q.Excerpt(text, 40)
+		if err != nil || eok != ok {
+			t.Fatalf("Excerpt says %v (%v), Match %v", eok, err, ok)
+		}
+		for _, r := range ers {
+			if r.Start < 0 || r.End > len(es) || r.Start >= r.End || !utf8.ValidString(es[r.Start:r.End]) {
+				t.Fatalf("excerpt range %v outside %q or empty", r, es)
+			}
+		}
 	})
 }

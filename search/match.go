@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Range is a half-open byte range [Start, End) of a text.
@@ -50,35 +51,51 @@ func (q *Query) Match(text string) ([]Range, bool, error) {
 	return mergeRanges(out), true, nil
 }
 
-// find returns up to max ranges where t matches text. f is the folded
-// text, made on first need and shared between tokens.
-func (t *Token) find(text string, f **folded, deadline time.Time, max int) ([]Range, error) {
+// find returns up to limit ranges where t matches text. f is the folded
+// text, made on first need and shared between tokens; it folds only as
+// much of the text as the search needs.
+func (t *Token) find(text string, f **folded, deadline time.Time, limit int) ([]Range, error) {
 	if t.Kind == Regex {
-		return findRegex(t.re, text, deadline, max)
+		return findRegex(t.re, text, deadline, limit)
 	}
 	if t.needle == "" {
 		return nil, nil
 	}
 	if *f == nil {
-		*f = fold(text)
+		*f = &folded{text: text}
 	}
 	ft := *f
-	first, _ := utf8.DecodeRuneInString(t.needle)
-	anchored := class(first) == cWord
+	first := t.words[0]
+	anchored := t.anchored()
 	var out []Range
-	for from := 0; from <= len(ft.s) && len(out) < max; {
-		k := strings.Index(ft.s[from:], t.needle)
+	for from := 0; len(out) < limit; {
+		ft.need(from + len(first))
+		k := strings.Index(ft.s[from:], first)
 		if k < 0 {
-			break
+			if ft.full() {
+				break
+			}
+			from = max(from, len(ft.s)-len(first)+1)
+			ft.grow()
+			continue
 		}
 		k += from
 		start := ft.orig(k)
-		if !anchored || wordStart(text, start) {
-			out = append(out, Range{start, ft.orig(k + len(t.needle))})
-			from = k + len(t.needle)
-			if len(t.needle) == 0 {
-				from++
+		end := k + len(first)
+		ok := !anchored || wordStart(text, start)
+		// The other words of a phrase follow, each after a run of white space.
+		for _, w := range t.words[1:] {
+			if !ok {
+				break
 			}
+			e := ft.skipSpace(end)
+			ft.need(e + len(w))
+			ok = e > end && strings.HasPrefix(ft.s[e:], w)
+			end = e + len(w)
+		}
+		if ok {
+			out = append(out, Range{start, ft.orig(end)})
+			from = end
 			continue
 		}
 		_, size := utf8.DecodeRuneInString(ft.s[k:])
@@ -87,12 +104,23 @@ func (t *Token) find(text string, f **folded, deadline time.Time, max int) ([]Ra
 	return out, nil
 }
 
-// folded is a text lower-cased rune by rune with runs of white space
-// turned into one space, and where each of its bytes came from.
+// anchored reports whether t (a word or phrase) must start a word.
+func (t *Token) anchored() bool {
+	if t.Kind == Regex || t.needle == "" {
+		return false
+	}
+	r, _ := utf8.DecodeRuneInString(t.needle)
+	return class(r) == cWord
+}
+
+// folded is a prefix of a text lower-cased rune by rune (all of it once
+// full), and where each of its bytes came from.
 type folded struct {
-	s   string
-	off []int32 // off[i] is the text offset of s[i]; off[len(s)] = len(text). nil: the same offsets.
-	n   int
+	text string
+	b    []byte
+	s    string  // b as a string
+	off  []int32 // off[i] is the text offset of s[i], off[len(s)] = len(text); nil: the same offsets
+	done bool
 }
 
 func (f *folded) orig(i int) int {
@@ -102,45 +130,90 @@ func (f *folded) orig(i int) int {
 	return int(f.off[i])
 }
 
-func fold(text string) *folded {
-	simple := true
-	for k := 0; k < len(text); k++ {
-		c := text[k]
-		if c >= utf8.RuneSelf || c < 0x20 || c == ' ' && k+1 < len(text) && isSpace(text[k+1]) {
-			simple = false
-			break
-		}
+func (f *folded) full() bool { return f.done }
+
+// need folds at least n bytes, or all of the text.
+func (f *folded) need(n int) {
+	for len(f.s) < n && !f.done {
+		f.grow()
 	}
-	if simple {
-		b := []byte(text)
-		for k, c := range b {
+}
+
+// grow folds twice as much as before (64 KiB first). Almost always every
+// rune keeps its length and offsets do not move; a text with a rune whose
+// lower case is longer or shorter (the Kelvin sign, say) is folded whole
+// with a table of offsets.
+func (f *folded) grow() {
+	if f.done {
+		return
+	}
+	n := min(len(f.text), max(64<<10, 2*len(f.b)))
+	for n < len(f.text) && !utf8.RuneStart(f.text[n]) {
+		n++
+	}
+	i := len(f.b)
+	f.b = append(f.b, f.text[i:n]...)
+	for i < n {
+		c := f.b[i]
+		if c < utf8.RuneSelf {
 			if 'A' <= c && c <= 'Z' {
-				b[k] = c + 'a' - 'A'
+				f.b[i] = c + 'a' - 'A'
 			}
-		}
-		return &folded{s: string(b), n: len(text)}
-	}
-	b := make([]byte, 0, len(text))
-	off := make([]int32, 0, len(text)+1)
-	space := false
-	for i, r := range text {
-		if unicode.IsSpace(r) {
-			if !space {
-				b = append(b, ' ')
-				off = append(off, int32(i))
-			}
-			space = true
+			i++
 			continue
 		}
-		space = false
+		r, size := utf8.DecodeRuneInString(f.text[i:])
+		if l := lower(r); l != r {
+			if utf8.RuneLen(l) != size {
+				f.shifted()
+				return
+			}
+			utf8.EncodeRune(f.b[i:], l)
+		}
+		i += size
+	}
+	f.done = n == len(f.text)
+	if len(f.b) > 0 {
+		f.s = unsafe.String(&f.b[0], len(f.b))
+	}
+}
+
+// shifted folds the whole text with a table of offsets.
+func (f *folded) shifted() {
+	b := make([]byte, 0, len(f.text)+8)
+	off := make([]int32, 0, len(f.text)+9)
+	for i, r := range f.text {
 		n := len(b)
 		b = utf8.AppendRune(b, lower(r))
 		for range len(b) - n {
 			off = append(off, int32(i))
 		}
 	}
-	off = append(off, int32(len(text)))
-	return &folded{s: string(b), off: off, n: len(text)}
+	off = append(off, int32(len(f.text)))
+	f.b, f.s, f.off, f.done = b, string(b), off, true
+}
+
+// skipSpace returns the offset after the white space at s[i:], folding more as needed.
+func (f *folded) skipSpace(i int) int {
+	for {
+		f.need(i + utf8.UTFMax)
+		if i >= len(f.s) {
+			return i
+		}
+		c := f.s[i]
+		if c < utf8.RuneSelf {
+			if c != ' ' && (c < '\t' || c > '\r') {
+				return i
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(f.s[i:])
+		if !unicode.IsSpace(r) {
+			return i
+		}
+		i += size
+	}
 }
 
 // wordStart reports whether the rune at byte i of text starts a word:
@@ -249,6 +322,74 @@ func mergeRanges(rs []Range) []Range {
 		out = append(out, r)
 	}
 	return out
+}
+
+// Excerpt is Match for a search hit: it reports whether text satisfies
+// q's text conditions, looking only for the first match of each token
+// (all of a text only to make sure a negated token is absent), and returns
+// about width bytes of text around the earliest match with every match
+// inside them marked, as Snippet makes them.
+func (q *Query) Excerpt(text string, width int) (string, []Range, bool, error) {
+	var f *folded
+	deadline := time.Time{}
+	if q.Budget > 0 {
+		deadline = time.Now().Add(q.Budget)
+	}
+	first := -1
+	for i := range q.Text {
+		rs, err := q.Text[i].find(text, &f, deadline, 1)
+		if err != nil || len(rs) == 0 {
+			return "", nil, false, err
+		}
+		if first < 0 || rs[0].Start < first {
+			first = rs[0].Start
+		}
+	}
+	for i := range q.Not {
+		rs, err := q.Not[i].find(text, &f, deadline, 1)
+		if err != nil || len(rs) > 0 {
+			return "", nil, false, err
+		}
+	}
+	if first < 0 {
+		s, _ := Snippet(text, nil, width)
+		return s, nil, true, nil
+	}
+	// Mark the matches in and around the part shown: search a window of it
+	// with its own offsets.
+	if width <= 0 {
+		width = 160
+	}
+	lo, hi := max(0, first-width), min(len(text), first+2*width)
+	for lo > 0 && !utf8.RuneStart(text[lo]) {
+		lo--
+	}
+	for hi < len(text) && !utf8.RuneStart(text[hi]) {
+		hi++
+	}
+	part := text[lo:hi]
+	var fp *folded
+	var ranges []Range
+	for i := range q.Text {
+		rs, _ := q.Text[i].find(part, &fp, deadline, maxRanges)
+		for _, r := range rs {
+			// A match the window cut short is not marked: only whole ones.
+			if (r.Start > 0 || lo == 0) && (r.End < len(part) || hi == len(text)) && (!q.Text[i].anchored() || wordStart(text, r.Start+lo)) {
+				ranges = append(ranges, Range{r.Start + lo, r.End + lo})
+			}
+		}
+	}
+	if len(ranges) == 0 || ranges[0].Start > first {
+		ranges = append(ranges, Range{first, first})
+	}
+	s, rs := Snippet(text, mergeRanges(ranges), width)
+	out := rs[:0]
+	for _, r := range rs {
+		if r.End > r.Start {
+			out = append(out, r)
+		}
+	}
+	return s, out, true, nil
 }
 
 // Snippet returns about width bytes of text around its first range, with

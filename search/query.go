@@ -41,6 +41,7 @@ type Token struct {
 	Value string // as typed (the pattern, for Regex)
 
 	needle string         // lower-cased, white space collapsed (Word, Phrase)
+	words  []string       // needle split at its spaces
 	re     *regexp.Regexp // Regex
 	terms  []qterm        // index terms (Word, Phrase)
 }
@@ -238,6 +239,7 @@ func (p *parser) add(pos int, neg bool, t Token) error {
 		return err
 	}
 	t.needle = collapseSpace(lowerString(t.Value))
+	t.words = strings.Split(t.needle, " ")
 	t.terms = queryTerms(t.needle) // as Match sees it: "0 " is the phrase "0"
 	if neg {
 		p.q.Not = append(p.q.Not, t)

@@ -326,3 +326,36 @@ func indexAccepts(q *Query, text string) bool {
 	}
 	return true
 }
+
+func TestExcerpt(t *testing.T) {
+	long := strings.Repeat("filler text here ", 5000)
+	for _, c := range []struct {
+		q, text string
+		ok      bool
+		marked  []string
+	}{
+		{"needle", long + "the needle and another needle" + long, true, []string{"needle", "needle"}},
+		{"needle hay", "hay " + long + "needle", true, []string{"hay"}},
+		{"needle -hay", long + "needle " + long + " hay", false, nil},
+		{`"foo bar" re:b.z`, "x baz foo  bar", true, []string{"baz", "foo  bar"}},
+		{"andler", "requestHandler", false, nil},
+		{"role:user", "anything at all", true, nil},
+	} {
+		q := mustParse(t, c.q)
+		s, rs, ok, err := q.Excerpt(c.text, 60)
+		if err != nil || ok != c.ok {
+			t.Errorf("%q: ok %v err %v", c.q, ok, err)
+			continue
+		}
+		if _, mok, _ := q.Match(c.text); mok != ok {
+			t.Errorf("%q: Excerpt %v, Match %v", c.q, ok, mok)
+		}
+		var got []string
+		for _, r := range rs {
+			got = append(got, s[r.Start:r.End])
+		}
+		if strings.Join(got, "|") != strings.Join(c.marked, "|") || len(s) > 60+2*len("…") {
+			t.Errorf("%q: excerpt %q marks %q, want %q", c.q, s, got, c.marked)
+		}
+	}
+}

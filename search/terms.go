@@ -158,8 +158,15 @@ func Terms(text string, fn func(term []byte)) {
 			i = j
 		case cWord:
 			j := i + size
-			if r < utf8.RuneSelf {
-				for j < len(text) && text[j] < utf8.RuneSelf && asciiClass[text[j]] == cWord {
+			ascii := r < utf8.RuneSelf
+			upper := false // an upper-case letter after the first: maybe camel parts
+			if ascii {
+				for j < len(text) {
+					c := text[j]
+					if c >= utf8.RuneSelf || asciiClass[c] != cWord {
+						break
+					}
+					upper = upper || 'A' <= c && c <= 'Z'
 					j++
 				}
 			}
@@ -167,23 +174,44 @@ func Terms(text string, fn func(term []byte)) {
 				r2, s2 := rune(text[j]), 1
 				if r2 >= utf8.RuneSelf {
 					r2, s2 = utf8.DecodeRuneInString(text[j:])
+					ascii = false
 				}
 				if class(r2) != cWord {
 					break
 				}
+				upper = upper || isUpper(r2)
 				j += s2
 			}
 			run := text[i:j]
-			buf, _ = appendLowerCut(buf[:0], run)
+			if ascii {
+				buf = appendLowerASCII(buf[:0], run)
+			} else {
+				buf, _ = appendLowerCut(buf[:0], run)
+			}
 			fn(buf)
-			starts = camelStarts(starts[:0], run)
-			for _, s := range starts {
-				buf, _ = appendLowerCut(buf[:0], run[s:])
-				fn(buf)
+			if upper {
+				starts = camelStarts(starts[:0], run)
+				for _, s := range starts {
+					buf, _ = appendLowerCut(buf[:0], run[s:])
+					fn(buf)
+				}
 			}
 			i = j
 		}
 	}
+}
+
+// appendLowerASCII appends the ASCII s lower-cased to dst, at most MaxTerm bytes of it.
+func appendLowerASCII(dst []byte, s string) []byte {
+	s = s[:min(len(s), MaxTerm)]
+	n := len(dst)
+	dst = append(dst, s...)
+	for k := n; k < len(dst); k++ {
+		if c := dst[k]; 'A' <= c && c <= 'Z' {
+			dst[k] = c + 'a' - 'A'
+		}
+	}
+	return dst
 }
 
 // qterm is one term a query needs in the index: exactly, or as a prefix.

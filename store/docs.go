@@ -1,12 +1,11 @@
 package store
 
 import (
-	"cmp"
 	"database/sql"
-	"hash/fnv"
 	"math/bits"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/piweb/piweb/search"
 )
@@ -25,40 +24,20 @@ type Doc struct {
 	Text     string // indexed, not kept
 }
 
-// A document's id is its time in milliseconds (43 bits, until the year
-// 2248), then its length level (lenBits), then a sequence number (seqBits)
-// that tells apart documents of the same millisecond and level. So newest
-// first is ORDER BY id DESC, a time range is an id range, and ranking
-// needs nothing but the ids.
-const (
-	seqBits    = 15
-	lenBits    = 5
-	docSeqBits = seqBits + lenBits
-	maxDocTime = 1<<(63-docSeqBits) - 1
-	seqMask    = 1<<seqBits - 1
-)
+// lenBits is how many bits a document's length level takes.
+const lenBits = 5
 
 // lenLevel maps a number of distinct words to 0..31, two levels per doubling.
 func lenLevel(n int) int64 {
 	if n <= 0 {
 		return 0
 	}
-	l := 2 * int64(bits.Len(uint(n))-1)
-	if k := bits.Len(uint(n)); k >= 2 && n&(1<<(k-2)) != 0 {
+	k := bits.Len(uint(n))
+	l := 2 * int64(k-1)
+	if k >= 2 && n&(1<<(k-2)) != 0 {
 		l++ // the upper half of the octave
 	}
 	return min(l, 1<<lenBits-1)
-}
-
-// docKey returns the preferred id of a document with n distinct words:
-// its time and level, then a number from its place, so that ids are stable
-// and rarely collide.
-func docKey(file string, d *Doc, n int) int64 {
-	t := min(max(d.Time, 0), maxDocTime)
-	h := fnv.New32a()
-	h.Write([]byte(file))
-	h.Write([]byte{0, byte(d.Position), byte(d.Position >> 8), byte(d.Position >> 16), byte(d.Position >> 24), byte(d.Part), byte(d.Part >> 8)})
-	return t<<docSeqBits | lenLevel(n)<<seqBits | int64(h.Sum32()&seqMask)
 }
 
 // Batch gathers changes to write in one transaction: records put and
@@ -86,11 +65,11 @@ const (
 )
 
 type pendingDoc struct {
-	file string
-	key  int64
-	d    Doc // Text emptied
-	fts  string
-	n    int // text length
+	file  string
+	d     Doc // Text emptied
+	fts   string
+	n     int   // text length
+	level int64 // lenLevel of its distinct words
 }
 
 // Batch starts an empty batch.
@@ -118,13 +97,22 @@ func (b *Batch) dropPending(file string) {
 
 // AddDocs adds documents of file (pi only appends: new entries come as the
 // file grows). Their words are extracted now, in the caller's goroutine.
+//
+// Documents are numbered in the order they are added, and that order is
+// what "newest first" means to Search among hits of equal relevance (and
+// what its windows follow): add a file's documents in file order, and on a
+// first indexing add files from the least to the most recently modified.
 func (b *Batch) AddDocs(file string, docs []Doc) {
 	if b.terms == nil {
 		b.terms = map[string]struct{}{}
 	}
 	for i := range docs {
 		d := docs[i]
-		clear(b.terms)
+		if len(b.terms) > 4096 {
+			b.terms = map[string]struct{}{} // clearing a map costs its largest size
+		} else {
+			clear(b.terms)
+		}
 		b.buf = b.buf[:0]
 		search.Terms(d.Text, func(t []byte) {
 			if _, ok := b.terms[string(t)]; ok {
@@ -135,7 +123,7 @@ func (b *Batch) AddDocs(file string, docs []Doc) {
 		})
 		n := len(d.Text)
 		d.Text = ""
-		b.docs = append(b.docs, pendingDoc{file: file, key: docKey(file, &d, len(b.terms)), d: d, fts: string(b.buf), n: n})
+		b.docs = append(b.docs, pendingDoc{file: file, d: d, fts: string(b.buf), n: n, level: lenLevel(len(b.terms))})
 	}
 }
 
@@ -216,9 +204,9 @@ func (b *Batch) write(tx *sql.Tx, names map[int64]string, newNames *bool) error 
 	if len(b.docs) == 0 {
 		return nil
 	}
-	// In id order: FTS5 writes its pending terms out whenever ids go back.
-	slices.SortFunc(b.docs, func(x, y pendingDoc) int { return cmp.Compare(x.key, y.key) })
-	ins, err := tx.Prepare(`INSERT OR IGNORE INTO docs(id, fid, pos, part, entry, type, role, project, len) VALUES(?,?,?,?,?,?,?,?,?)`)
+	// Ids only grow (AUTOINCREMENT), which FTS5 needs to write its terms
+	// out in large segments, and small gaps keep its lists short.
+	ins, err := tx.Prepare(`INSERT INTO docs(fid, pos, part, entry, type, role, project, len, time, lvl) VALUES(?,?,?,?,?,?,?,?,?,?)`)
 	if err != nil {
 		return err
 	}
@@ -267,18 +255,15 @@ func (b *Batch) write(tx *sql.Tx, names map[int64]string, newNames *bool) error 
 		if err != nil {
 			return err
 		}
-		id := p.key
-		for {
-			res, err := ins.Exec(id, fid, p.d.Position, p.d.Part, p.d.EntryID, typ, role, proj, p.n)
-			if err != nil {
-				return err
-			}
-			if n, _ := res.RowsAffected(); n == 1 {
-				break
-			}
-			id = id&^seqMask | (id+1)&seqMask // another document of the same millisecond and level took it
+		res, err := ins.Exec(fid, p.d.Position, p.d.Part, p.d.EntryID, typ, role, proj, p.n, p.d.Time, p.level)
+		if err != nil {
+			return err
 		}
-		ftsText = append(append(ftsText[:0], p.fts...), filterTerms(role, proj)...)
+		id, err := res.LastInsertId()
+		if err != nil {
+			return err
+		}
+		ftsText = append(append(ftsText[:0], p.fts...), filterTerms(role, proj, p.d.Time)...)
 		if _, err := fts.Exec(id, string(ftsText)); err != nil {
 			return err
 		}
@@ -286,9 +271,10 @@ func (b *Batch) write(tx *sql.Tx, names map[int64]string, newNames *bool) error 
 	return nil
 }
 
-// filterTerms are the extra index terms that let role: and project: narrow a search.
-func filterTerms(role, project int64) string {
-	return roleTerm(role) + " " + projectTerm(project)
+// filterTerms are the extra index terms that let role:, project:, after:
+// and before: narrow a search.
+func filterTerms(role, project, ms int64) string {
+	return roleTerm(role) + " " + projectTerm(project) + " " + monthTerm(ms)
 }
 
 // The filter terms start with a letter no word of real text starts with
@@ -296,6 +282,12 @@ func filterTerms(role, project int64) string {
 // checked again before a hit is returned.
 func roleTerm(id int64) string    { return "ǂr" + strconv.FormatInt(id, 10) }
 func projectTerm(id int64) string { return "ǂp" + strconv.FormatInt(id, 10) }
+
+// monthTerm names the calendar month (UTC) of a time in milliseconds.
+func monthTerm(ms int64) string {
+	t := time.UnixMilli(ms).UTC()
+	return "ǂm" + strconv.Itoa(t.Year()*100+int(t.Month()))
+}
 
 // deleteDocs drops every document of file fid.
 func deleteDocs(tx *sql.Tx, fid int64) error {

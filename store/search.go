@@ -12,6 +12,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/piweb/piweb/search"
 )
@@ -44,9 +45,12 @@ type SearchOptions struct {
 	Keep func(h *Hit) bool
 
 	// MaxExamined bounds the documents one call reads the text of
-	// (default 20,000): a query that needs to scan (only re:, say) returns
-	// what it found so far with a Next to go on.
+	// (default 20,000), and Budget (if set) the time it spends: a query
+	// that must read many texts (re: alone, a rare phrase of common words)
+	// then returns what it found so far, possibly nothing, with a Next to
+	// go on. A page with a Next and fewer than Limit hits is such a page.
 	MaxExamined  int
+	Budget       time.Duration
 	SnippetWidth int // bytes of snippet around the first match: default 160
 }
 
@@ -108,23 +112,25 @@ func queryHash(q *search.Query) uint32 {
 	return h.Sum32()
 }
 
-// score is a document's relevance from its id: bm25 for a document
-// holding each query word once (the index keeps no counts), whose length
-// is its level's; for an all-words query the words' weights are the same
-// for every candidate, so only the length matters.
-func score(id int64) float64 {
+// score is a document's relevance from its length level: bm25 for a
+// document holding each query word once (the index keeps no counts) and
+// as many distinct words as its level stands for. For an all-words query
+// the words' weights are the same for every candidate, so only the length
+// tells candidates apart.
+func score(level int64) float64 {
 	const k1, b, avg = 1.2, 0.75, 64.0
-	level := (id >> seqBits) & (1<<lenBits - 1)
 	dl := math.Exp2(float64(level) / 2)
 	return (k1 + 1) / (1 + k1*(1-b+b*dl/avg))
 }
 
-// Search returns a page of the documents that match q, best first:
-// ranked by relevance (bm25 over the words, within windows of the newest
-// matches), newest first among equals. Each hit passed q's filters and
-// q.Match on its real text, which gives its snippet. A query the index
-// cannot narrow (re: alone, filters alone) scans documents newest first,
-// at most MaxExamined per call.
+// candidate is a document id and its length level.
+type candidate struct{ id, level int64 }
+
+// Search returns a page of the documents that match q, best first (see
+// the package doc for the ranking). Each hit passed q's role:, project:,
+// after: and before: filters, o.Keep, and q.Excerpt on its real text,
+// which gives its snippet. Next pages follow with o.Cursor = Page.Next;
+// documents added meanwhile do not move the pages already seen.
 func (s *Store) Search(ctx context.Context, q *search.Query, o SearchOptions) (Page, error) {
 	if o.Text == nil {
 		return Page{}, errors.New("store.Search: SearchOptions.Text is required")
@@ -151,14 +157,13 @@ func (s *Store) Search(ctx context.Context, q *search.Query, o SearchOptions) (P
 	if err != nil {
 		return Page{}, wrap(err)
 	}
-	lo, hi := int64(0), int64(math.MaxInt64)
+	tlo, thi := int64(math.MinInt64), int64(math.MaxInt64)
 	if !q.After.IsZero() {
-		lo = min(max(q.After.UnixMilli(), 0), maxDocTime) << docSeqBits
+		tlo = q.After.UnixMilli()
 	}
 	if !q.Before.IsZero() {
-		hi = min(max(q.Before.UnixMilli(), 0), maxDocTime) << docSeqBits
+		thi = q.Before.UnixMilli()
 	}
-	hi = min(hi, cur.top)
 	expr, none := s.filterExpr(q, names)
 	if none {
 		return Page{}, nil // no role or project the filters allow
@@ -171,15 +176,18 @@ func (s *Store) Search(ctx context.Context, q *search.Query, o SearchOptions) (P
 		}
 	}
 	r := &run{s: s, tx: tx, q: q, o: o, names: names, qh: qh}
+	if o.Budget > 0 {
+		r.deadline = time.Now().Add(o.Budget)
+	}
 	defer func() {
 		if r.meta != nil {
 			r.meta.Close()
 		}
 	}()
 	if expr == "" {
-		err = r.scan(ctx, lo, hi)
+		err = r.scan(ctx, cur.top, tlo, thi)
 	} else {
-		err = r.ranked(ctx, expr, lo, hi, cur.off)
+		err = r.ranked(ctx, expr, cur.top, tlo, thi, cur.off)
 	}
 	if err != nil {
 		return Page{}, wrap(err)
@@ -233,7 +241,34 @@ func (s *Store) filterExpr(q *search.Query, names map[int64]string) (expr string
 		!add(len(q.Projects)+len(q.NotProjects) > 0, projectTerm, q.AllowProject) {
 		return "", true
 	}
+	if m := monthsExpr(q); m != "" {
+		parts = append(parts, m)
+	}
 	return strings.Join(parts, " AND "), false
+}
+
+// maxMonths is the longest after:/before: range narrowed by month terms.
+const maxMonths = 36
+
+// monthsExpr returns the month terms that cover after: to before:, or ""
+// when there is no bound or the range is too long to be worth it.
+func monthsExpr(q *search.Query) string {
+	if q.After.IsZero() {
+		return "" // an open start: every month before would be listed
+	}
+	from, to := q.After.UTC(), q.Before.UTC()
+	if q.Before.IsZero() {
+		to = time.Now().UTC().AddDate(1, 0, 0) // documents dated ahead, within reason
+	}
+	m := time.Date(from.Year(), from.Month(), 1, 0, 0, 0, 0, time.UTC)
+	var or []string
+	for ; !m.After(to); m = m.AddDate(0, 1, 0) {
+		if len(or) == maxMonths {
+			return ""
+		}
+		or = append(or, search.FTSString(monthTerm(m.UnixMilli())))
+	}
+	return "(" + strings.Join(or, " OR ") + ")"
 }
 
 // run is one Search call.
@@ -246,28 +281,38 @@ type run struct {
 	qh    uint32
 	page  Page
 	meta  *sql.Stmt
+
+	deadline time.Time
 }
 
-// ranked pages through the index's matches below hi, window by window.
-func (r *run) ranked(ctx context.Context, expr string, lo, hi int64, off int) error {
-	st, err := r.tx.PrepareContext(ctx, `SELECT rowid FROM fts WHERE fts MATCH ? AND rowid < ? AND rowid >= ? ORDER BY rowid DESC LIMIT ?`)
+// full reports whether the page must end here: it holds Limit hits, or
+// its reading budget is spent.
+func (r *run) full() bool {
+	return len(r.page.Hits) == r.o.Limit || r.page.Examined >= r.o.MaxExamined ||
+		!r.deadline.IsZero() && r.page.Examined > 0 && time.Now().After(r.deadline)
+}
+
+// ranked pages through the matches below top, window by window.
+func (r *run) ranked(ctx context.Context, expr string, top, tlo, thi int64, off int) error {
+	st, err := r.tx.PrepareContext(ctx, `SELECT d.id, d.lvl FROM fts JOIN docs d ON d.id = fts.rowid
+		WHERE fts MATCH ? AND fts.rowid < ? AND d.time >= ? AND d.time < ? ORDER BY fts.rowid DESC LIMIT ?`)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	for {
-		rows, err := st.QueryContext(ctx, expr, hi, lo, window)
+		rows, err := st.QueryContext(ctx, expr, top, tlo, thi, window)
 		if err != nil {
 			return err
 		}
-		var cands []int64
+		var cands []candidate
 		for rows.Next() {
-			var id int64
-			if err := rows.Scan(&id); err != nil {
+			var c candidate
+			if err := rows.Scan(&c.id, &c.level); err != nil {
 				rows.Close()
 				return err
 			}
-			cands = append(cands, id)
+			cands = append(cands, c)
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
@@ -276,32 +321,32 @@ func (r *run) ranked(ctx context.Context, expr string, lo, hi int64, off int) er
 		if len(cands) == 0 {
 			return nil
 		}
-		bottom := cands[len(cands)-1]
+		bottom := cands[len(cands)-1].id
 		// Shorter first (a lower level), then newer (a higher id).
-		slices.SortFunc(cands, func(a, b int64) int {
-			if c := cmp.Compare(a>>seqBits&(1<<lenBits-1), b>>seqBits&(1<<lenBits-1)); c != 0 {
+		slices.SortFunc(cands, func(a, b candidate) int {
+			if c := cmp.Compare(a.level, b.level); c != 0 {
 				return c
 			}
-			return cmp.Compare(b, a)
+			return cmp.Compare(b.id, a.id)
 		})
 		for i := off; i < len(cands); i++ {
-			if len(r.page.Hits) == r.o.Limit || r.page.Examined >= r.o.MaxExamined {
-				r.page.Next = cursor{top: hi, off: i}.encode(r.qh)
+			if r.full() {
+				r.page.Next = cursor{top: top, off: i}.encode(r.qh)
 				return nil
 			}
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if err := r.consider(ctx, cands[i], score(cands[i])); err != nil {
+			if err := r.consider(ctx, cands[i].id, score(cands[i].level)); err != nil {
 				return err
 			}
 		}
 		if len(cands) < window {
 			return nil
 		}
-		hi, off = bottom, 0
-		if len(r.page.Hits) == r.o.Limit || r.page.Examined >= r.o.MaxExamined {
-			r.page.Next = cursor{top: hi}.encode(r.qh)
+		top, off = bottom, 0
+		if r.full() {
+			r.page.Next = cursor{top: top}.encode(r.qh)
 			return nil
 		}
 	}
@@ -312,23 +357,24 @@ const scanBatch = 512
 
 // scan walks documents newest first below hi, reading at most
 // 50 × MaxExamined of them (filters that pass few documents stop there too).
-func (r *run) scan(ctx context.Context, lo, hi int64) error {
+func (r *run) scan(ctx context.Context, hi, tlo, thi int64) error {
 	r.page.Scanned = true
-	st, err := r.tx.PrepareContext(ctx, `SELECT id, fid, pos, part, entry, type, role, project FROM docs WHERE id < ? AND id >= ? ORDER BY id DESC LIMIT ?`)
+	st, err := r.tx.PrepareContext(ctx, `SELECT id, fid, pos, part, entry, type, role, project, time FROM docs
+		WHERE id < ? AND time >= ? AND time < ? ORDER BY id DESC LIMIT ?`)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	visited := 0
 	for {
-		rows, err := st.QueryContext(ctx, hi, lo, scanBatch)
+		rows, err := st.QueryContext(ctx, hi, tlo, thi, scanBatch)
 		if err != nil {
 			return err
 		}
 		var ms []docMeta
 		for rows.Next() {
 			var m docMeta
-			if err := rows.Scan(&m.id, &m.fid, &m.pos, &m.part, &m.entry, &m.typ, &m.role, &m.proj); err != nil {
+			if err := rows.Scan(&m.id, &m.fid, &m.pos, &m.part, &m.entry, &m.typ, &m.role, &m.proj, &m.time); err != nil {
 				rows.Close()
 				return err
 			}
@@ -339,7 +385,7 @@ func (r *run) scan(ctx context.Context, lo, hi int64) error {
 			return err
 		}
 		for i := range ms {
-			if len(r.page.Hits) == r.o.Limit || r.page.Examined >= r.o.MaxExamined || visited >= 50*r.o.MaxExamined {
+			if r.full() || visited >= 50*r.o.MaxExamined {
 				r.page.Next = cursor{top: hi}.encode(r.qh)
 				return nil
 			}
@@ -364,19 +410,20 @@ type docMeta struct {
 	pos, part       int
 	entry           string
 	typ, role, proj int64
+	time            int64
 }
 
 // consider looks document id up and checks it.
 func (r *run) consider(ctx context.Context, id int64, score float64) error {
 	if r.meta == nil {
-		st, err := r.tx.PrepareContext(ctx, `SELECT fid, pos, part, entry, type, role, project FROM docs WHERE id=?`)
+		st, err := r.tx.PrepareContext(ctx, `SELECT fid, pos, part, entry, type, role, project, time FROM docs WHERE id=?`)
 		if err != nil {
 			return err
 		}
 		r.meta = st
 	}
 	m := docMeta{id: id}
-	err := r.meta.QueryRowContext(ctx, id).Scan(&m.fid, &m.pos, &m.part, &m.entry, &m.typ, &m.role, &m.proj)
+	err := r.meta.QueryRowContext(ctx, id).Scan(&m.fid, &m.pos, &m.part, &m.entry, &m.typ, &m.role, &m.proj, &m.time)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil
 	}
@@ -388,7 +435,7 @@ func (r *run) consider(ctx context.Context, id int64, score float64) error {
 
 // check runs the filters, Keep and Match on a document and adds it as a hit.
 func (r *run) check(m *docMeta, score float64) error {
-	h := Hit{Time: m.id >> docSeqBits, Score: score, Position: m.pos, Part: m.part, EntryID: m.entry,
+	h := Hit{Time: m.time, Score: score, Position: m.pos, Part: m.part, EntryID: m.entry,
 		Type: r.name(m.typ), Role: r.name(m.role), Project: r.name(m.proj)}
 	if !r.q.AllowRole(h.Role) || !r.q.AllowProject(h.Project) || !r.q.AllowTime(h.Time) {
 		return nil
@@ -405,11 +452,11 @@ func (r *run) check(m *docMeta, score float64) error {
 	if err != nil {
 		return nil // the file changed or went away: no stale hit
 	}
-	ranges, ok, _ := r.q.Match(text)
+	snippet, ranges, ok, _ := r.q.Excerpt(text, r.o.SnippetWidth)
 	if !ok {
 		return nil
 	}
-	h.Snippet, h.Ranges = search.Snippet(text, ranges, r.o.SnippetWidth)
+	h.Snippet, h.Ranges = snippet, ranges
 	r.page.Hits = append(r.page.Hits, h)
 	return nil
 }

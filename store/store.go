@@ -191,14 +191,16 @@ var schema = []string{
 	`CREATE TABLE blobs(id INTEGER PRIMARY KEY, data BLOB)`,
 	// Type, role and project names, interned.
 	`CREATE TABLE names(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE)`,
-	// One row per document; the id is the document's time, length level and
-	// a sequence number (see docKey): newest first is ORDER BY id DESC.
-	`CREATE TABLE docs(id INTEGER PRIMARY KEY, fid INTEGER NOT NULL, pos INTEGER NOT NULL, part INTEGER NOT NULL,
-		entry TEXT NOT NULL, type INTEGER NOT NULL, role INTEGER NOT NULL, project INTEGER NOT NULL, len INTEGER NOT NULL)`,
+	// One row per document, numbered in the order added (see AddDocs):
+	// newest first is ORDER BY id DESC. time is in milliseconds, len the
+	// text's bytes, lvl the length level of its words (lenLevel).
+	`CREATE TABLE docs(id INTEGER PRIMARY KEY AUTOINCREMENT, fid INTEGER NOT NULL, pos INTEGER NOT NULL, part INTEGER NOT NULL,
+		entry TEXT NOT NULL, type INTEGER NOT NULL, role INTEGER NOT NULL, project INTEGER NOT NULL, len INTEGER NOT NULL,
+		time INTEGER NOT NULL, lvl INTEGER NOT NULL)`,
 	`CREATE INDEX docs_fid ON docs(fid)`,
 	// The words of each document (search.Terms, each once, then filter
 	// terms), without the text: contentless, no positions (ranking reads
-	// the length level from the id; deletion needs the lengths FTS5 keeps).
+	// the length level from docs; deletion needs the lengths FTS5 keeps).
 	`CREATE VIRTUAL TABLE fts USING fts5(t, content='', contentless_delete=1, detail=none, tokenize='ascii')`,
 	fmt.Sprintf(`PRAGMA application_id = %d`, applicationID),
 	fmt.Sprintf(`PRAGMA user_version = %d`, SchemaVersion),
