@@ -3,8 +3,6 @@ package store
 import (
 	"database/sql"
 	"math/bits"
-	"slices"
-	"strconv"
 	"time"
 
 	"github.com/piweb/piweb/search"
@@ -49,8 +47,7 @@ type Batch struct {
 	s     *Store
 	ops   []op
 	docs  []pendingDoc
-	terms map[string]struct{}
-	buf   []byte
+	words map[string]*plist // the batch's word index, by batch position
 }
 
 type op struct {
@@ -67,9 +64,8 @@ const (
 type pendingDoc struct {
 	file  string
 	d     Doc // Text emptied
-	fts   string
-	n     int   // text length
-	level int64 // lenLevel of its distinct words
+	n     int // text length
+	level int64
 }
 
 // Batch starts an empty batch.
@@ -91,8 +87,14 @@ func (b *Batch) DeleteDocs(file string) {
 	b.ops = append(b.ops, op{kind: opDeleteDocs, rec: Record{File: file}})
 }
 
+// dropPending forgets the batch's documents of file: their words keep
+// their positions, which then name no document and are left out.
 func (b *Batch) dropPending(file string) {
-	b.docs = slices.DeleteFunc(b.docs, func(p pendingDoc) bool { return p.file == file })
+	for i := range b.docs {
+		if b.docs[i].file == file {
+			b.docs[i].file = ""
+		}
+	}
 }
 
 // AddDocs adds documents of file (pi only appends: new entries come as the
@@ -103,27 +105,36 @@ func (b *Batch) dropPending(file string) {
 // what its windows follow): add a file's documents in file order, and on a
 // first indexing add files from the least to the most recently modified.
 func (b *Batch) AddDocs(file string, docs []Doc) {
-	if b.terms == nil {
-		b.terms = map[string]struct{}{}
+	if b.words == nil {
+		b.words = map[string]*plist{}
 	}
 	for i := range docs {
 		d := docs[i]
-		if len(b.terms) > 4096 {
-			b.terms = map[string]struct{}{} // clearing a map costs its largest size
-		} else {
-			clear(b.terms)
-		}
-		b.buf = b.buf[:0]
-		search.Terms(d.Text, func(t []byte) {
-			if _, ok := b.terms[string(t)]; ok {
-				return
+		pos := int32(len(b.docs))
+		distinct := 0
+		add := func(w []byte) bool {
+			p := b.words[string(w)]
+			if p == nil {
+				p = &plist{}
+				b.words[string(w)] = p
+			} else if n := len(p.docs); n > 0 && p.docs[n-1] == pos {
+				return false // this document's already
 			}
-			b.terms[string(t)] = struct{}{}
-			b.buf = append(append(b.buf, t...), ' ')
+			p.docs = append(p.docs, pos)
+			return true
+		}
+		search.Terms(d.Text, func(w []byte) {
+			if add(w) {
+				distinct++
+			}
 		})
+		add([]byte(roleWord(d.Role)))
+		add([]byte(projectWord(d.Project)))
+		t := time.UnixMilli(d.Time).UTC()
+		add([]byte(monthWord(t.Year()*100 + int(t.Month()))))
 		n := len(d.Text)
 		d.Text = ""
-		b.docs = append(b.docs, pendingDoc{file: file, d: d, fts: string(b.buf), n: n, level: lenLevel(len(b.terms))})
+		b.docs = append(b.docs, pendingDoc{file: file, d: d, n: n, level: lenLevel(distinct)})
 	}
 }
 
@@ -160,11 +171,11 @@ func (b *Batch) Commit() error {
 	if newNames {
 		s.forgetNames()
 	}
-	b.ops, b.docs = b.ops[:0], b.docs[:0]
+	b.ops, b.docs, b.words = b.ops[:0], b.docs[:0], nil
 	return nil
 }
 
-func (b *Batch) write(tx *sql.Tx, names map[int64]string, newNames *bool) error {
+func (b *Batch) write(tx *sql.Tx, names map[int64]nameInfo, newNames *bool) error {
 	for _, o := range b.ops {
 		switch o.kind {
 		case opPut:
@@ -204,38 +215,37 @@ func (b *Batch) write(tx *sql.Tx, names map[int64]string, newNames *bool) error 
 	if len(b.docs) == 0 {
 		return nil
 	}
-	// Ids only grow (AUTOINCREMENT), which FTS5 needs to write its terms
-	// out in large segments, and small gaps keep its lists short.
+	// Ids only grow (AUTOINCREMENT): the newest documents are the last added.
 	ins, err := tx.Prepare(`INSERT INTO docs(fid, pos, part, entry, type, role, project, len, time, lvl) VALUES(?,?,?,?,?,?,?,?,?,?)`)
 	if err != nil {
 		return err
 	}
 	defer ins.Close()
-	fts, err := tx.Prepare(`INSERT INTO fts(rowid, t) VALUES(?,?)`)
-	if err != nil {
-		return err
-	}
-	defer fts.Close()
 	byName := make(map[string]int64, len(names))
+	kinds := make(map[int64]int, len(names))
 	for id, n := range names {
-		byName[n] = id
+		byName[n.name], kinds[id] = id, n.kinds
 	}
-	intern := func(n string) (int64, error) {
-		if id, ok := byName[n]; ok {
+	intern := func(n string, kind int) (int64, error) {
+		if id, ok := byName[n]; ok && kinds[id]&kind != 0 {
 			return id, nil
 		}
-		id, created, err := nameID(tx, n)
+		id, changed, err := nameID(tx, n, kind)
 		if err != nil {
 			return 0, err
 		}
-		*newNames = *newNames || created
+		*newNames = *newNames || changed
 		byName[n] = id
+		kinds[id] |= kind
 		return id, nil
 	}
 	fids := map[string]int64{}
-	var ftsText []byte
+	ids := make([]int64, len(b.docs)) // by batch position; 0: dropped
 	for i := range b.docs {
 		p := &b.docs[i]
+		if p.file == "" {
+			continue
+		}
 		fid, ok := fids[p.file]
 		if !ok {
 			if fid, err = pathID(tx, p.file, true); err != nil {
@@ -243,15 +253,15 @@ func (b *Batch) write(tx *sql.Tx, names map[int64]string, newNames *bool) error 
 			}
 			fids[p.file] = fid
 		}
-		typ, err := intern(p.d.Type)
+		typ, err := intern(p.d.Type, kindType)
 		if err != nil {
 			return err
 		}
-		role, err := intern(p.d.Role)
+		role, err := intern(p.d.Role, kindRole)
 		if err != nil {
 			return err
 		}
-		proj, err := intern(p.d.Project)
+		proj, err := intern(p.d.Project, kindProject)
 		if err != nil {
 			return err
 		}
@@ -259,69 +269,23 @@ func (b *Batch) write(tx *sql.Tx, names map[int64]string, newNames *bool) error 
 		if err != nil {
 			return err
 		}
-		id, err := res.LastInsertId()
-		if err != nil {
-			return err
-		}
-		ftsText = append(append(ftsText[:0], p.fts...), filterTerms(role, proj, p.d.Time)...)
-		if _, err := fts.Exec(id, string(ftsText)); err != nil {
+		if ids[i], err = res.LastInsertId(); err != nil {
 			return err
 		}
 	}
-	return nil
+	if err := writeSegment(tx, b.words, ids); err != nil {
+		return err
+	}
+	return mergeSegments(tx)
 }
 
-// filterTerms are the extra index terms that let role:, project:, after:
-// and before: narrow a search.
-func filterTerms(role, project, ms int64) string {
-	return roleTerm(role) + " " + projectTerm(project) + " " + monthTerm(ms)
-}
-
-// The filter terms start with a letter no word of real text starts with
-// in practice; were one to, the document's own role and project are
-// checked again before a hit is returned.
-func roleTerm(id int64) string    { return "ǂr" + strconv.FormatInt(id, 10) }
-func projectTerm(id int64) string { return "ǂp" + strconv.FormatInt(id, 10) }
-
-// monthTerm names the calendar month (UTC) of a time in milliseconds.
-func monthTerm(ms int64) string {
-	t := time.UnixMilli(ms).UTC()
-	return "ǂm" + strconv.Itoa(t.Year()*100+int(t.Month()))
-}
-
-// deleteDocs drops every document of file fid.
+// deleteDocs drops every document of file fid; their ids stay in the word
+// index, listed as dead, until a merge drops them.
 func deleteDocs(tx *sql.Tx, fid int64) error {
-	rows, err := tx.Query(`SELECT id FROM docs WHERE fid=?`, fid)
-	if err != nil {
+	if _, err := tx.Exec(`INSERT OR IGNORE INTO dead(id) SELECT id FROM docs WHERE fid=?`, fid); err != nil {
 		return err
 	}
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return err
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	del, err := tx.Prepare(`DELETE FROM fts WHERE rowid=?`)
-	if err != nil {
-		return err
-	}
-	defer del.Close()
-	for _, id := range ids {
-		if _, err := del.Exec(id); err != nil {
-			return err
-		}
-	}
-	_, err = tx.Exec(`DELETE FROM docs WHERE fid=?`, fid)
+	_, err := tx.Exec(`DELETE FROM docs WHERE fid=?`, fid)
 	return err
 }
 

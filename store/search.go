@@ -11,7 +11,7 @@ import (
 	"hash/fnv"
 	"math"
 	"slices"
-	"strings"
+	"strconv"
 	"time"
 
 	"github.com/piweb/piweb/search"
@@ -164,16 +164,13 @@ func (s *Store) Search(ctx context.Context, q *search.Query, o SearchOptions) (P
 	if !q.Before.IsZero() {
 		thi = q.Before.UnixMilli()
 	}
-	expr, none := s.filterExpr(q, names)
+	groups, none := filterWords(q, names)
 	if none {
 		return Page{}, nil // no role or project the filters allow
 	}
-	if t := q.MatchExpr(); t != "" {
-		if expr != "" {
-			expr = "(" + t + ") AND " + expr
-		} else {
-			expr = t
-		}
+	ids, indexed, err := candidates(tx, q, groups)
+	if err != nil {
+		return Page{}, wrap(err)
 	}
 	r := &run{s: s, tx: tx, q: q, o: o, names: names, qh: qh}
 	if o.Budget > 0 {
@@ -184,10 +181,10 @@ func (s *Store) Search(ctx context.Context, q *search.Query, o SearchOptions) (P
 			r.meta.Close()
 		}
 	}()
-	if expr == "" {
+	if !indexed {
 		err = r.scan(ctx, cur.top, tlo, thi)
 	} else {
-		err = r.ranked(ctx, expr, cur.top, tlo, thi, cur.off)
+		err = r.ranked(ctx, ids, cur.top, tlo, thi, cur.off)
 	}
 	if err != nil {
 		return Page{}, wrap(err)
@@ -195,80 +192,111 @@ func (s *Store) Search(ctx context.Context, q *search.Query, o SearchOptions) (P
 	return r.page, nil
 }
 
-// readNames reads every interned name (a few hundred at most).
-func readNames(tx *sql.Tx) (map[int64]string, error) {
-	rows, err := tx.Query(`SELECT id, name FROM names`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	names := map[int64]string{}
-	for rows.Next() {
-		var id int64
-		var n string
-		if err := rows.Scan(&id, &n); err != nil {
-			return nil, err
-		}
-		names[id] = n
-	}
-	return names, rows.Err()
-}
-
-// filterExpr returns the index terms for q's role: and project: filters
-// (or "" when they do not narrow), and none when nothing can pass them.
-func (s *Store) filterExpr(q *search.Query, names map[int64]string) (expr string, none bool) {
-	var parts []string
-	add := func(set bool, term func(int64) string, allow func(string) bool) bool {
-		if !set {
-			return true
-		}
-		var or []string
-		for id, n := range names {
-			if allow(n) {
-				or = append(or, search.FTSString(term(id)))
+// filterWords returns, for each of q's role:, project: and after: filters,
+// the words of which a document must hold one; none reports a filter
+// that no document can pass.
+func filterWords(q *search.Query, names map[int64]nameInfo) (groups [][]string, none bool) {
+	pick := func(kind int, allow func(string) bool, word func(string) string) bool {
+		var ws []string
+		for _, n := range names {
+			if n.kinds&kind != 0 && allow(n.name) {
+				ws = append(ws, word(n.name))
 			}
 		}
-		if len(or) == 0 {
+		if len(ws) == 0 {
 			return false
 		}
-		slices.Sort(or)
-		parts = append(parts, "("+strings.Join(or, " OR ")+")")
+		slices.Sort(ws)
+		groups = append(groups, ws)
 		return true
 	}
-	// Names hold types, roles and projects alike: a term for a name that is
-	// no document's role or project finds nothing, so listing it is harmless.
-	if !add(len(q.Roles)+len(q.NotRoles) > 0, roleTerm, q.AllowRole) ||
-		!add(len(q.Projects)+len(q.NotProjects) > 0, projectTerm, q.AllowProject) {
-		return "", true
+	if len(q.Roles)+len(q.NotRoles) > 0 && !pick(kindRole, q.AllowRole, roleWord) ||
+		len(q.Projects)+len(q.NotProjects) > 0 && !pick(kindProject, q.AllowProject, projectWord) {
+		return nil, true
 	}
-	if m := monthsExpr(q); m != "" {
-		parts = append(parts, m)
+	if ms := months(q); len(ms) > 0 {
+		groups = append(groups, ms)
 	}
-	return strings.Join(parts, " AND "), false
+	return groups, false
 }
 
-// maxMonths is the longest after:/before: range narrowed by month terms.
+// maxMonths is the longest after:/before: range narrowed by month words.
 const maxMonths = 36
 
-// monthsExpr returns the month terms that cover after: to before:, or ""
-// when there is no bound or the range is too long to be worth it.
-func monthsExpr(q *search.Query) string {
+// months returns the month words that cover after: to before:, or nil
+// when there is no start or the range is too long to be worth it.
+func months(q *search.Query) []string {
 	if q.After.IsZero() {
-		return "" // an open start: every month before would be listed
+		return nil // an open start: every month before would be listed
 	}
 	from, to := q.After.UTC(), q.Before.UTC()
 	if q.Before.IsZero() {
 		to = time.Now().UTC().AddDate(1, 0, 0) // documents dated ahead, within reason
 	}
-	m := time.Date(from.Year(), from.Month(), 1, 0, 0, 0, 0, time.UTC)
-	var or []string
-	for ; !m.After(to); m = m.AddDate(0, 1, 0) {
-		if len(or) == maxMonths {
-			return ""
+	var out []string
+	for m := time.Date(from.Year(), from.Month(), 1, 0, 0, 0, 0, time.UTC); !m.After(to); m = m.AddDate(0, 1, 0) {
+		if len(out) == maxMonths {
+			return nil
 		}
-		or = append(or, search.FTSString(monthTerm(m.UnixMilli())))
+		out = append(out, monthWord(m.Year()*100+int(m.Month())))
 	}
-	return "(" + strings.Join(or, " OR ") + ")"
+	return out
+}
+
+// candidates returns the ids of the documents the word index finds for q,
+// ascending; ok is false when the index cannot narrow them (scan instead).
+func candidates(tx *sql.Tx, q *search.Query, groups [][]string) (ids []int64, ok bool, err error) {
+	segs, err := segments(tx)
+	if err != nil {
+		return nil, false, err
+	}
+	and := func(list []int64) {
+		if !ok {
+			ids, ok = list, true
+		} else {
+			ids = intersect(ids, list)
+		}
+	}
+	all, not := q.IndexTerms()
+	for _, t := range all {
+		list, err := lookup(tx, segs, t.Text, t.Prefix)
+		if errors.Is(err, errTooBroad) {
+			continue // Match decides
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		if and(list); len(ids) == 0 {
+			return nil, true, nil
+		}
+	}
+	for _, g := range groups {
+		var lists [][]int64
+		for _, w := range g {
+			list, err := lookup(tx, segs, w, false)
+			if err != nil {
+				return nil, false, err
+			}
+			lists = append(lists, list)
+		}
+		if and(union(lists)); len(ids) == 0 {
+			return nil, true, nil
+		}
+	}
+	if !ok {
+		return nil, false, nil
+	}
+	for _, t := range not {
+		list, err := lookup(tx, segs, t.Text, t.Prefix)
+		if errors.Is(err, errTooBroad) {
+			continue
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		ids = subtract(ids, list)
+	}
+	return ids, true, nil
 }
 
 // run is one Search call.
@@ -277,7 +305,7 @@ type run struct {
 	tx    *sql.Tx
 	q     *search.Query
 	o     SearchOptions
-	names map[int64]string
+	names map[int64]nameInfo
 	qh    uint32
 	page  Page
 	meta  *sql.Stmt
@@ -292,16 +320,32 @@ func (r *run) full() bool {
 		!r.deadline.IsZero() && r.page.Examined > 0 && time.Now().After(r.deadline)
 }
 
-// ranked pages through the matches below top, window by window.
-func (r *run) ranked(ctx context.Context, expr string, top, tlo, thi int64, off int) error {
-	st, err := r.tx.PrepareContext(ctx, `SELECT d.id, d.lvl FROM fts JOIN docs d ON d.id = fts.rowid
-		WHERE fts MATCH ? AND fts.rowid < ? AND d.time >= ? AND d.time < ? ORDER BY fts.rowid DESC LIMIT ?`)
+// ranked pages through the candidates below top, window by window.
+func (r *run) ranked(ctx context.Context, ids []int64, top, tlo, thi int64, off int) error {
+	st, err := r.tx.PrepareContext(ctx, `SELECT d.id, d.lvl FROM json_each(?) j JOIN docs d ON d.id = j.value
+		WHERE d.time >= ? AND d.time < ?`)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	var list []byte
 	for {
-		rows, err := st.QueryContext(ctx, expr, top, tlo, thi, window)
+		end, _ := slices.BinarySearch(ids, top)
+		ids = ids[:end]
+		if len(ids) == 0 {
+			return nil
+		}
+		win := ids[max(0, len(ids)-window):]
+		// The window's documents that still exist and pass the dates, with their levels.
+		list = append(list[:0], '[')
+		for i, id := range win {
+			if i > 0 {
+				list = append(list, ',')
+			}
+			list = strconv.AppendInt(list, id, 10)
+		}
+		list = append(list, ']')
+		rows, err := st.QueryContext(ctx, string(list), tlo, thi)
 		if err != nil {
 			return err
 		}
@@ -318,10 +362,6 @@ func (r *run) ranked(ctx context.Context, expr string, top, tlo, thi int64, off 
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		if len(cands) == 0 {
-			return nil
-		}
-		bottom := cands[len(cands)-1].id
 		// Shorter first (a lower level), then newer (a higher id).
 		slices.SortFunc(cands, func(a, b candidate) int {
 			if c := cmp.Compare(a.level, b.level); c != 0 {
@@ -341,10 +381,10 @@ func (r *run) ranked(ctx context.Context, expr string, top, tlo, thi int64, off 
 				return err
 			}
 		}
-		if len(cands) < window {
+		top, off = win[0], 0
+		if end, _ := slices.BinarySearch(ids, top); end == 0 {
 			return nil
 		}
-		top, off = bottom, 0
 		if r.full() {
 			r.page.Next = cursor{top: top}.encode(r.qh)
 			return nil
@@ -463,7 +503,7 @@ func (r *run) check(m *docMeta, score float64) error {
 
 func (r *run) name(id int64) string {
 	if n, ok := r.names[id]; ok {
-		return n
+		return n.name
 	}
 	var n string
 	if err := r.tx.QueryRow(`SELECT name FROM names WHERE id=?`, id).Scan(&n); err != nil {

@@ -304,3 +304,43 @@ func TestSearchNeedsText(t *testing.T) {
 		t.Error("cancelled context: no error")
 	}
 }
+
+// TestMerges appends in many small batches, as live updates do, deleting
+// and rewriting files on the way: segments are merged, dead documents
+// leave the index, and searches see exactly the live documents.
+func TestMerges(t *testing.T) {
+	c := newCorpus(t)
+	live := map[string]bool{} // entry ids expected for "common"
+	for i := range 3*fanIn*fanIn/2 + 7 {
+		file := fmt.Sprintf("f%02d.jsonl", i%20)
+		entry := fmt.Sprintf("e%04d", i)
+		c.add(t, file, doc(entry, 0, "user", "p", i, fmt.Sprintf("common w%d", i)))
+		live[file+":"+entry] = true
+		if i%37 == 36 { // a file rewritten
+			victim := fmt.Sprintf("f%02d.jsonl", (i/37)%20)
+			c.drop(t, victim)
+			for k := range live {
+				if strings.HasPrefix(k, victim+":") {
+					delete(live, k)
+				}
+			}
+		}
+	}
+	checkIndex(t, c.s)
+	var segs, dead, class0 int
+	c.s.db.QueryRow(`SELECT count(*), coalesce(sum(class = 0), 0) FROM segs`).Scan(&segs, &class0)
+	c.s.db.QueryRow(`SELECT count(*) FROM dead`).Scan(&dead)
+	if class0 >= fanIn || segs > 2*fanIn {
+		t.Errorf("%d segments (%d of the smallest class): merges do not keep up", segs, class0)
+	}
+	got, p := c.find(t, "common", SearchOptions{Limit: 500})
+	if p.Next != "" || len(got) != len(live) {
+		t.Fatalf("%d hits, %d live documents", len(got), len(live))
+	}
+	for _, g := range got {
+		if !live[g] {
+			t.Errorf("hit %s is not live", g)
+		}
+	}
+	t.Logf("%d segments, %d dead ids still listed, %d live documents", segs, dead, len(live))
+}

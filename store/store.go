@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -16,7 +17,7 @@ import (
 // SchemaVersion is the version of the database layout; a database of
 // another version is rebuilt. Raise it whenever the layout or the meaning
 // of a stored value changes.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // applicationID marks piweb's databases ("pwbi").
 const applicationID = 0x70776269
@@ -32,7 +33,7 @@ type Store struct {
 
 	nmu   sync.Mutex
 	names map[string]int64 // interned type, role and project names
-	ids   map[int64]string
+	ids   map[int64]nameInfo
 	paths map[int64]string // file ids to paths
 }
 
@@ -189,8 +190,9 @@ var schema = []string{
 	`CREATE TABLE paths(id INTEGER PRIMARY KEY AUTOINCREMENT, path TEXT NOT NULL UNIQUE)`,
 	`CREATE TABLE records(id INTEGER PRIMARY KEY, size INTEGER NOT NULL, mtime INTEGER NOT NULL, stamp BLOB)`,
 	`CREATE TABLE blobs(id INTEGER PRIMARY KEY, data BLOB)`,
-	// Type, role and project names, interned.
-	`CREATE TABLE names(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE)`,
+	// Type, role and project names, interned; kinds says which they are
+	// used as (kindType, kindRole, kindProject).
+	`CREATE TABLE names(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, kinds INTEGER NOT NULL)`,
 	// One row per document, numbered in the order added (see AddDocs):
 	// newest first is ORDER BY id DESC. time is in milliseconds, len the
 	// text's bytes, lvl the length level of its words (lenLevel).
@@ -198,10 +200,12 @@ var schema = []string{
 		entry TEXT NOT NULL, type INTEGER NOT NULL, role INTEGER NOT NULL, project INTEGER NOT NULL, len INTEGER NOT NULL,
 		time INTEGER NOT NULL, lvl INTEGER NOT NULL)`,
 	`CREATE INDEX docs_fid ON docs(fid)`,
-	// The words of each document (search.Terms, each once, then filter
-	// terms), without the text: contentless, no positions (ranking reads
-	// the length level from docs; deletion needs the lengths FTS5 keeps).
-	`CREATE VIRTUAL TABLE fts USING fts5(t, content='', contentless_delete=1, detail=none, tokenize='ascii')`,
+	// The word index (index.go): segments, their blocks of words and
+	// document ids, and the deleted documents they may still name.
+	`CREATE TABLE segs(id INTEGER PRIMARY KEY AUTOINCREMENT, class INTEGER NOT NULL, docs INTEGER NOT NULL, lo INTEGER NOT NULL, hi INTEGER NOT NULL)`,
+	`CREATE INDEX segs_class ON segs(class)`,
+	`CREATE TABLE blocks(seg INTEGER NOT NULL, first BLOB NOT NULL, data BLOB NOT NULL, PRIMARY KEY(seg, first))`,
+	`CREATE TABLE dead(id INTEGER PRIMARY KEY)`,
 	fmt.Sprintf(`PRAGMA application_id = %d`, applicationID),
 	fmt.Sprintf(`PRAGMA user_version = %d`, SchemaVersion),
 }
@@ -278,51 +282,79 @@ func (s *Store) Stats() (Stats, error) {
 	return st, nil
 }
 
-// nameID returns the id of an interned name, creating it in tx if needed;
-// created reports a new one (the cache must then be dropped after commit).
-func nameID(tx *sql.Tx, name string) (id int64, created bool, err error) {
-	err = tx.QueryRow(`SELECT id FROM names WHERE name=?`, name).Scan(&id)
+// nameInfo is an interned name and the kinds of value it is used as.
+type nameInfo struct {
+	name  string
+	kinds int
+}
+
+// Kinds of names.
+const (
+	kindType = 1 << iota
+	kindRole
+	kindProject
+)
+
+// nameID returns the id of an interned name, creating it in tx or adding
+// kind to its kinds as needed; changed reports such a change (the cache
+// must then be dropped after commit).
+func nameID(tx *sql.Tx, name string, kind int) (id int64, changed bool, err error) {
+	var kinds int
+	err = tx.QueryRow(`SELECT id, kinds FROM names WHERE name=?`, name).Scan(&id, &kinds)
 	if errors.Is(err, sql.ErrNoRows) {
 		var res sql.Result
-		if res, err = tx.Exec(`INSERT INTO names(name) VALUES(?)`, name); err != nil {
+		if res, err = tx.Exec(`INSERT INTO names(name, kinds) VALUES(?, ?)`, name, kind); err != nil {
 			return 0, false, err
 		}
 		id, err = res.LastInsertId()
 		return id, true, err
 	}
-	return id, false, err
+	if err == nil && kinds&kind == 0 {
+		_, err = tx.Exec(`UPDATE names SET kinds = kinds | ? WHERE id=?`, kind, id)
+		changed = true
+	}
+	return id, changed, err
 }
 
-// loadNames reads every interned name (a few hundred at most).
-func (s *Store) loadNames() (map[int64]string, error) {
+// loadNames returns the interned names, from the cache or the database.
+func (s *Store) loadNames() (map[int64]nameInfo, error) {
 	s.nmu.Lock()
 	ids := s.ids
 	s.nmu.Unlock()
 	if ids != nil {
 		return ids, nil
 	}
-	rows, err := s.db.Query(`SELECT id, name FROM names`)
+	tx, err := s.db.BeginTx(context.Background(), &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, wrap(err)
 	}
-	defer rows.Close()
-	ids = map[int64]string{}
-	names := map[string]int64{}
-	for rows.Next() {
-		var id int64
-		var n string
-		if err := rows.Scan(&id, &n); err != nil {
-			return nil, err
-		}
-		ids[id], names[n] = n, id
-	}
-	if err := rows.Err(); err != nil {
+	defer tx.Rollback()
+	if ids, err = readNames(tx); err != nil {
 		return nil, wrap(err)
 	}
 	s.nmu.Lock()
-	s.ids, s.names = ids, names
+	s.ids = ids
 	s.nmu.Unlock()
 	return ids, nil
+}
+
+// readNames reads every interned name (a few hundred at most).
+func readNames(tx *sql.Tx) (map[int64]nameInfo, error) {
+	rows, err := tx.Query(`SELECT id, name, kinds FROM names`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	names := map[int64]nameInfo{}
+	for rows.Next() {
+		var id int64
+		var n nameInfo
+		if err := rows.Scan(&id, &n.name, &n.kinds); err != nil {
+			return nil, err
+		}
+		names[id] = n
+	}
+	return names, rows.Err()
 }
 
 // forgetNames drops the name cache (after a write added names, or another

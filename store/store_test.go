@@ -269,14 +269,66 @@ func TestTwoProcesses(t *testing.T) {
 	if err := a.db.QueryRow(`PRAGMA integrity_check`).Scan(&check); err != nil || check != "ok" {
 		t.Fatalf("integrity_check = %q %v", check, err)
 	}
-	if _, err := a.db.Exec(`INSERT INTO fts(fts) VALUES('integrity-check')`); err != nil {
-		t.Fatalf("fts integrity-check: %v", err)
-	}
+	checkIndex(t, a)
 	st, err := b.Stats()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := 2 * (rounds - rounds/5) * 50; st.Files != 2*rounds || st.Docs != want {
 		t.Fatalf("%+v, want %d files and %d docs", st, 2*rounds, want)
+	}
+}
+
+// checkIndex decodes every block of the word index and checks it: words
+// in order within each segment, ids ascending, every document indexed
+// (under its role word) exactly once, and no id of a live document missing.
+func checkIndex(t *testing.T, s *Store) {
+	t.Helper()
+	tx, err := s.db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	segs, err := segments(tx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roleIDs := map[int64]int{}
+	for _, seg := range segs {
+		r := &segReader{tx: tx, seg: seg}
+		var prev []byte
+		for {
+			ok, err := r.next()
+			if err != nil {
+				t.Fatalf("segment %d: %v", seg, err)
+			}
+			if !ok {
+				break
+			}
+			if prev != nil && bytes.Compare(prev, r.it.word) >= 0 {
+				t.Fatalf("segment %d: %q after %q", seg, r.it.word, prev)
+			}
+			prev = append(prev[:0], r.it.word...)
+			if !slices.IsSorted(r.it.ids) || len(slices.Compact(slices.Clone(r.it.ids))) != len(r.it.ids) {
+				t.Fatalf("segment %d, %q: ids %v", seg, r.it.word, r.it.ids)
+			}
+			if bytes.HasPrefix(r.it.word, []byte("\x00r")) {
+				for _, id := range r.it.ids {
+					roleIDs[id]++
+				}
+			}
+		}
+	}
+	rows, err := tx.Query(`SELECT id FROM docs`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		rows.Scan(&id)
+		if roleIDs[id] != 1 {
+			t.Fatalf("document %d is indexed %d times", id, roleIDs[id])
+		}
 	}
 }

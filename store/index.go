@@ -1,0 +1,538 @@
+package store
+
+import (
+	"bytes"
+	"database/sql"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+)
+
+// The full-text index: segments of sorted words with the ids of the
+// documents that hold them, written once and merged now and then, as an
+// LSM tree does. A Batch's documents become one segment; when fanIn
+// segments of one size class exist, they are merged into one. A segment
+// is stored as blocks of about blockSize bytes, keyed by their first word:
+//
+//	block   = { entry }
+//	entry   = uvarint(shared) uvarint(len(suffix)) suffix   -- the word, front-coded within the block
+//	          uvarint(n) uvarint(id0) { uvarint(id - previous id) }   -- n document ids, ascending
+//
+// Looking a word up reads the one block whose first word is the greatest
+// not after it; a prefix reads the blocks that can hold words starting
+// with it. Deleted documents stay in their segments until a merge drops
+// them (the dead table lists them); a search never returns one, since it
+// reads each candidate's row in docs.
+
+const (
+	blockSize = 16 << 10
+	fanIn     = 16 // segments of a size class merged at once
+	// maxExpansions bounds the words a prefix may stand for; a prefix that
+	// starts more words narrows nothing and is left to Match.
+	maxExpansions = 20000
+)
+
+// Filter words (role:, project:, after:/before: by month): a NUL is never
+// part of a word from search.Terms, so they cannot be typed or collide.
+func roleWord(role string) string { return "\x00r" + role }
+func projectWord(p string) string { return "\x00p" + p }
+func monthWord(yyyymm int) string { return fmt.Sprintf("\x00m%06d", yyyymm) }
+
+// sizeClass is the class of a segment of docs documents: the number of
+// times fanIn divides into it.
+func sizeClass(docs int) int {
+	c := 0
+	for ; docs >= fanIn; docs /= fanIn {
+		c++
+	}
+	return c
+}
+
+var errTooBroad = errors.New("prefix starts too many words")
+
+// plist is one word's documents in a batch, as batch positions.
+type plist struct{ docs []int32 }
+
+// segWriter encodes sorted words and their ids into blocks.
+type segWriter struct {
+	tx     *sql.Tx
+	ins    *sql.Stmt
+	seg    int64
+	buf    []byte
+	first  []byte
+	prev   []byte
+	blocks int
+}
+
+func newSegWriter(tx *sql.Tx, docs int, lo, hi int64) (*segWriter, error) {
+	res, err := tx.Exec(`INSERT INTO segs(class, docs, lo, hi) VALUES(?, ?, ?, ?)`, sizeClass(docs), docs, lo, hi)
+	if err != nil {
+		return nil, err
+	}
+	seg, err := res.LastInsertId()
+	if err != nil {
+		return nil, err
+	}
+	ins, err := tx.Prepare(`INSERT INTO blocks(seg, first, data) VALUES(?, ?, ?)`)
+	if err != nil {
+		return nil, err
+	}
+	return &segWriter{tx: tx, ins: ins, seg: seg}, nil
+}
+
+// add appends word with its ids (ascending, not empty).
+func (w *segWriter) add(word []byte, ids []int64) error {
+	if len(w.buf) == 0 {
+		w.first = append(w.first[:0], word...)
+		w.prev = w.prev[:0]
+	}
+	shared := 0
+	for shared < len(word) && shared < len(w.prev) && word[shared] == w.prev[shared] {
+		shared++
+	}
+	w.buf = binary.AppendUvarint(w.buf, uint64(shared))
+	w.buf = binary.AppendUvarint(w.buf, uint64(len(word)-shared))
+	w.buf = append(w.buf, word[shared:]...)
+	w.buf = binary.AppendUvarint(w.buf, uint64(len(ids)))
+	prev := int64(0)
+	for _, id := range ids {
+		w.buf = binary.AppendUvarint(w.buf, uint64(id-prev))
+		prev = id
+	}
+	w.prev = append(w.prev[:0], word...)
+	if len(w.buf) >= blockSize {
+		return w.flush()
+	}
+	return nil
+}
+
+func (w *segWriter) flush() error {
+	if len(w.buf) == 0 {
+		return nil
+	}
+	if _, err := w.ins.Exec(w.seg, w.first, w.buf); err != nil {
+		return err
+	}
+	w.buf = w.buf[:0]
+	w.blocks++
+	return nil
+}
+
+func (w *segWriter) close() error {
+	err := w.flush()
+	if cerr := w.ins.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// writeSegment writes a batch's words as a new segment; ids maps batch
+// positions to document ids (0 for a document dropped from the batch).
+func writeSegment(tx *sql.Tx, words map[string]*plist, ids []int64) error {
+	lo, hi, n := int64(1<<62), int64(0), 0
+	for _, id := range ids {
+		if id > 0 {
+			lo, hi, n = min(lo, id), max(hi, id), n+1
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	w, err := newSegWriter(tx, n, lo, hi)
+	if err != nil {
+		return err
+	}
+	var buf []int64
+	for _, word := range slices.Sorted(maps.Keys(words)) {
+		buf = buf[:0]
+		for _, p := range words[word].docs {
+			if id := ids[p]; id > 0 {
+				buf = append(buf, id)
+			}
+		}
+		if len(buf) == 0 {
+			continue
+		}
+		if err := w.add([]byte(word), buf); err != nil {
+			w.close()
+			return err
+		}
+	}
+	return w.close()
+}
+
+// blockIter walks the entries of one block.
+type blockIter struct {
+	data []byte
+	word []byte
+	ids  []int64
+	err  error
+}
+
+// next decodes the next entry; false at the end or on damage (err set).
+func (it *blockIter) next() bool {
+	if len(it.data) == 0 {
+		return false
+	}
+	shared, n := binary.Uvarint(it.data)
+	if n <= 0 || int(shared) > len(it.word) {
+		return it.fail()
+	}
+	it.data = it.data[n:]
+	l, n := binary.Uvarint(it.data)
+	if n <= 0 || uint64(len(it.data)-n) < l {
+		return it.fail()
+	}
+	it.word = append(it.word[:shared], it.data[n:n+int(l)]...)
+	it.data = it.data[n+int(l):]
+	cnt, n := binary.Uvarint(it.data)
+	if n <= 0 || cnt > uint64(len(it.data)) {
+		return it.fail()
+	}
+	it.data = it.data[n:]
+	it.ids = it.ids[:0]
+	prev := int64(0)
+	for range cnt {
+		d, n := binary.Uvarint(it.data)
+		if n <= 0 {
+			return it.fail()
+		}
+		it.data = it.data[n:]
+		prev += int64(d)
+		it.ids = append(it.ids, prev)
+	}
+	return true
+}
+
+func (it *blockIter) fail() bool {
+	it.err = fmt.Errorf("%w (a block of the word index does not decode)", ErrCorrupt)
+	it.data = nil
+	return false
+}
+
+// lookup returns the ids of the documents holding t (a prefix: any word
+// starting with it), in every segment, ascending.
+func lookup(tx *sql.Tx, segs []int64, word string, prefix bool) ([]int64, error) {
+	w := []byte(word)
+	var lists [][]int64
+	expansions := 0
+	for _, seg := range segs {
+		var rows *sql.Rows
+		var err error
+		if prefix {
+			rows, err = tx.Query(`SELECT data FROM blocks WHERE seg=?1
+				AND first >= coalesce((SELECT first FROM blocks WHERE seg=?1 AND first <= ?2 ORDER BY first DESC LIMIT 1), x'')
+				AND first < ?3 ORDER BY first`, seg, []byte(word), successor(word))
+		} else {
+			rows, err = tx.Query(`SELECT data FROM blocks WHERE seg=? AND first <= ? ORDER BY first DESC LIMIT 1`, seg, []byte(word))
+		}
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var data []byte
+			if err := rows.Scan(&data); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			it := blockIter{data: data}
+			for it.next() {
+				if prefix && !bytes.HasPrefix(it.word, w) || !prefix && !bytes.Equal(it.word, w) {
+					if bytes.Compare(it.word, w) > 0 {
+						break
+					}
+					continue
+				}
+				if expansions++; expansions > maxExpansions {
+					rows.Close()
+					return nil, errTooBroad
+				}
+				lists = append(lists, slices.Clone(it.ids))
+				if !prefix {
+					break
+				}
+			}
+			if it.err != nil {
+				rows.Close()
+				return nil, it.err
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return union(lists), nil
+}
+
+// successor returns the least byte string greater than every string
+// starting with p (words are UTF-8, so never hold 0xff).
+func successor(p string) []byte {
+	b := []byte(p)
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] < 0xff {
+			b[i]++
+			return b[:i+1]
+		}
+	}
+	return append(b, 0xff)
+}
+
+// union merges ascending lists into one, without duplicates.
+func union(lists [][]int64) []int64 {
+	for len(lists) > 1 {
+		var next [][]int64
+		for i := 0; i < len(lists); i += 2 {
+			if i+1 == len(lists) {
+				next = append(next, lists[i])
+				break
+			}
+			next = append(next, merge2(lists[i], lists[i+1]))
+		}
+		lists = next
+	}
+	if len(lists) == 0 {
+		return nil
+	}
+	return lists[0]
+}
+
+func merge2(a, b []int64) []int64 {
+	out := make([]int64, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] < b[j]:
+			out = append(out, a[i])
+			i++
+		case a[i] > b[j]:
+			out = append(out, b[j])
+			j++
+		default:
+			out = append(out, a[i])
+			i++
+			j++
+		}
+	}
+	out = append(out, a[i:]...)
+	return append(out, b[j:]...)
+}
+
+// intersect keeps the ids of a also in b, galloping through the longer.
+func intersect(a, b []int64) []int64 {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	out := a[:0:0]
+	for _, x := range a {
+		k, found := slices.BinarySearch(b, x)
+		if found {
+			out = append(out, x)
+		}
+		b = b[k:]
+		if len(b) == 0 {
+			break
+		}
+	}
+	return out
+}
+
+// subtract keeps the ids of a not in b.
+func subtract(a, b []int64) []int64 {
+	out := make([]int64, 0, len(a))
+	j := 0
+	for _, x := range a {
+		for j < len(b) && b[j] < x {
+			j++
+		}
+		if j < len(b) && b[j] == x {
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+// segments lists the segment ids.
+func segments(tx *sql.Tx) ([]int64, error) {
+	rows, err := tx.Query(`SELECT id FROM segs ORDER BY id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
+// mergeSegments merges, while some size class holds fanIn segments, those
+// segments into one, dropping dead documents.
+func mergeSegments(tx *sql.Tx) error {
+	for {
+		var class int
+		err := tx.QueryRow(`SELECT class FROM segs GROUP BY class HAVING count(*) >= ? ORDER BY class LIMIT 1`, fanIn).Scan(&class)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		rows, err := tx.Query(`SELECT id, docs, lo, hi FROM segs WHERE class=? ORDER BY id LIMIT ?`, class, fanIn)
+		if err != nil {
+			return err
+		}
+		var ids []int64
+		docs := 0
+		lo, hi := int64(1<<62), int64(0)
+		for rows.Next() {
+			var id, l, h int64
+			var n int
+			if err := rows.Scan(&id, &n, &l, &h); err != nil {
+				rows.Close()
+				return err
+			}
+			ids = append(ids, id)
+			docs += n
+			lo, hi = min(lo, l), max(hi, h)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if err := merge(tx, ids, docs, lo, hi); err != nil {
+			return err
+		}
+	}
+}
+
+// segReader walks a segment's words in order, a block at a time.
+type segReader struct {
+	tx   *sql.Tx
+	seg  int64
+	last []byte // first word of the current block
+	it   blockIter
+	done bool
+}
+
+func (r *segReader) next() (bool, error) {
+	for {
+		if r.it.next() {
+			return true, nil
+		}
+		if r.it.err != nil {
+			return false, r.it.err
+		}
+		var first, data []byte
+		var err error
+		if r.last == nil {
+			err = r.tx.QueryRow(`SELECT first, data FROM blocks WHERE seg=? ORDER BY first LIMIT 1`, r.seg).Scan(&first, &data)
+		} else {
+			err = r.tx.QueryRow(`SELECT first, data FROM blocks WHERE seg=? AND first > ? ORDER BY first LIMIT 1`, r.seg, r.last).Scan(&first, &data)
+		}
+		if errors.Is(err, sql.ErrNoRows) {
+			r.done = true
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		r.last = first
+		r.it = blockIter{data: data, word: r.it.word[:0], ids: r.it.ids[:0]}
+	}
+}
+
+// merge writes segments ids (holding docs documents with ids from lo to
+// hi) as one, without the dead ones.
+func merge(tx *sql.Tx, ids []int64, docs int, lo, hi int64) error {
+	dead := map[int64]bool{}
+	rows, err := tx.Query(`SELECT id FROM dead`)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return err
+		}
+		dead[id] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	readers := make([]*segReader, len(ids))
+	for i, id := range ids {
+		readers[i] = &segReader{tx: tx, seg: id}
+		if _, err := readers[i].next(); err != nil {
+			return err
+		}
+	}
+	w, err := newSegWriter(tx, docs, lo, hi)
+	if err != nil {
+		return err
+	}
+	var word []byte
+	var lists [][]int64
+	for {
+		// The least current word, and every reader at it.
+		var least *segReader
+		for _, r := range readers {
+			if !r.done && (least == nil || bytes.Compare(r.it.word, least.it.word) < 0) {
+				least = r
+			}
+		}
+		if least == nil {
+			break
+		}
+		word = append(word[:0], least.it.word...)
+		lists = lists[:0]
+		for _, r := range readers {
+			if !r.done && bytes.Equal(r.it.word, word) {
+				lists = append(lists, slices.Clone(r.it.ids))
+				if _, err := r.next(); err != nil {
+					w.close()
+					return err
+				}
+			}
+		}
+		all := union(lists)
+		if len(dead) > 0 {
+			all = slices.DeleteFunc(all, func(id int64) bool { return dead[id] })
+		}
+		if len(all) > 0 {
+			if err := w.add(word, all); err != nil {
+				w.close()
+				return err
+			}
+		}
+	}
+	if err := w.close(); err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if _, err := tx.Exec(`DELETE FROM blocks WHERE seg=?`, id); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(`DELETE FROM segs WHERE id=?`, id); err != nil {
+			return err
+		}
+	}
+	// A document is in one segment. A dead one that no other segment's
+	// range covers was in those just merged, which dropped it: forget it.
+	if len(dead) > 0 {
+		if _, err := tx.Exec(`DELETE FROM dead WHERE NOT EXISTS
+			(SELECT 1 FROM segs WHERE id != ? AND lo <= dead.id AND hi >= dead.id)`, w.seg); err != nil {
+			return err
+		}
+	}
+	return nil
+}
