@@ -29,6 +29,13 @@ func FuzzParse(f *testing.F) {
 		f.Add(s[0], s[1])
 	}
 	f.Fuzz(func(t *testing.T, query, text string) {
+		if utf8.ValidString(text) {
+			TermOffsets(text, func(term []byte, off int) {
+				if got := TermAt(nil, text, off); string(got) != string(term) {
+					t.Fatalf("TermAt(%q, %d) = %q, Terms gave %q", text, off, got, term)
+				}
+			})
+		}
 		q, err := ParseAt(query, testNow)
 		if err != nil {
 			var qe *Error

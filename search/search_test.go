@@ -211,6 +211,7 @@ func TestMatch(t *testing.T) {
 
 func TestMatchBudget(t *testing.T) {
 	q := mustParse(t, `re:(a*)*b`)
+	q.Budget = 0 // no limit: this part must not depend on the machine's speed
 	text := strings.Repeat("a", 1<<20)
 	if _, ok, err := q.Match(text); ok || err != nil {
 		t.Errorf("(a*)*b on 1 MiB of a: ok %v err %v (RE2 is linear: it finishes)", ok, err)
@@ -357,5 +358,18 @@ func TestExcerpt(t *testing.T) {
 		if strings.Join(got, "|") != strings.Join(c.marked, "|") || len(s) > 60+2*len("…") {
 			t.Errorf("%q: excerpt %q marks %q, want %q", c.q, s, got, c.marked)
 		}
+	}
+}
+
+func TestTermAt(t *testing.T) {
+	for _, text := range []string{
+		"Hello, World! requestHandler newHTTPServer 日本語のテキスト 🚀launch ✓ ❤️ Café \u212a " + strings.Repeat("ab", 40),
+		"x", "", "日", "aB", "データ",
+	} {
+		TermOffsets(text, func(term []byte, off int) {
+			if got := TermAt(nil, text, off); string(got) != string(term) {
+				t.Errorf("%q at %d: TermAt %q, Terms %q", text, off, got, term)
+			}
+		})
 	}
 }

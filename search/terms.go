@@ -130,6 +130,39 @@ func appendLowerCut(dst []byte, s string) ([]byte, bool) {
 // Terms calls fn with every index term of text, in order, duplicates
 // included. term is only valid during the call.
 func Terms(text string, fn func(term []byte)) {
+	TermOffsets(text, func(term []byte, _ int) { fn(term) })
+}
+
+// TermAt appends to dst the term Terms gives for the word, pair of CJK
+// characters or symbol starting at byte off of text (an offset
+// TermOffsets reported), so that an index may keep offsets, not words.
+func TermAt(dst []byte, text string, off int) []byte {
+	r, size := utf8.DecodeRuneInString(text[off:])
+	switch class(r) {
+	case cSym:
+		return append(dst, text[off:off+size]...)
+	case cCJK:
+		if r2, s2 := utf8.DecodeRuneInString(text[off+size:]); s2 > 0 && class(r2) == cCJK {
+			size += s2
+		}
+		return append(dst, text[off:off+size]...)
+	case cWord:
+		j := off + size
+		for j < len(text) {
+			r2, s2 := utf8.DecodeRuneInString(text[j:])
+			if class(r2) != cWord {
+				break
+			}
+			j += s2
+		}
+		dst, _ = appendLowerCut(dst, text[off:j])
+		return dst
+	}
+	return dst
+}
+
+// TermOffsets is Terms with the byte offset in text where each term starts.
+func TermOffsets(text string, fn func(term []byte, off int)) {
 	var buf []byte
 	var starts []int
 	i := 0
@@ -142,7 +175,7 @@ func Terms(text string, fn func(term []byte)) {
 		case cSep:
 			i += size
 		case cSym:
-			fn(append(buf[:0], text[i:i+size]...))
+			fn(append(buf[:0], text[i:i+size]...), i)
 			i += size
 		case cCJK:
 			j := i + size
@@ -151,10 +184,10 @@ func Terms(text string, fn func(term []byte)) {
 				if class(r2) != cCJK {
 					break
 				}
-				fn(append(buf[:0], text[i:j+s2]...)) // the pair starting at i
+				fn(append(buf[:0], text[i:j+s2]...), i) // the pair starting at i
 				i, j = j, j+s2
 			}
-			fn(append(buf[:0], text[i:j]...)) // the last one alone
+			fn(append(buf[:0], text[i:j]...), i) // the last one alone
 			i = j
 		case cWord:
 			j := i + size
@@ -188,12 +221,12 @@ func Terms(text string, fn func(term []byte)) {
 			} else {
 				buf, _ = appendLowerCut(buf[:0], run)
 			}
-			fn(buf)
+			fn(buf, i)
 			if upper {
 				starts = camelStarts(starts[:0], run)
 				for _, s := range starts {
 					buf, _ = appendLowerCut(buf[:0], run[s:])
-					fn(buf)
+					fn(buf, i+s)
 				}
 			}
 			i = j

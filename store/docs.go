@@ -2,6 +2,8 @@ package store
 
 import (
 	"database/sql"
+	"hash/maphash"
+	"math"
 	"math/bits"
 	"time"
 
@@ -44,10 +46,23 @@ func lenLevel(n int) int64 {
 // may drop a file's documents and add new ones. A Batch is for one
 // goroutine; several may be filled at once and committed in turn.
 type Batch struct {
-	s     *Store
-	ops   []op
-	docs  []pendingDoc
-	words map[string]*plist // the batch's word index, by batch position
+	s       *Store
+	ops     []op
+	docs    []pendingDoc
+	texts   []string           // by batch position, until Commit (words are found again by offset)
+	pairs   [][]wordAt         // every word of every document, as a hash and a place, in chunks (never copied to grow)
+	filters map[string][]int32 // filter words: the batch positions holding them
+}
+
+// pairChunk is how many word occurrences a chunk of Batch.pairs holds.
+const pairChunk = 1 << 16
+
+// wordAt is one occurrence of a word: its hash, the batch position of its
+// document and its offset in the text (search.TermAt finds it again).
+type wordAt struct {
+	h   uint64
+	pos uint32
+	off uint32
 }
 
 type op struct {
@@ -62,10 +77,9 @@ const (
 )
 
 type pendingDoc struct {
-	file  string
-	d     Doc // Text emptied
-	n     int // text length
-	level int64
+	file string
+	d    Doc // Text emptied
+	n    int // text length
 }
 
 // Batch starts an empty batch.
@@ -105,36 +119,31 @@ func (b *Batch) dropPending(file string) {
 // what its windows follow): add a file's documents in file order, and on a
 // first indexing add files from the least to the most recently modified.
 func (b *Batch) AddDocs(file string, docs []Doc) {
-	if b.words == nil {
-		b.words = map[string]*plist{}
+	if b.filters == nil {
+		b.filters = map[string][]int32{}
 	}
+	seed := b.s.seed
 	for i := range docs {
 		d := docs[i]
-		pos := int32(len(b.docs))
-		distinct := 0
-		add := func(w []byte) bool {
-			p := b.words[string(w)]
-			if p == nil {
-				p = &plist{}
-				b.words[string(w)] = p
-			} else if n := len(p.docs); n > 0 && p.docs[n-1] == pos {
-				return false // this document's already
-			}
-			p.docs = append(p.docs, pos)
-			return true
+		if len(d.Text) > math.MaxUint32 {
+			d.Text = d.Text[:math.MaxUint32] // offsets are 32 bits; a 4 GB entry is not a real one
 		}
-		search.Terms(d.Text, func(w []byte) {
-			if add(w) {
-				distinct++
+		pos := uint32(len(b.docs))
+		search.TermOffsets(d.Text, func(w []byte, off int) {
+			if n := len(b.pairs); n == 0 || len(b.pairs[n-1]) == cap(b.pairs[n-1]) {
+				b.pairs = append(b.pairs, make([]wordAt, 0, pairChunk))
 			}
+			c := &b.pairs[len(b.pairs)-1]
+			*c = append(*c, wordAt{h: maphash.Bytes(seed, w), pos: pos, off: uint32(off)})
 		})
-		add([]byte(roleWord(d.Role)))
-		add([]byte(projectWord(d.Project)))
 		t := time.UnixMilli(d.Time).UTC()
-		add([]byte(monthWord(t.Year()*100 + int(t.Month()))))
+		for _, w := range []string{roleWord(d.Role), projectWord(d.Project), monthWord(t.Year()*100 + int(t.Month()))} {
+			b.filters[w] = append(b.filters[w], int32(pos))
+		}
+		b.texts = append(b.texts, d.Text)
 		n := len(d.Text)
 		d.Text = ""
-		b.docs = append(b.docs, pendingDoc{file: file, d: d, n: n, level: lenLevel(distinct)})
+		b.docs = append(b.docs, pendingDoc{file: file, d: d, n: n})
 	}
 }
 
@@ -151,6 +160,8 @@ func (b *Batch) Commit() error {
 	if err != nil {
 		return err
 	}
+	// Inverting is most of the work, and needs no database: before the lock.
+	words, levels := b.invert()
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	tx, err := s.db.Begin()
@@ -159,7 +170,7 @@ func (b *Batch) Commit() error {
 	}
 	defer tx.Rollback()
 	newNames := false
-	if err := b.write(tx, names, &newNames); err != nil {
+	if err := b.write(tx, names, words, levels, &newNames); err != nil {
 		if newNames {
 			s.forgetNames()
 		}
@@ -171,11 +182,11 @@ func (b *Batch) Commit() error {
 	if newNames {
 		s.forgetNames()
 	}
-	b.ops, b.docs, b.words = b.ops[:0], b.docs[:0], nil
+	b.ops, b.docs, b.texts, b.pairs, b.filters = b.ops[:0], b.docs[:0], nil, nil, nil
 	return nil
 }
 
-func (b *Batch) write(tx *sql.Tx, names map[int64]nameInfo, newNames *bool) error {
+func (b *Batch) write(tx *sql.Tx, names map[int64]nameInfo, words []invertedWord, levels []int64, newNames *bool) error {
 	for _, o := range b.ops {
 		switch o.kind {
 		case opPut:
@@ -265,7 +276,7 @@ func (b *Batch) write(tx *sql.Tx, names map[int64]nameInfo, newNames *bool) erro
 		if err != nil {
 			return err
 		}
-		res, err := ins.Exec(fid, p.d.Position, p.d.Part, p.d.EntryID, typ, role, proj, p.n, p.d.Time, p.level)
+		res, err := ins.Exec(fid, p.d.Position, p.d.Part, p.d.EntryID, typ, role, proj, p.n, p.d.Time, levels[i])
 		if err != nil {
 			return err
 		}
@@ -273,7 +284,7 @@ func (b *Batch) write(tx *sql.Tx, names map[int64]nameInfo, newNames *bool) erro
 			return err
 		}
 	}
-	if err := writeSegment(tx, b.words, ids); err != nil {
+	if err := writeSegment(tx, words, ids); err != nil {
 		return err
 	}
 	return mergeSegments(tx)

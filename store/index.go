@@ -6,7 +6,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"maps"
+	"math"
+	mbits "math/bits"
 	"slices"
 )
 
@@ -51,9 +52,6 @@ func sizeClass(docs int) int {
 }
 
 var errTooBroad = errors.New("prefix starts too many words")
-
-// plist is one word's documents in a batch, as batch positions.
-type plist struct{ docs []int32 }
 
 // segWriter encodes sorted words and their ids into blocks.
 type segWriter struct {
@@ -128,9 +126,9 @@ func (w *segWriter) close() error {
 	return err
 }
 
-// writeSegment writes a batch's words as a new segment; ids maps batch
-// positions to document ids (0 for a document dropped from the batch).
-func writeSegment(tx *sql.Tx, words map[string]*plist, ids []int64) error {
+// writeSegment writes a batch's words (sorted) as a new segment; ids maps
+// batch positions to document ids (0 for a document dropped from the batch).
+func writeSegment(tx *sql.Tx, words []invertedWord, ids []int64) error {
 	lo, hi, n := int64(1<<62), int64(0), 0
 	for _, id := range ids {
 		if id > 0 {
@@ -145,9 +143,9 @@ func writeSegment(tx *sql.Tx, words map[string]*plist, ids []int64) error {
 		return err
 	}
 	var buf []int64
-	for _, word := range slices.Sorted(maps.Keys(words)) {
+	for _, word := range words {
 		buf = buf[:0]
-		for _, p := range words[word].docs {
+		for _, p := range word.pos {
 			if id := ids[p]; id > 0 {
 				buf = append(buf, id)
 			}
@@ -155,7 +153,7 @@ func writeSegment(tx *sql.Tx, words map[string]*plist, ids []int64) error {
 		if len(buf) == 0 {
 			continue
 		}
-		if err := w.add([]byte(word), buf); err != nil {
+		if err := w.add(word.word, buf); err != nil {
 			w.close()
 			return err
 		}
@@ -280,8 +278,33 @@ func successor(p string) []byte {
 	return append(b, 0xff)
 }
 
-// union merges ascending lists into one, without duplicates.
+// union merges ascending lists into one, without duplicates: through a
+// bitmap of their range when they are many and long (a prefix that starts
+// many words), else pairwise.
 func union(lists [][]int64) []int64 {
+	total, lo, hi := 0, int64(math.MaxInt64), int64(math.MinInt64)
+	for _, l := range lists {
+		if len(l) > 0 {
+			total += len(l)
+			lo, hi = min(lo, l[0]), max(hi, l[len(l)-1])
+		}
+	}
+	if len(lists) > 2 && total > 1024 && (hi-lo)/64 < int64(8*total) {
+		bits := make([]uint64, (hi-lo)/64+1)
+		for _, l := range lists {
+			for _, id := range l {
+				bits[(id-lo)/64] |= 1 << uint((id-lo)%64)
+			}
+		}
+		out := make([]int64, 0, total)
+		for w, x := range bits {
+			for x != 0 {
+				out = append(out, lo+int64(w)*64+int64(mbits.TrailingZeros64(x)))
+				x &= x - 1
+			}
+		}
+		return out
+	}
 	for len(lists) > 1 {
 		var next [][]int64
 		for i := 0; i < len(lists); i += 2 {

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"encoding/base64"
@@ -192,30 +191,50 @@ func (s *Store) Search(ctx context.Context, q *search.Query, o SearchOptions) (P
 	return r.page, nil
 }
 
-// filterWords returns, for each of q's role:, project: and after: filters,
-// the words of which a document must hold one; none reports a filter
-// that no document can pass.
-func filterWords(q *search.Query, names map[int64]nameInfo) (groups [][]string, none bool) {
-	pick := func(kind int, allow func(string) bool, word func(string) string) bool {
-		var ws []string
+// wordGroup is a set of filter words: a document must hold one of them
+// (or, with exclude, none of them).
+type wordGroup struct {
+	words   []string
+	exclude bool
+}
+
+// filterWords returns the word groups of q's role:, project: and after:
+// filters; none reports a filter that no document can pass. A filter with
+// only negations (-project:x) excludes the few words it names rather than
+// admitting the many others.
+func filterWords(q *search.Query, names map[int64]nameInfo) (groups []wordGroup, none bool) {
+	pick := func(kind int, allow func(string) bool, word func(string) string, onlyNot bool) bool {
+		var in, out []string
 		for _, n := range names {
-			if n.kinds&kind != 0 && allow(n.name) {
-				ws = append(ws, word(n.name))
+			if n.kinds&kind == 0 {
+				continue
+			}
+			if allow(n.name) {
+				in = append(in, word(n.name))
+			} else {
+				out = append(out, word(n.name))
 			}
 		}
-		if len(ws) == 0 {
+		if len(in) == 0 {
 			return false
 		}
-		slices.Sort(ws)
-		groups = append(groups, ws)
+		if onlyNot {
+			if len(out) > 0 {
+				slices.Sort(out)
+				groups = append(groups, wordGroup{words: out, exclude: true})
+			}
+			return true
+		}
+		slices.Sort(in)
+		groups = append(groups, wordGroup{words: in})
 		return true
 	}
-	if len(q.Roles)+len(q.NotRoles) > 0 && !pick(kindRole, q.AllowRole, roleWord) ||
-		len(q.Projects)+len(q.NotProjects) > 0 && !pick(kindProject, q.AllowProject, projectWord) {
+	if len(q.Roles)+len(q.NotRoles) > 0 && !pick(kindRole, q.AllowRole, roleWord, len(q.Roles) == 0) ||
+		len(q.Projects)+len(q.NotProjects) > 0 && !pick(kindProject, q.AllowProject, projectWord, len(q.Projects) == 0) {
 		return nil, true
 	}
 	if ms := months(q); len(ms) > 0 {
-		groups = append(groups, ms)
+		groups = append(groups, wordGroup{words: ms})
 	}
 	return groups, false
 }
@@ -245,7 +264,7 @@ func months(q *search.Query) []string {
 
 // candidates returns the ids of the documents the word index finds for q,
 // ascending; ok is false when the index cannot narrow them (scan instead).
-func candidates(tx *sql.Tx, q *search.Query, groups [][]string) (ids []int64, ok bool, err error) {
+func candidates(tx *sql.Tx, q *search.Query, groups []wordGroup) (ids []int64, ok bool, err error) {
 	segs, err := segments(tx)
 	if err != nil {
 		return nil, false, err
@@ -270,21 +289,41 @@ func candidates(tx *sql.Tx, q *search.Query, groups [][]string) (ids []int64, ok
 			return nil, true, nil
 		}
 	}
-	for _, g := range groups {
+	groupIDs := func(g wordGroup) ([]int64, error) {
 		var lists [][]int64
-		for _, w := range g {
+		for _, w := range g.words {
 			list, err := lookup(tx, segs, w, false)
 			if err != nil {
-				return nil, false, err
+				return nil, err
 			}
 			lists = append(lists, list)
 		}
-		if and(union(lists)); len(ids) == 0 {
+		return union(lists), nil
+	}
+	for _, g := range groups {
+		if g.exclude {
+			continue
+		}
+		list, err := groupIDs(g)
+		if err != nil {
+			return nil, false, err
+		}
+		if and(list); len(ids) == 0 {
 			return nil, true, nil
 		}
 	}
 	if !ok {
 		return nil, false, nil
+	}
+	for _, g := range groups {
+		if !g.exclude {
+			continue
+		}
+		list, err := groupIDs(g)
+		if err != nil {
+			return nil, false, err
+		}
+		ids = subtract(ids, list)
 	}
 	for _, t := range not {
 		list, err := lookup(tx, segs, t.Text, t.Prefix)
@@ -320,10 +359,15 @@ func (r *run) full() bool {
 		!r.deadline.IsZero() && r.page.Examined > 0 && time.Now().After(r.deadline)
 }
 
-// ranked pages through the candidates below top, window by window.
+// rankChunk is how many ranked candidates one query of a window returns.
+const rankChunk = 64
+
+// ranked pages through the candidates below top, window by window: the
+// database ranks each window (it holds the levels) and hands it over a
+// chunk at a time, so a page reads about as many rows as it shows.
 func (r *run) ranked(ctx context.Context, ids []int64, top, tlo, thi int64, off int) error {
 	st, err := r.tx.PrepareContext(ctx, `SELECT d.id, d.lvl FROM json_each(?) j JOIN docs d ON d.id = j.value
-		WHERE d.time >= ? AND d.time < ?`)
+		WHERE d.time >= ? AND d.time < ? ORDER BY d.lvl, d.id DESC LIMIT ? OFFSET ?`)
 	if err != nil {
 		return err
 	}
@@ -336,7 +380,6 @@ func (r *run) ranked(ctx context.Context, ids []int64, top, tlo, thi int64, off 
 			return nil
 		}
 		win := ids[max(0, len(ids)-window):]
-		// The window's documents that still exist and pass the dates, with their levels.
 		list = append(list[:0], '[')
 		for i, id := range win {
 			if i > 0 {
@@ -345,40 +388,39 @@ func (r *run) ranked(ctx context.Context, ids []int64, top, tlo, thi int64, off 
 			list = strconv.AppendInt(list, id, 10)
 		}
 		list = append(list, ']')
-		rows, err := st.QueryContext(ctx, string(list), tlo, thi)
-		if err != nil {
-			return err
-		}
-		var cands []candidate
-		for rows.Next() {
-			var c candidate
-			if err := rows.Scan(&c.id, &c.level); err != nil {
-				rows.Close()
+		for {
+			rows, err := st.QueryContext(ctx, string(list), tlo, thi, rankChunk, off)
+			if err != nil {
 				return err
 			}
-			cands = append(cands, c)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		// Shorter first (a lower level), then newer (a higher id).
-		slices.SortFunc(cands, func(a, b candidate) int {
-			if c := cmp.Compare(a.level, b.level); c != 0 {
-				return c
+			var cands []candidate
+			for rows.Next() {
+				var c candidate
+				if err := rows.Scan(&c.id, &c.level); err != nil {
+					rows.Close()
+					return err
+				}
+				cands = append(cands, c)
 			}
-			return cmp.Compare(b.id, a.id)
-		})
-		for i := off; i < len(cands); i++ {
-			if r.full() {
-				r.page.Next = cursor{top: top, off: i}.encode(r.qh)
-				return nil
-			}
-			if err := ctx.Err(); err != nil {
+			rows.Close()
+			if err := rows.Err(); err != nil {
 				return err
 			}
-			if err := r.consider(ctx, cands[i].id, score(cands[i].level)); err != nil {
-				return err
+			for i, c := range cands {
+				if r.full() {
+					r.page.Next = cursor{top: top, off: off + i}.encode(r.qh)
+					return nil
+				}
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				if err := r.consider(ctx, c.id, score(c.level)); err != nil {
+					return err
+				}
+			}
+			off += len(cands)
+			if len(cands) < rankChunk {
+				break // the window is done
 			}
 		}
 		top, off = win[0], 0

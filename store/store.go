@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -30,6 +31,8 @@ type Store struct {
 	path string
 	db   *sql.DB
 	wmu  sync.Mutex // one write transaction at a time in this process
+
+	seed maphash.Seed // hashes the words of a batch
 
 	nmu   sync.Mutex
 	names map[string]int64 // interned type, role and project names
@@ -118,7 +121,7 @@ func open(path string) (*Store, error) {
 		return nil, err
 	}
 	db.SetMaxOpenConns(4)
-	s := &Store{path: path, db: db}
+	s := &Store{path: path, db: db, seed: maphash.MakeSeed()}
 	if err := s.init(); err != nil {
 		db.Close()
 		return nil, err
