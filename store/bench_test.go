@@ -126,12 +126,18 @@ func BenchmarkBuild(b *testing.B) {
 var benchStoreOnce struct {
 	sync.Mutex
 	s     *Store
-	texts map[string]string
+	texts map[docKey]string
+}
+
+// docKey names a document of the corpus.
+type docKey struct {
+	file, entry string
+	part        int
 }
 
 // benchStore returns the store built from the corpus, cached in the temp
 // folder, and the corpus's texts by document.
-func benchStore(b *testing.B) (*Store, map[string]string) {
+func benchStore(b *testing.B) (*Store, map[docKey]string) {
 	c := &benchStoreOnce
 	c.Lock()
 	defer c.Unlock()
@@ -155,10 +161,10 @@ func benchStore(b *testing.B) (*Store, map[string]string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	texts := map[string]string{}
+	texts := map[docKey]string{}
 	for _, f := range files {
 		for _, d := range f.docs {
-			texts[key(f.path, d.EntryID, d.Part)] = d.Text
+			texts[docKey{f.path, d.EntryID, d.Part}] = d.Text
 		}
 	}
 	c.s, c.texts = s, texts
@@ -195,7 +201,7 @@ func benchQueries() []string {
 // read from memory as the caller would read it from the session files.
 func BenchmarkQuery(b *testing.B) {
 	s, texts := benchStore(b)
-	text := func(h *Hit) (string, error) { return texts[key(h.File, h.EntryID, h.Part)], nil }
+	text := func(h *Hit) (string, error) { return texts[docKey{h.File, h.EntryID, h.Part}], nil }
 	queries := benchQueries()
 	var lat []time.Duration
 	per := map[string][]time.Duration{}
@@ -236,7 +242,7 @@ func BenchmarkQuery(b *testing.B) {
 // time to its first page, and to go through every document.
 func BenchmarkScanQuery(b *testing.B) {
 	s, texts := benchStore(b)
-	text := func(h *Hit) (string, error) { return texts[key(h.File, h.EntryID, h.Part)], nil }
+	text := func(h *Hit) (string, error) { return texts[docKey{h.File, h.EntryID, h.Part}], nil }
 	pq, err := search.Parse(`re:fail(ed|ure)\s+\d+`)
 	if err != nil {
 		b.Fatal(err)

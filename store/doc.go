@@ -9,9 +9,10 @@
 // either; All lists records without blobs, Blobs streams them). And per
 // searchable piece of an entry, a Doc: its place (file, entry id,
 // position, part), kind (type, role), time and project, and the words of
-// its text (search.Terms, each once) in an FTS5 table that keeps neither
-// the text nor word positions (contentless, detail=none), so that the
-// index stays well under half the size of the text it covers.
+// its text (search.Terms) in a word index of its own (index.go: sorted
+// segments of words and document ids, merged as an LSM tree merges) that
+// keeps neither the text nor word positions, so that it stays well under
+// half the size of the text it covers.
 //
 // What is the truth. The session files. A Record is only as good as the
 // caller's check that the file still has that size, time and stamp. Every
@@ -39,9 +40,11 @@
 // database is damaged wraps ErrCorrupt; Reset empties the store.
 //
 // Concurrency. A *Store is safe for concurrent use; writes are serialized
-// and each Batch is one transaction. Several processes (two piweb servers)
-// may share one database: it runs in WAL mode with a busy timeout, writers
-// take the write lock when they begin (BEGIN IMMEDIATE), and a search
-// reads one snapshot. Two piweb versions with different schema versions on
-// one store each rebuild it when they open it.
+// and each Batch is one transaction (its words are sorted before it takes
+// the lock, so batches filled on several goroutines use every core). Several
+// processes (two piweb servers) may share one database: it runs in WAL
+// mode with a busy timeout, writers take the write lock when they begin
+// (BEGIN IMMEDIATE), and a search reads one snapshot. Two piweb versions
+// with different schema versions on one store each rebuild it when they
+// open it.
 package store

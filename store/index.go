@@ -19,7 +19,8 @@ import (
 //
 //	block   = { entry }
 //	entry   = uvarint(shared) uvarint(len(suffix)) suffix   -- the word, front-coded within the block
-//	          uvarint(n) uvarint(id0) { uvarint(id - previous id) }   -- n document ids, ascending
+//	          uvarint(len(ids)) ids                              -- its documents, skipped in one step
+//	ids     = uvarint(n) uvarint(id0) { uvarint(id - previous id) }   -- n document ids, ascending
 //
 // Looking a word up reads the one block whose first word is the greatest
 // not after it; a prefix reads the blocks that can hold words starting
@@ -59,6 +60,7 @@ type segWriter struct {
 	ins    *sql.Stmt
 	seg    int64
 	buf    []byte
+	ids    []byte // one word's encoded ids
 	first  []byte
 	prev   []byte
 	blocks int
@@ -93,12 +95,14 @@ func (w *segWriter) add(word []byte, ids []int64) error {
 	w.buf = binary.AppendUvarint(w.buf, uint64(shared))
 	w.buf = binary.AppendUvarint(w.buf, uint64(len(word)-shared))
 	w.buf = append(w.buf, word[shared:]...)
-	w.buf = binary.AppendUvarint(w.buf, uint64(len(ids)))
+	w.ids = binary.AppendUvarint(w.ids[:0], uint64(len(ids)))
 	prev := int64(0)
 	for _, id := range ids {
-		w.buf = binary.AppendUvarint(w.buf, uint64(id-prev))
+		w.ids = binary.AppendUvarint(w.ids, uint64(id-prev))
 		prev = id
 	}
+	w.buf = binary.AppendUvarint(w.buf, uint64(len(w.ids)))
+	w.buf = append(w.buf, w.ids...)
 	w.prev = append(w.prev[:0], word...)
 	if len(w.buf) >= blockSize {
 		return w.flush()
@@ -161,21 +165,22 @@ func writeSegment(tx *sql.Tx, words []invertedWord, ids []int64) error {
 	return w.close()
 }
 
-// blockIter walks the entries of one block.
+// blockIter walks the entries of one block; ids decodes the current
+// word's documents (only when asked: a lookup skips most words).
 type blockIter struct {
 	data []byte
 	word []byte
-	ids  []int64
+	raw  []byte // the current word's encoded ids
 	err  error
 }
 
-// next decodes the next entry; false at the end or on damage (err set).
+// next moves to the next entry; false at the end or on damage (err set).
 func (it *blockIter) next() bool {
 	if len(it.data) == 0 {
 		return false
 	}
 	shared, n := binary.Uvarint(it.data)
-	if n <= 0 || int(shared) > len(it.word) {
+	if n <= 0 || shared > uint64(len(it.word)) {
 		return it.fail()
 	}
 	it.data = it.data[n:]
@@ -185,23 +190,36 @@ func (it *blockIter) next() bool {
 	}
 	it.word = append(it.word[:shared], it.data[n:n+int(l)]...)
 	it.data = it.data[n+int(l):]
-	cnt, n := binary.Uvarint(it.data)
-	if n <= 0 || cnt > uint64(len(it.data)) {
+	l, n = binary.Uvarint(it.data)
+	if n <= 0 || uint64(len(it.data)-n) < l {
 		return it.fail()
 	}
-	it.data = it.data[n:]
-	it.ids = it.ids[:0]
+	it.raw = it.data[n : n+int(l)]
+	it.data = it.data[n+int(l):]
+	return true
+}
+
+// ids appends the current word's document ids to dst.
+func (it *blockIter) ids(dst []int64) ([]int64, error) {
+	d := it.raw
+	cnt, n := binary.Uvarint(d)
+	if n <= 0 || cnt > uint64(len(d)) {
+		it.fail()
+		return dst, it.err
+	}
+	d = d[n:]
 	prev := int64(0)
 	for range cnt {
-		d, n := binary.Uvarint(it.data)
+		x, n := binary.Uvarint(d)
 		if n <= 0 {
-			return it.fail()
+			it.fail()
+			return dst, it.err
 		}
-		it.data = it.data[n:]
-		prev += int64(d)
-		it.ids = append(it.ids, prev)
+		d = d[n:]
+		prev += int64(x)
+		dst = append(dst, prev)
 	}
-	return true
+	return dst, nil
 }
 
 func (it *blockIter) fail() bool {
@@ -247,7 +265,12 @@ func lookup(tx *sql.Tx, segs []int64, word string, prefix bool) ([]int64, error)
 					rows.Close()
 					return nil, errTooBroad
 				}
-				lists = append(lists, slices.Clone(it.ids))
+				ids, err := it.ids(nil)
+				if err != nil {
+					rows.Close()
+					return nil, err
+				}
+				lists = append(lists, ids)
 				if !prefix {
 					break
 				}
@@ -343,12 +366,28 @@ func merge2(a, b []int64) []int64 {
 	return append(out, b[j:]...)
 }
 
-// intersect keeps the ids of a also in b, galloping through the longer.
+// intersect keeps the ids of a also in b: by binary search in the longer
+// when one is much shorter, else by walking both.
 func intersect(a, b []int64) []int64 {
 	if len(a) > len(b) {
 		a, b = b, a
 	}
 	out := a[:0:0]
+	if len(a)*16 > len(b) {
+		j := 0
+		for _, x := range a {
+			for j < len(b) && b[j] < x {
+				j++
+			}
+			if j == len(b) {
+				break
+			}
+			if b[j] == x {
+				out = append(out, x)
+			}
+		}
+		return out
+	}
 	for _, x := range a {
 		k, found := slices.BinarySearch(b, x)
 		if found {
@@ -468,7 +507,7 @@ func (r *segReader) next() (bool, error) {
 			return false, err
 		}
 		r.last = first
-		r.it = blockIter{data: data, word: r.it.word[:0], ids: r.it.ids[:0]}
+		r.it = blockIter{data: data, word: r.it.word[:0]}
 	}
 }
 
@@ -520,7 +559,12 @@ func merge(tx *sql.Tx, ids []int64, docs int, lo, hi int64) error {
 		lists = lists[:0]
 		for _, r := range readers {
 			if !r.done && bytes.Equal(r.it.word, word) {
-				lists = append(lists, slices.Clone(r.it.ids))
+				ids, err := r.it.ids(nil)
+				if err != nil {
+					w.close()
+					return err
+				}
+				lists = append(lists, ids)
 				if _, err := r.next(); err != nil {
 					w.close()
 					return err

@@ -122,8 +122,6 @@ func score(level int64) float64 {
 	return (k1 + 1) / (1 + k1*(1-b+b*dl/avg))
 }
 
-// candidate is a document id and its length level.
-type candidate struct{ id, level int64 }
 
 // Search returns a page of the documents that match q, best first (see
 // the package doc for the ranking). Each hit passed q's role:, project:,
@@ -175,11 +173,6 @@ func (s *Store) Search(ctx context.Context, q *search.Query, o SearchOptions) (P
 	if o.Budget > 0 {
 		r.deadline = time.Now().Add(o.Budget)
 	}
-	defer func() {
-		if r.meta != nil {
-			r.meta.Close()
-		}
-	}()
 	if !indexed {
 		err = r.scan(ctx, cur.top, tlo, thi)
 	} else {
@@ -347,7 +340,6 @@ type run struct {
 	names map[int64]nameInfo
 	qh    uint32
 	page  Page
-	meta  *sql.Stmt
 
 	deadline time.Time
 }
@@ -359,14 +351,17 @@ func (r *run) full() bool {
 		!r.deadline.IsZero() && r.page.Examined > 0 && time.Now().After(r.deadline)
 }
 
-// rankChunk is how many ranked candidates one query of a window returns.
+// rankChunk is how many ranked candidates the first query of a window
+// returns; when they do not fill the page (a phrase of common words, whose
+// candidates mostly fail), a second query returns the rest of the window.
 const rankChunk = 64
 
 // ranked pages through the candidates below top, window by window: the
 // database ranks each window (it holds the levels) and hands it over a
 // chunk at a time, so a page reads about as many rows as it shows.
 func (r *run) ranked(ctx context.Context, ids []int64, top, tlo, thi int64, off int) error {
-	st, err := r.tx.PrepareContext(ctx, `SELECT d.id, d.lvl FROM json_each(?) j JOIN docs d ON d.id = j.value
+	st, err := r.tx.PrepareContext(ctx, `SELECT d.id, d.fid, d.pos, d.part, d.entry, d.type, d.role, d.project, d.time, d.lvl
+		FROM json_each(?) j JOIN docs d ON d.id = j.value
 		WHERE d.time >= ? AND d.time < ? ORDER BY d.lvl, d.id DESC LIMIT ? OFFSET ?`)
 	if err != nil {
 		return err
@@ -388,25 +383,25 @@ func (r *run) ranked(ctx context.Context, ids []int64, top, tlo, thi int64, off 
 			list = strconv.AppendInt(list, id, 10)
 		}
 		list = append(list, ']')
-		for {
-			rows, err := st.QueryContext(ctx, string(list), tlo, thi, rankChunk, off)
+		for chunk := rankChunk; ; chunk = window {
+			rows, err := st.QueryContext(ctx, string(list), tlo, thi, chunk, off)
 			if err != nil {
 				return err
 			}
-			var cands []candidate
+			var cands []docMeta
 			for rows.Next() {
-				var c candidate
-				if err := rows.Scan(&c.id, &c.level); err != nil {
+				var m docMeta
+				if err := rows.Scan(&m.id, &m.fid, &m.pos, &m.part, &m.entry, &m.typ, &m.role, &m.proj, &m.time, &m.level); err != nil {
 					rows.Close()
 					return err
 				}
-				cands = append(cands, c)
+				cands = append(cands, m)
 			}
 			rows.Close()
 			if err := rows.Err(); err != nil {
 				return err
 			}
-			for i, c := range cands {
+			for i := range cands {
 				if r.full() {
 					r.page.Next = cursor{top: top, off: off + i}.encode(r.qh)
 					return nil
@@ -414,12 +409,12 @@ func (r *run) ranked(ctx context.Context, ids []int64, top, tlo, thi int64, off 
 				if err := ctx.Err(); err != nil {
 					return err
 				}
-				if err := r.consider(ctx, c.id, score(c.level)); err != nil {
+				if err := r.check(&cands[i], score(cands[i].level)); err != nil {
 					return err
 				}
 			}
 			off += len(cands)
-			if len(cands) < rankChunk {
+			if len(cands) < chunk {
 				break // the window is done
 			}
 		}
@@ -492,27 +487,7 @@ type docMeta struct {
 	pos, part       int
 	entry           string
 	typ, role, proj int64
-	time            int64
-}
-
-// consider looks document id up and checks it.
-func (r *run) consider(ctx context.Context, id int64, score float64) error {
-	if r.meta == nil {
-		st, err := r.tx.PrepareContext(ctx, `SELECT fid, pos, part, entry, type, role, project, time FROM docs WHERE id=?`)
-		if err != nil {
-			return err
-		}
-		r.meta = st
-	}
-	m := docMeta{id: id}
-	err := r.meta.QueryRowContext(ctx, id).Scan(&m.fid, &m.pos, &m.part, &m.entry, &m.typ, &m.role, &m.proj, &m.time)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	return r.check(&m, score)
+	time, level     int64
 }
 
 // check runs the filters, Keep and Match on a document and adds it as a hit.
