@@ -122,7 +122,6 @@ func score(level int64) float64 {
 	return (k1 + 1) / (1 + k1*(1-b+b*dl/avg))
 }
 
-
 // Search returns a page of the documents that match q, best first (see
 // the package doc for the ranking). Each hit passed q's role:, project:,
 // after: and before: filters, o.Keep, and q.Excerpt on its real text,
