@@ -284,7 +284,7 @@ func (b *Batch) write(tx *sql.Tx, names map[int64]nameInfo, words []invertedWord
 			return err
 		}
 	}
-	if err := writeSegment(tx, words, ids); err != nil {
+	if err := writeSegment(tx, words, ids, levels); err != nil {
 		return err
 	}
 	return mergeSegments(tx)

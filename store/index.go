@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"database/sql"
 	"encoding/binary"
 	"errors"
@@ -21,6 +22,10 @@ import (
 //	entry   = uvarint(shared) uvarint(len(suffix)) suffix   -- the word, front-coded within the block
 //	          uvarint(len(ids)) ids                              -- its documents, skipped in one step
 //	ids     = uvarint(n) uvarint(id0) { uvarint(id - previous id) }   -- n document ids, ascending
+//
+// A segment also keeps, in segs.levels, the ids of its documents and their
+// length levels (ids, then one byte each), which ranking reads instead of
+// the docs table.
 //
 // Looking a word up reads the one block whose first word is the greatest
 // not after it; a prefix reads the blocks that can hold words starting
@@ -66,8 +71,10 @@ type segWriter struct {
 	blocks int
 }
 
-func newSegWriter(tx *sql.Tx, docs int, lo, hi int64) (*segWriter, error) {
-	res, err := tx.Exec(`INSERT INTO segs(class, docs, lo, hi) VALUES(?, ?, ?, ?)`, sizeClass(docs), docs, lo, hi)
+func newSegWriter(tx *sql.Tx, lv *segLevels) (*segWriter, error) {
+	docs := len(lv.ids)
+	res, err := tx.Exec(`INSERT INTO segs(class, docs, lo, hi, levels) VALUES(?, ?, ?, ?, ?)`,
+		sizeClass(docs), docs, lv.ids[0], lv.ids[docs-1], lv.encode())
 	if err != nil {
 		return nil, err
 	}
@@ -130,19 +137,71 @@ func (w *segWriter) close() error {
 	return err
 }
 
+// segLevels are the ids of a segment's documents, ascending, and their length levels.
+type segLevels struct {
+	ids []int64
+	lv  []uint8
+}
+
+func (l *segLevels) encode() []byte {
+	b := binary.AppendUvarint(nil, uint64(len(l.ids)))
+	prev := int64(0)
+	for _, id := range l.ids {
+		b = binary.AppendUvarint(b, uint64(id-prev))
+		prev = id
+	}
+	return append(b, l.lv...)
+}
+
+func decodeLevels(b []byte) (*segLevels, error) {
+	bad := fmt.Errorf("%w (a segment's levels do not decode)", ErrCorrupt)
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)) {
+		return nil, bad
+	}
+	b = b[k:]
+	l := &segLevels{ids: make([]int64, 0, n)}
+	prev := int64(0)
+	for range n {
+		d, k := binary.Uvarint(b)
+		if k <= 0 {
+			return nil, bad
+		}
+		b = b[k:]
+		prev += int64(d)
+		l.ids = append(l.ids, prev)
+	}
+	if uint64(len(b)) != n {
+		return nil, bad
+	}
+	l.lv = slices.Clone(b)
+	return l, nil
+}
+
+// level returns the level of document id, if the segment holds it.
+func (l *segLevels) level(id int64) (uint8, bool) {
+	k, ok := slices.BinarySearch(l.ids, id)
+	if !ok {
+		return 0, false
+	}
+	return l.lv[k], true
+}
+
 // writeSegment writes a batch's words (sorted) as a new segment; ids maps
-// batch positions to document ids (0 for a document dropped from the batch).
-func writeSegment(tx *sql.Tx, words []invertedWord, ids []int64) error {
-	lo, hi, n := int64(1<<62), int64(0), 0
-	for _, id := range ids {
+// batch positions to document ids (0 for a document dropped from the
+// batch), levels to their length levels.
+func writeSegment(tx *sql.Tx, words []invertedWord, ids, levels []int64) error {
+	lv := &segLevels{}
+	for p, id := range ids {
 		if id > 0 {
-			lo, hi, n = min(lo, id), max(hi, id), n+1
+			lv.ids = append(lv.ids, id)
+			lv.lv = append(lv.lv, uint8(levels[p]))
 		}
 	}
-	if n == 0 {
+	if len(lv.ids) == 0 {
 		return nil
 	}
-	w, err := newSegWriter(tx, n, lo, hi)
+	w, err := newSegWriter(tx, lv)
 	if err != nil {
 		return err
 	}
@@ -447,29 +506,24 @@ func mergeSegments(tx *sql.Tx) error {
 		if err != nil {
 			return err
 		}
-		rows, err := tx.Query(`SELECT id, docs, lo, hi FROM segs WHERE class=? ORDER BY id LIMIT ?`, class, fanIn)
+		rows, err := tx.Query(`SELECT id FROM segs WHERE class=? ORDER BY id LIMIT ?`, class, fanIn)
 		if err != nil {
 			return err
 		}
 		var ids []int64
-		docs := 0
-		lo, hi := int64(1<<62), int64(0)
 		for rows.Next() {
-			var id, l, h int64
-			var n int
-			if err := rows.Scan(&id, &n, &l, &h); err != nil {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
 				rows.Close()
 				return err
 			}
 			ids = append(ids, id)
-			docs += n
-			lo, hi = min(lo, l), max(hi, h)
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		if err := merge(tx, ids, docs, lo, hi); err != nil {
+		if err := merge(tx, ids); err != nil {
 			return err
 		}
 	}
@@ -511,9 +565,8 @@ func (r *segReader) next() (bool, error) {
 	}
 }
 
-// merge writes segments ids (holding docs documents with ids from lo to
-// hi) as one, without the dead ones.
-func merge(tx *sql.Tx, ids []int64, docs int, lo, hi int64) error {
+// merge writes segments ids as one, without the dead documents.
+func merge(tx *sql.Tx, ids []int64) error {
 	dead := map[int64]bool{}
 	rows, err := tx.Query(`SELECT id FROM dead`)
 	if err != nil {
@@ -531,6 +584,35 @@ func merge(tx *sql.Tx, ids []int64, docs int, lo, hi int64) error {
 	if err := rows.Err(); err != nil {
 		return err
 	}
+	lv := &segLevels{}
+	for _, id := range ids {
+		var b []byte
+		if err := tx.QueryRow(`SELECT levels FROM segs WHERE id=?`, id).Scan(&b); err != nil {
+			return err
+		}
+		l, err := decodeLevels(b)
+		if err != nil {
+			return err
+		}
+		for k, d := range l.ids {
+			if !dead[d] {
+				lv.ids = append(lv.ids, d)
+				lv.lv = append(lv.lv, l.lv[k])
+			}
+		}
+	}
+	if len(lv.ids) == 0 { // every document died: the segments go
+		return dropSegments(tx, ids, 0)
+	}
+	order := make([]int, len(lv.ids))
+	for k := range order {
+		order[k] = k
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(lv.ids[a], lv.ids[b]) })
+	sorted := &segLevels{ids: make([]int64, len(order)), lv: make([]uint8, len(order))}
+	for k, o := range order {
+		sorted.ids[k], sorted.lv[k] = lv.ids[o], lv.lv[o]
+	}
 	readers := make([]*segReader, len(ids))
 	for i, id := range ids {
 		readers[i] = &segReader{tx: tx, seg: id}
@@ -538,7 +620,7 @@ func merge(tx *sql.Tx, ids []int64, docs int, lo, hi int64) error {
 			return err
 		}
 	}
-	w, err := newSegWriter(tx, docs, lo, hi)
+	w, err := newSegWriter(tx, sorted)
 	if err != nil {
 		return err
 	}
@@ -585,6 +667,12 @@ func merge(tx *sql.Tx, ids []int64, docs int, lo, hi int64) error {
 	if err := w.close(); err != nil {
 		return err
 	}
+	return dropSegments(tx, ids, w.seg)
+}
+
+// dropSegments deletes merged segments ids (merged into seg, or 0) and
+// forgets the dead documents they held.
+func dropSegments(tx *sql.Tx, ids []int64, seg int64) error {
 	for _, id := range ids {
 		if _, err := tx.Exec(`DELETE FROM blocks WHERE seg=?`, id); err != nil {
 			return err
@@ -595,11 +683,7 @@ func merge(tx *sql.Tx, ids []int64, docs int, lo, hi int64) error {
 	}
 	// A document is in one segment. A dead one that no other segment's
 	// range covers was in those just merged, which dropped it: forget it.
-	if len(dead) > 0 {
-		if _, err := tx.Exec(`DELETE FROM dead WHERE NOT EXISTS
-			(SELECT 1 FROM segs WHERE id != ? AND lo <= dead.id AND hi >= dead.id)`, w.seg); err != nil {
-			return err
-		}
-	}
-	return nil
+	_, err := tx.Exec(`DELETE FROM dead WHERE NOT EXISTS
+		(SELECT 1 FROM segs WHERE id != ? AND lo <= dead.id AND hi >= dead.id)`, seg)
+	return err
 }

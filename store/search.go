@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/base64"
@@ -164,18 +165,22 @@ func (s *Store) Search(ctx context.Context, q *search.Query, o SearchOptions) (P
 	if none {
 		return Page{}, nil // no role or project the filters allow
 	}
-	ids, indexed, err := candidates(tx, q, groups)
+	segs, err := segments(tx)
 	if err != nil {
 		return Page{}, wrap(err)
 	}
-	r := &run{s: s, tx: tx, q: q, o: o, names: names, qh: qh}
+	ids, indexed, err := candidates(tx, segs, q, groups)
+	if err != nil {
+		return Page{}, wrap(err)
+	}
+	r := &run{s: s, tx: tx, q: q, o: o, names: names, qh: qh, segs: segs}
 	if o.Budget > 0 {
 		r.deadline = time.Now().Add(o.Budget)
 	}
 	if !indexed {
 		err = r.scan(ctx, cur.top, tlo, thi)
 	} else {
-		err = r.ranked(ctx, ids, cur.top, tlo, thi, cur.off)
+		err = r.ranked(ctx, ids, cur.top, cur.off)
 	}
 	if err != nil {
 		return Page{}, wrap(err)
@@ -256,11 +261,7 @@ func months(q *search.Query) []string {
 
 // candidates returns the ids of the documents the word index finds for q,
 // ascending; ok is false when the index cannot narrow them (scan instead).
-func candidates(tx *sql.Tx, q *search.Query, groups []wordGroup) (ids []int64, ok bool, err error) {
-	segs, err := segments(tx)
-	if err != nil {
-		return nil, false, err
-	}
+func candidates(tx *sql.Tx, segs []int64, q *search.Query, groups []wordGroup) (ids []int64, ok bool, err error) {
 	and := func(list []int64) {
 		if !ok {
 			ids, ok = list, true
@@ -337,6 +338,7 @@ type run struct {
 	q     *search.Query
 	o     SearchOptions
 	names map[int64]nameInfo
+	segs  []int64
 	qh    uint32
 	page  Page
 
@@ -350,18 +352,26 @@ func (r *run) full() bool {
 		!r.deadline.IsZero() && r.page.Examined > 0 && time.Now().After(r.deadline)
 }
 
-// rankChunk is how many ranked candidates the first query of a window
-// returns; when they do not fill the page (a phrase of common words, whose
-// candidates mostly fail), a second query returns the rest of the window.
+// rankChunk is how many ranked candidates one query of their rows covers.
 const rankChunk = 64
 
-// ranked pages through the candidates below top, window by window: the
-// database ranks each window (it holds the levels) and hands it over a
-// chunk at a time, so a page reads about as many rows as it shows.
-func (r *run) ranked(ctx context.Context, ids []int64, top, tlo, thi int64, off int) error {
-	st, err := r.tx.PrepareContext(ctx, `SELECT d.id, d.fid, d.pos, d.part, d.entry, d.type, d.role, d.project, d.time, d.lvl
-		FROM json_each(?) j JOIN docs d ON d.id = j.value
-		WHERE d.time >= ? AND d.time < ? ORDER BY d.lvl, d.id DESC LIMIT ? OFFSET ?`)
+// candidate is a document id and its length level.
+type candidate struct {
+	id    int64
+	level uint8
+}
+
+// ranked pages through the candidates below top, window by window: each
+// window is ranked with the levels the segments keep, then its documents'
+// rows are read a chunk at a time, so a page reads about as many rows as
+// it shows.
+func (r *run) ranked(ctx context.Context, ids []int64, top int64, off int) error {
+	lvs, err := r.s.levelsOf(r.tx, r.segs)
+	if err != nil {
+		return err
+	}
+	st, err := r.tx.PrepareContext(ctx, `SELECT id, fid, pos, part, entry, type, role, project, time, lvl
+		FROM docs WHERE id IN (SELECT value FROM json_each(?))`)
 	if err != nil {
 		return err
 	}
@@ -374,47 +384,63 @@ func (r *run) ranked(ctx context.Context, ids []int64, top, tlo, thi int64, off 
 			return nil
 		}
 		win := ids[max(0, len(ids)-window):]
-		list = append(list[:0], '[')
+		cands := make([]candidate, len(win))
 		for i, id := range win {
-			if i > 0 {
-				list = append(list, ',')
+			cands[i] = candidate{id: id, level: 1<<lenBits - 1}
+			for _, l := range lvs {
+				if lv, ok := l.level(id); ok {
+					cands[i].level = lv
+					break
+				}
 			}
-			list = strconv.AppendInt(list, id, 10)
 		}
-		list = append(list, ']')
-		for chunk := rankChunk; ; chunk = window {
-			rows, err := st.QueryContext(ctx, string(list), tlo, thi, chunk, off)
+		// Shorter first (a lower level), then newer (a higher id).
+		slices.SortFunc(cands, func(a, b candidate) int {
+			if a.level != b.level {
+				return int(a.level) - int(b.level)
+			}
+			return cmp.Compare(b.id, a.id)
+		})
+		for i := off; i < len(cands); i += rankChunk {
+			chunk := cands[i:min(len(cands), i+rankChunk)]
+			list = append(list[:0], '[')
+			for k, c := range chunk {
+				if k > 0 {
+					list = append(list, ',')
+				}
+				list = strconv.AppendInt(list, c.id, 10)
+			}
+			list = append(list, ']')
+			rows, err := st.QueryContext(ctx, string(list))
 			if err != nil {
 				return err
 			}
-			var cands []docMeta
+			metas := make(map[int64]*docMeta, len(chunk))
 			for rows.Next() {
-				var m docMeta
+				m := &docMeta{}
 				if err := rows.Scan(&m.id, &m.fid, &m.pos, &m.part, &m.entry, &m.typ, &m.role, &m.proj, &m.time, &m.level); err != nil {
 					rows.Close()
 					return err
 				}
-				cands = append(cands, m)
+				metas[m.id] = m
 			}
 			rows.Close()
 			if err := rows.Err(); err != nil {
 				return err
 			}
-			for i := range cands {
+			for k, c := range chunk {
 				if r.full() {
-					r.page.Next = cursor{top: top, off: off + i}.encode(r.qh)
+					r.page.Next = cursor{top: top, off: i + k}.encode(r.qh)
 					return nil
 				}
 				if err := ctx.Err(); err != nil {
 					return err
 				}
-				if err := r.check(&cands[i], score(cands[i].level)); err != nil {
-					return err
+				if m := metas[c.id]; m != nil { // else deleted since it was indexed
+					if err := r.check(m, score(int64(c.level))); err != nil {
+						return err
+					}
 				}
-			}
-			off += len(cands)
-			if len(cands) < chunk {
-				break // the window is done
 			}
 		}
 		top, off = win[0], 0
@@ -426,6 +452,44 @@ func (r *run) ranked(ctx context.Context, ids []int64, top, tlo, thi int64, off 
 			return nil
 		}
 	}
+}
+
+// levelsOf returns the levels of segments segs, from the cache or tx.
+func (s *Store) levelsOf(tx *sql.Tx, segs []int64) ([]*segLevels, error) {
+	out := make([]*segLevels, len(segs))
+	s.lmu.Lock()
+	if s.levels == nil || len(s.levels) > 2*len(segs)+16 {
+		// Merged segments are gone for good: keep only the current ones.
+		old := s.levels
+		s.levels = map[int64]*segLevels{}
+		for _, id := range segs {
+			if l, ok := old[id]; ok {
+				s.levels[id] = l
+			}
+		}
+	}
+	for i, id := range segs {
+		out[i] = s.levels[id]
+	}
+	s.lmu.Unlock()
+	for i, id := range segs {
+		if out[i] != nil {
+			continue
+		}
+		var b []byte
+		if err := tx.QueryRow(`SELECT levels FROM segs WHERE id=?`, id).Scan(&b); err != nil {
+			return nil, err
+		}
+		l, err := decodeLevels(b)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = l
+		s.lmu.Lock()
+		s.levels[id] = l
+		s.lmu.Unlock()
+	}
+	return out, nil
 }
 
 // scanBatch is how many documents a scan reads at a time.

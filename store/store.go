@@ -18,7 +18,7 @@ import (
 // SchemaVersion is the version of the database layout; a database of
 // another version is rebuilt. Raise it whenever the layout or the meaning
 // of a stored value changes.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // applicationID marks piweb's databases ("pwbi").
 const applicationID = 0x70776269
@@ -33,6 +33,9 @@ type Store struct {
 	wmu  sync.Mutex // one write transaction at a time in this process
 
 	seed maphash.Seed // hashes the words of a batch
+
+	lmu    sync.Mutex
+	levels map[int64]*segLevels // segments are never changed: their levels are cached by id
 
 	nmu   sync.Mutex
 	names map[string]int64 // interned type, role and project names
@@ -205,7 +208,7 @@ var schema = []string{
 	`CREATE INDEX docs_fid ON docs(fid)`,
 	// The word index (index.go): segments, their blocks of words and
 	// document ids, and the deleted documents they may still name.
-	`CREATE TABLE segs(id INTEGER PRIMARY KEY AUTOINCREMENT, class INTEGER NOT NULL, docs INTEGER NOT NULL, lo INTEGER NOT NULL, hi INTEGER NOT NULL)`,
+	`CREATE TABLE segs(id INTEGER PRIMARY KEY AUTOINCREMENT, class INTEGER NOT NULL, docs INTEGER NOT NULL, lo INTEGER NOT NULL, hi INTEGER NOT NULL, levels BLOB NOT NULL)`,
 	`CREATE INDEX segs_class ON segs(class)`,
 	`CREATE TABLE blocks(seg INTEGER NOT NULL, first BLOB NOT NULL, data BLOB NOT NULL, PRIMARY KEY(seg, first))`,
 	`CREATE TABLE dead(id INTEGER PRIMARY KEY)`,
@@ -241,6 +244,9 @@ func (s *Store) Reset() error {
 	s.nmu.Lock()
 	s.names, s.ids, s.paths = nil, nil, nil
 	s.nmu.Unlock()
+	s.lmu.Lock()
+	s.levels = nil // segment ids start again
+	s.lmu.Unlock()
 	return nil
 }
 
