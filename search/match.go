@@ -290,6 +290,7 @@ type budgetReader struct {
 	expired  bool
 }
 
+// ReadRune returns the next rune, or io.EOF at the end or once the deadline passed.
 func (r *budgetReader) ReadRune() (rune, int, error) {
 	if r.i >= len(r.s) {
 		return 0, 0, io.EOF

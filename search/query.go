@@ -79,6 +79,7 @@ type Error struct {
 	Msg string
 }
 
+// Error returns the message, with the place in the query when known.
 func (e *Error) Error() string {
 	if e.Pos < 0 {
 		return e.Msg

@@ -137,6 +137,15 @@ func Terms(text string, fn func(term []byte)) {
 // characters or symbol starting at byte off of text (an offset
 // TermOffsets reported), so that an index may keep offsets, not words.
 func TermAt(dst []byte, text string, off int) []byte {
+	if c := text[off]; c < utf8.RuneSelf && asciiClass[c] == cWord {
+		j := off + 1
+		for j < len(text) && text[j] < utf8.RuneSelf && asciiClass[text[j]] == cWord {
+			j++
+		}
+		if j == len(text) || text[j] < utf8.RuneSelf {
+			return appendLowerASCII(dst, text[off:j]) // an ASCII word
+		}
+	}
 	r, size := utf8.DecodeRuneInString(text[off:])
 	switch class(r) {
 	case cSym:
@@ -167,6 +176,10 @@ func TermOffsets(text string, fn func(term []byte, off int)) {
 	var starts []int
 	i := 0
 	for i < len(text) {
+		if c := text[i]; c < utf8.RuneSelf && asciiClass[c] == cSep {
+			i++
+			continue
+		}
 		r, size := rune(text[i]), 1
 		if r >= utf8.RuneSelf {
 			r, size = utf8.DecodeRuneInString(text[i:])

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	mbits "math/bits"
 	"slices"
@@ -21,7 +22,12 @@ import (
 //	block   = { entry }
 //	entry   = uvarint(shared) uvarint(len(suffix)) suffix   -- the word, front-coded within the block
 //	          uvarint(len(ids)) ids                              -- its documents, skipped in one step
-//	ids     = uvarint(n) uvarint(id0) { uvarint(id - previous id) }   -- n document ids, ascending
+//	ids     = uvarint(n) uvarint(id0) uvarint(last - id0) { uvarint(id - previous id) }
+//	          -- n document ids, ascending: the first, the last, then the n-1 steps
+//
+// Knowing each list's first and last id, a merge of segments whose ids do
+// not interleave (the usual case: a batch's ids are consecutive) splices
+// the encoded lists instead of decoding them.
 //
 // A segment also keeps, in segs.levels, the ids of its documents and their
 // length levels (ids, then one byte each), which ranking reads instead of
@@ -89,8 +95,46 @@ func newSegWriter(tx *sql.Tx, lv *segLevels) (*segWriter, error) {
 	return &segWriter{tx: tx, ins: ins, seg: seg}, nil
 }
 
+// encodeIDs appends the encoding of ids (ascending, not empty) to dst.
+func encodeIDs(dst []byte, ids []int64) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(ids)))
+	dst = binary.AppendUvarint(dst, uint64(ids[0]))
+	dst = binary.AppendUvarint(dst, uint64(ids[len(ids)-1]-ids[0]))
+	for k := 1; k < len(ids); k++ {
+		dst = binary.AppendUvarint(dst, uint64(ids[k]-ids[k-1]))
+	}
+	return dst
+}
+
+// idList is an encoded list of ids, its header read.
+type idList struct {
+	n, first, last int64
+	steps          []byte
+}
+
+func parseIDs(raw []byte) (idList, bool) {
+	var v [3]uint64
+	for i := range v {
+		x, k := binary.Uvarint(raw)
+		if k <= 0 {
+			return idList{}, false
+		}
+		v[i], raw = x, raw[k:]
+	}
+	if v[0] == 0 || v[0] > uint64(len(raw))+1 || v[1] > math.MaxInt64/2 || v[2] > math.MaxInt64/2 {
+		return idList{}, false
+	}
+	return idList{n: int64(v[0]), first: int64(v[1]), last: int64(v[1] + v[2]), steps: raw}, true
+}
+
 // add appends word with its ids (ascending, not empty).
 func (w *segWriter) add(word []byte, ids []int64) error {
+	w.ids = encodeIDs(w.ids[:0], ids)
+	return w.addEncoded(word, w.ids)
+}
+
+// addEncoded appends word with its encoded ids.
+func (w *segWriter) addEncoded(word, enc []byte) error {
 	if len(w.buf) == 0 {
 		w.first = append(w.first[:0], word...)
 		w.prev = w.prev[:0]
@@ -102,14 +146,8 @@ func (w *segWriter) add(word []byte, ids []int64) error {
 	w.buf = binary.AppendUvarint(w.buf, uint64(shared))
 	w.buf = binary.AppendUvarint(w.buf, uint64(len(word)-shared))
 	w.buf = append(w.buf, word[shared:]...)
-	w.ids = binary.AppendUvarint(w.ids[:0], uint64(len(ids)))
-	prev := int64(0)
-	for _, id := range ids {
-		w.ids = binary.AppendUvarint(w.ids, uint64(id-prev))
-		prev = id
-	}
-	w.buf = binary.AppendUvarint(w.buf, uint64(len(w.ids)))
-	w.buf = append(w.buf, w.ids...)
+	w.buf = binary.AppendUvarint(w.buf, uint64(len(enc)))
+	w.buf = append(w.buf, enc...)
 	w.prev = append(w.prev[:0], word...)
 	if len(w.buf) >= blockSize {
 		return w.flush()
@@ -260,15 +298,15 @@ func (it *blockIter) next() bool {
 
 // ids appends the current word's document ids to dst.
 func (it *blockIter) ids(dst []int64) ([]int64, error) {
-	d := it.raw
-	cnt, n := binary.Uvarint(d)
-	if n <= 0 || cnt > uint64(len(d)) {
+	l, ok := parseIDs(it.raw)
+	if !ok {
 		it.fail()
 		return dst, it.err
 	}
-	d = d[n:]
-	prev := int64(0)
-	for range cnt {
+	d := l.steps
+	prev := l.first
+	dst = append(dst, prev)
+	for range l.n - 1 {
 		x, n := binary.Uvarint(d)
 		if n <= 0 {
 			it.fail()
@@ -277,6 +315,10 @@ func (it *blockIter) ids(dst []int64) ([]int64, error) {
 		d = d[n:]
 		prev += int64(x)
 		dst = append(dst, prev)
+	}
+	if len(d) != 0 || prev != l.last {
+		it.fail()
+		return dst, it.err
 	}
 	return dst, nil
 }
@@ -624,8 +666,14 @@ func merge(tx *sql.Tx, ids []int64) error {
 	if err != nil {
 		return err
 	}
-	var word []byte
+	deadIDs := slices.Sorted(maps.Keys(dead))
+	hasDead := func(l idList) bool {
+		k, _ := slices.BinarySearch(deadIDs, l.first)
+		return k < len(deadIDs) && deadIDs[k] <= l.last
+	}
+	var word, enc []byte
 	var lists [][]int64
+	var raws []idList
 	for {
 		// The least current word, and every reader at it.
 		var least *segReader
@@ -638,20 +686,60 @@ func merge(tx *sql.Tx, ids []int64) error {
 			break
 		}
 		word = append(word[:0], least.it.word...)
+		// Splice the encoded lists when they follow one another and hold
+		// no dead document; else decode, unite and drop the dead.
+		raws = raws[:0]
+		splice := true
+		for _, r := range readers {
+			if !r.done && bytes.Equal(r.it.word, word) {
+				l, ok := parseIDs(r.it.raw)
+				if !ok || hasDead(l) {
+					splice = false
+				}
+				l.steps = slices.Clone(l.steps)
+				raws = append(raws, l)
+			}
+		}
+		slices.SortFunc(raws, func(a, b idList) int { return cmp.Compare(a.first, b.first) })
+		for k := 1; splice && k < len(raws); k++ {
+			splice = raws[k].first > raws[k-1].last
+		}
 		lists = lists[:0]
 		for _, r := range readers {
 			if !r.done && bytes.Equal(r.it.word, word) {
-				ids, err := r.it.ids(nil)
-				if err != nil {
-					w.close()
-					return err
+				if !splice {
+					ids, err := r.it.ids(nil)
+					if err != nil {
+						w.close()
+						return err
+					}
+					lists = append(lists, ids)
 				}
-				lists = append(lists, ids)
 				if _, err := r.next(); err != nil {
 					w.close()
 					return err
 				}
 			}
+		}
+		if splice {
+			var n int64
+			for _, l := range raws {
+				n += l.n
+			}
+			enc = binary.AppendUvarint(enc[:0], uint64(n))
+			enc = binary.AppendUvarint(enc, uint64(raws[0].first))
+			enc = binary.AppendUvarint(enc, uint64(raws[len(raws)-1].last-raws[0].first))
+			for k, l := range raws {
+				if k > 0 {
+					enc = binary.AppendUvarint(enc, uint64(l.first-raws[k-1].last))
+				}
+				enc = append(enc, l.steps...)
+			}
+			if err := w.addEncoded(word, enc); err != nil {
+				w.close()
+				return err
+			}
+			continue
 		}
 		all := union(lists)
 		if len(dead) > 0 {
