@@ -123,6 +123,13 @@ func (b *Batch) AddDocs(file string, docs []Doc) {
 		b.filters = map[string][]int32{}
 	}
 	seed := b.s.seed
+	// recent remembers the latest words of the document, by hash: a word
+	// seen again is not appended again (any that slip through are dropped
+	// when the batch is inverted).
+	var recent [1024]wordAt
+	for k := range recent {
+		recent[k].pos = math.MaxUint32 // no document's position
+	}
 	for i := range docs {
 		d := docs[i]
 		if len(d.Text) > math.MaxUint32 {
@@ -130,11 +137,17 @@ func (b *Batch) AddDocs(file string, docs []Doc) {
 		}
 		pos := uint32(len(b.docs))
 		search.TermOffsets(d.Text, func(w []byte, off int) {
+			h := maphash.Bytes(seed, w)
+			slot := &recent[h%uint64(len(recent))]
+			if slot.h == h && slot.pos == pos {
+				return
+			}
+			*slot = wordAt{h: h, pos: pos}
 			if n := len(b.pairs); n == 0 || len(b.pairs[n-1]) == cap(b.pairs[n-1]) {
 				b.pairs = append(b.pairs, make([]wordAt, 0, pairChunk))
 			}
 			c := &b.pairs[len(b.pairs)-1]
-			*c = append(*c, wordAt{h: maphash.Bytes(seed, w), pos: pos, off: uint32(off)})
+			*c = append(*c, wordAt{h: h, pos: pos, off: uint32(off)})
 		})
 		t := time.UnixMilli(d.Time).UTC()
 		for _, w := range []string{roleWord(d.Role), projectWord(d.Project), monthWord(t.Year()*100 + int(t.Month()))} {

@@ -696,8 +696,8 @@ func merge(tx *sql.Tx, ids []int64) error {
 				if !ok || hasDead(l) {
 					splice = false
 				}
-				l.steps = slices.Clone(l.steps)
-				raws = append(raws, l)
+				raws = append(raws, l) // steps point into a block no one changes
+
 			}
 		}
 		slices.SortFunc(raws, func(a, b idList) int { return cmp.Compare(a.first, b.first) })
