@@ -19,9 +19,11 @@
 // anywhere; it runs under a time budget (Query.Budget) and the runes it
 // reads are bounded, so no input makes it run away.
 //
-// The index side (Terms, Query.MatchExpr) follows the same semantics, so an
-// index of Terms finds a superset of what Match accepts: a word index
-// narrows the candidates, Match decides and gives the ranges to highlight.
+// The index side (Terms, Query.IndexTerms, Query.MatchExpr for SQLite's
+// FTS5) follows the same semantics, so an index of Terms finds a superset
+// of what Match accepts: a word index narrows the candidates, Match (or
+// Excerpt, which stops at the first match and makes a snippet) decides and
+// gives the ranges to highlight.
 // Terms splits text into lower-cased words (at most MaxTerm bytes, longer
 // ones cut), plus the suffixes that start at camelCase parts; CJK runs into
 // overlapping pairs of characters (and the last one alone); pictographic

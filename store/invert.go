@@ -30,8 +30,7 @@ type invertedWord struct {
 // invert groups the batch's words and returns them with each document's
 // length level (by batch position).
 func (b *Batch) invert() ([]invertedWord, []int64) {
-	pairs := radixSort(b.pairs)
-	b.pairs = nil
+	pairs := radixSort(b.pairs) // b.pairs stays, should the commit fail and be tried again
 	distinct := make([]int, len(b.docs))
 	words := make([]invertedWord, 0, len(pairs)/8+len(b.filters))
 	var arena []byte

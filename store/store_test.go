@@ -333,3 +333,28 @@ func checkIndex(t *testing.T, s *Store) {
 		}
 	}
 }
+
+// TestBatchRetry commits a batch that fails (another process holds the
+// write lock past the busy timeout is hard to stage; a closed store
+// fails the same way) and then commits it again on a working store.
+func TestBatchRetry(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "index.db")
+	s := openT(t, path)
+	b := s.Batch()
+	b.AddDocs("f", []Doc{{EntryID: "e", Role: "user", Text: "retried words"}})
+	b.Put(Record{File: "f", Size: 1})
+	s.db.Close()
+	if err := b.Commit(); err == nil {
+		t.Fatal("commit on a closed database succeeded")
+	}
+	s2 := openT(t, path)
+	b.s = s2
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := s2.Stats()
+	if err != nil || st.Docs != 1 || st.Files != 1 {
+		t.Fatalf("%+v %v", st, err)
+	}
+	checkIndex(t, s2)
+}
