@@ -1,0 +1,85 @@
+package search
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// FuzzParse parses arbitrary queries and matches them against arbitrary
+// texts: no panic, errors are *Error, ranges lie in the text, in order, and
+// whatever Match accepts the index expression finds (so the index never
+// hides a hit).
+func FuzzParse(f *testing.F) {
+	for _, s := range [][2]string{
+		{"foo", "a foo b"},
+		{`"foo bar" -baz`, "foo  bar"},
+		{"re:(a*)*b", "aaaaaaaaaaaaaaaaaaaaaaaac"},
+		{"handler -re:^x", "requestHandler"},
+		{"日本 🚀", "日本語 🚀"},
+		{"role:user project:x after:7d before:2026-01-01 is:offpath label:\"a b\"", "t"},
+		{`-"" -`, "-"},
+		{"re:\\bfoo\\b", "a foo"},
+		{"K", "\u212a\u212a"},
+		{"ǂroleuser", "ǂroleuser"},
+		{"\"\u00a0x\"", "\u00a0x"},
+		{"İ", "i̇"},
+	} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, query, text string) {
+		if utf8.ValidString(text) {
+			TermOffsets(text, func(term []byte, off int) {
+				if got := TermAt(nil, text, off); string(got) != string(term) {
+					t.Fatalf("TermAt(%q, %d) = %q, Terms gave %q", text, off, got, term)
+				}
+			})
+		}
+		q, err := ParseAt(query, testNow)
+		if err != nil {
+			var qe *Error
+			if !errors.As(err, &qe) || qe.Msg == "" {
+				t.Fatalf("error %v (%T) is not a *Error with a message", err, err)
+			}
+			return
+		}
+		expr := q.MatchExpr()
+		if strings.Count(expr, `"`)%2 != 0 {
+			t.Fatalf("unbalanced quotes in %s", expr)
+		}
+		if !utf8.ValidString(text) {
+			return
+		}
+		q.Budget = 0 // no timing in a fuzz run: RE2 is linear in the text
+		rs, ok, err := q.Match(text)
+		if err != nil {
+			t.Fatalf("Match: %v", err)
+		}
+		last := 0
+		for _, r := range rs {
+			if r.Start < last || r.End < r.Start || r.End > len(text) {
+				t.Fatalf("ranges %v out of order or outside %d bytes", rs, len(text))
+			}
+			last = r.End
+		}
+		if ok && !indexAccepts(q, text) {
+			t.Fatalf("Match accepts %q for %q but the index expression %s does not", text, query, expr)
+		}
+		s, srs := Snippet(text, rs, 40)
+		for _, r := range srs {
+			if r.Start < 0 || r.End > len(s) || r.Start > r.End {
+				t.Fatalf("snippet range %v outside %q", r, s)
+			}
+		}
+		es, ers, eok, err := q.Excerpt(text, 40)
+		if err != nil || eok != ok {
+			t.Fatalf("Excerpt says %v (%v), Match %v", eok, err, ok)
+		}
+		for _, r := range ers {
+			if r.Start < 0 || r.End > len(es) || r.Start >= r.End || !utf8.ValidString(es[r.Start:r.End]) {
+				t.Fatalf("excerpt range %v outside %q or empty", r, es)
+			}
+		}
+	})
+}

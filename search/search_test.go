@@ -1,0 +1,375 @@
+package search
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+var testNow = time.Date(2026, 5, 10, 15, 30, 0, 0, time.UTC)
+
+func mustParse(t testing.TB, q string) *Query {
+	t.Helper()
+	p, err := ParseAt(q, testNow)
+	if err != nil {
+		t.Fatalf("ParseAt(%q): %v", q, err)
+	}
+	return p
+}
+
+func TestParseErrors(t *testing.T) {
+	for _, c := range []struct{ q, want string }{
+		{"", "empty query"},
+		{"   \t ", "empty query"},
+		{`""`, "empty query"},
+		{strings.Repeat("a", 10<<10), "query too long: 10240 bytes, at most 1000"},
+		{"abc\x00def", "control character (U+0000) (at character 4)"},
+		{"abc\x1b[31m", "control character (U+001B)"},
+		{"abc\u0085", "control character (U+0085)"},
+		{"abc\xff", "not valid UTF-8 (at character 4)"},
+		{`re:(a`, "invalid regular expression \"(a\": missing closing ): `(a`"},
+		{`re:a**`, "invalid nested repetition operator"},
+		{`re:x{1001}`, "invalid repeat count"},
+		{`re:(x{1000}){1000}`, "invalid repeat count"},
+		{`re:(foo|bar|baz){1000}`, "too complex (9002 steps, at most 5000)"},
+		{"re:" + strings.Repeat("a", 301), "regular expression too long: 301 bytes, at most 300"},
+		{`re:`, "re: needs a value"},
+		{`re:""`, "re: needs a value"},
+		{`role:robot`, `unknown role "robot": use one of user, assistant, tool, bash, summary, label`},
+		{`role:`, "role: needs a value, e.g. role:user"},
+		{`after:2026-13-01`, "after:2026-13-01: not a date"},
+		{`before:yesterdayish`, "not a date"},
+		{`after:-3d`, "not a date"},
+		{`after:2026-05-01 before:2026-04-01`, "after: must be earlier than before:"},
+		{`-after:7d`, "-after: is not supported: use before: instead"},
+		{`is:archived`, "unknown is:archived: use is:offpath or is:onpath"},
+		{`foo "bar`, `unclosed quote: add the closing " (at character 5)`},
+		{`label:"x`, "unclosed quote"},
+		{strings.Repeat("a ", 33), "too many words and filters: at most 32"},
+	} {
+		_, err := ParseAt(c.q, testNow)
+		var qe *Error
+		if !errors.As(err, &qe) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ParseAt(%.40q) = %v, want an *Error containing %q", c.q, err, c.want)
+		}
+	}
+}
+
+func TestParse(t *testing.T) {
+	q := mustParse(t, `Foo "bar  Baz" -qux role:user -role:TOOL project:PiWeb -project:old label:"before refactor" -label:wip is:offpath after:7d before:2026-05-09 re:"fail(ed|ure)" -re:^x http://a.b/c`)
+	var got []string
+	for _, tk := range q.Text {
+		got = append(got, [...]string{"word", "phrase", "regex"}[tk.Kind]+":"+tk.Value)
+	}
+	want := []string{"word:Foo", "phrase:bar  Baz", "regex:fail(ed|ure)", "word:http://a.b/c"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("Text = %q, want %q", got, want)
+	}
+	if len(q.Not) != 2 || q.Not[0].Value != "qux" || q.Not[1].Kind != Regex {
+		t.Errorf("Not = %+v", q.Not)
+	}
+	if strings.Join(q.Roles, ",") != "user" || strings.Join(q.NotRoles, ",") != "tool" {
+		t.Errorf("roles %v / %v", q.Roles, q.NotRoles)
+	}
+	if strings.Join(q.Projects, ",") != "piweb" || strings.Join(q.NotProjects, ",") != "old" {
+		t.Errorf("projects %v / %v", q.Projects, q.NotProjects)
+	}
+	if strings.Join(q.Labels, ",") != "before refactor" || strings.Join(q.NotLabels, ",") != "wip" {
+		t.Errorf("labels %v / %v", q.Labels, q.NotLabels)
+	}
+	if q.Path != OffPath {
+		t.Errorf("Path = %v", q.Path)
+	}
+	if !q.After.Equal(testNow.AddDate(0, 0, -7)) || !q.Before.Equal(time.Date(2026, 5, 9, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("After %v Before %v", q.After, q.Before)
+	}
+	if !q.NeedsEntryState() {
+		t.Error("NeedsEntryState = false with is: and label:")
+	}
+}
+
+func TestParseFilters(t *testing.T) {
+	loc := time.FixedZone("X", 2*3600)
+	now := time.Date(2026, 5, 10, 1, 0, 0, 0, loc)
+	for _, c := range []struct {
+		q             string
+		after, before time.Time
+		path          PathFilter
+	}{
+		{"x after:today", time.Date(2026, 5, 10, 0, 0, 0, 0, loc), time.Time{}, AnyPath},
+		{"x before:yesterday", time.Time{}, time.Date(2026, 5, 9, 0, 0, 0, 0, loc), AnyPath},
+		{"x after:12h", now.Add(-12 * time.Hour), time.Time{}, AnyPath},
+		{"x after:2w before:1d", now.AddDate(0, 0, -14), now.AddDate(0, 0, -1), AnyPath},
+		{"x after:1y", now.AddDate(-1, 0, 0), time.Time{}, AnyPath},
+		{"x after:2026-01-31", time.Date(2026, 1, 31, 0, 0, 0, 0, loc), time.Time{}, AnyPath},
+		{"x -is:offpath", time.Time{}, time.Time{}, OnPath},
+		{"x is:ONPATH", time.Time{}, time.Time{}, OnPath},
+		{"x -is:onpath", time.Time{}, time.Time{}, OffPath},
+	} {
+		q, err := ParseAt(c.q, now)
+		if err != nil {
+			t.Fatalf("%q: %v", c.q, err)
+		}
+		if !q.After.Equal(c.after) || !q.Before.Equal(c.before) || q.Path != c.path {
+			t.Errorf("%q: after %v before %v path %v; want %v %v %v", c.q, q.After, q.Before, q.Path, c.after, c.before, c.path)
+		}
+	}
+	// Filters alone are a query.
+	q := mustParse(t, "role:user after:7d")
+	if len(q.Text) != 0 || q.MatchExpr() != "" {
+		t.Errorf("filters only: %+v %q", q.Text, q.MatchExpr())
+	}
+	if !q.AllowRole("user") || q.AllowRole("tool") {
+		t.Error("AllowRole")
+	}
+	if !q.AllowTime(testNow.UnixMilli()) || q.AllowTime(testNow.AddDate(0, 0, -8).UnixMilli()) {
+		t.Error("AllowTime")
+	}
+	q = mustParse(t, "x project:web -project:old")
+	for p, want := range map[string]bool{"--home-PiWeb--": true, "--home-piweb-old--": false, "--other--": false} {
+		if q.AllowProject(p) != want {
+			t.Errorf("AllowProject(%q) = %v", p, !want)
+		}
+	}
+	q = mustParse(t, "x label:todo -label:done")
+	for l, want := range map[string]bool{"TODO later": true, "todo done": false, "": false, "other": false} {
+		if q.AllowLabel(l) != want {
+			t.Errorf("AllowLabel(%q) = %v", l, !want)
+		}
+	}
+	if q := mustParse(t, "x -label:done"); !q.AllowLabel("") || q.AllowLabel("Done") {
+		t.Error("-label: alone")
+	}
+}
+
+func TestMatch(t *testing.T) {
+	for _, c := range []struct {
+		q, text string
+		ok      bool
+		hits    []string // highlighted substrings
+	}{
+		{"handler", "the requestHandler ran", true, []string{"Handler"}},
+		{"hand", "the requestHandler ran", true, []string{"Hand"}},
+		{"andler", "the requestHandler ran", false, nil},
+		{"HANDLER", "a handler", true, []string{"handler"}},
+		{"server", "newHTTPServer()", true, []string{"Server"}},
+		{"http", "newHTTPServer()", true, []string{"HTTP"}},
+		{"ttp", "newHTTPServer()", false, nil},
+		{"foo bar", "bar then foo, foo", true, []string{"bar", "foo", "foo"}},
+		{"foo bar", "bar alone", false, nil},
+		{`"foo bar"`, "x foo   bar y", true, []string{"foo   bar"}},
+		{`"foo bar"`, "foo\n\tbar", true, []string{"foo\n\tbar"}},
+		{`"foo bar"`, "bar foo", false, nil},
+		{`"oo bar"`, "foo bar", false, nil},
+		{"日本", "これは日本語です", true, []string{"日本"}},
+		{"本語", "これは日本語です", true, []string{"本語"}},
+		{"語は", "これは日本語です", false, nil},
+		{"🚀", "launch 🚀 now", true, []string{"🚀"}},
+		{"café", "Café au lait", true, []string{"Café"}},
+		{"cafe", "Café au lait", false, nil},
+		{"ÉCOLE", "à l'école", true, []string{"école"}},
+		{"/api", "GET /api/sessions", true, []string{"/api"}},
+		{".go", "edit main.go now", true, []string{".go"}},
+		{"main.go", "edit main.go now", true, []string{"main.go"}},
+		{"ain.go", "edit main.go now", false, nil},
+		{"foo -bar", "foo and bar", false, nil},
+		{"foo -bar", "foo and baz", true, []string{"foo"}},
+		{"foo -bar", "foo and rebar", true, []string{"foo"}},
+		{`foo -"a b"`, "foo a  b", false, nil},
+		{"re:fail(ed|ure)", "it Failed twice, failure", true, []string{"Failed", "failure"}},
+		{"re:^abc$", "abc", true, []string{"abc"}},
+		{"re:^abc$", "xabc", false, nil},
+		{"re:ail", "it Failed", true, []string{"ail"}},
+		{"x -re:\\d{3}", "x 12", true, []string{"x"}},
+		{"x -re:\\d{3}", "x 123", false, nil},
+		{"utf8", "utf8Decode", true, []string{"utf8"}},
+		{"decode", "utf8Decode", true, []string{"Decode"}},
+		{"decode", "aGVsbG8gV29ybGQaGVsbG8gV29ybGQaGVsbG8gV29ybGQDecode", false, nil},
+		{"agvsbg8", "aGVsbG8gV29ybGQaGVsbG8gV29ybGQaGVsbG8gV29ybGQDecode", true, []string{"aGVsbG8"}},
+		{"k", "\u212a", true, []string{"\u212a"}}, // Kelvin sign lower-cases to k
+		{"role:user", "anything", true, nil},
+	} {
+		q := mustParse(t, c.q)
+		rs, ok, err := q.Match(c.text)
+		if err != nil || ok != c.ok {
+			t.Errorf("%q in %q: ok %v err %v, want %v", c.q, c.text, ok, err, c.ok)
+			continue
+		}
+		var got []string
+		for _, r := range rs {
+			got = append(got, c.text[r.Start:r.End])
+		}
+		if strings.Join(got, "|") != strings.Join(c.hits, "|") {
+			t.Errorf("%q in %q: highlights %q, want %q", c.q, c.text, got, c.hits)
+		}
+		if ok && !indexAccepts(q, c.text) {
+			t.Errorf("%q in %q: matches, but the index would not find it (expr %s)", c.q, c.text, q.MatchExpr())
+		}
+	}
+}
+
+func TestMatchBudget(t *testing.T) {
+	q := mustParse(t, `re:(a*)*b`)
+	q.Budget = 0 // no limit: this part must not depend on the machine's speed
+	text := strings.Repeat("a", 1<<20)
+	if _, ok, err := q.Match(text); ok || err != nil {
+		t.Errorf("(a*)*b on 1 MiB of a: ok %v err %v (RE2 is linear: it finishes)", ok, err)
+	}
+	q.Budget = time.Nanosecond // spent before the first check
+	if _, ok, err := q.Match(text + "b"); ok || !errors.Is(err, ErrBudget) {
+		t.Errorf("with no budget left: ok %v err %v, want ErrBudget", ok, err)
+	}
+	q.Budget = 0 // no limit
+	if _, ok, err := q.Match(text + "b"); !ok || err != nil {
+		t.Errorf("unlimited: ok %v err %v", ok, err)
+	}
+}
+
+func TestTerms(t *testing.T) {
+	for _, c := range []struct{ text, want string }{
+		{"Hello, World!", "hello world"},
+		{"requestHandler", "requesthandler handler"},
+		{"newHTTPServer", "newhttpserver httpserver server"},
+		{"snake_case-and.dots", "snake case and dots"},
+		{"日本語のテキスト", "日本 本語 語の のテ テキ キス スト ト"},
+		{"日 x", "日 x"},
+		{"🚀launch ✓ ❤️ 👍🏽", "🚀 launch ✓ ❤ 👍"},
+		{"Café ΣΊΣΥΦΟΣ", "café σίσυφοσ"},
+		{"v1.2.3 0x1f", "v1 2 3 0x1f"},
+		{strings.Repeat("ab", 40), strings.Repeat("ab", 32)},
+		{"a→b", "a b"},
+		{"", ""},
+	} {
+		var got []string
+		Terms(c.text, func(term []byte) { got = append(got, string(term)) })
+		if strings.Join(got, " ") != c.want {
+			t.Errorf("Terms(%q) = %q, want %q", c.text, strings.Join(got, " "), c.want)
+		}
+	}
+}
+
+func TestMatchExpr(t *testing.T) {
+	for _, c := range []struct{ q, want string }{
+		{"foo", `"foo"*`},
+		{"Foo-Bar", `"foo" AND "bar"*`},
+		{"foo-", `"foo"`},
+		{`"a" "b c"`, `"a"* AND "b" AND "c"*`},
+		{"日本語", `"日本" AND "本語"`},
+		{"日", `"日"*`},
+		{"🚀", `"🚀"`},
+		{"foo -bar -baz-qux -re:x -日本", `"foo"* NOT "bar"* NOT "日本"`},
+		{"re:foo", ``},
+		{"-foo", ``},
+		{"->", ``},
+		{`x"y"`, `"x"* AND "y"*`},
+		{strings.Repeat("x", 70), `"` + strings.Repeat("x", 64) + `"*`},
+	} {
+		if got := mustParse(t, c.q).MatchExpr(); got != c.want {
+			t.Errorf("MatchExpr(%q) = %s, want %s", c.q, got, c.want)
+		}
+	}
+}
+
+func TestSnippet(t *testing.T) {
+	text := strings.Repeat("word ", 100) + "the\nneedle here " + strings.Repeat("tail ", 100)
+	i := strings.Index(text, "needle")
+	s, rs := Snippet(text, []Range{{i, i + 6}}, 80)
+	if len(rs) != 1 || s[rs[0].Start:rs[0].End] != "needle" {
+		t.Fatalf("snippet %q ranges %v", s, rs)
+	}
+	if !strings.HasPrefix(s, "…") || !strings.HasSuffix(s, "…") || strings.Contains(s, "\n") || len(s) > 80+2*len("…") {
+		t.Errorf("snippet %q", s)
+	}
+	s, rs = Snippet("short", nil, 80)
+	if s != "short" || rs != nil {
+		t.Errorf("short: %q %v", s, rs)
+	}
+	// Multi-byte text is cut at rune boundaries.
+	jp := strings.Repeat("日本語", 100)
+	s, _ = Snippet(jp, []Range{{150, 153}}, 40)
+	if !strings.HasPrefix(s, "…") || strings.ContainsRune(s, '\uFFFD') {
+		t.Errorf("cut inside a rune: %q", s)
+	}
+}
+
+// indexAccepts evaluates q.MatchExpr the way FTS5 would over the index
+// terms of text: every positive term present (a prefix term as a prefix of
+// some term), no NOT term present.
+func indexAccepts(q *Query, text string) bool {
+	terms := map[string]bool{}
+	Terms(text, func(t []byte) { terms[string(t)] = true })
+	has := func(t qterm) bool {
+		if !t.prefix {
+			return terms[t.text]
+		}
+		for x := range terms {
+			if strings.HasPrefix(x, t.text) {
+				return true
+			}
+		}
+		return false
+	}
+	if q.MatchExpr() == "" {
+		return true
+	}
+	for _, tk := range q.Text {
+		for _, t := range tk.terms {
+			if !has(t) {
+				return false
+			}
+		}
+	}
+	for _, tk := range q.Not {
+		if tk.Kind != Regex && len(tk.terms) == 1 && tk.terms[0].text == tk.needle && has(tk.terms[0]) {
+			return false
+		}
+	}
+	return true
+}
+
+func TestExcerpt(t *testing.T) {
+	long := strings.Repeat("filler text here ", 5000)
+	for _, c := range []struct {
+		q, text string
+		ok      bool
+		marked  []string
+	}{
+		{"needle", long + "the needle and another needle" + long, true, []string{"needle", "needle"}},
+		{"needle hay", "hay " + long + "needle", true, []string{"hay"}},
+		{"needle -hay", long + "needle " + long + " hay", false, nil},
+		{`"foo bar" re:b.z`, "x baz foo  bar", true, []string{"baz", "foo  bar"}},
+		{"andler", "requestHandler", false, nil},
+		{"role:user", "anything at all", true, nil},
+	} {
+		q := mustParse(t, c.q)
+		s, rs, ok, err := q.Excerpt(c.text, 60)
+		if err != nil || ok != c.ok {
+			t.Errorf("%q: ok %v err %v", c.q, ok, err)
+			continue
+		}
+		if _, mok, _ := q.Match(c.text); mok != ok {
+			t.Errorf("%q: Excerpt %v, Match %v", c.q, ok, mok)
+		}
+		var got []string
+		for _, r := range rs {
+			got = append(got, s[r.Start:r.End])
+		}
+		if strings.Join(got, "|") != strings.Join(c.marked, "|") || len(s) > 60+2*len("…") {
+			t.Errorf("%q: excerpt %q marks %q, want %q", c.q, s, got, c.marked)
+		}
+	}
+}
+
+func TestTermAt(t *testing.T) {
+	for _, text := range []string{
+		"Hello, World! requestHandler newHTTPServer 日本語のテキスト 🚀launch ✓ ❤️ Café \u212a " + strings.Repeat("ab", 40),
+		"x", "", "日", "aB", "データ",
+	} {
+		TermOffsets(text, func(term []byte, off int) {
+			if got := TermAt(nil, text, off); string(got) != string(term) {
+				t.Errorf("%q at %d: TermAt %q, Terms %q", text, off, got, term)
+			}
+		})
+	}
+}

@@ -1,0 +1,328 @@
+package store
+
+import (
+	"database/sql"
+	"hash/maphash"
+	"math"
+	"math/bits"
+	"time"
+
+	"github.com/piweb/piweb/search"
+)
+
+// Doc is one searchable piece of an entry: a message's text, a thinking
+// block, a tool call, a tool's output, a bash command and its output, a
+// summary, a label, a session name, a model.
+type Doc struct {
+	EntryID  string
+	Position int    // the entry's index in its file
+	Part     int    // which piece of the entry, numbered by the caller, so that SearchOptions.Text finds it again
+	Type     string // the piece's kind, as the caller names it ("text", "thinking", "toolCall", "toolResult", …)
+	Role     string // one of search.Roles for role: to find it, else any word ("custom", "system")
+	Time     int64  // Unix milliseconds
+	Project  string
+	Text     string // indexed, not kept
+}
+
+// lenBits is how many bits a document's length level takes.
+const lenBits = 5
+
+// lenLevel maps a number of distinct words to 0..31, two levels per doubling.
+func lenLevel(n int) int64 {
+	if n <= 0 {
+		return 0
+	}
+	k := bits.Len(uint(n))
+	l := 2 * int64(k-1)
+	if k >= 2 && n&(1<<(k-2)) != 0 {
+		l++ // the upper half of the octave
+	}
+	return min(l, 1<<lenBits-1)
+}
+
+// Batch gathers changes to write in one transaction: records put and
+// deleted, documents added and deleted. Deletions and puts happen in the
+// order they were asked for; documents are added after them, so a batch
+// may drop a file's documents and add new ones. A Batch is for one
+// goroutine; several may be filled at once and committed in turn.
+type Batch struct {
+	s       *Store
+	ops     []op
+	docs    []pendingDoc
+	texts   []string           // by batch position, until Commit (words are found again by offset)
+	pairs   [][]wordAt         // every word of every document, as a hash and a place, in chunks (never copied to grow)
+	filters map[string][]int32 // filter words: the batch positions holding them
+}
+
+// pairChunk is how many word occurrences a chunk of Batch.pairs holds.
+const pairChunk = 1 << 16
+
+// wordAt is one occurrence of a word: its hash, the batch position of its
+// document and its offset in the text (search.TermAt finds it again).
+type wordAt struct {
+	h   uint64
+	pos uint32
+	off uint32
+}
+
+type op struct {
+	kind uint8 // opPut, opDelete, opDeleteDocs
+	rec  Record
+}
+
+const (
+	opPut = iota
+	opDelete
+	opDeleteDocs
+)
+
+type pendingDoc struct {
+	file string
+	d    Doc // Text emptied
+	n    int // text length
+}
+
+// Batch starts an empty batch.
+func (s *Store) Batch() *Batch { return &Batch{s: s} }
+
+// Put stores r (replacing the file's record) when the batch commits.
+func (b *Batch) Put(r Record) { b.ops = append(b.ops, op{kind: opPut, rec: r}) }
+
+// Delete drops file's record and documents, including those added to this batch before.
+func (b *Batch) Delete(file string) {
+	b.dropPending(file)
+	b.ops = append(b.ops, op{kind: opDelete, rec: Record{File: file}})
+}
+
+// DeleteDocs drops file's documents (the file was rewritten or is gone),
+// including those added to this batch before.
+func (b *Batch) DeleteDocs(file string) {
+	b.dropPending(file)
+	b.ops = append(b.ops, op{kind: opDeleteDocs, rec: Record{File: file}})
+}
+
+// dropPending forgets the batch's documents of file: their words keep
+// their positions, which then name no document and are left out.
+func (b *Batch) dropPending(file string) {
+	for i := range b.docs {
+		if b.docs[i].file == file {
+			b.docs[i].file = ""
+		}
+	}
+}
+
+// AddDocs adds documents of file (pi only appends: new entries come as the
+// file grows). Their words are extracted now, in the caller's goroutine.
+//
+// Documents are numbered in the order they are added, and that order is
+// what "newest first" means to Search among hits of equal relevance (and
+// what its windows follow): add a file's documents in file order, and on a
+// first indexing add files from the least to the most recently modified.
+func (b *Batch) AddDocs(file string, docs []Doc) {
+	if b.filters == nil {
+		b.filters = map[string][]int32{}
+	}
+	seed := b.s.seed
+	// recent remembers the latest words of the document, by hash: a word
+	// seen again is not appended again (any that slip through are dropped
+	// when the batch is inverted).
+	var recent [1024]wordAt
+	for k := range recent {
+		recent[k].pos = math.MaxUint32 // no document's position
+	}
+	for i := range docs {
+		d := docs[i]
+		if len(d.Text) > math.MaxUint32 {
+			d.Text = d.Text[:math.MaxUint32] // offsets are 32 bits; a 4 GB entry is not a real one
+		}
+		pos := uint32(len(b.docs))
+		search.TermOffsets(d.Text, func(w []byte, off int) {
+			h := maphash.Bytes(seed, w)
+			slot := &recent[h%uint64(len(recent))]
+			if slot.h == h && slot.pos == pos {
+				return
+			}
+			*slot = wordAt{h: h, pos: pos}
+			if n := len(b.pairs); n == 0 || len(b.pairs[n-1]) == cap(b.pairs[n-1]) {
+				b.pairs = append(b.pairs, make([]wordAt, 0, pairChunk))
+			}
+			c := &b.pairs[len(b.pairs)-1]
+			*c = append(*c, wordAt{h: h, pos: pos, off: uint32(off)})
+		})
+		t := time.UnixMilli(d.Time).UTC()
+		for _, w := range []string{roleWord(d.Role), projectWord(d.Project), monthWord(t.Year()*100 + int(t.Month()))} {
+			b.filters[w] = append(b.filters[w], int32(pos))
+		}
+		b.texts = append(b.texts, d.Text)
+		n := len(d.Text)
+		d.Text = ""
+		b.docs = append(b.docs, pendingDoc{file: file, d: d, n: n})
+	}
+}
+
+// Len returns the number of documents waiting in the batch.
+func (b *Batch) Len() int { return len(b.docs) }
+
+// Commit writes the batch in one transaction and empties it.
+func (b *Batch) Commit() error {
+	s := b.s
+	if len(b.ops) == 0 && len(b.docs) == 0 {
+		return nil
+	}
+	names, err := s.loadNames()
+	if err != nil {
+		return err
+	}
+	// Inverting is most of the work, and needs no database: before the lock.
+	words, levels := b.invert()
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	tx, err := s.db.Begin()
+	if err != nil {
+		return wrap(err)
+	}
+	defer tx.Rollback()
+	newNames := false
+	if err := b.write(tx, names, words, levels, &newNames); err != nil {
+		if newNames {
+			s.forgetNames()
+		}
+		return wrap(err)
+	}
+	if err := tx.Commit(); err != nil {
+		return wrap(err)
+	}
+	if newNames {
+		s.forgetNames()
+	}
+	b.ops, b.docs, b.texts, b.pairs, b.filters = b.ops[:0], b.docs[:0], nil, nil, nil
+	return nil
+}
+
+func (b *Batch) write(tx *sql.Tx, names map[int64]nameInfo, words []invertedWord, levels []int64, newNames *bool) error {
+	for _, o := range b.ops {
+		switch o.kind {
+		case opPut:
+			r := o.rec
+			fid, err := pathID(tx, r.File, true)
+			if err != nil {
+				return err
+			}
+			if _, err := tx.Exec(`INSERT OR REPLACE INTO records(id, size, mtime, stamp) VALUES(?,?,?,?)`, fid, r.Size, r.ModTime, r.Stamp); err != nil {
+				return err
+			}
+			if r.Blob == nil {
+				_, err = tx.Exec(`DELETE FROM blobs WHERE id=?`, fid)
+			} else {
+				_, err = tx.Exec(`INSERT OR REPLACE INTO blobs(id, data) VALUES(?,?)`, fid, r.Blob)
+			}
+			if err != nil {
+				return err
+			}
+		case opDelete, opDeleteDocs:
+			fid, err := pathID(tx, o.rec.File, false)
+			if err != nil || fid == 0 {
+				return err
+			}
+			if err := deleteDocs(tx, fid); err != nil {
+				return err
+			}
+			if o.kind == opDelete {
+				for _, q := range []string{`DELETE FROM records WHERE id=?`, `DELETE FROM blobs WHERE id=?`, `DELETE FROM paths WHERE id=?`} {
+					if _, err := tx.Exec(q, fid); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	if len(b.docs) == 0 {
+		return nil
+	}
+	// Ids only grow (AUTOINCREMENT): the newest documents are the last added.
+	ins, err := tx.Prepare(`INSERT INTO docs(fid, pos, part, entry, type, role, project, len, time, lvl) VALUES(?,?,?,?,?,?,?,?,?,?)`)
+	if err != nil {
+		return err
+	}
+	defer ins.Close()
+	byName := make(map[string]int64, len(names))
+	kinds := make(map[int64]int, len(names))
+	for id, n := range names {
+		byName[n.name], kinds[id] = id, n.kinds
+	}
+	intern := func(n string, kind int) (int64, error) {
+		if id, ok := byName[n]; ok && kinds[id]&kind != 0 {
+			return id, nil
+		}
+		id, changed, err := nameID(tx, n, kind)
+		if err != nil {
+			return 0, err
+		}
+		*newNames = *newNames || changed
+		byName[n] = id
+		kinds[id] |= kind
+		return id, nil
+	}
+	fids := map[string]int64{}
+	ids := make([]int64, len(b.docs)) // by batch position; 0: dropped
+	for i := range b.docs {
+		p := &b.docs[i]
+		if p.file == "" {
+			continue
+		}
+		fid, ok := fids[p.file]
+		if !ok {
+			if fid, err = pathID(tx, p.file, true); err != nil {
+				return err
+			}
+			fids[p.file] = fid
+		}
+		typ, err := intern(p.d.Type, kindType)
+		if err != nil {
+			return err
+		}
+		role, err := intern(p.d.Role, kindRole)
+		if err != nil {
+			return err
+		}
+		proj, err := intern(p.d.Project, kindProject)
+		if err != nil {
+			return err
+		}
+		res, err := ins.Exec(fid, p.d.Position, p.d.Part, p.d.EntryID, typ, role, proj, p.n, p.d.Time, levels[i])
+		if err != nil {
+			return err
+		}
+		if ids[i], err = res.LastInsertId(); err != nil {
+			return err
+		}
+	}
+	if err := writeSegment(tx, words, ids, levels); err != nil {
+		return err
+	}
+	return mergeSegments(tx)
+}
+
+// deleteDocs drops every document of file fid; their ids stay in the word
+// index, listed as dead, until a merge drops them.
+func deleteDocs(tx *sql.Tx, fid int64) error {
+	if _, err := tx.Exec(`INSERT OR IGNORE INTO dead(id) SELECT id FROM docs WHERE fid=?`, fid); err != nil {
+		return err
+	}
+	_, err := tx.Exec(`DELETE FROM docs WHERE fid=?`, fid)
+	return err
+}
+
+// AddDocs adds documents of file in one transaction (see Batch.AddDocs).
+func (s *Store) AddDocs(file string, docs []Doc) error {
+	b := s.Batch()
+	b.AddDocs(file, docs)
+	return b.Commit()
+}
+
+// DeleteDocs drops every document of file.
+func (s *Store) DeleteDocs(file string) error {
+	b := s.Batch()
+	b.DeleteDocs(file)
+	return b.Commit()
+}

@@ -1,0 +1,777 @@
+package store
+
+import (
+	"bytes"
+	"cmp"
+	"database/sql"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	mbits "math/bits"
+	"slices"
+)
+
+// The full-text index: segments of sorted words with the ids of the
+// documents that hold them, written once and merged now and then, as an
+// LSM tree does. A Batch's documents become one segment; when fanIn
+// segments of one size class exist, they are merged into one. A segment
+// is stored as blocks of about blockSize bytes, keyed by their first word:
+//
+//	block   = { entry }
+//	entry   = uvarint(shared) uvarint(len(suffix)) suffix   -- the word, front-coded within the block
+//	          uvarint(len(ids)) ids                              -- its documents, skipped in one step
+//	ids     = uvarint(n) uvarint(id0) uvarint(last - id0) { uvarint(id - previous id) }
+//	          -- n document ids, ascending: the first, the last, then the n-1 steps
+//
+// Knowing each list's first and last id, a merge of segments whose ids do
+// not interleave (the usual case: a batch's ids are consecutive) splices
+// the encoded lists instead of decoding them.
+//
+// A segment also keeps, in segs.levels, the ids of its documents and their
+// length levels (ids, then one byte each), which ranking reads instead of
+// the docs table.
+//
+// Looking a word up reads the one block whose first word is the greatest
+// not after it; a prefix reads the blocks that can hold words starting
+// with it. Deleted documents stay in their segments until a merge drops
+// them (the dead table lists them); a search never returns one, since it
+// reads each candidate's row in docs.
+
+const (
+	blockSize = 16 << 10
+	fanIn     = 16 // segments of a size class merged at once
+	// maxExpansions bounds the words a prefix may stand for; a prefix that
+	// starts more words narrows nothing and is left to Match.
+	maxExpansions = 20000
+)
+
+// Filter words (role:, project:, after:/before: by month): a NUL is never
+// part of a word from search.Terms, so they cannot be typed or collide.
+func roleWord(role string) string { return "\x00r" + role }
+func projectWord(p string) string { return "\x00p" + p }
+func monthWord(yyyymm int) string { return fmt.Sprintf("\x00m%06d", yyyymm) }
+
+// sizeClass is the class of a segment of docs documents: the number of
+// times fanIn divides into it.
+func sizeClass(docs int) int {
+	c := 0
+	for ; docs >= fanIn; docs /= fanIn {
+		c++
+	}
+	return c
+}
+
+var errTooBroad = errors.New("prefix starts too many words")
+
+// segWriter encodes sorted words and their ids into blocks.
+type segWriter struct {
+	tx     *sql.Tx
+	ins    *sql.Stmt
+	seg    int64
+	buf    []byte
+	ids    []byte // one word's encoded ids
+	first  []byte
+	prev   []byte
+	blocks int
+}
+
+func newSegWriter(tx *sql.Tx, lv *segLevels) (*segWriter, error) {
+	docs := len(lv.ids)
+	res, err := tx.Exec(`INSERT INTO segs(class, docs, lo, hi, levels) VALUES(?, ?, ?, ?, ?)`,
+		sizeClass(docs), docs, lv.ids[0], lv.ids[docs-1], lv.encode())
+	if err != nil {
+		return nil, err
+	}
+	seg, err := res.LastInsertId()
+	if err != nil {
+		return nil, err
+	}
+	ins, err := tx.Prepare(`INSERT INTO blocks(seg, first, data) VALUES(?, ?, ?)`)
+	if err != nil {
+		return nil, err
+	}
+	return &segWriter{tx: tx, ins: ins, seg: seg}, nil
+}
+
+// encodeIDs appends the encoding of ids (ascending, not empty) to dst.
+func encodeIDs(dst []byte, ids []int64) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(ids)))
+	dst = binary.AppendUvarint(dst, uint64(ids[0]))
+	dst = binary.AppendUvarint(dst, uint64(ids[len(ids)-1]-ids[0]))
+	for k := 1; k < len(ids); k++ {
+		dst = binary.AppendUvarint(dst, uint64(ids[k]-ids[k-1]))
+	}
+	return dst
+}
+
+// idList is an encoded list of ids, its header read.
+type idList struct {
+	n, first, last int64
+	steps          []byte
+}
+
+func parseIDs(raw []byte) (idList, bool) {
+	var v [3]uint64
+	for i := range v {
+		x, k := binary.Uvarint(raw)
+		if k <= 0 {
+			return idList{}, false
+		}
+		v[i], raw = x, raw[k:]
+	}
+	if v[0] == 0 || v[0] > uint64(len(raw))+1 || v[1] > math.MaxInt64/2 || v[2] > math.MaxInt64/2 {
+		return idList{}, false
+	}
+	return idList{n: int64(v[0]), first: int64(v[1]), last: int64(v[1] + v[2]), steps: raw}, true
+}
+
+// add appends word with its ids (ascending, not empty).
+func (w *segWriter) add(word []byte, ids []int64) error {
+	w.ids = encodeIDs(w.ids[:0], ids)
+	return w.addEncoded(word, w.ids)
+}
+
+// addEncoded appends word with its encoded ids.
+func (w *segWriter) addEncoded(word, enc []byte) error {
+	if len(w.buf) == 0 {
+		w.first = append(w.first[:0], word...)
+		w.prev = w.prev[:0]
+	}
+	shared := 0
+	for shared < len(word) && shared < len(w.prev) && word[shared] == w.prev[shared] {
+		shared++
+	}
+	w.buf = binary.AppendUvarint(w.buf, uint64(shared))
+	w.buf = binary.AppendUvarint(w.buf, uint64(len(word)-shared))
+	w.buf = append(w.buf, word[shared:]...)
+	w.buf = binary.AppendUvarint(w.buf, uint64(len(enc)))
+	w.buf = append(w.buf, enc...)
+	w.prev = append(w.prev[:0], word...)
+	if len(w.buf) >= blockSize {
+		return w.flush()
+	}
+	return nil
+}
+
+func (w *segWriter) flush() error {
+	if len(w.buf) == 0 {
+		return nil
+	}
+	if _, err := w.ins.Exec(w.seg, w.first, w.buf); err != nil {
+		return err
+	}
+	w.buf = w.buf[:0]
+	w.blocks++
+	return nil
+}
+
+func (w *segWriter) close() error {
+	err := w.flush()
+	if cerr := w.ins.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// segLevels are the ids of a segment's documents, ascending, and their length levels.
+type segLevels struct {
+	ids []int64
+	lv  []uint8
+}
+
+func (l *segLevels) encode() []byte {
+	b := binary.AppendUvarint(nil, uint64(len(l.ids)))
+	prev := int64(0)
+	for _, id := range l.ids {
+		b = binary.AppendUvarint(b, uint64(id-prev))
+		prev = id
+	}
+	return append(b, l.lv...)
+}
+
+func decodeLevels(b []byte) (*segLevels, error) {
+	bad := fmt.Errorf("%w (a segment's levels do not decode)", ErrCorrupt)
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)) {
+		return nil, bad
+	}
+	b = b[k:]
+	l := &segLevels{ids: make([]int64, 0, n)}
+	prev := int64(0)
+	for range n {
+		d, k := binary.Uvarint(b)
+		if k <= 0 {
+			return nil, bad
+		}
+		b = b[k:]
+		prev += int64(d)
+		l.ids = append(l.ids, prev)
+	}
+	if uint64(len(b)) != n {
+		return nil, bad
+	}
+	l.lv = slices.Clone(b)
+	return l, nil
+}
+
+// level returns the level of document id, if the segment holds it.
+func (l *segLevels) level(id int64) (uint8, bool) {
+	k, ok := slices.BinarySearch(l.ids, id)
+	if !ok {
+		return 0, false
+	}
+	return l.lv[k], true
+}
+
+// writeSegment writes a batch's words (sorted) as a new segment; ids maps
+// batch positions to document ids (0 for a document dropped from the
+// batch), levels to their length levels.
+func writeSegment(tx *sql.Tx, words []invertedWord, ids, levels []int64) error {
+	lv := &segLevels{}
+	for p, id := range ids {
+		if id > 0 {
+			lv.ids = append(lv.ids, id)
+			lv.lv = append(lv.lv, uint8(levels[p]))
+		}
+	}
+	if len(lv.ids) == 0 {
+		return nil
+	}
+	w, err := newSegWriter(tx, lv)
+	if err != nil {
+		return err
+	}
+	var buf []int64
+	for _, word := range words {
+		buf = buf[:0]
+		for _, p := range word.pos {
+			if id := ids[p]; id > 0 {
+				buf = append(buf, id)
+			}
+		}
+		if len(buf) == 0 {
+			continue
+		}
+		if err := w.add(word.word, buf); err != nil {
+			w.close()
+			return err
+		}
+	}
+	return w.close()
+}
+
+// blockIter walks the entries of one block; ids decodes the current
+// word's documents (only when asked: a lookup skips most words).
+type blockIter struct {
+	data []byte
+	word []byte
+	raw  []byte // the current word's encoded ids
+	err  error
+}
+
+// next moves to the next entry; false at the end or on damage (err set).
+func (it *blockIter) next() bool {
+	if len(it.data) == 0 {
+		return false
+	}
+	shared, n := binary.Uvarint(it.data)
+	if n <= 0 || shared > uint64(len(it.word)) {
+		return it.fail()
+	}
+	it.data = it.data[n:]
+	l, n := binary.Uvarint(it.data)
+	if n <= 0 || uint64(len(it.data)-n) < l {
+		return it.fail()
+	}
+	it.word = append(it.word[:shared], it.data[n:n+int(l)]...)
+	it.data = it.data[n+int(l):]
+	l, n = binary.Uvarint(it.data)
+	if n <= 0 || uint64(len(it.data)-n) < l {
+		return it.fail()
+	}
+	it.raw = it.data[n : n+int(l)]
+	it.data = it.data[n+int(l):]
+	return true
+}
+
+// ids appends the current word's document ids to dst.
+func (it *blockIter) ids(dst []int64) ([]int64, error) {
+	l, ok := parseIDs(it.raw)
+	if !ok {
+		it.fail()
+		return dst, it.err
+	}
+	d := l.steps
+	prev := l.first
+	dst = append(dst, prev)
+	for range l.n - 1 {
+		x, n := binary.Uvarint(d)
+		if n <= 0 {
+			it.fail()
+			return dst, it.err
+		}
+		d = d[n:]
+		prev += int64(x)
+		dst = append(dst, prev)
+	}
+	if len(d) != 0 || prev != l.last {
+		it.fail()
+		return dst, it.err
+	}
+	return dst, nil
+}
+
+func (it *blockIter) fail() bool {
+	it.err = fmt.Errorf("%w (a block of the word index does not decode)", ErrCorrupt)
+	it.data = nil
+	return false
+}
+
+// lookup returns the ids of the documents holding t (a prefix: any word
+// starting with it), in every segment, ascending.
+func lookup(tx *sql.Tx, segs []int64, word string, prefix bool) ([]int64, error) {
+	w := []byte(word)
+	var lists [][]int64
+	expansions := 0
+	for _, seg := range segs {
+		var rows *sql.Rows
+		var err error
+		if prefix {
+			rows, err = tx.Query(`SELECT data FROM blocks WHERE seg=?1
+				AND first >= coalesce((SELECT first FROM blocks WHERE seg=?1 AND first <= ?2 ORDER BY first DESC LIMIT 1), x'')
+				AND first < ?3 ORDER BY first`, seg, []byte(word), successor(word))
+		} else {
+			rows, err = tx.Query(`SELECT data FROM blocks WHERE seg=? AND first <= ? ORDER BY first DESC LIMIT 1`, seg, []byte(word))
+		}
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var data []byte
+			if err := rows.Scan(&data); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			it := blockIter{data: data}
+			for it.next() {
+				if prefix && !bytes.HasPrefix(it.word, w) || !prefix && !bytes.Equal(it.word, w) {
+					if bytes.Compare(it.word, w) > 0 {
+						break
+					}
+					continue
+				}
+				if expansions++; expansions > maxExpansions {
+					rows.Close()
+					return nil, errTooBroad
+				}
+				ids, err := it.ids(nil)
+				if err != nil {
+					rows.Close()
+					return nil, err
+				}
+				lists = append(lists, ids)
+				if !prefix {
+					break
+				}
+			}
+			if it.err != nil {
+				rows.Close()
+				return nil, it.err
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return union(lists), nil
+}
+
+// successor returns the least byte string greater than every string
+// starting with p (words are UTF-8, so never hold 0xff).
+func successor(p string) []byte {
+	b := []byte(p)
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] < 0xff {
+			b[i]++
+			return b[:i+1]
+		}
+	}
+	return append(b, 0xff)
+}
+
+// union merges ascending lists into one, without duplicates: through a
+// bitmap of their range when they are many and long (a prefix that starts
+// many words), else pairwise.
+func union(lists [][]int64) []int64 {
+	total, lo, hi := 0, int64(math.MaxInt64), int64(math.MinInt64)
+	for _, l := range lists {
+		if len(l) > 0 {
+			total += len(l)
+			lo, hi = min(lo, l[0]), max(hi, l[len(l)-1])
+		}
+	}
+	if len(lists) > 2 && total > 1024 && (hi-lo)/64 < int64(8*total) {
+		bits := make([]uint64, (hi-lo)/64+1)
+		for _, l := range lists {
+			for _, id := range l {
+				bits[(id-lo)/64] |= 1 << uint((id-lo)%64)
+			}
+		}
+		out := make([]int64, 0, total)
+		for w, x := range bits {
+			for x != 0 {
+				out = append(out, lo+int64(w)*64+int64(mbits.TrailingZeros64(x)))
+				x &= x - 1
+			}
+		}
+		return out
+	}
+	for len(lists) > 1 {
+		var next [][]int64
+		for i := 0; i < len(lists); i += 2 {
+			if i+1 == len(lists) {
+				next = append(next, lists[i])
+				break
+			}
+			next = append(next, merge2(lists[i], lists[i+1]))
+		}
+		lists = next
+	}
+	if len(lists) == 0 {
+		return nil
+	}
+	return lists[0]
+}
+
+func merge2(a, b []int64) []int64 {
+	out := make([]int64, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] < b[j]:
+			out = append(out, a[i])
+			i++
+		case a[i] > b[j]:
+			out = append(out, b[j])
+			j++
+		default:
+			out = append(out, a[i])
+			i++
+			j++
+		}
+	}
+	out = append(out, a[i:]...)
+	return append(out, b[j:]...)
+}
+
+// intersect keeps the ids of a also in b: by binary search in the longer
+// when one is much shorter, else by walking both.
+func intersect(a, b []int64) []int64 {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	out := a[:0:0]
+	if len(a)*16 > len(b) {
+		j := 0
+		for _, x := range a {
+			for j < len(b) && b[j] < x {
+				j++
+			}
+			if j == len(b) {
+				break
+			}
+			if b[j] == x {
+				out = append(out, x)
+			}
+		}
+		return out
+	}
+	for _, x := range a {
+		k, found := slices.BinarySearch(b, x)
+		if found {
+			out = append(out, x)
+		}
+		b = b[k:]
+		if len(b) == 0 {
+			break
+		}
+	}
+	return out
+}
+
+// subtract keeps the ids of a not in b.
+func subtract(a, b []int64) []int64 {
+	out := make([]int64, 0, len(a))
+	j := 0
+	for _, x := range a {
+		for j < len(b) && b[j] < x {
+			j++
+		}
+		if j < len(b) && b[j] == x {
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+// segments lists the segment ids.
+func segments(tx *sql.Tx) ([]int64, error) {
+	rows, err := tx.Query(`SELECT id FROM segs ORDER BY id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
+// mergeSegments merges, while some size class holds fanIn segments, those
+// segments into one, dropping dead documents.
+func mergeSegments(tx *sql.Tx) error {
+	for {
+		var class int
+		err := tx.QueryRow(`SELECT class FROM segs GROUP BY class HAVING count(*) >= ? ORDER BY class LIMIT 1`, fanIn).Scan(&class)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		rows, err := tx.Query(`SELECT id FROM segs WHERE class=? ORDER BY id LIMIT ?`, class, fanIn)
+		if err != nil {
+			return err
+		}
+		var ids []int64
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return err
+			}
+			ids = append(ids, id)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if err := merge(tx, ids); err != nil {
+			return err
+		}
+	}
+}
+
+// segReader walks a segment's words in order, a block at a time.
+type segReader struct {
+	tx   *sql.Tx
+	seg  int64
+	last []byte // first word of the current block
+	it   blockIter
+	done bool
+}
+
+func (r *segReader) next() (bool, error) {
+	for {
+		if r.it.next() {
+			return true, nil
+		}
+		if r.it.err != nil {
+			return false, r.it.err
+		}
+		var first, data []byte
+		var err error
+		if r.last == nil {
+			err = r.tx.QueryRow(`SELECT first, data FROM blocks WHERE seg=? ORDER BY first LIMIT 1`, r.seg).Scan(&first, &data)
+		} else {
+			err = r.tx.QueryRow(`SELECT first, data FROM blocks WHERE seg=? AND first > ? ORDER BY first LIMIT 1`, r.seg, r.last).Scan(&first, &data)
+		}
+		if errors.Is(err, sql.ErrNoRows) {
+			r.done = true
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		r.last = first
+		r.it = blockIter{data: data, word: r.it.word[:0]}
+	}
+}
+
+// merge writes segments ids as one, without the dead documents.
+func merge(tx *sql.Tx, ids []int64) error {
+	dead := map[int64]bool{}
+	rows, err := tx.Query(`SELECT id FROM dead`)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return err
+		}
+		dead[id] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	lv := &segLevels{}
+	for _, id := range ids {
+		var b []byte
+		if err := tx.QueryRow(`SELECT levels FROM segs WHERE id=?`, id).Scan(&b); err != nil {
+			return err
+		}
+		l, err := decodeLevels(b)
+		if err != nil {
+			return err
+		}
+		for k, d := range l.ids {
+			if !dead[d] {
+				lv.ids = append(lv.ids, d)
+				lv.lv = append(lv.lv, l.lv[k])
+			}
+		}
+	}
+	if len(lv.ids) == 0 { // every document died: the segments go
+		return dropSegments(tx, ids, 0)
+	}
+	order := make([]int, len(lv.ids))
+	for k := range order {
+		order[k] = k
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(lv.ids[a], lv.ids[b]) })
+	sorted := &segLevels{ids: make([]int64, len(order)), lv: make([]uint8, len(order))}
+	for k, o := range order {
+		sorted.ids[k], sorted.lv[k] = lv.ids[o], lv.lv[o]
+	}
+	readers := make([]*segReader, len(ids))
+	for i, id := range ids {
+		readers[i] = &segReader{tx: tx, seg: id}
+		if _, err := readers[i].next(); err != nil {
+			return err
+		}
+	}
+	w, err := newSegWriter(tx, sorted)
+	if err != nil {
+		return err
+	}
+	deadIDs := slices.Sorted(maps.Keys(dead))
+	hasDead := func(l idList) bool {
+		k, _ := slices.BinarySearch(deadIDs, l.first)
+		return k < len(deadIDs) && deadIDs[k] <= l.last
+	}
+	var word, enc []byte
+	var lists [][]int64
+	var raws []idList
+	for {
+		// The least current word, and every reader at it.
+		var least *segReader
+		for _, r := range readers {
+			if !r.done && (least == nil || bytes.Compare(r.it.word, least.it.word) < 0) {
+				least = r
+			}
+		}
+		if least == nil {
+			break
+		}
+		word = append(word[:0], least.it.word...)
+		// Splice the encoded lists when they follow one another and hold
+		// no dead document; else decode, unite and drop the dead.
+		raws = raws[:0]
+		splice := true
+		for _, r := range readers {
+			if !r.done && bytes.Equal(r.it.word, word) {
+				l, ok := parseIDs(r.it.raw)
+				if !ok || hasDead(l) {
+					splice = false
+				}
+				raws = append(raws, l) // steps point into a block no one changes
+
+			}
+		}
+		slices.SortFunc(raws, func(a, b idList) int { return cmp.Compare(a.first, b.first) })
+		for k := 1; splice && k < len(raws); k++ {
+			splice = raws[k].first > raws[k-1].last
+		}
+		lists = lists[:0]
+		for _, r := range readers {
+			if !r.done && bytes.Equal(r.it.word, word) {
+				if !splice {
+					ids, err := r.it.ids(nil)
+					if err != nil {
+						w.close()
+						return err
+					}
+					lists = append(lists, ids)
+				}
+				if _, err := r.next(); err != nil {
+					w.close()
+					return err
+				}
+			}
+		}
+		if splice {
+			var n int64
+			for _, l := range raws {
+				n += l.n
+			}
+			enc = binary.AppendUvarint(enc[:0], uint64(n))
+			enc = binary.AppendUvarint(enc, uint64(raws[0].first))
+			enc = binary.AppendUvarint(enc, uint64(raws[len(raws)-1].last-raws[0].first))
+			for k, l := range raws {
+				if k > 0 {
+					enc = binary.AppendUvarint(enc, uint64(l.first-raws[k-1].last))
+				}
+				enc = append(enc, l.steps...)
+			}
+			if err := w.addEncoded(word, enc); err != nil {
+				w.close()
+				return err
+			}
+			continue
+		}
+		all := union(lists)
+		if len(dead) > 0 {
+			all = slices.DeleteFunc(all, func(id int64) bool { return dead[id] })
+		}
+		if len(all) > 0 {
+			if err := w.add(word, all); err != nil {
+				w.close()
+				return err
+			}
+		}
+	}
+	if err := w.close(); err != nil {
+		return err
+	}
+	return dropSegments(tx, ids, w.seg)
+}
+
+// dropSegments deletes merged segments ids (merged into seg, or 0) and
+// forgets the dead documents they held.
+func dropSegments(tx *sql.Tx, ids []int64, seg int64) error {
+	for _, id := range ids {
+		if _, err := tx.Exec(`DELETE FROM blocks WHERE seg=?`, id); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(`DELETE FROM segs WHERE id=?`, id); err != nil {
+			return err
+		}
+	}
+	// A document is in one segment. A dead one that no other segment's
+	// range covers was in those just merged, which dropped it: forget it.
+	_, err := tx.Exec(`DELETE FROM dead WHERE NOT EXISTS
+		(SELECT 1 FROM segs WHERE id != ? AND lo <= dead.id AND hi >= dead.id)`, seg)
+	return err
+}

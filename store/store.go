@@ -1,0 +1,412 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// SchemaVersion is the version of the database layout; a database of
+// another version is rebuilt. Raise it whenever the layout or the meaning
+// of a stored value changes.
+const SchemaVersion = 5
+
+// applicationID marks piweb's databases ("pwbi").
+const applicationID = 0x70776269
+
+// ErrCorrupt is wrapped by errors that report a damaged database.
+var ErrCorrupt = errors.New("the index store is damaged; Reset rebuilds it")
+
+// Store is an open index store.
+type Store struct {
+	path string
+	db   *sql.DB
+	wmu  sync.Mutex // one write transaction at a time in this process
+
+	seed maphash.Seed // hashes the words of a batch
+
+	lmu    sync.Mutex
+	levels map[int64]*segLevels // segments are never changed: their levels are cached by id
+
+	nmu   sync.Mutex
+	names map[string]int64 // interned type, role and project names
+	ids   map[int64]nameInfo
+	paths map[int64]string // file ids to paths
+}
+
+// DefaultPath returns where piweb keeps its store: piweb/index.db in
+// $XDG_CACHE_HOME (when absolute), else in the system's user cache folder,
+// else in ~/.cache.
+func DefaultPath() (string, error) {
+	dir := os.Getenv("XDG_CACHE_HOME")
+	if dir == "" || !filepath.IsAbs(dir) { // the XDG spec ignores a relative one
+		d, err := os.UserCacheDir()
+		if err != nil {
+			home, herr := os.UserHomeDir()
+			if herr != nil {
+				return "", fmt.Errorf("no cache folder: %w", err)
+			}
+			d = filepath.Join(home, ".cache")
+		}
+		dir = d
+	}
+	return filepath.Join(dir, "piweb", "index.db"), nil
+}
+
+// Open opens the store at path (a database file), creating its folder and
+// the database as needed. A database that is damaged, foreign or of
+// another schema version is deleted and created again; Open fails only
+// when nothing can be created at path.
+func Open(path string) (*Store, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("index store: %w", err)
+	}
+	s, err := open(path)
+	if err == nil {
+		return s, nil
+	}
+	if rerr := removeDB(path); rerr != nil {
+		return nil, fmt.Errorf("index store %s: %v; removing it: %w", path, err, rerr)
+	}
+	s, err = open(path)
+	if err != nil {
+		return nil, fmt.Errorf("index store %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// removeDB deletes the database file and its WAL and shared-memory files;
+// it refuses to delete anything but regular files.
+func removeDB(path string) error {
+	for _, p := range []string{path, path + "-wal", path + "-shm", path + "-journal"} {
+		st, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if !st.Mode().IsRegular() {
+			return fmt.Errorf("%s is not a regular file", p)
+		}
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+func dsn(path string) string {
+	return "file:" + path + "?_txlock=immediate" +
+		"&_pragma=busy_timeout(10000)" +
+		"&_pragma=journal_mode(WAL)" +
+		"&_pragma=synchronous(NORMAL)" +
+		"&_pragma=cache_size(-16384)"
+}
+
+// open opens and checks the database at path, creating the schema in an
+// empty one; any problem is an error (Open then starts afresh).
+func open(path string) (*Store, error) {
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	db, err := sql.Open("sqlite", dsn(path))
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(4)
+	s := &Store{path: path, db: db, seed: maphash.MakeSeed()}
+	if err := s.init(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// init checks the version marks and creates the schema in an empty database.
+func (s *Store) init() error {
+	ok, err := s.current()
+	if err != nil || ok {
+		return err
+	}
+	tx, err := s.db.Begin() // immediate: another process creating it waits for us or we for it
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var app, ver, tables int
+	if err := tx.QueryRow(`PRAGMA application_id`).Scan(&app); err != nil {
+		return err
+	}
+	if err := tx.QueryRow(`PRAGMA user_version`).Scan(&ver); err != nil {
+		return err
+	}
+	if app == applicationID && ver == SchemaVersion {
+		return tx.Commit() // made by another process meanwhile
+	}
+	if err := tx.QueryRow(`SELECT count(*) FROM sqlite_schema`).Scan(&tables); err != nil {
+		return err
+	}
+	if app != 0 || ver != 0 || tables != 0 {
+		return fmt.Errorf("not a piweb index store of version %d (application %#x, version %d)", SchemaVersion, app, ver)
+	}
+	for _, q := range schema {
+		if _, err := tx.Exec(q); err != nil {
+			return fmt.Errorf("creating the schema: %w", err)
+		}
+	}
+	return tx.Commit()
+}
+
+// current reports whether the database is a piweb store of this version.
+func (s *Store) current() (bool, error) {
+	var app, ver int
+	if err := s.db.QueryRow(`PRAGMA application_id`).Scan(&app); err != nil {
+		return false, err
+	}
+	if err := s.db.QueryRow(`PRAGMA user_version`).Scan(&ver); err != nil {
+		return false, err
+	}
+	if app == applicationID && ver == SchemaVersion {
+		// Read the tables once: a damaged schema fails here, not later.
+		var n int
+		if err := s.db.QueryRow(`SELECT count(*) FROM paths`).Scan(&n); err != nil {
+			return false, err
+		}
+		return true, nil
+	}
+	if app != 0 || ver != 0 {
+		return false, fmt.Errorf("not a piweb index store of version %d (application %#x, version %d)", SchemaVersion, app, ver)
+	}
+	return false, nil
+}
+
+var schema = []string{
+	// Every file the store knows, records or documents, by a small id
+	// (never reused: hits name files through a cache of ids).
+	`CREATE TABLE paths(id INTEGER PRIMARY KEY AUTOINCREMENT, path TEXT NOT NULL UNIQUE)`,
+	`CREATE TABLE records(id INTEGER PRIMARY KEY, size INTEGER NOT NULL, mtime INTEGER NOT NULL, stamp BLOB)`,
+	`CREATE TABLE blobs(id INTEGER PRIMARY KEY, data BLOB)`,
+	// Type, role and project names, interned; kinds says which they are
+	// used as (kindType, kindRole, kindProject).
+	`CREATE TABLE names(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, kinds INTEGER NOT NULL)`,
+	// One row per document, numbered in the order added (see AddDocs):
+	// newest first is ORDER BY id DESC. time is in milliseconds, len the
+	// text's bytes, lvl the length level of its words (lenLevel).
+	`CREATE TABLE docs(id INTEGER PRIMARY KEY AUTOINCREMENT, fid INTEGER NOT NULL, pos INTEGER NOT NULL, part INTEGER NOT NULL,
+		entry TEXT NOT NULL, type INTEGER NOT NULL, role INTEGER NOT NULL, project INTEGER NOT NULL, len INTEGER NOT NULL,
+		time INTEGER NOT NULL, lvl INTEGER NOT NULL)`,
+	`CREATE INDEX docs_fid ON docs(fid)`,
+	// The word index (index.go): segments, their blocks of words and
+	// document ids, and the deleted documents they may still name.
+	`CREATE TABLE segs(id INTEGER PRIMARY KEY AUTOINCREMENT, class INTEGER NOT NULL, docs INTEGER NOT NULL, lo INTEGER NOT NULL, hi INTEGER NOT NULL, levels BLOB NOT NULL)`,
+	`CREATE INDEX segs_class ON segs(class)`,
+	`CREATE TABLE blocks(seg INTEGER NOT NULL, first BLOB NOT NULL, data BLOB NOT NULL, PRIMARY KEY(seg, first))`,
+	`CREATE TABLE dead(id INTEGER PRIMARY KEY)`,
+	fmt.Sprintf(`PRAGMA application_id = %d`, applicationID),
+	fmt.Sprintf(`PRAGMA user_version = %d`, SchemaVersion),
+}
+
+// Path returns the database file of the store.
+func (s *Store) Path() string { return s.path }
+
+// Close checkpoints the write-ahead log and closes the database.
+func (s *Store) Close() error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	_, _ = s.db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
+	return s.db.Close()
+}
+
+// Reset empties the store: its database is deleted and created again.
+// Other processes using it rebuild theirs when they next open it.
+func (s *Store) Reset() error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	s.db.Close()
+	if err := removeDB(s.path); err != nil {
+		return err
+	}
+	n, err := open(s.path)
+	if err != nil {
+		return err
+	}
+	s.db = n.db
+	s.nmu.Lock()
+	s.names, s.ids, s.paths = nil, nil, nil
+	s.nmu.Unlock()
+	s.lmu.Lock()
+	s.levels = nil // segment ids start again
+	s.lmu.Unlock()
+	return nil
+}
+
+// wrap marks errors that say the database is damaged.
+func wrap(err error) error {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+			return fmt.Errorf("%w (%v)", ErrCorrupt, err)
+		}
+	}
+	return err
+}
+
+// isConstraint reports whether err is a uniqueness violation.
+func isConstraint(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_CONSTRAINT
+}
+
+// Stats describes the store's contents.
+type Stats struct {
+	Files     int   // files with a record
+	Docs      int   // documents in the search index
+	TextBytes int64 // bytes of text the documents held when added
+	DBBytes   int64 // size of the database (pages in use and free) plus its WAL
+}
+
+// Stats counts what the store holds.
+func (s *Store) Stats() (Stats, error) {
+	var st Stats
+	if err := s.db.QueryRow(`SELECT (SELECT count(*) FROM records), (SELECT count(*) FROM docs), (SELECT coalesce(sum(len), 0) FROM docs)`).
+		Scan(&st.Files, &st.Docs, &st.TextBytes); err != nil {
+		return st, wrap(err)
+	}
+	for _, p := range []string{s.path, s.path + "-wal"} {
+		if fi, err := os.Stat(p); err == nil {
+			st.DBBytes += fi.Size()
+		}
+	}
+	return st, nil
+}
+
+// nameInfo is an interned name and the kinds of value it is used as.
+type nameInfo struct {
+	name  string
+	kinds int
+}
+
+// Kinds of names.
+const (
+	kindType = 1 << iota
+	kindRole
+	kindProject
+)
+
+// nameID returns the id of an interned name, creating it in tx or adding
+// kind to its kinds as needed; changed reports such a change (the cache
+// must then be dropped after commit).
+func nameID(tx *sql.Tx, name string, kind int) (id int64, changed bool, err error) {
+	var kinds int
+	err = tx.QueryRow(`SELECT id, kinds FROM names WHERE name=?`, name).Scan(&id, &kinds)
+	if errors.Is(err, sql.ErrNoRows) {
+		var res sql.Result
+		if res, err = tx.Exec(`INSERT INTO names(name, kinds) VALUES(?, ?)`, name, kind); err != nil {
+			return 0, false, err
+		}
+		id, err = res.LastInsertId()
+		return id, true, err
+	}
+	if err == nil && kinds&kind == 0 {
+		_, err = tx.Exec(`UPDATE names SET kinds = kinds | ? WHERE id=?`, kind, id)
+		changed = true
+	}
+	return id, changed, err
+}
+
+// loadNames returns the interned names, from the cache or the database.
+func (s *Store) loadNames() (map[int64]nameInfo, error) {
+	s.nmu.Lock()
+	ids := s.ids
+	s.nmu.Unlock()
+	if ids != nil {
+		return ids, nil
+	}
+	tx, err := s.db.BeginTx(context.Background(), &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, wrap(err)
+	}
+	defer tx.Rollback()
+	if ids, err = readNames(tx); err != nil {
+		return nil, wrap(err)
+	}
+	s.nmu.Lock()
+	s.ids = ids
+	s.nmu.Unlock()
+	return ids, nil
+}
+
+// readNames reads every interned name (a few hundred at most).
+func readNames(tx *sql.Tx) (map[int64]nameInfo, error) {
+	rows, err := tx.Query(`SELECT id, name, kinds FROM names`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	names := map[int64]nameInfo{}
+	for rows.Next() {
+		var id int64
+		var n nameInfo
+		if err := rows.Scan(&id, &n.name, &n.kinds); err != nil {
+			return nil, err
+		}
+		names[id] = n
+	}
+	return names, rows.Err()
+}
+
+// forgetNames drops the name cache (after a write added names, or another
+// process may have).
+func (s *Store) forgetNames() {
+	s.nmu.Lock()
+	s.ids, s.names = nil, nil
+	s.nmu.Unlock()
+}
+
+// pathOf returns the path of file id fid.
+func (s *Store) pathOf(fid int64) (string, error) {
+	s.nmu.Lock()
+	p, ok := s.paths[fid]
+	s.nmu.Unlock()
+	if ok {
+		return p, nil
+	}
+	if err := s.db.QueryRow(`SELECT path FROM paths WHERE id=?`, fid).Scan(&p); err != nil {
+		return "", wrap(err)
+	}
+	s.nmu.Lock()
+	if s.paths == nil {
+		s.paths = map[int64]string{}
+	}
+	s.paths[fid] = p
+	s.nmu.Unlock()
+	return p, nil
+}
+
+// pathID returns the id of path in tx, creating it when create is set (0 when absent).
+func pathID(tx *sql.Tx, path string, create bool) (int64, error) {
+	var id int64
+	err := tx.QueryRow(`SELECT id FROM paths WHERE path=?`, path).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		if !create {
+			return 0, nil
+		}
+		res, err := tx.Exec(`INSERT INTO paths(path) VALUES(?)`, path)
+		if err != nil {
+			return 0, err
+		}
+		return res.LastInsertId()
+	}
+	return id, err
+}

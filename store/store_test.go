@@ -1,0 +1,360 @@
+package store
+
+import (
+	"bytes"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func openT(t *testing.T, path string) *Store {
+	t.Helper()
+	s, err := Open(path)
+	if err != nil {
+		t.Fatalf("Open(%s): %v", path, err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestOpenCreatesAndReopens(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a", "b", "index.db")
+	s := openT(t, path)
+	recs := []Record{
+		{File: "/r/p/2.jsonl", Size: 20, ModTime: 2000, Stamp: []byte("st2"), Blob: []byte("blob two")},
+		{File: "/r/p/1.jsonl", Size: 10, ModTime: 1000, Blob: bytes.Repeat([]byte{7}, 100000)},
+	}
+	if err := s.PutMany(recs); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openT(t, path)
+	all, err := s.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 2 || all[0].File != "/r/p/1.jsonl" || all[1].Size != 20 || all[1].ModTime != 2000 ||
+		string(all[1].Stamp) != "st2" || all[0].Blob != nil || all[1].Blob != nil {
+		t.Fatalf("All = %+v", all)
+	}
+	r, ok, err := s.Get("/r/p/1.jsonl")
+	if err != nil || !ok || !bytes.Equal(r.Blob, recs[1].Blob) || r.Size != 10 {
+		t.Fatalf("Get = %v %v %v", len(r.Blob), ok, err)
+	}
+	if _, ok, err := s.Get("/r/p/none.jsonl"); ok || err != nil {
+		t.Fatalf("Get(missing) = %v %v", ok, err)
+	}
+}
+
+func TestRecords(t *testing.T) {
+	s := openT(t, filepath.Join(t.TempDir(), "index.db"))
+	put := func(f string, size int64, blob string) {
+		t.Helper()
+		var b []byte
+		if blob != "" {
+			b = []byte(blob)
+		}
+		if err := s.PutMany([]Record{{File: f, Size: size, ModTime: size * 10, Blob: b}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("c", 3, "cc")
+	put("a", 1, "a1")
+	put("b", 2, "")
+	put("a", 11, "a2") // replaces
+	var got []string
+	err := s.Blobs([]string{"c", "b", "a", "zz"}, func(f string, blob []byte) error {
+		got = append(got, f+"="+string(blob))
+		return nil
+	})
+	if err != nil || strings.Join(got, ",") != "c=cc,a=a2" {
+		t.Fatalf("Blobs = %v %v", got, err)
+	}
+	stop := errors.New("stop")
+	if err := s.Blobs([]string{"a", "c"}, func(string, []byte) error { return stop }); err != stop {
+		t.Fatalf("Blobs error = %v", err)
+	}
+	if err := s.Delete("c"); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.Retain([]string{"a", "elsewhere"}); n != 1 || err != nil {
+		t.Fatalf("Retain = %d %v", n, err)
+	}
+	all, _ := s.All()
+	if len(all) != 1 || all[0].File != "a" || all[0].Size != 11 || all[0].ModTime != 110 {
+		t.Fatalf("All = %+v", all)
+	}
+	if n, err := s.Retain([]string{"a"}); n != 0 || err != nil {
+		t.Fatalf("Retain again = %d %v", n, err)
+	}
+}
+
+// validDB returns the bytes of a working store's database with one record.
+func validDB(t *testing.T) []byte {
+	path := filepath.Join(t.TempDir(), "v.db")
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutMany([]Record{{File: "x", Size: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestOpenRebuilds(t *testing.T) {
+	good := validDB(t)
+	foreign := func(path string) {
+		db, err := sql.Open("sqlite", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if _, err := db.Exec(`CREATE TABLE notes(x TEXT); INSERT INTO notes VALUES('mine')`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	version := func(v int) func(string) {
+		return func(path string) {
+			if err := os.WriteFile(path, good, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			db, err := sql.Open("sqlite", path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if _, err := db.Exec(fmt.Sprintf(`PRAGMA user_version = %d`, v)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, c := range []struct {
+		name  string
+		make  func(path string)
+		empty bool
+	}{
+		{"garbage", func(p string) { os.WriteFile(p, bytes.Repeat([]byte("not a database "), 1000), 0o600) }, true},
+		{"empty file", func(p string) { os.WriteFile(p, nil, 0o600) }, true},
+		{"truncated", func(p string) { os.WriteFile(p, good[:len(good)/3], 0o600) }, true},
+		{"header only", func(p string) { os.WriteFile(p, good[:100], 0o600) }, true},
+		{"zeroed pages", func(p string) {
+			b := slices.Clone(good)
+			clear(b[4096:])
+			os.WriteFile(p, b, 0o600)
+		}, true},
+		{"foreign", foreign, true},
+		{"newer version", version(SchemaVersion + 1), true},
+		{"older version", version(SchemaVersion - 1), true},
+		{"stale wal", func(p string) {
+			os.WriteFile(p, good, 0o600)
+			os.WriteFile(p+"-wal", bytes.Repeat([]byte{0xAB}, 5000), 0o600)
+		}, false},
+		{"valid", func(p string) { os.WriteFile(p, good, 0o600) }, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "index.db")
+			c.make(path)
+			s := openT(t, path)
+			all, err := s.All()
+			if err != nil {
+				t.Fatalf("All after Open: %v", err)
+			}
+			if want := map[bool]int{true: 0, false: 1}[c.empty]; len(all) != want {
+				t.Fatalf("%d records, want %d", len(all), want)
+			}
+			if err := s.PutMany([]Record{{File: "y", Size: 2}}); err != nil {
+				t.Fatalf("the rebuilt store does not take records: %v", err)
+			}
+			if err := s.AddDocs("y", []Doc{{EntryID: "e", Text: "hello"}}); err != nil {
+				t.Fatalf("nor documents: %v", err)
+			}
+		})
+	}
+}
+
+func TestOpenFails(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	os.WriteFile(file, []byte("x"), 0o600)
+	if _, err := Open(filepath.Join(file, "index.db")); err == nil {
+		t.Error("Open under a regular file succeeded")
+	}
+	sub := filepath.Join(dir, "sub")
+	os.MkdirAll(filepath.Join(sub, "keep"), 0o700)
+	if _, err := Open(sub); err == nil {
+		t.Error("Open of a directory succeeded")
+	}
+	if _, err := os.Stat(filepath.Join(sub, "keep")); err != nil {
+		t.Errorf("the directory was touched: %v", err)
+	}
+}
+
+func TestDefaultPath(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", "/x/cache")
+	if p, err := DefaultPath(); err != nil || p != "/x/cache/piweb/index.db" {
+		t.Errorf("DefaultPath = %q %v", p, err)
+	}
+	t.Setenv("XDG_CACHE_HOME", "relative") // ignored, as the spec says
+	t.Setenv("HOME", "/home/u")
+	if p, err := DefaultPath(); err != nil || !strings.HasSuffix(p, "/piweb/index.db") || strings.HasPrefix(p, "relative") {
+		t.Errorf("DefaultPath = %q %v", p, err)
+	}
+}
+
+func TestReset(t *testing.T) {
+	s := openT(t, filepath.Join(t.TempDir(), "index.db"))
+	s.PutMany([]Record{{File: "a"}})
+	s.AddDocs("a", []Doc{{EntryID: "e", Text: "word", Role: "user"}})
+	if err := s.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := s.Stats()
+	if err != nil || st.Files != 0 || st.Docs != 0 {
+		t.Fatalf("after Reset: %+v %v", st, err)
+	}
+	if err := s.AddDocs("a", []Doc{{EntryID: "e", Text: "word", Role: "user"}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTwoProcesses writes from two Stores on one database at once, as two
+// piweb servers would, and checks the database afterwards.
+func TestTwoProcesses(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "index.db")
+	a, b := openT(t, path), openT(t, path)
+	const rounds = 20
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*rounds)
+	for k, s := range []*Store{a, b} {
+		wg.Go(func() {
+			for i := range rounds {
+				file := fmt.Sprintf("/root/p%d/%03d.jsonl", k, i)
+				bt := s.Batch()
+				bt.Put(Record{File: file, Size: int64(i), Blob: bytes.Repeat([]byte{byte(i)}, 3000)})
+				var docs []Doc
+				for j := range 50 {
+					docs = append(docs, Doc{EntryID: fmt.Sprintf("e%d", j), Position: j, Role: "user", Project: fmt.Sprintf("p%d", k),
+						Time: int64(1_700_000_000_000 + j), Text: fmt.Sprintf("shared words and unique%d_%d_%d", k, i, j)})
+				}
+				bt.AddDocs(file, docs)
+				if i%5 == 4 {
+					bt.DeleteDocs(fmt.Sprintf("/root/p%d/%03d.jsonl", k, i-1))
+				}
+				errs <- bt.Commit()
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var check string
+	if err := a.db.QueryRow(`PRAGMA integrity_check`).Scan(&check); err != nil || check != "ok" {
+		t.Fatalf("integrity_check = %q %v", check, err)
+	}
+	checkIndex(t, a)
+	st, err := b.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 2 * (rounds - rounds/5) * 50; st.Files != 2*rounds || st.Docs != want {
+		t.Fatalf("%+v, want %d files and %d docs", st, 2*rounds, want)
+	}
+}
+
+// checkIndex decodes every block of the word index and checks it: words
+// in order within each segment, ids ascending, every document indexed
+// (under its role word) exactly once, and no id of a live document missing.
+func checkIndex(t *testing.T, s *Store) {
+	t.Helper()
+	tx, err := s.db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	segs, err := segments(tx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roleIDs := map[int64]int{}
+	for _, seg := range segs {
+		r := &segReader{tx: tx, seg: seg}
+		var prev []byte
+		for {
+			ok, err := r.next()
+			if err != nil {
+				t.Fatalf("segment %d: %v", seg, err)
+			}
+			if !ok {
+				break
+			}
+			if prev != nil && bytes.Compare(prev, r.it.word) >= 0 {
+				t.Fatalf("segment %d: %q after %q", seg, r.it.word, prev)
+			}
+			prev = append(prev[:0], r.it.word...)
+			ids, err := r.it.ids(nil)
+			if err != nil || !slices.IsSorted(ids) || len(slices.Compact(slices.Clone(ids))) != len(ids) {
+				t.Fatalf("segment %d, %q: ids %v %v", seg, r.it.word, ids, err)
+			}
+			if bytes.HasPrefix(r.it.word, []byte("\x00r")) {
+				for _, id := range ids {
+					roleIDs[id]++
+				}
+			}
+		}
+	}
+	rows, err := tx.Query(`SELECT id FROM docs`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		rows.Scan(&id)
+		if roleIDs[id] != 1 {
+			t.Fatalf("document %d is indexed %d times", id, roleIDs[id])
+		}
+	}
+}
+
+// TestBatchRetry commits a batch that fails (another process holds the
+// write lock past the busy timeout is hard to stage; a closed store
+// fails the same way) and then commits it again on a working store.
+func TestBatchRetry(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "index.db")
+	s := openT(t, path)
+	b := s.Batch()
+	b.AddDocs("f", []Doc{{EntryID: "e", Role: "user", Text: "retried words"}})
+	b.Put(Record{File: "f", Size: 1})
+	s.db.Close()
+	if err := b.Commit(); err == nil {
+		t.Fatal("commit on a closed database succeeded")
+	}
+	s2 := openT(t, path)
+	b.s = s2
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := s2.Stats()
+	if err != nil || st.Docs != 1 || st.Files != 1 {
+		t.Fatalf("%+v %v", st, err)
+	}
+	checkIndex(t, s2)
+}
