@@ -17,7 +17,7 @@ import (
 type Branch struct {
 	ID      string          // the new session's id (UUIDv7)
 	Header  json.RawMessage // the new header line, without parentSession
-	Leaf    string          // id of the source entry the path ends at
+	Leaf    string          // id of the new file's last entry, where pi resumes it: the source entry the path ends at, or the last label recreated after it
 	Name    string          // the session name in force at the end of the path ("" for none)
 	Entries []BranchEntry   // the path's entries without labels, in order
 	Labels  []BranchEntry   // the label entries recreated after the path, in pi's order
@@ -136,6 +136,12 @@ func (s *Session) Branch(leafID string, opts Redact) (*Branch, error) {
 	}
 	for k := range b.Entries {
 		b.Entries[k].Label = labels[b.Entries[k].ID]
+	}
+	switch { // a path ending at a label entry keeps it only as a label recreated after the path
+	case len(b.Entries) > 0:
+		b.Leaf = b.Entries[len(b.Entries)-1].ID
+	case len(b.Labels) > 0:
+		b.Leaf = b.Labels[len(b.Labels)-1].ID
 	}
 	return b, nil
 }

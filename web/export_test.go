@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"mime"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -309,5 +310,35 @@ func TestExportOddLeafID(t *testing.T) {
 	d := get(t, srv, "/api/sessions/odd/export?format=jsonl").Header().Get("Content-Disposition")
 	if strings.Contains(d, "/") {
 		t.Errorf("download named %q", d)
+	}
+}
+
+// TestExportAtLabelLeaf exports a branch whose leaf is a label entry (every
+// session right after a label): both formats answer, and the JSONL file is
+// named after an entry the file holds.
+func TestExportAtLabelLeaf(t *testing.T) {
+	lib := openLib(t, demoRoot(t))
+	srv := newServer(t, lib, nil).Handler()
+	rec := postJSON(t, srv, "/api/sessions/"+mainID+"/label", `{"entryId":"09b043aa","label":"mark"}`)
+	if rec.Code != 200 {
+		t.Fatalf("label: %d %s", rec.Code, rec.Body)
+	}
+	var r struct{ ID string }
+	decode(t, rec, &r)
+	for _, leaf := range []string{"", r.ID} {
+		html := get(t, srv, "/api/sessions/"+mainID+"/export?format=html&leaf="+leaf)
+		if html.Code != 200 || !strings.Contains(html.Body.String(), "<html") {
+			t.Errorf("HTML export at the label leaf %q: status %d", leaf, html.Code)
+		}
+		jl := get(t, srv, "/api/sessions/"+mainID+"/export?leaf="+leaf)
+		if jl.Code != 200 {
+			t.Fatalf("JSONL export at %q: status %d", leaf, jl.Code)
+		}
+		_, params, _ := mime.ParseMediaType(jl.Header().Get("Content-Disposition"))
+		name := strings.TrimSuffix(params["filename"], ".jsonl")
+		tail := name[strings.LastIndexByte(name, '-')+1:]
+		if tail == "" || !strings.Contains(jl.Body.String(), `"id":"`+tail) {
+			t.Errorf("JSONL export at %q is named %q: %q names no entry of the file", leaf, params["filename"], tail)
+		}
 	}
 }
