@@ -56,6 +56,9 @@ func listenAndServe(ctx context.Context, out io.Writer, cfg config) error {
 	root := cfg.root
 	if root == "" {
 		root = sessions.DefaultRoot()
+	} else if fi, err := os.Stat(root); !cfg.demo && (err != nil || !fi.IsDir()) {
+		// A folder named on purpose that is not there is a typo, not a wish for the demo.
+		return usageError{fmt.Sprintf("--session-dir %s: no such folder (run with --demo for the built-in demo sessions)", root)}
 	}
 	lib, err := sessions.OpenLibrary(root)
 	if err != nil {

@@ -172,3 +172,13 @@ func TestServeWarnsOffLoopback(t *testing.T) {
 		}
 	}
 }
+
+// TestServeMissingSessionDir refuses a --session-dir that does not exist
+// instead of serving the demo as if nothing were wrong.
+func TestServeMissingSessionDir(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "typo")
+	err := listenAndServe(t.Context(), io.Discard, config{addr: "127.0.0.1:0", root: missing})
+	if err == nil || !strings.Contains(err.Error(), "no such folder") || exitCode(err) != 2 {
+		t.Fatalf("listenAndServe with a missing --session-dir: %v (exit %d); want a usage error", err, exitCode(err))
+	}
+}
