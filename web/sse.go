@@ -26,13 +26,18 @@ func startStream(c echo.Context) *stream {
 	return &stream{res: c.Response()}
 }
 
-// send writes one event; data may span lines.
+// send writes one event; data may span lines. The event stream ends a
+// line at CR, LF or CRLF, so every CR in data (a message pasted from
+// Windows, or a name made to inject a field) becomes a line of its own
+// data: the client gets the same text with LF for CR (which HTML shows
+// alike), and nothing in data can end the event or add a field to it.
 func (s *stream) send(event, data string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "event: %s\n", event)
+	data = strings.ReplaceAll(strings.ReplaceAll(data, "\r\n", "\n"), "\r", "\n")
 	for _, line := range strings.Split(data, "\n") {
 		b.WriteString("data: ")
-		b.WriteString(strings.TrimSuffix(line, "\r"))
+		b.WriteString(line)
 		b.WriteByte('\n')
 	}
 	b.WriteByte('\n')
