@@ -92,6 +92,9 @@ func (s *Server) renderActions(c echo.Context, key string, o outcome) error {
 
 // actLabel is the label form.
 func (s *Server) actLabel(c echo.Context) error {
+	if err := readForm(c); err != nil {
+		return err
+	}
 	key, ref, text := sessionKey(c), c.FormValue("entry"), c.FormValue("label")
 	o := outcome{ref: ref}
 	o.Open = "label"
@@ -112,6 +115,9 @@ func (s *Server) actLabel(c echo.Context) error {
 
 // actRewind is the rewind form.
 func (s *Server) actRewind(c echo.Context) error {
+	if err := readForm(c); err != nil {
+		return err
+	}
 	key, ref, summary := sessionKey(c), c.FormValue("entry"), c.FormValue("summary")
 	o := outcome{ref: ref}
 	o.Open = "rewind"
@@ -130,6 +136,9 @@ func (s *Server) actRewind(c echo.Context) error {
 
 // actFork is the fork form.
 func (s *Server) actFork(c echo.Context) error {
+	if err := readForm(c); err != nil {
+		return err
+	}
 	key, ref := sessionKey(c), c.FormValue("entry")
 	o := outcome{ref: ref}
 	o.Open = "fork"
@@ -146,6 +155,9 @@ func (s *Server) actFork(c echo.Context) error {
 
 // actUpgrade is the upgrade button of a read-only session.
 func (s *Server) actUpgrade(c echo.Context) error {
+	if err := readForm(c); err != nil {
+		return err
+	}
 	key, ref := sessionKey(c), c.FormValue("entry")
 	o := outcome{ref: ref}
 	if c.FormValue("confirm") != "true" {
@@ -164,6 +176,9 @@ func (s *Server) actUpgrade(c echo.Context) error {
 
 // actShare is the share form's "Save next to the session" button.
 func (s *Server) actShare(c echo.Context) error {
+	if err := readForm(c); err != nil {
+		return err
+	}
 	key, ref := sessionKey(c), c.FormValue("leaf")
 	o := outcome{ref: ref}
 	o.Open = "share"

@@ -190,9 +190,12 @@ func decodeJSON(c echo.Context, v any) error {
 		return &pageError{status: http.StatusUnsupportedMediaType, title: "Send JSON", err: err,
 			msg: `Send the body as JSON, with the header "Content-Type: application/json".`}
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(c.Response(), req.Body, maxBody))
+	dec := json.NewDecoder(req.Body) // capped at maxBody (limitBody)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
+		if big := (*http.MaxBytesError)(nil); errors.As(err, &big) {
+			return err // 413
+		}
 		return errBadRequest(bodyProblem(err), err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {

@@ -243,7 +243,7 @@ func TestAPIWriteErrors(t *testing.T) {
 		{"label: no label", api + "/label", "application/json", `{"entryId":"09b043aa"}`, 400, `"label" (an empty label clears it)`},
 		{"label: form post", api + "/label", "application/x-www-form-urlencoded", "entryId=09b043aa&label=x", 415, "Content-Type: application/json"},
 		{"label: text post", api + "/label", "text/plain", `{"entryId":"09b043aa","label":"x"}`, 415, "Send the body as JSON"},
-		{"label: too big", api + "/label", "application/json", `{"entryId":"09b043aa","label":"` + strings.Repeat("x", maxBody) + `"}`, 400, "larger than"},
+		{"label: too big", api + "/label", "application/json", `{"entryId":"09b043aa","label":"` + strings.Repeat("x", maxBody) + `"}`, 413, "larger than"},
 		{"label: unknown session", "/api/sessions/nope/label", "application/json", `{"entryId":"09b043aa","label":"x"}`, 404, "No session with key “nope”"},
 		{"label: unknown entry", api + "/label", "application/json", `{"entryId":"zzz","label":"x"}`, 404, "no entry “zzz”"},
 		{"label: read-only file", "/api/sessions/sess-v2/label", "application/json", `{"entryId":"b2000001","label":"x"}`, 423, "/api/sessions/sess-v2/upgrade"},

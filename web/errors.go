@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -65,7 +66,9 @@ func errStale() error {
 // and renders a friendly page, or a fragment for htmx, never the raw error.
 func (s *Server) handleError(err error, c echo.Context) {
 	req := c.Request()
-	if errors.Is(err, context.Canceled) || errors.Is(req.Context().Err(), context.Canceled) {
+	var ne net.Error
+	timedOut := errors.As(err, &ne) && ne.Timeout()
+	if !timedOut && (errors.Is(err, context.Canceled) || errors.Is(req.Context().Err(), context.Canceled)) {
 		return // the client went away
 	}
 	pe := classify(err)
@@ -132,7 +135,11 @@ func classify(err error) *pageError {
 		return &pageError{status: status, title: title, msg: msg, err: err}
 	}
 	var big *http.MaxBytesError
+	var ne net.Error
 	switch {
+	case errors.As(err, &ne) && ne.Timeout():
+		return p(http.StatusRequestTimeout, "Too slow",
+			"The request did not arrive in time, so piweb gave up on it and changed nothing.")
 	case errors.As(err, &big):
 		return p(http.StatusRequestEntityTooLarge, "Too large",
 			fmt.Sprintf("The request is larger than piweb accepts (%s).", views.Bytes(big.Limit)))

@@ -140,3 +140,10 @@ func readAll(t testing.TB, r io.Reader) string {
 	}
 	return string(b)
 }
+
+// doReq serves req through h and returns the recorded response.
+func doReq(h http.Handler, req *http.Request) *httptest.ResponseRecorder {
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}

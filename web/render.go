@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 
 	"github.com/a-h/templ"
@@ -13,7 +14,9 @@ import (
 // behind a 200, but goes to the error handler whole.
 func render(c echo.Context, status int, comp templ.Component) error {
 	var b bytes.Buffer
-	if err := comp.Render(c.Request().Context(), &b); err != nil {
+	// Not cancelled with the request: an error page must render for a
+	// request whose connection already failed (a body that timed out).
+	if err := comp.Render(context.WithoutCancel(c.Request().Context()), &b); err != nil {
 		return err
 	}
 	h := c.Response().Header()

@@ -26,6 +26,26 @@ func (s *Server) secure(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// limitBody caps every request body at maxBody: a larger one is refused
+// with 413 before it is read (by its length) or as soon as it passes the
+// cap (while it is read, as the form handlers do first in readForm).
+func limitBody(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		if req.ContentLength > maxBody {
+			return &http.MaxBytesError{Limit: maxBody}
+		}
+		req.Body = http.MaxBytesReader(c.Response(), req.Body, maxBody)
+		return next(c)
+	}
+}
+
+// readForm parses a form body; a body over the cap is a 413, never a
+// silently emptied field (FormValue drops parse errors).
+func readForm(c echo.Context) error {
+	return c.Request().ParseForm()
+}
+
 // securityHeaders sets the headers every response carries.
 func securityHeaders(h http.Header) {
 	h.Set("Content-Security-Policy", contentSecurityPolicy)

@@ -47,6 +47,10 @@ type Options struct {
 	Heartbeat time.Duration
 	// Home is shortened to "~" in tool-call previews, as pi does with $HOME ("" shortens nothing).
 	Home string
+	// ReadTimeout bounds reading a whole request, headers and body (default
+	// 30s; headers alone get a third of it), so a body that trickles in
+	// cannot hold a connection. Live streams lift it once they start.
+	ReadTimeout time.Duration
 }
 
 // Server is piweb's HTTP server: echo routes over a Library, fed live by its changes.
@@ -72,6 +76,9 @@ func New(lib Library, opt Options) *Server {
 	if opt.Heartbeat <= 0 {
 		opt.Heartbeat = 15 * time.Second
 	}
+	if opt.ReadTimeout <= 0 {
+		opt.ReadTimeout = 30 * time.Second
+	}
 	s := &Server{
 		lib:     lib,
 		opt:     opt,
@@ -86,7 +93,7 @@ func New(lib Library, opt Options) *Server {
 	e.HidePort = true
 	e.Logger.SetOutput(io.Discard)
 	e.HTTPErrorHandler = s.handleError
-	e.Use(s.secure)
+	e.Use(s.secure, limitBody)
 	s.routes(e)
 	s.echo = e
 	return s
@@ -131,6 +138,17 @@ func (s *Server) Handler() http.Handler {
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(s.denyCrossOrigin))
 	return cop.Handler(s.echo)
+}
+
+// HTTPServer returns an http.Server for the handler with piweb's limits:
+// slow headers and slow bodies time out, headers are capped, idle
+// connections close.
+func (s *Server) HTTPServer() *http.Server {
+	hs := &http.Server{Handler: s.Handler(), ReadTimeout: s.opt.ReadTimeout, ReadHeaderTimeout: s.opt.ReadTimeout / 3,
+		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10,
+		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
+	hs.RegisterOnShutdown(s.Close)
+	return hs
 }
 
 // Close ends the live event streams, so that an http.Server can shut down.

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
+	"time"
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
@@ -21,6 +23,8 @@ func startStream(c echo.Context) *stream {
 	h.Set(echo.HeaderContentType, "text/event-stream; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no")
+	// A stream outlives the read timeout: lift it (the request has no body).
+	_ = http.NewResponseController(c.Response()).SetReadDeadline(time.Time{})
 	c.Response().WriteHeader(200)
 	c.Response().Flush()
 	return &stream{res: c.Response()}

@@ -109,9 +109,7 @@ func listenAndServe(ctx context.Context, out io.Writer, cfg config) error {
 	go func() { watched <- w.Run(ctx) }()
 
 	srv := web.New(lib, web.Options{Addr: bound, Root: root, Demo: cfg.demo, Logger: log, Home: homeDir()})
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-	hs.RegisterOnShutdown(srv.Close)
+	hs := srv.HTTPServer()
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	fmt.Fprintf(out, "piweb: open http://%s/\n", browserAddr(bound))
