@@ -3,6 +3,9 @@ package sessions
 import (
 	"encoding/json"
 	"slices"
+	"strconv"
+
+	"github.com/piweb/piweb/internal/js"
 )
 
 // Inspection is the JSON that `piweb inspect` prints: pi's reading of a file.
@@ -83,8 +86,94 @@ func (s *Session) Inspect(leafID string) (*Inspection, error) {
 	return in, nil
 }
 
-// MarshalIndent encodes v as indented JSON.
-func MarshalIndent(v any) ([]byte, error) { return json.MarshalIndent(v, "", "  ") }
+// JSON returns the Inspection as indented JSON, as `piweb inspect` prints
+// it. It is written by hand, not by encoding/json, which refuses values
+// nested more than 10,000 deep (pi takes any depth) and escapes what
+// JSON.stringify does not; the messages are spliced in as written.
+func (in *Inspection) JSON() []byte {
+	var b []byte
+	str := func(s string) { b = append(b, js.Quote(s)...) }
+	opt := func(s *string) {
+		if s == nil {
+			b = append(b, "null"...)
+		} else {
+			str(*s)
+		}
+	}
+	raw := func(r json.RawMessage) {
+		if len(r) == 0 {
+			b = append(b, "null"...)
+		} else {
+			b = append(b, r...)
+		}
+	}
+	b = append(b, `{"sessionId":`...)
+	str(in.SessionID)
+	b = append(b, `,"version":`...)
+	b = strconv.AppendInt(b, int64(in.Version), 10)
+	for _, f := range []struct {
+		k string
+		v *string
+	}{{"cwd", in.Cwd}, {"parentSession", in.ParentSession}, {"name", in.Name}, {"leafId", in.LeafID}} {
+		b = append(b, ',')
+		str(f.k)
+		b = append(b, ':')
+		opt(f.v)
+	}
+	b = append(b, `,"entryCount":`...)
+	b = strconv.AppendInt(b, int64(in.EntryCount), 10)
+	b = append(b, `,"tree":[`...)
+	for k, n := range in.Tree {
+		if k > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"id":`...)
+		opt(n.ID)
+		b = append(b, `,"parentId":`...)
+		opt(n.ParentID)
+		b = append(b, `,"type":`...)
+		opt(n.Type)
+		b = append(b, `,"label":`...)
+		raw(n.Label)
+		b = append(b, `,"children":[`...)
+		for j, c := range n.Children {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			opt(c)
+		}
+		b = append(b, "]}"...)
+	}
+	b = append(b, `],"path":[`...)
+	for k, id := range in.Path {
+		if k > 0 {
+			b = append(b, ',')
+		}
+		str(id)
+	}
+	b = append(b, `],"context":`...)
+	if c := in.Context; c == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, `{"messages":[`...)
+		for k, m := range c.Messages {
+			if k > 0 {
+				b = append(b, ',')
+			}
+			raw(m)
+		}
+		b = append(b, ']')
+		if len(c.ThinkingLevel) > 0 {
+			b = append(b, `,"thinkingLevel":`...)
+			raw(c.ThinkingLevel)
+		}
+		b = append(b, `,"model":`...)
+		raw(c.Model)
+		b = append(b, '}')
+	}
+	b = append(b, '}')
+	return js.Indent(b, "  ")
+}
 
 // piTree reproduces pi's getTree exactly, quirks included, for inspect:
 // entries sharing an id (or all lacking one) share the node of the last of

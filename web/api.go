@@ -53,8 +53,8 @@ func (s *Server) apiSession(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		out, err = sessions.MarshalIndent(in)
-		return err
+		out = in.JSON()
+		return nil
 	})
 	if err != nil {
 		return err

@@ -170,7 +170,7 @@ func TestAPIReads(t *testing.T) {
 		if rec.Code != 200 {
 			t.Fatalf("%s: status %d\n%s", target, rec.Code, rec.Body)
 		}
-		want, err := sessions.MarshalIndent(inspect(t, lib, mainID, leaf))
+		want, err := inspect(t, lib, mainID, leaf).JSON(), error(nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,9 +8,13 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/piweb/piweb/internal/sessiontest"
 )
 
 // TestFormBodyCap refuses form actions over the body cap with 413, the
@@ -111,4 +115,28 @@ func TestSlowBodyTimesOut(t *testing.T) {
 		}
 	}
 	t.Fatalf("the stream ended after %v and %d heartbeats: %v", time.Since(start), pings, sc.Err())
+}
+
+// TestDeepContent answers for content nested 100,000 levels deep (pi takes
+// any depth; encoding/json stops at 10,000): the page, the entry, the full
+// text and inspect.
+func TestDeepContent(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "--w--")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	deep := strings.Repeat("[", 100000) + strings.Repeat("]", 100000)
+	content := sessiontest.Lines(strings.Replace(sessiontest.Header, `"s1"`, `"deep"`, 1), sessiontest.User("u1", "", 1, "hi"),
+		sessiontest.Entry("message", "a1", "u1", 2, `,"message":{"role":"assistant","content":[{"type":"toolCall","id":"c","name":"x","arguments":{"a":`+deep+`}}],"details":`+deep+`,"timestamp":2}`),
+		sessiontest.Entry("message", "r1", "a1", 3, `,"message":{"role":"toolResult","toolCallId":"c","toolName":"x","content":[{"type":"text","text":"ok"}],"details":{"d":`+deep+`},"isError":false,"timestamp":3}`))
+	if err := os.WriteFile(filepath.Join(dir, "2026-01-01T00-00-00-000Z_deep.jsonl"), []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := newServer(t, openLib(t, root), nil).Handler()
+	for _, u := range []string{"/s/deep", "/s/deep?target=a1", "/s/deep/entry?e=a1", "/s/deep/entry?e=r1&view=context", "/s/deep/text?e=a1", "/api/sessions/deep"} {
+		if rec := get(t, srv, u); rec.Code != 200 {
+			t.Errorf("%s: status %d\n%.300s", u, rec.Code, rec.Body)
+		}
+	}
 }

@@ -66,10 +66,6 @@ func inspect(w io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
-	b, err := sessions.MarshalIndent(in)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(w, "%s\n", b)
+	_, err = fmt.Fprintf(w, "%s\n", in.JSON())
 	return err
 }

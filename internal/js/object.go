@@ -204,3 +204,61 @@ func DelMember(b []byte, k string) []byte {
 func TrimSpace(b []byte) []byte {
 	return bytes.TrimFunc(b, func(r rune) bool { return r < 0x80 && IsWS(byte(r)) })
 }
+
+// Indent returns the valid JSON value src laid out as encoding/json's
+// Indent lays it out (each member and element on a line of its own,
+// indent repeated per level, "key": value, empty objects and arrays kept
+// as {} and []), without recursion and without a depth limit, so any
+// value pi could write can be printed. Below maxIndent levels it stays
+// compact: indenting every level would make the output quadratic in depth.
+func Indent(src []byte, indent string) []byte {
+	const maxIndent = 64
+	out := make([]byte, 0, len(src)+len(src)/4)
+	depth := 0
+	newline := func() {
+		if depth > maxIndent {
+			return
+		}
+		out = append(out, '\n')
+		for range depth {
+			out = append(out, indent...)
+		}
+	}
+	for i := 0; i < len(src); i++ {
+		switch c := src[i]; c {
+		case ' ', '\t', '\n', '\r':
+		case '"':
+			end := skipString(src, i)
+			out = append(out, src[i:end]...)
+			i = end - 1
+		case '{', '[':
+			close := byte('}')
+			if c == '[' {
+				close = ']'
+			}
+			if j := SkipWS(src, i+1); j < len(src) && src[j] == close {
+				out = append(out, c, close)
+				i = j
+				continue
+			}
+			out = append(out, c)
+			depth++
+			newline()
+		case '}', ']':
+			depth--
+			newline()
+			out = append(out, c)
+		case ',':
+			out = append(out, c)
+			newline()
+		case ':':
+			out = append(out, ':')
+			if depth <= maxIndent {
+				out = append(out, ' ')
+			}
+		default:
+			out = append(out, c)
+		}
+	}
+	return out
+}

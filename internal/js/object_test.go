@@ -1,7 +1,9 @@
 package js
 
 import (
+	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -46,5 +48,30 @@ func TestMemberEdits(t *testing.T) {
 				t.Errorf("invalid JSON %s", got)
 			}
 		})
+	}
+}
+
+// TestIndent lays values out as encoding/json does, and a value nested far
+// deeper than encoding/json accepts without failing.
+func TestIndent(t *testing.T) {
+	for _, v := range []string{
+		`{}`, `[]`, `{"a":[1,{"b":"x\"y,[]{}:"},[],{}],"c":null}`, `[ 1 , "2" , true ]`, `"s"`, `-1.5e3`,
+		`{"k":{"l":{"m":[[[]]]}}}`, `{"é":"\u2028"}`,
+	} {
+		var want bytes.Buffer
+		if err := json.Indent(&want, []byte(v), "", "  "); err != nil {
+			t.Fatal(err)
+		}
+		if got := Indent([]byte(v), "  "); string(got) != want.String() {
+			t.Errorf("Indent(%s):\n%s\nwant\n%s", v, got, want.String())
+		}
+	}
+	deep := strings.Repeat("[", 100000) + strings.Repeat("]", 100000)
+	got := Indent([]byte(`{"a":`+deep+`}`), " ")
+	if len(got) > 3*len(deep) {
+		t.Errorf("deep value: %d bytes from %d", len(got), len(deep))
+	}
+	if _, err := ScanValue(got, 0); err != nil {
+		t.Errorf("deep value indented is not JSON: %v", err)
 	}
 }
