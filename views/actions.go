@@ -8,16 +8,27 @@ type ActionsView struct {
 	Key      string // the session file's key
 	File     string // the session file's path
 	Ref      string // the entry's id; "" when it has none (no action can name it)
+	Kind     string // what the entry is ("user", "assistant", "label", …), to name it
+	Preview  string // a short text of the entry, to name it
 	Label    string // the entry's label in force
 	Leaf     string // the session's leaf when the panel was drawn, sent back as expectLeaf
 	Version  int    // the file's format version
 	LeafNoID bool   // the file's last line has no id: a label would change where pi resumes
 
 	Open    string  // the form to show open: "label", "rewind", "fork", "share" or ""
-	Message string  // the outcome of the last action
-	Failed  bool    // Message reports a refusal
+	Failed  bool    // the last action was refused: its form stays open with what was typed
 	Summary string  // the rewind summary typed, kept when the rewind was refused
 	Draft   *string // the label typed, kept when it was refused
+}
+
+// Outcome is what an action did, shown as a card above the conversation
+// until the user dismisses it.
+type Outcome struct {
+	Action  string // "Label", "Rewind", "Fork", "Save", "Upgrade"
+	Ref     string // the entry it acted on
+	Preview string
+	Failed  bool
+	Message string
 	Fork    *ForkResult
 	Saved   string // the path an export was saved to
 	Backup  string // the backup an upgrade kept
@@ -31,8 +42,13 @@ type ForkResult struct {
 	Command string // the shell command that resumes it in pi
 }
 
-// ReadOnly reports whether pi rewrites the file on open (versions 1 and 2), so piweb does not append to it.
-func (a ActionsView) ReadOnly() bool { return a.Version < 3 }
+// ReadOnly reports whether piweb does not append to the file: pi rewrites
+// versions 1 and 2 when it opens them, and versions after 3 are formats
+// piweb does not know.
+func (a ActionsView) ReadOnly() bool { return a.Version != 3 }
+
+// Upgradable reports whether the file is in a format pi migrates (1 or 2).
+func (a ActionsView) Upgradable() bool { return a.Version == 1 || a.Version == 2 }
 
 // LabelValue is what the label field shows: the text typed before a refusal, else the current label.
 func (a ActionsView) LabelValue() string {

@@ -26,6 +26,7 @@ type PathView struct {
 	LinkURL    string       // a deep link to the entry
 	Actions    *ActionsView // the write actions on the entry; nil on an earlier page
 	State      TreeState
+	Note       string // why another entry than the one asked for is shown: the page reloads its rows
 }
 
 // Tabs of the conversation pane.
@@ -62,6 +63,16 @@ type Item struct {
 	Bash   *Bash
 	Export bool // in an offline export, where the entry id links to the entry itself (there is no tree)
 	Clip   *Clip
+	Sub    int    // a second (third, …) item of the same entry (a compaction's system prompt and summary): its own element ids
+	From   string // the item is not an entry of its own but comes from this one (a compaction's system prompt)
+}
+
+// DOMID is the item's element id: m<pos>, or m<pos>.<sub> for a further item of one entry.
+func (it Item) DOMID() string {
+	if it.Sub > 0 {
+		return "m" + Itoa(it.Entry.Pos) + "." + Itoa(it.Sub)
+	}
+	return "m" + Itoa(it.Entry.Pos)
 }
 
 // Bash is a user's ! command (a bashExecution message).
@@ -105,6 +116,7 @@ type ToolResult struct {
 	Diff    string
 	Details string // indented JSON of details other than diff
 	Clip    *Clip  // set when long texts of the result were cut
+	Own     bool   // the result is an item of its own (its call is not shown): the item carries its id
 }
 
 // Clip says that long texts of an entry were cut on the page and where its full text is.

@@ -26,6 +26,7 @@ type SessionView struct {
 	Conversation *PathView // the selected entry's path; nil when the tree is empty
 	Demo         bool
 	Version      string // the index state the page was drawn from, for the live stream
+	Note         string // why the page shows another entry than the one its address names
 }
 
 // SessionStats are a session's counts for the page header.

@@ -32,8 +32,12 @@ func shellQuote(s string) string {
 // --- the session page's forms ----------------------------------------------
 
 // actionsView describes the actions on entry i of ss, the session with key.
-func actionsView(key string, ss *sessions.Session, i int) views.ActionsView {
-	a := views.ActionsView{Key: key, Ref: ss.Entries[i].ID, Label: ss.LabelOf(i), Version: ss.Header.Version, File: ss.File}
+func actionsView(key string, ss *sessions.Session, r *sessions.Reader, i int) views.ActionsView {
+	e := &ss.Entries[i]
+	a := views.ActionsView{Key: key, Ref: e.ID, Kind: entryKind(e), Label: ss.LabelOf(i), Version: ss.Header.Version, File: ss.File}
+	if b, err := r.Body(i); err == nil {
+		a.Preview = oneLine(entryPreview(b), 80)
+	}
 	if l := ss.Leaf(); l >= 0 {
 		a.Leaf = ss.Entries[l].ID
 		a.LeafNoID = a.Leaf == ""
@@ -41,17 +45,42 @@ func actionsView(key string, ss *sessions.Session, i int) views.ActionsView {
 	return a
 }
 
-// outcome is what an action did, for the panel that shows it.
-type outcome struct {
-	views.ActionsView        // only the outcome fields are used
-	label             bool   // the label changed: update the conversation header too
-	ref               string // the entry the panel is for
+// entryKind names an entry for people: its role, or its type.
+func entryKind(e *sessions.Entry) string {
+	if e.Type == sessions.TypeMessage && e.Role != "" {
+		return e.Role
+	}
+	return strings.ReplaceAll(e.Type, "_", " ")
 }
 
-// settle records err in o when the user can act on it (a refusal, shown in
-// the panel, worded by classify); anything else is returned for the central
+// entryPreview is a short text that tells an entry apart: what pi's ctrl+x
+// copies, else its full text.
+func entryPreview(b *sessions.Body) string {
+	if t := b.CopyText(); strings.TrimSpace(t) != "" {
+		return t
+	}
+	t := b.FullText()
+	if len(t) > 400 {
+		t = t[:400]
+	}
+	return t
+}
+
+// form is what an action form did: which of its fields to show again, and
+// the outcome card to add to the page.
+type form struct {
+	ref     string // the entry the panel is for
+	open    string // the form to keep open (a refusal keeps it)
+	summary string // a refused rewind's summary, shown again
+	draft   *string
+	label   bool // the label changed: update the header and the card too
+	outcome views.Outcome
+}
+
+// settle records err in f's outcome when the user can act on it (a
+// refusal, worded by classify); anything else is returned for the central
 // error handler.
-func (s *Server) settle(c echo.Context, o *outcome, err error) error {
+func (s *Server) settle(c echo.Context, f *form, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -60,34 +89,41 @@ func (s *Server) settle(c echo.Context, o *outcome, err error) error {
 		return err
 	}
 	s.log.Info("action refused", "path", c.Request().URL.Path, "status", pe.status, "err", err)
-	o.Message, o.Failed = pe.msg, true
+	f.outcome.Message, f.outcome.Failed = pe.msg, true
 	return nil
 }
 
-// renderActions re-renders the actions panel of entry o.ref with the
-// outcome. A form posted without htmx (no script) goes back to the page.
-func (s *Server) renderActions(c echo.Context, key string, o outcome) error {
+// renderActions re-renders the actions panel of entry f.ref and adds the
+// outcome card to the page's outcomes, where it stays until dismissed. A
+// form posted without htmx (no script) goes back to the page.
+func (s *Server) renderActions(c echo.Context, key string, f form) error {
 	if !isHTMX(c) {
-		return c.Redirect(http.StatusSeeOther, views.StateURL(key, views.TreeState{Target: o.ref}))
+		return c.Redirect(http.StatusSeeOther, views.StateURL(key, views.TreeState{Target: f.ref}))
 	}
 	var a views.ActionsView
-	err := s.view(key, func(ss *sessions.Session, _ *sessions.Reader) error {
-		i, ok := resolve(ss, o.ref)
+	var labelPos = -1
+	err := s.view(key, func(ss *sessions.Session, r *sessions.Reader) error {
+		i, ok := resolve(ss, f.ref)
 		if !ok {
-			return errNoEntry(key, o.ref)
+			return errNoEntry(key, f.ref)
 		}
-		a = actionsView(key, ss, i)
+		a, labelPos = actionsView(key, ss, r, i), i
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	a.Open, a.Message, a.Failed, a.Summary, a.Draft = o.Open, o.Message, o.Failed, o.Summary, o.Draft
-	a.Fork, a.Saved, a.Backup = o.Fork, o.Saved, o.Backup
-	if o.label {
-		return respond(c, templ.Join(views.EntryActions(a), views.ConvLabel(a.Label, true)))
+	if !f.outcome.Failed {
+		f.open = ""
 	}
-	return respond(c, views.EntryActions(a))
+	a.Open, a.Failed, a.Summary, a.Draft = f.open, f.outcome.Failed, f.summary, f.draft
+	o := f.outcome
+	o.Ref, o.Preview = a.Ref, a.Preview
+	parts := []templ.Component{views.EntryActions(a), views.OutcomeCard(o)}
+	if f.label && !o.Failed {
+		parts = append(parts, views.ConvLabel(a.Label, true), views.ItemLabel("lm"+views.Itoa(labelPos), a.Label, true))
+	}
+	return respond(c, templ.Join(parts...))
 }
 
 // actLabel is the label form.
@@ -96,21 +132,20 @@ func (s *Server) actLabel(c echo.Context) error {
 		return err
 	}
 	key, ref, text := sessionKey(c), c.FormValue("entry"), c.FormValue("label")
-	o := outcome{ref: ref}
-	o.Open = "label"
+	f := form{ref: ref, open: "label", label: true, outcome: views.Outcome{Action: "Label"}}
 	_, err := s.lib.Label(key, ref, text)
-	if err := s.settle(c, &o, err); err != nil {
+	if err := s.settle(c, &f, err); err != nil {
 		return err
 	}
 	switch {
-	case o.Failed:
-		o.Draft = &text
+	case f.outcome.Failed:
+		f.draft = &text
 	case strings.TrimSpace(text) == "":
-		o.Message, o.Open, o.label = "Label cleared.", "", true
+		f.outcome.Message = "Label cleared."
 	default:
-		o.Message, o.Open, o.label = "Label saved.", "", true
+		f.outcome.Message = "Label saved."
 	}
-	return s.renderActions(c, key, o)
+	return s.renderActions(c, key, f)
 }
 
 // actRewind is the rewind form.
@@ -119,19 +154,16 @@ func (s *Server) actRewind(c echo.Context) error {
 		return err
 	}
 	key, ref, summary := sessionKey(c), c.FormValue("entry"), c.FormValue("summary")
-	o := outcome{ref: ref}
-	o.Open = "rewind"
+	f := form{ref: ref, open: "rewind", summary: summary, outcome: views.Outcome{Action: "Rewind"}}
 	nid, err := s.lib.Rewind(key, ref, summary, sessions.Guard{Leaf: c.FormValue("expectLeaf")})
-	if err := s.settle(c, &o, err); err != nil {
+	if err := s.settle(c, &f, err); err != nil {
 		return err
 	}
-	if o.Failed {
-		o.Summary = summary
-	} else {
-		o.Open = ""
-		o.Message = "Rewound: pi resumes from this entry the next time it opens the session (entry " + nid + " records it)."
+	if !f.outcome.Failed {
+		f.summary = ""
+		f.outcome.Message = "Rewound: pi resumes from this entry the next time it opens the session (entry " + nid + " records it)."
 	}
-	return s.renderActions(c, key, o)
+	return s.renderActions(c, key, f)
 }
 
 // actFork is the fork form.
@@ -140,17 +172,16 @@ func (s *Server) actFork(c echo.Context) error {
 		return err
 	}
 	key, ref := sessionKey(c), c.FormValue("entry")
-	o := outcome{ref: ref}
-	o.Open = "fork"
-	f, err := s.fork(key, ref)
-	if err := s.settle(c, &o, err); err != nil {
+	f := form{ref: ref, open: "fork", outcome: views.Outcome{Action: "Fork"}}
+	fr, err := s.fork(key, ref)
+	if err := s.settle(c, &f, err); err != nil {
 		return err
 	}
-	if !o.Failed {
-		o.Fork = &f
-		o.Message = "Forked into a new session."
+	if !f.outcome.Failed {
+		f.outcome.Fork = &fr
+		f.outcome.Message = "Forked into a new session."
 	}
-	return s.renderActions(c, key, o)
+	return s.renderActions(c, key, f)
 }
 
 // actUpgrade is the upgrade button of a read-only session.
@@ -159,19 +190,19 @@ func (s *Server) actUpgrade(c echo.Context) error {
 		return err
 	}
 	key, ref := sessionKey(c), c.FormValue("entry")
-	o := outcome{ref: ref}
+	f := form{ref: ref, outcome: views.Outcome{Action: "Upgrade"}}
 	if c.FormValue("confirm") != "true" {
 		return errBadRequest("The upgrade was not confirmed.", nil)
 	}
 	backup, err := s.lib.Upgrade(key)
-	if err := s.settle(c, &o, err); err != nil {
+	if err := s.settle(c, &f, err); err != nil {
 		return err
 	}
-	if !o.Failed {
-		o.Backup = backup
-		o.Message = "Upgraded to version 3: labelling and rewinding are on."
+	if !f.outcome.Failed {
+		f.outcome.Backup = backup
+		f.outcome.Message = "Upgraded to version 3: labelling and rewinding are on."
 	}
-	return s.renderActions(c, key, o)
+	return s.renderActions(c, key, f)
 }
 
 // actShare is the share form's "Save next to the session" button.
@@ -180,21 +211,20 @@ func (s *Server) actShare(c echo.Context) error {
 		return err
 	}
 	key, ref := sessionKey(c), c.FormValue("leaf")
-	o := outcome{ref: ref}
-	o.Open = "share"
+	f := form{ref: ref, open: "share", outcome: views.Outcome{Action: "Save"}}
 	q, err := exportQuery(ref, c.FormValue("format"), formValues(c, "redact"))
 	if err != nil {
 		return err
 	}
 	path, err := s.saveExport(key, q)
-	if err := s.settle(c, &o, err); err != nil {
+	if err := s.settle(c, &f, err); err != nil {
 		return err
 	}
-	if !o.Failed {
-		o.Saved = path
-		o.Message = "Saved next to the session."
+	if !f.outcome.Failed {
+		f.outcome.Saved = path
+		f.outcome.Message = "Saved next to the session."
 	}
-	return s.renderActions(c, key, o)
+	return s.renderActions(c, key, f)
 }
 
 // formValues returns every value of a form field.

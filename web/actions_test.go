@@ -78,9 +78,9 @@ func TestActionForms(t *testing.T) {
 	}
 	steps := []step{
 		{"label", ui + "label", url.Values{"entry": {"a9522c9f"}, "label": {"first look"}},
-			[]string{`class="act-msg ok"`, "Label saved.", `name="label" value="first look"`,
+			[]string{`class="outcome ok"`, "Label saved.", `name="label" value="first look"`, `<span class="lbl" id="lm4" hx-swap-oob="true">[first look]</span>`,
 				`<span id="conv-label" class="lbl" hx-swap-oob="true">[first look]</span>`},
-			[]string{"<html", `details class="act" name="entry-act" data-act="label" open`},
+			[]string{"<html", `data-act="label" open`},
 			func(t *testing.T) {
 				if got := labelOf(inspect(t, lib, mainID, ""), "a9522c9f"); got != "first look" {
 					t.Errorf("label %q", got)
@@ -96,9 +96,9 @@ func TestActionForms(t *testing.T) {
 		{"label of an unknown entry", ui + "label", url.Values{"entry": {"zzz"}, "label": {"x"}},
 			nil, nil, nil}, // checked below: a 404 page, the entry is not there to re-render
 		{"stale rewind keeps the summary", ui + "rewind", url.Values{"entry": {"09b043aa"}, "summary": {"Why we left"}, "expectLeaf": {"c8578d56"}},
-			[]string{`class="act-msg err"`, `role="alert"`, "changed since this page showed it", ">Why we left</textarea>",
-				`data-act="rewind" open`, `name="expectLeaf" value="`},
-			[]string{"hx-swap-oob"}, nil},
+			[]string{`class="outcome err"`, `role="alert"`, "changed since this page showed it", ">Why we left</textarea>",
+				`data-act="rewind" open`, `name="expectLeaf" value="`, `<div id="act-outcomes" hx-swap-oob="afterbegin">`},
+			[]string{`id="conv-label"`}, nil},
 		{"rewind", ui + "rewind", url.Values{"entry": {"09b043aa"}, "summary": {""}},
 			[]string{"Rewound: pi resumes from this entry"}, nil,
 			func(t *testing.T) {
@@ -108,11 +108,11 @@ func TestActionForms(t *testing.T) {
 				}
 			}},
 		{"fork", ui + "fork", url.Values{"entry": {"09b043aa"}},
-			[]string{"Forked into a new session.", "pi --session &#39;/", "/--home-dev-weather--/", `data-copy`, `data-act="fork" open`}, nil, nil},
+			[]string{"Forked into a new session.", "pi --session &#39;/", "/--home-dev-weather--/", `data-copy`, `data-action="Fork"`}, []string{`data-act="fork" open`}, nil},
 		{"share", ui + "share", url.Values{"leaf": {"09b043aa"}, "format": {"html"}, "redact": {"secrets", "thinking"}},
 			[]string{"Saved next to the session.", "fix-stale-forecast-cache-09b043aa-redacted.html"}, nil, nil},
 		{"read-only label refused", "/s/sess-v2/actions/label", url.Values{"entry": {"b2000001"}, "label": {"x"}},
-			[]string{`class="act-msg err"`, "old version 2 format", "Upgrade (keeps a backup)"}, nil, nil},
+			[]string{`class="outcome err"`, "old version 2 format", "Upgrade (keeps a backup)"}, nil, nil},
 		{"upgrade", "/s/sess-v2/actions/upgrade", url.Values{"entry": {"b2000001"}, "confirm": {"true"}},
 			[]string{"Upgraded to version 3", ".v2.bak</code>", `/actions/label"`}, []string{"Upgrade (keeps a backup)"}, nil},
 	}

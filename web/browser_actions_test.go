@@ -24,7 +24,11 @@ func (b browserRun) do(name string, steps ...chromedp.Action[chromedp.Void]) {
 	defer cancel()
 	began := time.Now()
 	if err := chromedp.Do(ctx, steps...); err != nil {
-		b.t.Fatalf("%s: %v", name, err)
+		var dom string
+		dctx, dcancel := context.WithTimeout(b.ctx, 5*time.Second)
+		dom, _ = chromedp.Run(dctx, chromedp.Evaluate[string](`(document.querySelector('#act-outcomes')?.outerHTML || '') + ' | ' + Array.from(document.querySelectorAll('#entry-actions details')).map(d => d.dataset.act + ':' + d.open).join(',') + ' ready=' + document.querySelector('#entry-actions').hasAttribute('data-ready') + ' conv=' + document.querySelector('#conv-inner')?.dataset.ref`))
+		dcancel()
+		b.t.Fatalf("%s: %v\npage: %s", name, err, dom)
 	}
 	b.t.Logf("%s: %v", name, time.Since(began).Round(time.Millisecond))
 }
@@ -50,9 +54,12 @@ func (b browserRun) poll(name, js string) chromedp.Action[chromedp.Void] {
 	}
 }
 
-// TestBrowserActions drives the actions panel in headless chromium: label
-// an entry with pi's shift+L and see the label in the tree, rewind to an
-// earlier entry and see the leaf marker move, fork and save a share.
+// TestBrowserActions drives the actions panel in headless chromium: the
+// session opens at a leaf the default filter hides (a session_info entry),
+// and the panel acts on the row the page highlights, naming it; label an
+// entry with pi's shift+L and see the label in the tree, the header and the
+// card; rewind to an earlier entry and see the leaf marker move; fork and
+// save a share; every outcome stays on the page until dismissed.
 func TestBrowserActions(t *testing.T) {
 	ctx, console := browse(t)
 	lib := openLib(t, demoRoot(t))
@@ -69,11 +76,27 @@ func TestBrowserActions(t *testing.T) {
 
 	b.do("open session", chromedp.Navigate(ts.URL+"/s/"+mainID),
 		chromedp.WaitVisible(chromedp.CSS("#tree .row.sel")),
-		b.poll("panel of the leaf", panelRef+` === '4638afcc'`))
+		b.poll("panel of the highlighted row, not the hidden leaf", panelRef+` === 'c8578d56' && document.querySelector('#tree .row.sel').dataset.ref === 'c8578d56'`),
+		b.poll("the panel names its entry", `document.querySelector('#entry-actions .act-target code').textContent === 'c8578d56' && document.querySelector('#entry-actions .act-target .act-preview').textContent.startsWith('Both callers')`))
 
-	// shift+L on the leaf's row labels that row's entry, not the hidden session_info leaf the page opened at.
-	b.do("shift+L on the leaf row", chromedp.KeyEvent("L", chromedp.KeyModifiers(chromedp.ModifierShift)),
+	// Label the highlighted row through the panel: it lands on that row's entry, not on the hidden session_info leaf.
+	b.do("label the leaf row", chromedp.KeyEvent("L", chromedp.KeyModifiers(chromedp.ModifierShift)),
 		b.poll("label field of the row", panelRef+` === 'c8578d56' && document.activeElement?.name === 'label'`),
+		chromedp.KeyEvent("shipped"), chromedp.KeyEvent(kb.Enter),
+		b.poll("label card", `(document.querySelector('#act-outcomes .outcome.ok[data-action="Label"] code')?.textContent) === 'c8578d56'`),
+		b.poll("label in the tree", rowLabel("c8578d56")+` === '[shipped] '`),
+		b.poll("label on the message card", `document.querySelector('#lm'+document.querySelector('#tree .row[data-ref="c8578d56"]').dataset.p)?.textContent.trim() === '[shipped]'`))
+	if got := labelOf(inspect(t, lib, mainID, ""), "c8578d56"); got != "shipped" {
+		t.Errorf("the file says the highlighted entry's label is %q", got)
+	}
+	if got := labelOf(inspect(t, lib, mainID, ""), "4638afcc"); got != "" {
+		t.Errorf("the hidden leaf got the label %q", got)
+	}
+	b.do("dismiss", chromedp.Click(chromedp.CSS(`#act-outcomes .outcome [data-dismiss]`)),
+		b.poll("card gone", `!document.querySelector('#act-outcomes .outcome')`))
+	// shift+L then Esc: the field closes and the keys go back to the tree.
+	b.do("shift+L and esc", chromedp.KeyEvent("L", chromedp.KeyModifiers(chromedp.ModifierShift)),
+		b.poll("field open", `document.activeElement?.name === 'label'`),
 		chromedp.KeyEvent(kb.Escape),
 		b.poll("closed, keys back to the tree", `!document.querySelector('#entry-actions details[open]') && document.activeElement?.id === 'tree'`))
 
@@ -87,7 +110,7 @@ func TestBrowserActions(t *testing.T) {
 		t.Errorf("shift+L typed %q into the tree search", q)
 	}
 	b.do("type label", chromedp.KeyEvent("retry later"), chromedp.KeyEvent(kb.Enter),
-		b.poll("saved", `document.querySelector('#entry-actions[data-ready] .act-msg.ok')?.textContent === 'Label saved.'`),
+		b.poll("saved", `document.querySelector('#act-outcomes .outcome.ok .act-msg')?.textContent === 'Label saved.'`),
 		b.poll("label in the tree", rowLabel("09b043aa")+` === '[retry later] '`),
 		b.poll("label in the header", `document.querySelector('#conv-label').textContent.trim() === '[retry later]'`))
 	if got := labelOf(inspect(t, lib, mainID, ""), "09b043aa"); got != "retry later" {
@@ -99,7 +122,7 @@ func TestBrowserActions(t *testing.T) {
 	b.do("rewind", chromedp.Click(chromedp.CSS(`#entry-actions details[data-act="rewind"] > summary`)),
 		chromedp.WaitVisible(chromedp.CSS(`#entry-actions details[data-act="rewind"] textarea`)),
 		chromedp.Click(chromedp.CSS(`#entry-actions details[data-act="rewind"] button[type="submit"]`)),
-		b.poll("rewound", `(document.querySelector('#entry-actions[data-ready] .act-msg.ok')?.textContent || '').startsWith('Rewound')`),
+		b.poll("rewound", `(document.querySelector('#act-outcomes .outcome.ok[data-action="Rewind"] .act-msg')?.textContent || '').startsWith('Rewound')`),
 		b.poll("leaf marker moved", `document.querySelectorAll('#tree .row.leaf').length === 1 && document.querySelector('#tree .row.leaf').dataset.ref === 'a9522c9f'`))
 	in := inspect(t, lib, mainID, "")
 	if len(in.Path) < 2 || in.Path[len(in.Path)-2] != "a9522c9f" {
@@ -113,19 +136,24 @@ func TestBrowserActions(t *testing.T) {
 	appendLines(t, file, `{"type":"message","id":"feed0001","parentId":"`+deref(in.LeafID)+`","timestamp":"2026-05-12T09:00:00.000Z","message":{"role":"user","content":"Carry on","timestamp":1778576400000}}`)
 	b.do("live append", b.poll("new row", `!!document.querySelector('#tree .row[data-ref="feed0001"]')`))
 	b.do("stale rewind", chromedp.Click(chromedp.CSS(`#entry-actions details[data-act="rewind"] button[type="submit"]`)),
-		b.poll("refused inline", `(document.querySelector('#entry-actions[data-ready] .act-msg.err')?.textContent || '').includes('changed since this page showed it')`))
+		b.poll("refusal shown", `(document.querySelector('#act-outcomes .outcome.err[data-action="Rewind"] .act-msg')?.textContent || '').includes('changed since this page showed it')`),
+		b.poll("the refused form stays open", `!!document.querySelector('#entry-actions[data-ready] details[data-act="rewind"][open]')`))
 
 	// Fork: the new file and the command that resumes it.
 	b.do("fork", chromedp.Click(chromedp.CSS(`#entry-actions details[data-act="fork"] > summary`)),
 		chromedp.Click(chromedp.CSS(`#entry-actions details[data-act="fork"] button[type="submit"]`)),
-		b.poll("fork command", `(document.querySelector('#entry-actions[data-ready] .copy-line input')?.value || '').startsWith("pi --session '/")`))
+		b.poll("fork command", `(document.querySelector('#act-outcomes .outcome[data-action="Fork"] .copy-line input')?.value || '').startsWith("pi --session '/")`))
+	// The fork's outcome stays while the user moves on to another entry.
+	b.do("select after fork", chromedp.Click(chromedp.CSS(`#n10 .txt`)), b.poll("panel follows", panelRef+` === '09b043aa'`),
+		b.poll("fork card still there", `!!document.querySelector('#act-outcomes .outcome[data-action="Fork"] .copy-line input')`))
+	b.do("select back", chromedp.Click(chromedp.CSS(`#n3 .txt`)), b.poll("panel follows back", panelRef+` === '23a64162'`))
 
 	// Share: saving uses the form's choices.
 	b.do("share", chromedp.Click(chromedp.CSS(`#entry-actions details[data-act="share"] > summary`)),
 		chromedp.Click(chromedp.CSS(`#entry-actions input[name="format"][value="html"]`)),
 		chromedp.Click(chromedp.CSS(`#entry-actions details[data-act="share"] button[data-save]`)),
-		b.poll("saved", `(document.querySelector('#entry-actions[data-ready] .act-result code')?.textContent || '').endsWith('-23a64162-redacted.html')`))
-	saved := b.eval(`document.querySelector('#entry-actions .act-result code').textContent`)
+		b.poll("saved", `(document.querySelector('#act-outcomes .outcome[data-action="Save"] .copy-line input')?.value || '').endsWith('-23a64162-redacted.html')`))
+	saved := b.eval(`document.querySelector('#act-outcomes .outcome[data-action="Save"] .copy-line input').value`)
 	if page, err := os.ReadFile(saved); err != nil || !strings.Contains(string(page), "Redacted before export: secrets.") {
 		t.Errorf("saved export %s: %v", saved, err)
 	}

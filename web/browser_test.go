@@ -171,7 +171,7 @@ func TestBrowser(t *testing.T) {
 	// Open a session: the tree selects the leaf's row, the conversation shows its path.
 	do("open session", chromedp.Click(chromedp.CSS(`a.title[href="/s/`+mainID+`"]`)),
 		chromedp.WaitVisible(chromedp.CSS("#tree .row.sel")),
-		poll("conversation of the leaf", convRef+` === '4638afcc'`))
+		poll("conversation of the highlighted row (the leaf, a session_info entry, is hidden)", convRef+` === 'c8578d56'`))
 
 	// Click a node on the other branch: its path is highlighted, the conversation follows.
 	do("click node", chromedp.Click(chromedp.CSS(`#n10 .txt`)),

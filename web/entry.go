@@ -37,10 +37,22 @@ func (s *Server) entry(c echo.Context) error {
 	var v views.PathView
 	err = s.view(id, func(ss *sessions.Session, r *sessions.Reader) error {
 		target, ok := resolve(ss, e)
+		note := ""
 		if !ok {
-			return errNoEntry(id, e)
+			if before >= 0 {
+				return errStale() // an earlier page of an entry that is gone
+			}
+			// The page's rows are older than the file (pi migrated it with new
+			// ids): show where pi resumes, and have the page reload its rows.
+			st.Target, st.Leaf = e, ""
+			t, err := s.layout(ss, r, st)
+			if err != nil {
+				return err
+			}
+			target, note = t.target, t.note
 		}
 		v, err = s.pathView(ss, r, st, target, c.QueryParam("view"), before)
+		v.Note = note
 		return err
 	})
 	if err != nil {
@@ -74,7 +86,7 @@ func (s *Server) pathView(ss *sessions.Session, r *sessions.Reader, st views.Tre
 	link.Leaf = v.Target.Ref
 	v.LeafURL = views.StateURL(id, link)
 	if !v.Page {
-		a := actionsView(id, ss, target)
+		a := actionsView(id, ss, r, target)
 		v.Actions = &a
 	}
 	if v.Tab == views.TabContext {
@@ -236,6 +248,7 @@ func isToolResult(e *sessions.Entry) bool {
 
 // contextPage fills v with a page of the model context at target (pi's projection).
 func (b *builder) contextPage(v *views.PathView, r *sessions.Reader, target, before int) error {
+	ss := b.s
 	p, err := r.Project(target)
 	if err != nil {
 		return err
@@ -273,8 +286,15 @@ func (b *builder) contextPage(v *views.PathView, r *sessions.Reader, target, bef
 		}
 	}
 	results := collectResults(pos, msgs)
+	shown := map[int]int{} // items of each entry so far: a compaction gives two
 	for k, i := range pos {
-		it := views.Item{Entry: b.info(i), Kept: kept[k], Edited: edited[k], Target: i == target}
+		it := views.Item{Entry: b.info(i), Kept: kept[k], Edited: edited[k], Target: i == target, Sub: shown[i]}
+		if it.Sub > 0 || ss.Entries[i].Type == sessions.TypeCompaction && msgs[k] != nil && msgs[k].Role == sessions.RoleSystem {
+			it.Target = false
+		}
+		if ss.Entries[i].Type == sessions.TypeCompaction && msgs[k] != nil && msgs[k].Role == sessions.RoleSystem {
+			it.From = "compaction " + it.Entry.Ref // the system prompt the compaction keeps is not an entry of its own
+		}
 		switch {
 		case msgs[k] == nil:
 			it.Kind, it.Note = "setting", "dropped from the context by a context edit"
@@ -286,6 +306,7 @@ func (b *builder) contextPage(v *views.PathView, r *sessions.Reader, target, bef
 			it.Clip = b.clipped(i, before)
 		}
 		markResultTarget(&it, target)
+		shown[i]++
 		v.Items = append(v.Items, it)
 	}
 	v.Earlier = start

@@ -244,6 +244,7 @@ func (b *builder) messageItem(it views.Item, m *sessions.Message, results map[st
 	case sessions.RoleToolResult:
 		it.Kind, it.Title = "tool", "tool result · "+m.ToolName
 		res := b.toolResult(it.Entry.Pos, m)
+		res.Own = true
 		call := views.ToolCall{ID: m.ToolCallID, Name: m.ToolName, Summary: "(its call is not shown)", Result: &res}
 		it.Blocks = []views.Block{{Kind: "call", Call: &call}}
 	case sessions.RoleBash:

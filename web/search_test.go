@@ -96,7 +96,7 @@ func TestSearchIndexes(t *testing.T) {
 	for _, q := range []string{"question 12", "ANSWER 299", "Lorem 1234", "needle"} {
 		check("first", q)
 	}
-	x := srv.layouts.searchIndex(id)
+	x := srv.layouts.searchIndex(file)
 	size := x.Bytes()
 	if size == 0 {
 		t.Fatal("no index after searches")
@@ -109,7 +109,7 @@ func TestSearchIndexes(t *testing.T) {
 	}
 	check("after an append", "needle")
 	check("after an append", "question 12")
-	if srv.layouts.searchIndex(id) != x {
+	if srv.layouts.searchIndex(file) != x {
 		t.Error("an append replaced the session's index")
 	}
 
@@ -139,7 +139,7 @@ func TestSearchIndexes(t *testing.T) {
 	if got := len(srv.layouts.search.m); got != searchedSessions {
 		t.Errorf("%d sessions keep an index, want %d", got, searchedSessions)
 	}
-	if srv.layouts.searchIndex(id) == x {
+	if srv.layouts.searchIndex(file) == x {
 		t.Error("the least recently searched session kept its index")
 	}
 }

@@ -47,10 +47,12 @@ func TestRoutes(t *testing.T) {
 		{"unknown session", "/s/nope", nil, 404, []string{"Session not found", "“nope”", "all sessions"}, []string{"no such session"}},
 		{"unknown session fragment", "/s/nope/entry?e=x", []string{"HX-Request", "true"}, 404,
 			[]string{`class="error-box"`, "Session not found"}, []string{"<html"}},
-		{"unknown entry", "/s/" + mainID + "?target=zzz", nil, 404, []string{"Entry not found", "“zzz”"}, nil},
-		{"unknown entry fragment", "/s/" + mainID + "/entry?e=zzz", nil, 404, []string{"Entry not found"}, nil},
-		{"unknown leaf", "/s/" + mainID + "?leaf=zzz", nil, 404, []string{"Entry not found"}, nil},
-		{"id-less ref", "/s/" + mainID + "/entry?e=~3", nil, 404, []string{"Entry not found"}, nil},
+		// An entry a link or an old page names that the file no longer holds
+		// (pi migrated it with new ids): the session at its leaf, with a note.
+		{"unknown entry", "/s/" + mainID + "?target=zzz", nil, 200, []string{"Entry zzz is no longer in this session", `data-ref="c8578d56"`}, nil},
+		{"unknown entry fragment", "/s/" + mainID + "/entry?e=zzz", nil, 200, []string{`data-stale="Entry zzz is no longer`, `data-ref="c8578d56"`}, nil},
+		{"unknown leaf", "/s/" + mainID + "?leaf=zzz", nil, 200, []string{"Entry zzz is no longer in this session"}, nil},
+		{"id-less ref", "/s/" + mainID + "/entry?e=~3", nil, 200, []string{`data-stale="Entry ~3 is no longer`}, nil},
 		{"bad filter", "/s/" + mainID + "?filter=bogus", nil, 400, []string{"Unknown tree filter"}, []string{"unknown tree filter \""}},
 		{"bad position", "/s/" + mainID + "/rows?after=-4", nil, 400, []string{"Bad row position"}, nil},
 		{"unknown page", "/nope", nil, 404, []string{"Not found"}, nil},

@@ -49,7 +49,7 @@ func (s *Server) session(c echo.Context) error {
 			return err
 		}
 		v = s.sessionHeader(id, ss)
-		v.State = st
+		v.State, v.Note = st, t.note
 		if v.Tree, err = t.around(r, id); err != nil {
 			return err
 		}
@@ -118,13 +118,13 @@ func (s *Server) rows(c echo.Context) error {
 		return err
 	}
 	var w views.TreeWindow
-	var ver string
+	var ver, note string
 	err = s.view(id, func(ss *sessions.Session, r *sessions.Reader) error {
 		t, err := s.layout(ss, r, st)
 		if err != nil {
 			return err
 		}
-		ver = version(ss)
+		ver, note = version(ss), t.note
 		w = views.TreeWindow{Key: id, Total: t.lay.Len(), Selected: -1}
 		var start, end int
 		switch {
@@ -157,6 +157,9 @@ func (s *Server) rows(c echo.Context) error {
 	h.Set("X-Tree-Total", strconv.Itoa(w.Total))
 	h.Set("X-Tree-Selected", strconv.Itoa(w.Selected))
 	h.Set("X-Tree-Version", ver)
+	if note != "" {
+		h.Set("X-Tree-Note", url.PathEscape(note)) // the entry named is gone: the rows are around the leaf
+	}
 	return respond(c, views.TreeRows(w))
 }
 

@@ -69,29 +69,38 @@ func resolve(s *sessions.Session, r string) (int, bool) {
 type tree struct {
 	s       *sessions.Session
 	lay     *pitree.Layout
-	leaf    int // the leaf the layout treats as active (the session's, or the state's)
-	leafRow int // the row marked "← active": the leaf's, or its nearest visible ancestor's
-	target  int // the selected entry, -1 for none
+	leaf    int    // the leaf the layout treats as active (the session's, or the state's)
+	leafRow int    // the row marked "← active": the leaf's, or its nearest visible ancestor's
+	target  int    // the selected entry, -1 for none: the row the page highlights (actions act on it)
+	note    string // why the tree shows another entry than the one asked for ("" when it does not)
 }
 
 // layout lays out s for st, through the cache. The caller holds the library's read lock.
 func (srv *Server) layout(s *sessions.Session, r *sessions.Reader, st views.TreeState) (*tree, error) {
+	// An entry the page names that is gone (pi migrated an old file in place
+	// with new ids, or the file was rewritten) is no error: the page lands at
+	// the session's leaf and says so.
 	t := &tree{s: s, leaf: s.Leaf(), target: -1}
+	gone := ""
 	if st.Leaf != "" {
-		i, ok := resolve(s, st.Leaf)
-		if !ok {
-			return nil, errNoEntry("", st.Leaf)
+		if i, ok := resolve(s, st.Leaf); ok {
+			t.leaf = i
+		} else {
+			gone = st.Leaf
 		}
-		t.leaf = i
 	}
 	t.target = t.leaf
 	if st.Target != "" {
-		i, ok := resolve(s, st.Target)
-		if !ok {
-			return nil, errNoEntry("", st.Target)
+		if i, ok := resolve(s, st.Target); ok && gone == "" {
+			t.target = i
+		} else if !ok {
+			gone = st.Target
 		}
-		t.target = i
 	}
+	if gone != "" {
+		t.note = "Entry " + gone + " is no longer in this session (the file was rewritten on disk): showing where pi resumes."
+	}
+	defer t.highlight()
 	key := layoutKey{gen: s.Gen(), leaf: t.leaf, filter: st.Filter, search: st.Search, folds: strings.Join(st.Folds, ",")}
 	if l := srv.layouts.get(key); l != nil {
 		t.use(l)
@@ -104,7 +113,7 @@ func (srv *Server) layout(s *sessions.Session, r *sessions.Reader, st views.Tree
 	opt := pitree.Options{Leaf: t.leaf, Filter: pitree.Filter(st.Filter),
 		Search: st.Search, Folded: folded, Home: srv.opt.Home}
 	if st.Search != "" {
-		opt.Index = srv.layouts.searchIndex(s.Header.ID)
+		opt.Index = srv.layouts.searchIndex(s.File)
 	}
 	l, err := pitree.New(s, r, opt)
 	if err != nil {
@@ -113,6 +122,19 @@ func (srv *Server) layout(s *sessions.Session, r *sessions.Reader, st views.Tree
 	srv.layouts.put(key, l)
 	t.use(l)
 	return t, nil
+}
+
+// highlight makes the target the entry of the row the page highlights: the
+// target's own row, or when a filter or fold hides it (the session's last
+// entry is often a label or a model change), its nearest visible ancestor's,
+// so the conversation and the actions are about the row the user sees.
+func (t *tree) highlight() {
+	if t.lay == nil || t.target < 0 {
+		return
+	}
+	if k := t.lay.Find(t.target); k >= 0 {
+		t.target = t.lay.Rows(k, 1)[0].Pos
+	}
 }
 
 // use sets the tree's layout and finds the row to mark "← active": the

@@ -1,7 +1,7 @@
 // piweb's write actions on the session page (views/actions.templ): the
 // forms post with htmx and re-render their panel; this file adds pi's
-// shift+L key for the label field, copy buttons, and keeps refusals and
-// results in the panel.
+// shift+L key for the label field, copy buttons, and the outcome cards
+// (#act-outcomes), which stay until dismissed.
 "use strict";
 
 (function () {
@@ -75,9 +75,28 @@
     if (tree) tree.focus({ preventScroll: true });
   });
 
+  // One form open at a time. (Not with details' name attribute: a panel
+  // swapped in while the old one has a form open would have its own form
+  // closed by the browser, collapsing a refusal.)
+  document.addEventListener(
+    "toggle",
+    (e) => {
+      const d = e.target;
+      if (!(d instanceof HTMLDetailsElement) || !d.open || !d.closest("#entry-actions")) return;
+      d.closest("#entry-actions").querySelectorAll("details[open]").forEach((o) => o !== d && (o.open = false));
+    },
+    true
+  );
+
+  // Outcome cards stay until dismissed.
+  document.addEventListener("click", (e) => {
+    const b = e.target.closest && e.target.closest("#act-outcomes [data-dismiss]");
+    if (b) b.closest(".outcome").remove();
+  });
+
   // Copy buttons copy the text field before them.
   document.addEventListener("click", (e) => {
-    const b = e.target.closest && e.target.closest("#entry-actions [data-copy]");
+    const b = e.target.closest && e.target.closest("[data-copy]");
     if (!b) return;
     const input = b.parentElement.querySelector("input");
     if (!input) return;
@@ -112,22 +131,13 @@
     if (p && (e.target === p || e.target.contains(p))) p.dataset.ready = "";
   });
 
-  // The live stream may reload the conversation right after an action (the
-  // leaf moved): carry the action's message over to the new panel.
-  let last = null;
+  // shift+L pressed before the selected entry's panel arrived opens its label field once it has.
   document.body.addEventListener("htmx:afterSettle", () => {
     const p = panel();
-    if (!p) return;
-    const msg = p.querySelector(".act-msg");
-    if (msg && !msg.hasAttribute("data-carried")) {
-      last = { ref: p.dataset.ref, node: msg.cloneNode(true), at: Date.now() };
-      last.node.setAttribute("data-carried", "");
-    } else if (!msg && last && last.ref === p.dataset.ref && Date.now() - last.at < 5000) {
-      p.append(last.node.cloneNode(true));
-    }
-    if (pendingLabel && p.dataset.ref === selectedRef()) {
+    if (p && pendingLabel && p.dataset.ref === selectedRef()) {
       pendingLabel = false;
       openLabel();
     }
   });
+
 })();

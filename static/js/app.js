@@ -266,10 +266,19 @@
       S.version = res.headers.get("X-Tree-Version") || S.version;
       status(res.headers.get("X-Tree-Total"));
       const row = rowOf(res.headers.get("X-Tree-Selected"));
+      const gone = res.headers.get("X-Tree-Note");
+      if (gone) {
+        // The entry the page named is no longer in the file: the rows are
+        // around the leaf now, and so is the conversation.
+        note(decodeURIComponent(gone));
+        S.leaf = "";
+        if (row) loadConversation(row.dataset.ref);
+      }
       if (row) {
         row.classList.add("sel");
         row.scrollIntoView({ block: "center" });
         pan(row);
+        S.target = row.dataset.ref;
       }
       markPath();
       observe();
@@ -484,7 +493,16 @@
     });
 
     document.body.addEventListener("htmx:afterSwap", (e) => {
-      if (e.target === conv) scrollToTarget();
+      if (e.target !== conv) return;
+      scrollToTarget();
+      const inner = $("#conv-inner", conv);
+      if (inner && inner.dataset.stale) {
+        // The rows named an entry the file no longer holds: reload them around the leaf.
+        note(inner.dataset.stale);
+        S.target = inner.dataset.ref;
+        S.leaf = "";
+        reloadTree();
+      } else syncURL(); // the tab shown belongs in the address too
     });
 
     // --- live updates --------------------------------------------------------
