@@ -16,6 +16,7 @@ import (
 	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+	"github.com/piweb/piweb/internal/oracle"
 	"github.com/piweb/piweb/watcher"
 )
 
@@ -31,6 +32,7 @@ func chromium(t *testing.T) string {
 	if os.Getenv("PIWEB_REQUIRE_BROWSER") == "1" {
 		t.Fatal("no chromium found and PIWEB_REQUIRE_BROWSER=1")
 	}
+	oracle.Announce("browser", "piweb: the browser tests were skipped: no chromium (install it: apt-get install chromium)")
 	t.Skip("no chromium: install it (apt-get install chromium) to run the browser tests")
 	return ""
 }
