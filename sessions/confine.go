@@ -136,7 +136,9 @@ func openIn(root, path string, flag int) (*os.File, os.FileInfo, error) {
 	// must be the file the name itself holds.
 	if lst, err = r.Lstat(rel); err != nil || !st.Mode().IsRegular() || !os.SameFile(st, lst) {
 		f.Close()
-		return nil, nil, fmt.Errorf("%s: %w (it was replaced while being opened)", path, ErrOutsideRoot)
+		// Replaced between the check and the open: refused, and reported as
+		// a file that changed (409), whether a save or a swap did it.
+		return nil, nil, &Error{Kind: ErrChanged, Err: ErrOutsideRoot, Detail: path + " was replaced while being opened"}
 	}
 	return f, st, nil
 }
