@@ -36,6 +36,18 @@ type Meta struct {
 	Diagnostics   int       `json:"diagnostics"`
 }
 
+// Problems counts the diagnostics that are problems with the file: all but
+// the note that it is in an old format (which is no fault of the file).
+func (s *Session) Problems() int {
+	n := 0
+	for _, d := range s.Diags {
+		if d.Kind != DiagOldVersion {
+			n++
+		}
+	}
+	return n
+}
+
 // cacheMeta stores the current Meta. Only the code that changes the session
 // calls it (under the library's write lock), so Meta itself never writes.
 func (s *Session) cacheMeta() {
@@ -52,7 +64,7 @@ type metaCache struct {
 func (s *Session) computeMeta() Meta {
 	m := Meta{ID: s.Header.ID, File: s.File, Cwd: s.Header.Cwd, Name: s.Name(), FirstMessage: s.FirstMessage,
 		Version: s.Header.Version, FileModified: s.ModTime, Size: s.Size, Entries: len(s.Entries),
-		ParentSession: s.Header.ParentSession, Diagnostics: len(s.Diags), Models: []string{}}
+		ParentSession: s.Header.ParentSession, Diagnostics: s.Problems(), Models: []string{}}
 	if m.FirstMessage == "" {
 		m.FirstMessage = "(no messages)"
 	}

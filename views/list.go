@@ -54,6 +54,7 @@ type SessionItem struct {
 	ParentTitle  string
 	ParentFile   string // parentSession as written, when it is not indexed
 	Diagnostics  int
+	Version      int // the file's format version
 }
 
 // Title returns the session's name, or its first message.

@@ -27,6 +27,7 @@ type SessionView struct {
 	Demo         bool
 	Version      string // the index state the page was drawn from, for the live stream
 	Note         string // why the page shows another entry than the one its address names
+	Format       int    // the file's format version when it is not 3 (read-only), else 0
 }
 
 // SessionStats are a session's counts for the page header.

@@ -35,8 +35,8 @@ func TestActionsPanel(t *testing.T) {
 		{"conversation fragment", "/s/" + mainID + "/entry?e=a9522c9f", []string{`id="entry-actions"`, `data-ref="a9522c9f"`, `name="label" value=""`}, nil},
 		{"earlier page", "/s/" + mainID + "/entry?e=4638afcc&before=30", nil, []string{`id="entry-actions"`}},
 		{"read-only session", "/s/sess-v2", []string{
-			"old version 2 format", "Upgrade (keeps a backup)", `hx-post="/s/sess-v2/actions/upgrade"`, "Fork from here", "Share branch…",
-		}, []string{`/actions/label"`, `/actions/rewind"`}},
+			"Old format (version 2), read-only", "Read-only (old format)", "Upgrade (keeps a backup)", `hx-post="/s/sess-v2/actions/upgrade"`, "Fork from here", "Share branch…",
+		}, []string{`/actions/label"`, `/actions/rewind"`, "problem"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -120,7 +120,7 @@ func sessionItem(m *sessions.Meta, byKey map[string]*sessions.Meta) views.Sessio
 		ID: m.ID, Key: m.Key, CopyOf: m.CopyOf, File: m.File, DOMID: domID("s", m.Key), GroupID: domID("p", m.Cwd), Name: m.Name, FirstMessage: oneLine(m.FirstMessage, 300),
 		Cwd: m.Cwd, Created: m.Created, Modified: m.Modified, Entries: m.Entries, Messages: m.Messages,
 		Branches: m.Branches, Leaves: m.Leaves, Tokens: m.Tokens, Cost: m.Cost, Models: m.Models,
-		Diagnostics: m.Diagnostics,
+		Diagnostics: m.Diagnostics, Version: m.Version,
 	}
 	if m.ParentSession != "" {
 		if pm, ok := byKey[m.ParentKey]; ok && m.ParentKey != "" {

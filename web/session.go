@@ -94,12 +94,18 @@ func (s *Server) sessionHeader(key string, ss *sessions.Session) views.SessionVi
 		File: m.File, Created: m.Created, ParentFile: m.ParentSession, Demo: s.opt.Demo,
 		Stats: views.SessionStats{Entries: m.Entries, Messages: m.Messages, Leaves: m.Leaves, Tokens: m.Tokens,
 			Cost: m.Cost, Models: m.Models}}
-	for i, d := range ss.Diags {
-		if i == 50 {
-			v.Diagnostics = append(v.Diagnostics, fmt.Sprintf("… and %d more", len(ss.Diags)-i))
+	for _, d := range ss.Diags {
+		if d.Kind == sessions.DiagOldVersion {
+			continue // said once, neutrally, as the file's format
+		}
+		if len(v.Diagnostics) == 50 {
+			v.Diagnostics = append(v.Diagnostics, fmt.Sprintf("… and %d more", ss.Problems()-50))
 			break
 		}
 		v.Diagnostics = append(v.Diagnostics, d.String())
+	}
+	if ver := ss.Header.Version; ver != 3 {
+		v.Format = ver
 	}
 	return v
 }
