@@ -17,6 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 	"github.com/piweb/piweb/internal/oracle"
+	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/watcher"
 )
 
@@ -246,17 +247,30 @@ func TestBrowser(t *testing.T) {
 		poll("stats", `document.querySelector('#session-stats').innerText.includes('45 entries')`),
 		poll("selection follows the leaf", selected+` === 'feed0002' && `+convRef+` === 'feed0002'`))
 
+	// Text with CR in it (a message pasted from Windows, a name made to look
+	// like an event field) travels the stream whole: later rows and the leaf
+	// marker still arrive.
+	appendLines(t, file,
+		`{"type":"message","id":"crlf0001","parentId":"feed0002","timestamp":"2026-05-12T09:00:10.000Z","message":{"role":"user","content":"line one\r\nline two\revent: gone\r\ndata: x","timestamp":1778576410000}}`,
+		`{"type":"session_info","id":"crlf0002","parentId":"crlf0001","timestamp":"2026-05-12T09:00:11.000Z","name":"A\revent: gone"}`,
+		`{"type":"message","id":"crlf0003","parentId":"crlf0002","timestamp":"2026-05-12T09:00:12.000Z","message":{"role":"assistant","content":[{"type":"text","text":"After the CR."}],"provider":"anthropic","model":"claude-opus-4-5","stopReason":"stop","timestamp":1778576412000}}`)
+	do("text with CR, live",
+		poll("rows after the CR", `!!document.querySelector('#tree .row[data-ref="crlf0001"]') && !!document.querySelector('#tree .row[data-ref="crlf0003"]')`),
+		poll("leaf marker after the CR", `document.querySelector('#tree .row.leaf')?.dataset.ref === 'crlf0003' && document.querySelectorAll('#tree .row.leaf').length === 1`),
+		poll("the CR message's row", `document.querySelector('#tree .row[data-ref="crlf0001"]').innerText.includes('line two')`),
+		poll("the page is still live", `document.querySelector('#tree-count').innerText.indexOf('no longer on disk') < 0`))
+
 	// A hidden tab lets go of its stream (six connections per host): pi
 	// appends meanwhile; shown again, the page catches up with rows and counts.
 	waitStreams(1)
 	do("hide the page", hide(true))
 	waitStreams(0)
 	appendLines(t, file,
-		`{"type":"message","id":"feed0003","parentId":"feed0002","timestamp":"2026-05-12T09:01:00.000Z","message":{"role":"user","content":"Appended while hidden","timestamp":1778576460000}}`)
-	time.Sleep(200 * time.Millisecond) // the watcher's debounce: the stream would have missed it
+		`{"type":"message","id":"feed0003","parentId":"crlf0003","timestamp":"2026-05-12T09:01:00.000Z","message":{"role":"user","content":"Appended while hidden","timestamp":1778576460000}}`)
+	waitIndexed(t, lib, mainID, "feed0003") // the library has it while the page has no stream
 	do("show the page", hide(false),
 		poll("rows caught up", `!!document.querySelector('#tree .row[data-ref="feed0003"]') && document.querySelector('#tree .row.leaf')?.dataset.ref === 'feed0003'`),
-		poll("stats caught up", `document.querySelector('#session-stats').innerText.includes('46 entries')`))
+		poll("stats caught up", `document.querySelector('#session-stats').innerText.includes('49 entries')`))
 	waitStreams(1)
 
 	// A long session: the tree loads more rows as it scrolls, the conversation loads earlier pages on demand.
@@ -271,6 +285,26 @@ func TestBrowser(t *testing.T) {
 	for _, m := range console() {
 		if m.IsException() || m.Type == chromedp.ConsoleError || strings.Contains(m.Text, "Content Security Policy") {
 			t.Errorf("browser console: %s (%s:%d)", m, m.URL, m.Line)
+		}
+	}
+}
+
+// waitIndexed waits until the library holds entry id of session key.
+func waitIndexed(t *testing.T, lib *sessions.Library, key, id string) {
+	t.Helper()
+	ch, cancel := lib.Subscribe()
+	defer cancel()
+	has := func() bool {
+		found := false
+		_ = lib.View(key, func(s *sessions.Session) error { _, found = s.Lookup(id); return nil })
+		return found
+	}
+	timeout := time.After(30 * time.Second)
+	for !has() {
+		select {
+		case <-ch:
+		case <-timeout:
+			t.Fatalf("the library never indexed %s", id)
 		}
 	}
 }
