@@ -214,9 +214,11 @@ func TestBrowser(t *testing.T) {
 	// person would (a click before that follows the link, a full page load).
 	settled := ` && !document.querySelector('.htmx-request, .htmx-swapping, .htmx-settling, .htmx-added')`
 	do("context tab", poll("conversation settled", `true`+settled), chromedp.Click(chromedp.CSS(`.tab[href*="view=context"]`)),
-		poll("model context", `document.querySelector('#conv').innerText.includes('What the model sees')`+settled))
+		poll("model context", `document.querySelector('#conv').innerText.includes('What the model sees')`+settled),
+		poll("the address says so", `location.search.includes('view=context')`))
 	do("conversation tab", chromedp.Click(chromedp.CSS(`.tab:not([href*="view=context"])`)),
-		poll("conversation", `!document.querySelector('#conv').innerText.includes('What the model sees')`+settled))
+		poll("conversation", `!document.querySelector('#conv').innerText.includes('What the model sees')`+settled),
+		poll("the address says so", `!location.search.includes('view=context')`))
 
 	// pi's keys: down, up, fold (ctrl+left), unfold (ctrl+right), filters, typing to search.
 	do("down", chromedp.KeyEvent(kb.ArrowDown), poll("selection moved down", selected+` === '4ee5d1f8'`),
