@@ -213,7 +213,7 @@ func Fork(s *Session, entryID string) (newID, newFile string, err error) {
 		return "", "", err
 	}
 	root := s.writeRoot()
-	snap, err := readSnapshot(root, src)
+	snap, err := readPinned(root, src)
 	if err != nil {
 		return "", "", err
 	}

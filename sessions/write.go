@@ -263,7 +263,7 @@ func appendEntry(root, file string, idx index, ids []string, build builder) (str
 	if idx == nil || file == "" {
 		return "", errNotFile
 	}
-	var snap *snapshot
+	var snap *pinned
 	defer func() {
 		if snap != nil {
 			snap.close()
@@ -292,7 +292,7 @@ func appendEntry(root, file string, idx index, ids []string, build builder) (str
 			}
 		}
 		if !fromIndex {
-			if snap, err = snap.refresh(root, file); err != nil {
+			if snap, err = snap.advance(root, file); err != nil {
 				return "", err
 			}
 			at, size = snap.f, snap.size
@@ -324,8 +324,8 @@ func checkWritable(s *Session) error {
 	return nil
 }
 
-// snapshot is a session read from exactly the first size bytes of an open file.
-type snapshot struct {
+// pinned is a session read from exactly the first size bytes of an open file.
+type pinned struct {
 	s    *Session
 	f    *os.File
 	size int64
@@ -366,8 +366,8 @@ func (s *Session) verified(root string, ids []string) (*os.File, int64) {
 	return f, s.Size
 }
 
-// readSnapshot opens path, a regular file inside root, and indexes the bytes it holds now.
-func readSnapshot(root, path string) (*snapshot, error) {
+// readPinned opens path, a regular file inside root, and indexes the bytes it holds now.
+func readPinned(root, path string) (*pinned, error) {
 	f, st, err := openIn(root, path, os.O_RDONLY)
 	if err != nil {
 		return nil, err
@@ -377,27 +377,27 @@ func readSnapshot(root, path string) (*snapshot, error) {
 		f.Close()
 		return nil, err
 	}
-	return &snapshot{s: s, f: f, size: st.Size(), root: root}, nil
+	return &pinned{s: s, f: f, size: st.Size(), root: root}, nil
 }
 
-// refresh brings the snapshot up to date with the file at path: lines
+// advance brings the pinned reading up to date with the file at path: lines
 // appended since are read incrementally; anything else re-reads the file.
-// A nil snapshot reads the file afresh. The old snapshot must not be used after.
-func (p *snapshot) refresh(root, path string) (*snapshot, error) {
+// A nil one reads the file afresh. The old one must not be used after.
+func (p *pinned) advance(root, path string) (*pinned, error) {
 	if p == nil {
-		return readSnapshot(root, path)
+		return readPinned(root, path)
 	}
 	if p.catchUp(path) {
 		return p, nil
 	}
 	p.close()
-	return readSnapshot(root, path)
+	return readPinned(root, path)
 }
 
-// catchUp reads the lines appended to the snapshot's file since it was
+// catchUp reads the lines appended to the file since it was
 // taken. It reports false when the file changed in any other way (replaced,
 // truncated, or its last line was unterminated), which needs a full read.
-func (p *snapshot) catchUp(path string) bool {
+func (p *pinned) catchUp(path string) bool {
 	st, err := p.f.Stat()
 	if err != nil {
 		return false
@@ -415,7 +415,7 @@ func (p *snapshot) catchUp(path string) bool {
 	return true
 }
 
-func (p *snapshot) close() { p.f.Close() }
+func (p *pinned) close() { p.f.Close() }
 
 // appendLine appends line (without its newline) to path as one write(2)
 // with O_APPEND, unless the file is no longer at (the open file the line

@@ -17,6 +17,7 @@ import (
 	"unicode"
 
 	"github.com/labstack/echo/v4"
+	"github.com/piweb/piweb/secrets"
 	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/views"
 	"github.com/yuin/goldmark"
@@ -181,7 +182,7 @@ func exportTitle(ss *sessions.Session, b *sessions.Branch, red sessions.Redact) 
 	}
 	t := cmp.Or(ss.Name(), ss.FirstMessage, "pi session")
 	if red.Secrets {
-		t = sessions.RedactSecrets(t)
+		t = secrets.Redact(t)
 	}
 	return t
 }
