@@ -27,6 +27,8 @@ var (
 	}
 	thinkingTexts = []string{"The user wants a project", "Need to read config", "EqQBCkYIBxgCKkBsecretsignature"}
 	imageData     = "/AKIAABCDEFGHIJKLMNOP/"
+	// thinkingSignature is the provider's encrypted reasoning in the fixture: a share with secrets redacted drops it.
+	thinkingSignature = thinkingTexts[2]
 )
 
 func TestExport(t *testing.T) {
@@ -111,8 +113,8 @@ func TestExportRedact(t *testing.T) {
 	}{
 		{
 			name: "secrets", opts: Redact{Secrets: true},
-			gone:         append(append([]string{}, plainSecrets...), toolSecrets...),
-			kept:         append(append([]string{}, thinkingTexts...), imageData, "/tmp/pi-out-1.txt"),
+			gone:         append(append([]string{}, plainSecrets...), append(toolSecrets, thinkingSignature, "thinkingSignature")...),
+			kept:         append(append([]string{}, thinkingTexts[:2]...), imageData, "/tmp/pi-out-1.txt"),
 			placeholders: []string{Redacted},
 		},
 		{
@@ -130,7 +132,7 @@ func TestExportRedact(t *testing.T) {
 		},
 		{
 			name: "everything", opts: Redact{Secrets: true, Thinking: true, ToolOutput: true},
-			gone:           append(append(append([]string{}, plainSecrets...), toolSecrets...), thinkingTexts...),
+			gone:           append(append(append([]string{}, plainSecrets...), toolSecrets...), append(thinkingTexts, "thinkingSignature")...),
 			kept:           []string{imageData, "demo session"},
 			placeholders:   []string{Redacted, RedactedThinking, RedactedToolOutput},
 			toolResultText: RedactedToolOutput,

@@ -10,7 +10,7 @@ import (
 
 // Redact selects what Export and Branch remove; the result keeps its ids and links, so pi reads the same tree.
 type Redact struct {
-	Secrets    bool // replace API keys, tokens, private keys, passwords and JWTs in every string with "[REDACTED]"
+	Secrets    bool // replace API keys, tokens, private keys, passwords and JWTs in every string with "[REDACTED]", and drop the providers' encrypted reasoning signatures
 	Thinking   bool // replace the text of thinking blocks with a placeholder and drop their signatures
 	ToolOutput bool // replace tool result content and bash output with a placeholder
 }
@@ -35,9 +35,39 @@ func (s *Session) redactLine(e *Entry, line []byte, opts Redact) []byte {
 		line = s.redactToolOutput(e, line)
 	}
 	if opts.Secrets {
+		line = editContent(line, e, dropSignatures)
 		line = redactStrings(line)
 	}
 	return line
+}
+
+// signatureKeys are the members in which providers keep encrypted or opaque
+// reasoning: nobody can read them, and a share need not carry them.
+var signatureKeys = []string{"thinkingSignature", "textSignature", "thoughtSignature", "signature", "encrypted_content"}
+
+// dropSignatures removes the signature members of a content array's blocks.
+func dropSignatures(content []byte) []byte {
+	elems, ok := arrayElems(content)
+	if !ok {
+		return content
+	}
+	changed := false
+	for k, el := range elems {
+		if len(el) == 0 || el[0] != '{' {
+			continue
+		}
+		for _, key := range signatureKeys {
+			if _, has := js.Lookup(el, key); has {
+				el = js.DelMember(el, key)
+				changed = true
+			}
+		}
+		elems[k] = el
+	}
+	if !changed {
+		return content
+	}
+	return append(append([]byte("["), bytes.Join(elems, []byte(","))...), ']')
 }
 
 // editContent applies fn to the content array of a message entry or of a
@@ -171,6 +201,22 @@ var structural = map[string]bool{
 func redactStrings(b []byte) []byte {
 	var out []byte
 	last := 0
+	known := secrets.Scan(string(b)) // gitleaks once per line; its finds are looked for in every string
+	eachString(b, func(start, end int, s string) {
+		if r := secrets.RedactWith(s, known); r != s {
+			out = append(append(out, b[last:start]...), js.Quote(r)...)
+			last = end
+		}
+	})
+	if out == nil {
+		return b
+	}
+	return append(out, b[last:]...)
+}
+
+// eachString calls fn with each string value of the JSON value b that may
+// hold a secret (not keys, not structural members), its span in b and its text.
+func eachString(b []byte, fn func(start, end int, s string)) {
 	lastKey := ""
 	for i := 0; i < len(b); {
 		if b[i] != '"' {
@@ -179,7 +225,7 @@ func redactStrings(b []byte) []byte {
 		}
 		end, _, err := js.ScanString(b, i)
 		if err != nil {
-			return b // not reached for validated JSON
+			return // not reached for validated JSON
 		}
 		if j := js.SkipWS(b, end); j < len(b) && b[j] == ':' {
 			lastKey = js.Key(b[i:end])
@@ -196,15 +242,32 @@ func redactStrings(b []byte) []byte {
 		}
 		if !structural[key] {
 			s, _ := js.String(b[i:end])
-			if r := secrets.Redact(s); r != s {
-				out = append(append(out, b[last:i]...), js.Quote(r)...)
-				last = end
-			}
+			fn(i, end, s)
 		}
 		i = end
 	}
-	if out == nil {
-		return b
+}
+
+// SecretFound is a secret that sharing a branch with secrets redacted removes.
+type SecretFound struct {
+	Entry  string // the entry holding it
+	Rule   string // what found it
+	Masked string // the secret, masked (secrets.Mask)
+}
+
+// Secrets lists the secrets a share of the branch (laid out without
+// redactions) with secrets redacted removes, in the branch's order. It
+// reads only the branch, so it runs outside the library's lock.
+func (b *Branch) Secrets() []SecretFound {
+	var out []SecretFound
+	for _, e := range append(b.Entries, b.Labels...) {
+		line := e.JSON
+		known := secrets.Scan(string(line))
+		eachString(line, func(_, _ int, str string) {
+			for _, f := range secrets.FindWith(str, known) {
+				out = append(out, SecretFound{Entry: e.ID, Rule: f.Rule, Masked: secrets.Mask(str[f.Start:f.End])})
+			}
+		})
 	}
-	return append(out, b[last:]...)
+	return out
 }

@@ -63,6 +63,27 @@ func (a ActionsView) ActionURL(action string) string {
 	return "/s/" + url.PathEscape(a.Key) + "/actions/" + action
 }
 
+// PreviewURL returns the URL of what the share form would redact.
+func (a ActionsView) PreviewURL() string {
+	return "/s/" + url.PathEscape(a.Key) + "/redactions"
+}
+
+// RedactionPreview is what a share will remove, shown before it is made.
+type RedactionPreview struct {
+	Secrets  bool // secrets are to be redacted
+	Found    []FoundSecret
+	Entries  int // entries holding a secret
+	Thinking int // thinking blocks replaced (when thinking is redacted)
+	Tools    int // tool results and bash outputs replaced (when tool output is redacted)
+	Shown    int // how many of Found are listed
+}
+
+// FoundSecret is one secret a share removes: where, what found it, masked.
+type FoundSecret struct {
+	Entry, Rule, Masked string
+	URL                 string // the entry on the session page
+}
+
 // ExportURL returns the URL the share form downloads from.
 func (a ActionsView) ExportURL() string {
 	return "/s/" + url.PathEscape(a.Key) + "/export"

@@ -252,3 +252,65 @@ func short(id string) string {
 	}
 	return id
 }
+
+// redactions answers GET /s/:key/redactions?leaf=&redact=…: what sharing
+// the branch with those redactions removes, for the share form to show
+// before anything is downloaded or saved.
+func (s *Server) redactions(c echo.Context) error {
+	key := sessionKey(c)
+	q, err := exportQuery(c.QueryParam("leaf"), c.QueryParam("format"), c.QueryParams()["redact"])
+	if err != nil {
+		return err
+	}
+	p := views.RedactionPreview{Secrets: q.red.Secrets}
+	var b *sessions.Branch
+	err = s.view(key, func(ss *sessions.Session, r *sessions.Reader) error {
+		if q.red.Secrets {
+			var err error
+			if b, err = ss.Branch(q.leaf, sessions.Redact{}); err != nil {
+				return err
+			}
+		}
+		if q.red.Thinking || q.red.ToolOutput {
+			leaf := ss.Leaf()
+			if q.leaf != "" {
+				leaf, _ = resolve(ss, q.leaf)
+			}
+			for _, i := range ss.Path(leaf) {
+				e := &ss.Entries[i]
+				if e.Type != sessions.TypeMessage {
+					continue
+				}
+				switch {
+				case q.red.ToolOutput && (e.Role == sessions.RoleToolResult || e.Role == sessions.RoleBash):
+					p.Tools++
+				case q.red.Thinking && e.Role == sessions.RoleAssistant:
+					b, err := r.Body(i)
+					if err != nil {
+						return err
+					}
+					for _, bl := range b.Msg.Content.Blocks() {
+						if bl.Type == sessions.BlockThinking {
+							p.Thinking++
+						}
+					}
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if b != nil { // looking for secrets takes a while: outside the library's lock
+		found := b.Secrets()
+		entries := map[string]bool{}
+		for _, f := range found {
+			entries[f.Entry] = true
+			p.Found = append(p.Found, views.FoundSecret{Entry: f.Entry, Rule: f.Rule, Masked: f.Masked,
+				URL: views.StateURL(key, views.TreeState{Target: f.Entry})})
+		}
+		p.Entries, p.Shown = len(entries), min(len(found), 50)
+	}
+	return respond(c, views.RedactionPreviewView(p))
+}

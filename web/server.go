@@ -114,6 +114,7 @@ func (s *Server) routes(e *echo.Echo) {
 	e.GET("/s/:key/text", s.entryText)
 	e.GET("/s/:key/events", s.sessionEvents)
 	e.GET("/s/:key/export", s.export)
+	e.GET("/s/:key/redactions", s.redactions)
 	e.POST("/s/:key/actions/label", s.actLabel)
 	e.POST("/s/:key/actions/rewind", s.actRewind)
 	e.POST("/s/:key/actions/fork", s.actFork)
