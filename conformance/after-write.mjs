@@ -7,7 +7,9 @@
 // (buildSessionContext()), file (the copy's text after pi opened it: pi repairs
 // a missing final newline and rewrites v1/v2 files, so a file piweb wrote
 // correctly comes back unchanged)}. With --fork ID it also runs pi's own
-// createBranchedSession(ID) and adds {fork: the new file's text}. piweb's writer tests (sessions/
+// createBranchedSession(ID) and adds {fork: the new file's text}; with
+// --export ID it adds {export: what pi's /export file.jsonl writes for the
+// branch ending at ID ("" for the leaf)}. piweb's writer tests (sessions/
 // oracle_write_test.go) compare this with piweb's own reading.
 //
 // Exit codes: 0 ok; 2 usage or I/O error; 3 pi could not open the file.
@@ -32,8 +34,14 @@ if (forkAt >= 0) {
 	forkId = args[forkAt + 1];
 	args.splice(forkAt, 2);
 }
-if (args.length !== 1 || args[0].startsWith("--") || (forkAt >= 0 && !forkId)) {
-	process.stderr.write("usage: node after-write.mjs FILE [--fork ID]\n");
+let exportId;
+const exportAt = args.indexOf("--export");
+if (exportAt >= 0) {
+	exportId = args[exportAt + 1];
+	args.splice(exportAt, 2);
+}
+if (args.length !== 1 || args[0].startsWith("--") || (forkAt >= 0 && !forkId) || (exportAt >= 0 && exportId === undefined)) {
+	process.stderr.write("usage: node after-write.mjs FILE [--fork ID] [--export ID|'']\n");
 	process.exit(2);
 }
 const file = args[0];
@@ -80,6 +88,14 @@ try {
 			process.stderr.write(`after-write: pi could not fork at ${forkId}: ${error.message}\n`);
 			process.exit(2);
 		}
+	}
+	if (exportId !== undefined) {
+		// pi's /export file.jsonl of the branch ending at exportId ("" for the leaf).
+		const { serializeSessionBranch } = await import(
+			"./node_modules/@earendil-works/pi-coding-agent/dist/core/session-export.js"
+		);
+		if (exportId !== "") sm.branch(exportId);
+		out.export = serializeSessionBranch(sm);
 	}
 	process.stdout.write(`${JSON.stringify(out)}\n`);
 } finally {

@@ -7,6 +7,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/piweb/piweb/internal/js"
+	"github.com/piweb/piweb/internal/oracle"
 )
 
 // Secrets planted in testdata/write/basic.jsonl, by where they sit.
@@ -51,8 +54,8 @@ func TestExport(t *testing.T) {
 			if got, want := keysOf(t, head), []string{"type", "version", "id", "timestamp", "cwd"}; !reflect.DeepEqual(got, want) {
 				t.Errorf("header keys %v, want %v (no parentSession)", got, want)
 			}
-			if e.Header.ID == s.Header.ID || e.Header.Version != 3 {
-				t.Errorf("header %+v", e.Header)
+			if e.Header.ID != s.Header.ID || e.Header.Version != 3 || e.Header.Cwd != s.Header.Cwd {
+				t.Errorf("header %+v: want the session's own id and folder (pi's /import keeps both)", e.Header)
 			}
 			at := s.Leaf()
 			if leaf != "" {
@@ -61,22 +64,20 @@ func TestExport(t *testing.T) {
 			if got, want := contextAt(t, e, e.Leaf()), contextAt(t, s, at); !reflect.DeepEqual(got, want) {
 				t.Errorf("context:\n got %v\nwant %v", got, want)
 			}
-			// The same entries a fork has.
-			b, err := s.Branch(leaf, Redact{})
-			if err != nil {
-				t.Fatal(err)
+			// The path's entries, labels in place, each line as written but
+			// for its parentId: the one before it.
+			path := s.Path(at)
+			if len(e.Entries) != len(path) {
+				t.Fatalf("%d entries, want the path's %d", len(e.Entries), len(path))
 			}
-			for k, be := range b.Entries {
-				if e.Entries[k].ID != be.ID {
-					t.Errorf("entry %d is %s, want %s", k, e.Entries[k].ID, be.ID)
-				}
+			prev := json.RawMessage("null")
+			for k, i := range path {
+				orig, _ := s.Raw(i)
 				raw, _ := e.Raw(k)
-				if !bytes.Equal(raw, be.JSON) {
-					t.Errorf("entry %s differs from Branch:\n%s\n%s", be.ID, raw, be.JSON)
+				if want := js.SetMember(orig, "parentId", prev); !bytes.Equal(raw, want) {
+					t.Errorf("entry %d:\n%s\nwant\n%s", k, raw, want)
 				}
-			}
-			if len(e.Entries) != len(b.Entries)+len(b.Labels) {
-				t.Errorf("%d entries, want %d", len(e.Entries), len(b.Entries)+len(b.Labels))
+				prev = js.Quote(s.Entries[i].ID)
 			}
 			if s.OnPath(at)[mustLookup(t, s, "a5000005")] && !bytes.Contains(data, []byte(imageData)) {
 				t.Error("image data changed")
@@ -269,4 +270,39 @@ func mustJSON(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestExportMatchesPi compares the JSONL share with what pi's own /export
+// file.jsonl writes for the same branch: line for line the same values
+// (pi re-serialises each entry; the header's time is the export's).
+func TestExportMatchesPi(t *testing.T) {
+	pi := oracle.AfterWrite(t)
+	for _, f := range []string{"basic.jsonl", "v2.jsonl"} {
+		path := copyFixture(t, f)
+		s := mustLoad(t, path)
+		for _, leaf := range []string{"", s.Entries[len(s.Entries)/2].ID} {
+			data, err := Export(s, leaf, Redact{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := pi(path, "--export", leaf)
+			if r.Export == nil {
+				t.Fatal("pi exported nothing")
+			}
+			ours, theirs := splitLines(data), splitLines([]byte(*r.Export))
+			if len(ours) != len(theirs) {
+				t.Fatalf("%s at %q: %d lines, pi's export has %d", f, leaf, len(ours), len(theirs))
+			}
+			for k := range ours {
+				a, b := decoded(t, ours[k]), decoded(t, theirs[k])
+				if k == 0 {
+					delete(a.(map[string]any), "timestamp")
+					delete(b.(map[string]any), "timestamp")
+				}
+				if !reflect.DeepEqual(a, b) {
+					t.Errorf("%s at %q, line %d:\n got %s\nwant %s", f, leaf, k+1, ours[k], theirs[k])
+				}
+			}
+		}
+	}
 }

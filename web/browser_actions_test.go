@@ -141,6 +141,7 @@ func TestBrowserActions(t *testing.T) {
 
 	// Fork: the new file and the command that resumes it.
 	b.do("fork", chromedp.Click(chromedp.CSS(`#entry-actions details[data-act="fork"] > summary`)),
+		b.poll("only the fork form open", `document.querySelectorAll('#entry-actions details[open]').length === 1 && !!document.querySelector('#entry-actions details[data-act="fork"][open]')`),
 		chromedp.Click(chromedp.CSS(`#entry-actions details[data-act="fork"] button[type="submit"]`)),
 		b.poll("fork command", `(document.querySelector('#act-outcomes .outcome[data-action="Fork"] .copy-line input')?.value || '').startsWith("pi --session '/")`))
 	// The fork's outcome stays while the user moves on to another entry.

@@ -116,8 +116,9 @@ func (s *Server) exported(ctx context.Context, id string, q exportReq) (exportFi
 			base += "-redacted"
 		}
 		if q.format == "jsonl" {
-			f.name, f.mime, f.data = base+".jsonl", "application/x-ndjson; charset=utf-8", b.JSONL()
-			return nil
+			f.name, f.mime = base+".jsonl", "application/x-ndjson; charset=utf-8"
+			f.data, err = sessions.Export(ss, q.leaf, q.red) // pi's /export layout, which pi's /import takes
+			return err
 		}
 		f.name, f.mime = base+".html", echo.MIMETextHTMLCharsetUTF8
 		f.data, err = s.exportHTML(ctx, ss, b, q.red)

@@ -57,17 +57,13 @@ func TestExportJSONL(t *testing.T) {
 			t.Fatal(err)
 		}
 		src := inspect(t, lib, mainID, "09b043aa")
-		// The branch as pi's fork writes it: the path without its label entries, then the labels.
-		if want := withoutLabels(src); !slices.Equal(withoutLabels(got), want) {
-			t.Errorf("exported path %v\nwant %v", withoutLabels(got), want)
+		// The branch as pi's /export file.jsonl writes it: the path, labels in
+		// place, under the session's own id (pi's /import keeps it).
+		if !slices.Equal(got.Path, src.Path) {
+			t.Errorf("exported path %v\nwant %v", got.Path, src.Path)
 		}
-		for _, id := range []string{"09b043aa", "23a64162"} {
-			if labelOf(got, id) != labelOf(src, id) || labelOf(got, id) == "" {
-				t.Errorf("label of %s: %q, want %q", id, labelOf(got, id), labelOf(src, id))
-			}
-		}
-		if got.ParentSession != nil || got.SessionID == mainID {
-			t.Errorf("header: parentSession %v, id %s: want a fresh session naming no local file", got.ParentSession, got.SessionID)
+		if got.ParentSession != nil || got.SessionID != mainID {
+			t.Errorf("header: parentSession %v, id %s: want the session's own id and no local file", got.ParentSession, got.SessionID)
 		}
 	}
 }
@@ -223,7 +219,8 @@ func TestExportSave(t *testing.T) {
 		t.Errorf("an HTML export published %+v", evs)
 	}
 
-	// A saved JSONL is a session of its own: listed at once.
+	// A saved JSONL is listed at once: a copy of the session (pi's export
+	// keeps the session's id), with a key of its own.
 	rec := postJSON(t, srv, api, `{"format":"jsonl","redact":["secrets"]}`)
 	if rec.Code != http.StatusCreated {
 		t.Fatalf("status %d\n%s", rec.Code, rec.Body)
@@ -237,10 +234,14 @@ func TestExportSave(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := lib.File(s.Header.ID); !ok {
-		t.Error("the saved session is not in the library")
+	key, ok := lib.Key(r.File)
+	if !ok || !strings.HasPrefix(key, s.Header.ID+"~") {
+		t.Errorf("the saved session is in the library as %q (%v), want a copy's key", key, ok)
 	}
-	if evs := ev.take(); len(evs) != 1 || evs[0].Key != s.Header.ID {
+	if m, err := lib.Meta(key); err != nil || m.CopyOf != mainID {
+		t.Errorf("the saved session is not listed as a copy of %s: %+v, %v", mainID, m, err)
+	}
+	if evs := ev.take(); len(evs) != 1 || evs[0].Key != key || evs[0].Kind != sessions.KindNew {
 		t.Errorf("published %+v", evs)
 	}
 	left, _ := filepath.Glob(filepath.Join(dir, ".piweb-*"))

@@ -50,6 +50,7 @@ type Reading struct {
 	Context       json.RawMessage   `json:"context"`
 	File          string            `json:"file"` // the copy's bytes after pi opened it
 	Fork          *string           `json:"fork"`
+	Export        *string           `json:"export"`
 }
 
 // AfterWrite returns a function that runs after-write.mjs on a file (args
