@@ -105,6 +105,26 @@ type ToolCall struct {
 	Summary string // the main argument (path, command), one line
 	Args    string // indented JSON
 	Result  *ToolResult
+
+	// How pi shows the call, for its own tools: Kind is "bash", "read",
+	// "write", "edit", "ls", "grep", "find", or "" for any other tool (its
+	// name and arguments).
+	Kind     string
+	Path     string // read, write, edit, ls: the file or folder (~ for home)
+	Range    string // read: ":start-end"
+	Extra    string // write: "(N lines)"; ls: "(limit N)"
+	Content  *Code  // write: the content written, highlighted by the file's type
+	ArgsCode *Code  // another tool: its arguments
+}
+
+// Code is a text shown as code: highlighted when its language is known,
+// collapsed to its first lines ("… (N more lines)") when it is long, as
+// pi's export shows tool output. HTML and PreviewHTML are escaped or
+// highlighted text, never session markup.
+type Code struct {
+	HTML        string // the whole text
+	PreviewHTML string // its first lines, when it is collapsed
+	More        int    // lines not in the preview; 0 when it is not collapsed
 }
 
 // ToolResult is a tool's output.
@@ -117,6 +137,7 @@ type ToolResult struct {
 	Details string // indented JSON of details other than diff
 	Clip    *Clip  // set when long texts of the result were cut
 	Own     bool   // the result is an item of its own (its call is not shown): the item carries its id
+	Output  *Code  // the result's text, as pi's tool shows it (highlighted for read); nil: Blocks show it
 }
 
 // Clip says that long texts of an entry were cut on the page and where its full text is.

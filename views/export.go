@@ -34,7 +34,7 @@ const ExportCSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline';
 // export's own rules), inlined into every page.
 var exportStyle = func() string {
 	var css strings.Builder
-	for _, name := range []string{"css/base.css", "css/export.css"} {
+	for _, name := range []string{"css/base.css", "css/chroma.css", "css/export.css"} {
 		b, err := fs.ReadFile(static.Assets(), name)
 		if err != nil {
 			panic(err) // embedded

@@ -26,7 +26,7 @@ func (b browserRun) do(name string, steps ...chromedp.Action[chromedp.Void]) {
 	if err := chromedp.Do(ctx, steps...); err != nil {
 		var dom string
 		dctx, dcancel := context.WithTimeout(b.ctx, 5*time.Second)
-		dom, _ = chromedp.Run(dctx, chromedp.Evaluate[string](`(document.querySelector('#act-outcomes')?.outerHTML || '') + ' | ' + Array.from(document.querySelectorAll('#entry-actions details')).map(d => d.dataset.act + ':' + d.open).join(',') + ' ready=' + document.querySelector('#entry-actions').hasAttribute('data-ready') + ' conv=' + document.querySelector('#conv-inner')?.dataset.ref`))
+		dom, _ = chromedp.Run(dctx, chromedp.Evaluate[string](`(document.querySelector('#act-outcomes')?.outerHTML || '') + ' | ' + document.querySelectorAll('#act-outcomes .outcome').length + ' cards; ' + Array.from(document.querySelectorAll('#entry-actions details')).map(d => d.dataset.act + ':' + d.open).join(',') + ' ready=' + document.querySelector('#entry-actions').hasAttribute('data-ready') + ' conv=' + document.querySelector('#conv-inner')?.dataset.ref`))
 		dcancel()
 		b.t.Fatalf("%s: %v\npage: %s", name, err, dom)
 	}
@@ -92,7 +92,8 @@ func TestBrowserActions(t *testing.T) {
 	if got := labelOf(inspect(t, lib, mainID, ""), "4638afcc"); got != "" {
 		t.Errorf("the hidden leaf got the label %q", got)
 	}
-	b.do("dismiss", chromedp.Click(chromedp.CSS(`#act-outcomes .outcome [data-dismiss]`)),
+	// Clicked from script: a mouse click lands by coordinates, and the cards move as the page settles.
+	b.do("dismiss", chromedp.Evaluate[chromedp.Void](`document.querySelector('#act-outcomes .outcome [data-dismiss]').click()`),
 		b.poll("card gone", `!document.querySelector('#act-outcomes .outcome')`))
 	// shift+L then Esc: the field closes and the keys go back to the tree.
 	b.do("shift+L and esc", chromedp.KeyEvent("L", chromedp.KeyModifiers(chromedp.ModifierShift)),

@@ -8,6 +8,8 @@ import (
 	"github.com/microcosm-cc/bluemonday"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/extension"
+	"github.com/yuin/goldmark/renderer"
+	"github.com/yuin/goldmark/util"
 )
 
 // markdown renders message text as pi's HTML export does (GitHub-flavoured
@@ -25,10 +27,13 @@ type markdown struct {
 func newMarkdown() *markdown {
 	p := bluemonday.UGCPolicy()
 	p.AllowAttrs("class").Matching(regexp.MustCompile(`^language-[\w+#.-]+$`)).OnElements("code")
+	p.AllowAttrs("class").Matching(regexp.MustCompile(`^[a-z0-9]{1,4}$`)).OnElements("span") // chroma's token classes
+	p.AllowAttrs("class").Matching(regexp.MustCompile(`^chroma$`)).OnElements("pre")
 	p.RequireNoReferrerOnLinks(true)
 	p.AddTargetBlankToFullyQualifiedLinks(true)
 	return &markdown{
-		md:     goldmark.New(goldmark.WithExtensions(extension.GFM)),
+		md: goldmark.New(goldmark.WithExtensions(extension.GFM),
+			goldmark.WithRendererOptions(renderer.WithNodeRenderers(util.Prioritized(fencedCode{}, 100)))),
 		policy: p,
 	}
 }

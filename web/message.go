@@ -225,7 +225,7 @@ func (b *builder) messageItem(it views.Item, m *sessions.Message, results map[st
 			call := b.toolCall(bl)
 			if r := results[call.ID]; r != nil && !r.used && call.ID != "" && r.pos > it.Entry.Pos {
 				r.used = true
-				res := b.toolResult(r.pos, r.msg)
+				res := b.toolResult(r.pos, r.msg, &call)
 				call.Result = &res
 			}
 			it.Blocks = append(it.Blocks, views.Block{Kind: "call", Call: &call})
@@ -243,9 +243,10 @@ func (b *builder) messageItem(it views.Item, m *sessions.Message, results map[st
 		}
 	case sessions.RoleToolResult:
 		it.Kind, it.Title = "tool", "tool result · "+m.ToolName
-		res := b.toolResult(it.Entry.Pos, m)
+		call := views.ToolCall{ID: m.ToolCallID, Name: m.ToolName, Summary: "(its call is not shown)"}
+		res := b.toolResult(it.Entry.Pos, m, &call)
 		res.Own = true
-		call := views.ToolCall{ID: m.ToolCallID, Name: m.ToolName, Summary: "(its call is not shown)", Result: &res}
+		call.Result = &res
 		it.Blocks = []views.Block{{Kind: "call", Call: &call}}
 	case sessions.RoleBash:
 		it.Kind, it.Title = "bash", "bash (user)"
@@ -300,16 +301,120 @@ func assistantMeta(m *sessions.Message) string {
 	return strings.Join(parts, " · ")
 }
 
-// toolCall reads a toolCall block.
+// toolCall reads a toolCall block, as pi's export shows its own tools.
 func (b *builder) toolCall(bl sessions.Block) views.ToolCall {
-	return views.ToolCall{ID: bl.ID, Name: bl.Name, Summary: toolSummary(bl.Name, js.ObjectOf(bl.Args), bl.Args, b.home),
+	args := js.ObjectOf(bl.Args)
+	c := views.ToolCall{ID: bl.ID, Name: bl.Name, Summary: toolSummary(bl.Name, args, bl.Args, b.home),
 		Args: b.text(sessions.Pretty(bl.Args))}
+	arg := func(k string) string { return js.Str(args.Val(k)) }
+	path := cmp.Or(arg("path"), arg("file_path"))
+	switch bl.Name {
+	case "bash", "grep", "find":
+		c.Kind = bl.Name
+	case "read":
+		c.Kind, c.Path, c.Range = "read", shortPath(cmp.Or(path, "."), b.home), readRange(args)
+	case "write":
+		c.Kind, c.Path = "write", shortPath(path, b.home)
+		if content := arg("content"); content != "" {
+			if n := strings.Count(content, "\n") + 1; n > 10 {
+				c.Extra = fmt.Sprintf("(%d lines)", n)
+			}
+			c.Content = b.code(content, path, 10)
+		}
+	case "edit":
+		c.Kind, c.Path = "edit", shortPath(path, b.home)
+	case "ls":
+		c.Kind, c.Path = "ls", shortPath(cmp.Or(path, "."), b.home)
+		if l := args.Val("limit"); len(l) > 0 {
+			c.Extra = "(limit " + js.ToString(l) + ")"
+		}
+	default:
+		c.ArgsCode = b.code(c.Args, "args.json", 10)
+	}
+	return c
 }
 
-// toolResult reads a toolResult message at entry pos.
-func (b *builder) toolResult(pos int, m *sessions.Message) views.ToolResult {
+// outputLines is how many lines of a tool's output show before "… (N more lines)", as in pi's export.
+var outputLines = map[string]int{"bash": 5, "read": 10, "ls": 20, "grep": 10, "find": 10}
+
+// code makes text into code to show: cut when very long (see trim),
+// highlighted for file's type, collapsed to its first preview lines.
+func (b *builder) code(text, file string, preview int) *views.Code {
+	text = b.text(text)
+	c := &views.Code{}
+	c.HTML, _ = codeHTML(text, "", file)
+	lines := strings.Split(text, "\n")
+	if len(lines) > preview+1 { // pi shows up to one more line than the preview rather than a "1 more line" note
+		c.PreviewHTML, _ = codeHTML(strings.Join(lines[:preview], "\n"), "", file)
+		c.More = len(lines) - preview
+	}
+	return c
+}
+
+// readRange is pi's formatReadLineRange of a read's offset and limit: ":start-end".
+func readRange(args js.Object) string {
+	num := func(k string) (float64, bool) {
+		v := args.Val(k)
+		if len(v) == 0 || js.IsNull(v) {
+			return 0, false
+		}
+		f := js.ToNumber(v)
+		return f, f == f
+	}
+	offset, hasOff := num("offset")
+	limit, hasLim := num("limit")
+	if !hasOff && !hasLim {
+		return ""
+	}
+	start := 1.0
+	if hasOff {
+		start = offset
+	}
+	if !hasLim {
+		return ":" + js.FormatNumber(start)
+	}
+	return ":" + js.FormatNumber(start) + "-" + js.FormatNumber(start+limit-1)
+}
+
+// shortPath is a path as pi shows it: inside the home folder, from "~".
+func shortPath(p, home string) string {
+	if home != "" && (p == home || strings.HasPrefix(p, home+"/")) {
+		return "~" + p[len(home):]
+	}
+	return p
+}
+
+// toolResult reads a toolResult message at entry pos, the result of call.
+// The text of pi's own tools shows as pi's export shows it (read
+// highlighted by the file's type), collapsed to its first lines.
+func (b *builder) toolResult(pos int, m *sessions.Message, call *views.ToolCall) views.ToolResult {
 	before := b.cut
-	r := views.ToolResult{Entry: b.info(pos), IsError: m.IsError, Blocks: b.contentBlocks(m.Content.Blocks(), false)}
+	r := views.ToolResult{Entry: b.info(pos), IsError: m.IsError}
+	blocks := m.Content.Blocks()
+	var texts []string
+	var others []sessions.Block
+	for _, bl := range blocks {
+		if bl.Type == sessions.BlockText {
+			texts = append(texts, bl.Text)
+		} else {
+			others = append(others, bl)
+		}
+	}
+	if text := strings.Join(texts, "\n"); strings.TrimSpace(text) != "" {
+		file := ""
+		if call.Kind == "read" {
+			file = js.Str(js.ObjectOf(m.Obj.Val("details")).Val("path"))
+			if file == "" {
+				file = call.Path
+			}
+		}
+		if call.Kind == "bash" || call.Kind == "ls" {
+			text = strings.TrimSpace(text)
+		}
+		r.Output = b.code(text, file, cmp.Or(outputLines[call.Kind], 10))
+		blocks = others
+	}
+	r.Blocks = b.contentBlocks(blocks, false)
 	if len(m.Details) > 0 && m.Details[0] == '{' {
 		d := js.ObjectOf(m.Details)
 		r.Diff = b.text(js.Str(d.Val("diff")))

@@ -560,7 +560,7 @@
       if (empty && rows().length) empty.remove();
       // Keep the selection; follow the leaf when it was selected and the page follows the session.
       let next = selPos != null ? rowOf(selPos) : null;
-      if (!S.leaf && selPos === d.dataset.oldLeaf && rowOf(d.dataset.newLeaf)) {
+      if (!S.leaf && selPos === d.dataset.oldLeaf && d.dataset.newLeaf !== d.dataset.oldLeaf && rowOf(d.dataset.newLeaf)) {
         next = rowOf(d.dataset.newLeaf);
         select(next, { load: true, scroll: true });
       } else if (next) {

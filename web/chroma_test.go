@@ -1,0 +1,36 @@
+package web
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/alecthomas/chroma/v2/styles"
+)
+
+// TestChromaCSS keeps static/css/chroma.css, the colours of highlighted
+// code, made from chroma's github (light) and github-dark styles; with
+// -update it writes the file.
+func TestChromaCSS(t *testing.T) {
+	var b bytes.Buffer
+	b.WriteString("/* Highlighted code (web/highlight.go): chroma's github and github-dark styles, written by TestChromaCSS. */\n")
+	if err := codeFormatter.WriteCSS(&b, styles.Get("github")); err != nil {
+		t.Fatal(err)
+	}
+	b.WriteString("@media (prefers-color-scheme: dark) {\n")
+	if err := codeFormatter.WriteCSS(&b, styles.Get("github-dark")); err != nil {
+		t.Fatal(err)
+	}
+	b.WriteString("}\n")
+	file := filepath.Join("..", "static", "css", "chroma.css")
+	if *update {
+		if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile(file)
+	if err != nil || !bytes.Equal(got, b.Bytes()) {
+		t.Fatalf("%s is not what chroma makes (%v): run go test ./web -run TestChromaCSS -update", file, err)
+	}
+}
