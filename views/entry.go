@@ -22,7 +22,10 @@ type PathView struct {
 	Earlier    int          // entries (or context entries) before this page
 	EarlierURL string       // the previous page; "" at the root
 	Page       bool         // an earlier page: items only
-	LeafURL    string       // the session page with the entry as the active leaf
+	LeafURL    string       // the session page viewing the path to the entry (pi's leaf unchanged)
+	Viewing    string       // the leaf of the path the page views when it is not pi's, else ""
+	ResumeRef  string       // pi's leaf while Viewing: where pi resumes
+	ResumeURL  string       // the session page back on pi's own path
 	LinkURL    string       // a deep link to the entry
 	Actions    *ActionsView // the write actions on the entry; nil on an earlier page
 	State      TreeState
@@ -61,7 +64,8 @@ type Item struct {
 	Kept   bool   // context tab: kept from before the compaction
 	Edited bool   // context tab: changed or dropped by a context edit
 	Bash   *Bash
-	Export bool // in an offline export, where the entry id links to the entry itself (there is no tree)
+	Link   string // a link to the entry on the session page, for its copy button ("" in exports)
+	Export bool   // in an offline export, where the entry id links to the entry itself (there is no tree)
 	Clip   *Clip
 	Sub    int    // a second (third, …) item of the same entry (a compaction's system prompt and summary): its own element ids
 	From   string // the item is not an entry of its own but comes from this one (a compaction's system prompt)

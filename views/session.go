@@ -28,6 +28,7 @@ type SessionView struct {
 	Version      string // the index state the page was drawn from, for the live stream
 	Note         string // why the page shows another entry than the one its address names
 	Format       int    // the file's format version when it is not 3 (read-only), else 0
+	Pane         string // on a narrow screen, the pane shown first: "tree" or "conv"
 }
 
 // SessionStats are a session's counts for the page header.
@@ -100,7 +101,9 @@ type RowView struct {
 	Fold     string // "⊟", "⊞" or ""
 	Post     string // the rest of the prefix after the fold glyph
 	Active   bool   // on the active path (pi's "•")
-	Leaf     bool   // the active leaf
+	Leaf     bool   // the leaf of the path the tree shows
+	Viewing  bool   // the tree shows another path than the one pi resumes from
+	Resume   bool   // pi's own leaf, while the tree shows another path
 	Forks    int    // children in the whole tree when it is a branch point, else 0
 	Folded   bool
 	Foldable bool
@@ -131,7 +134,10 @@ func (r RowView) LabelText() string {
 
 // Here returns the leaf marker, or "".
 func (r RowView) Here() string {
-	if r.Leaf {
+	switch {
+	case r.Leaf && r.Viewing:
+		return " ← viewing"
+	case r.Leaf, r.Resume:
 		return " ← active"
 	}
 	return ""

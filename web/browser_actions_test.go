@@ -169,9 +169,5 @@ func TestBrowserActions(t *testing.T) {
 		t.Errorf("forks of the session in the library: %v, want two", forks)
 	}
 
-	for _, m := range console() {
-		if m.IsException() || m.Type == chromedp.ConsoleError || strings.Contains(m.Text, "Content Security Policy") {
-			t.Errorf("browser console: %s (%s:%d)", m, m.URL, m.Line)
-		}
-	}
+	checkConsole(t, console)
 }

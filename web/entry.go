@@ -3,6 +3,7 @@ package web
 import (
 	"cmp"
 	"net/http"
+	"net/url"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
@@ -51,7 +52,7 @@ func (s *Server) entry(c echo.Context) error {
 			}
 			target, note = t.target, t.note
 		}
-		v, err = s.pathView(ss, r, st, target, c.QueryParam("view"), before)
+		v, err = s.pathView(id, ss, r, st, target, c.QueryParam("view"), before)
 		v.Note = note
 		return err
 	})
@@ -66,9 +67,8 @@ func (s *Server) entry(c echo.Context) error {
 
 // pathView builds the conversation along the root-to-target path (or the
 // model context at target), the page that ends before entry `before` when it is >= 0.
-func (s *Server) pathView(ss *sessions.Session, r *sessions.Reader, st views.TreeState, target int, tab string, before int) (views.PathView, error) {
-	b := &builder{md: s.md, s: ss, home: s.opt.Home, clip: true}
-	id := ss.Header.ID
+func (s *Server) pathView(id string, ss *sessions.Session, r *sessions.Reader, st views.TreeState, target int, tab string, before int) (views.PathView, error) {
+	b := &builder{md: s.md, s: ss, key: id, home: s.opt.Home, clip: true}
 	path := ss.Path(target)
 	v := views.PathView{Key: id, Target: b.info(target), Tab: views.TabConversation, Depth: len(path), Page: before >= 0, State: st}
 	if tab == views.TabContext {
@@ -85,14 +85,30 @@ func (s *Server) pathView(ss *sessions.Session, r *sessions.Reader, st views.Tre
 	v.LinkURL = views.StateURL(id, link)
 	link.Leaf = v.Target.Ref
 	v.LeafURL = views.StateURL(id, link)
+	if l, ok := resolve(ss, st.Leaf); ok && st.Leaf != "" && l != ss.Leaf() {
+		v.Viewing = st.Leaf
+		back := st
+		back.Leaf, back.Target = "", ""
+		if pl := ss.Leaf(); pl >= 0 {
+			v.ResumeRef = ref(ss, pl)
+			back.Target = v.ResumeRef
+		}
+		v.ResumeURL = views.StateURL(id, back)
+	}
 	if !v.Page {
 		a := actionsView(id, ss, r, target)
 		v.Actions = &a
 	}
+	var err error
 	if v.Tab == views.TabContext {
-		return v, b.contextPage(&v, r, target, before)
+		err = b.contextPage(&v, r, target, before)
+	} else {
+		err = b.pathPage(&v, r, path, target, before)
 	}
-	return v, b.pathPage(&v, r, path, target, before)
+	for k := range v.Items {
+		v.Items[k].Link = views.SessionURL(id) + "?target=" + url.QueryEscape(v.Items[k].Entry.Ref)
+	}
+	return v, err
 }
 
 // pathTotals walks a path for the model and thinking level in force at its

@@ -229,6 +229,7 @@ func takeSnapshot(t *tree) snapshot {
 		buf = strconv.AppendInt(append(buf, ' '), int64(len(t.s.Children(r.Pos))), 10)
 		buf = strconv.AppendBool(append(buf, ' '), r.Active)
 		buf = strconv.AppendBool(append(buf, ' '), k == t.leafRow)
+		buf = strconv.AppendBool(append(buf, ' '), k == t.resumeRow)
 		buf = strconv.AppendBool(append(buf, ' '), r.Foldable)
 		buf = append(append(buf, ' '), r.Prefix()...)
 		buf = append(append(buf, 0), r.Label...)

@@ -117,7 +117,7 @@ func (p listParams) compare(a, b views.SessionItem) int {
 // sessionItem converts a session's Meta for the list; byKey resolves fork parents.
 func sessionItem(m *sessions.Meta, byKey map[string]*sessions.Meta) views.SessionItem {
 	it := views.SessionItem{
-		ID: m.ID, Key: m.Key, CopyOf: m.CopyOf, File: m.File, DOMID: domID("s", m.Key), GroupID: domID("p", m.Cwd), Name: m.Name, FirstMessage: oneLine(m.FirstMessage, 300),
+		ID: m.ID, Key: m.Key, CopyOf: m.CopyOf, File: m.File, DOMID: domID("s", m.Key), GroupID: domID("p", m.Cwd), Name: m.Name, FirstMessage: oneLine(plainPreview(m.FirstMessage), 300),
 		Cwd: m.Cwd, Created: m.Created, Modified: m.Modified, Entries: m.Entries, Messages: m.Messages,
 		Branches: m.Branches, Leaves: m.Leaves, Tokens: m.Tokens, Cost: m.Cost, Models: m.Models,
 		Diagnostics: m.Diagnostics, Version: m.Version,
@@ -125,7 +125,7 @@ func sessionItem(m *sessions.Meta, byKey map[string]*sessions.Meta) views.Sessio
 	if m.ParentSession != "" {
 		if pm, ok := byKey[m.ParentKey]; ok && m.ParentKey != "" {
 			it.ParentKey = pm.Key
-			it.ParentTitle = oneLine(cmp.Or(pm.Name, pm.FirstMessage), 80)
+			it.ParentTitle = oneLine(cmp.Or(pm.Name, plainPreview(pm.FirstMessage)), 80)
 		} else {
 			it.ParentFile = m.ParentSession
 		}

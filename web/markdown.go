@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"html"
 	"regexp"
+	"strings"
+	"sync"
 
 	"github.com/microcosm-cc/bluemonday"
 	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/renderer"
+	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
 )
 
@@ -49,4 +53,69 @@ func (m *markdown) render(src string) string {
 		b.WriteString("</pre>")
 	}
 	return m.policy.Sanitize(b.String())
+}
+
+// plain returns the text a reader sees in markdown src, without its
+// syntax (`**`, `#`, backticks, link targets), for one-line previews. Only
+// the first 4 KB are read.
+func (m *markdown) plain(src string) string {
+	if len(src) > 4096 {
+		src = src[:4096]
+	}
+	b := []byte(src)
+	doc := m.md.Parser().Parse(text.NewReader(b))
+	var out strings.Builder
+	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			if n.Type() == ast.TypeBlock && out.Len() > 0 {
+				out.WriteByte(' ')
+			}
+			return ast.WalkContinue, nil
+		}
+		switch n := n.(type) {
+		case *ast.Text:
+			out.Write(n.Segment.Value(b))
+			if n.SoftLineBreak() || n.HardLineBreak() {
+				out.WriteByte(' ')
+			}
+		case *ast.String:
+			out.Write(n.Value)
+		case *ast.AutoLink:
+			out.Write(n.URL(b))
+		case *ast.FencedCodeBlock, *ast.CodeBlock, *ast.HTMLBlock:
+			l := n.Lines()
+			for i := 0; i < l.Len(); i++ {
+				s := l.At(i)
+				out.Write(s.Value(b))
+			}
+			return ast.WalkSkipChildren, nil
+		case *ast.RawHTML:
+			return ast.WalkSkipChildren, nil
+		}
+		return ast.WalkContinue, nil
+	})
+	return strings.Join(strings.Fields(out.String()), " ")
+}
+
+// previews caches plain previews of first messages: the list renders every
+// session's on each keystroke of its search.
+var previews = struct {
+	sync.Mutex
+	md   *markdown
+	seen map[string]string
+}{md: newMarkdown(), seen: map[string]string{}}
+
+// plainPreview is md.plain, remembered for the strings seen lately.
+func plainPreview(s string) string {
+	previews.Lock()
+	defer previews.Unlock()
+	if p, ok := previews.seen[s]; ok {
+		return p
+	}
+	if len(previews.seen) > 20000 {
+		clear(previews.seen)
+	}
+	p := previews.md.plain(s)
+	previews.seen[s] = p
+	return p
 }

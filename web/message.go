@@ -33,6 +33,7 @@ func imageBlock(b sessions.Block) views.Block {
 type builder struct {
 	md   *markdown
 	s    *sessions.Session
+	key  string // the session file's key, for links ("" in exports)
 	home string
 	clip bool // cut long texts (the page; an export keeps everything)
 	cut  int  // bytes cut from the item being built
@@ -87,7 +88,7 @@ func (b *builder) clipped(pos, before int) *views.Clip {
 		return nil
 	}
 	return &views.Clip{Omitted: views.Bytes(int64(b.cut - before)),
-		URL: views.SessionURL(b.s.Header.ID) + "/text?e=" + url.QueryEscape(ref(b.s, pos))}
+		URL: views.SessionURL(b.key) + "/text?e=" + url.QueryEscape(ref(b.s, pos))}
 }
 
 // info describes entry i.

@@ -50,11 +50,15 @@ func (s *Server) session(c echo.Context) error {
 		}
 		v = s.sessionHeader(id, ss)
 		v.State, v.Note = st, t.note
+		v.Pane = "tree" // a phone opens on the tree, or on the conversation when the address names an entry
+		if st.Target != "" || tab != "" {
+			v.Pane = "conv"
+		}
 		if v.Tree, err = t.around(r, id); err != nil {
 			return err
 		}
 		if t.target >= 0 {
-			pv, err := s.pathView(ss, r, st, t.target, tab, -1)
+			pv, err := s.pathView(id, ss, r, st, t.target, tab, -1)
 			if err != nil {
 				return err
 			}

@@ -69,10 +69,13 @@ func resolve(s *sessions.Session, r string) (int, bool) {
 type tree struct {
 	s       *sessions.Session
 	lay     *pitree.Layout
-	leaf    int    // the leaf the layout treats as active (the session's, or the state's)
-	leafRow int    // the row marked "← active": the leaf's, or its nearest visible ancestor's
-	target  int    // the selected entry, -1 for none: the row the page highlights (actions act on it)
-	note    string // why the tree shows another entry than the one asked for ("" when it does not)
+	leaf    int // the leaf the layout treats as active (the session's, or the state's)
+	leafRow int // the row of the leaf the tree shows: the leaf's, or its nearest visible ancestor's
+	// resumeRow is the row of pi's own leaf (or its nearest visible ancestor)
+	// when the page views another path, else -1: "← active" stays where pi resumes.
+	resumeRow int
+	target    int    // the selected entry, -1 for none: the row the page highlights (actions act on it)
+	note      string // why the tree shows another entry than the one asked for ("" when it does not)
 }
 
 // layout lays out s for st, through the cache. The caller holds the library's read lock.
@@ -140,9 +143,12 @@ func (t *tree) highlight() {
 // use sets the tree's layout and finds the row to mark "← active": the
 // leaf's, or when a filter or fold hides it, its nearest visible ancestor's.
 func (t *tree) use(l *pitree.Layout) {
-	t.lay, t.leafRow = l, -1
+	t.lay, t.leafRow, t.resumeRow = l, -1, -1
 	if l.Leaf() >= 0 {
 		t.leafRow = l.Find(l.Leaf())
+	}
+	if pl := t.s.Leaf(); t.leaf != pl && pl >= 0 {
+		t.resumeRow = l.Find(pl)
 	}
 }
 
@@ -182,7 +188,7 @@ func (t *tree) rowView(k int, row *pitree.Row) views.RowView {
 	s := t.s
 	e := &s.Entries[row.Pos]
 	v := views.RowView{Pos: row.Pos, Parent: -1, Kids: len(t.lay.Children(k)), Ref: ref(s, row.Pos),
-		Active: row.Active, Leaf: k == t.leafRow, Folded: row.Folded, Foldable: row.Foldable, Label: row.Label, Labeled: row.Labeled}
+		Active: row.Active, Leaf: k == t.leafRow, Viewing: t.leaf != t.s.Leaf(), Resume: k == t.resumeRow, Folded: row.Folded, Foldable: row.Foldable, Label: row.Label, Labeled: row.Labeled}
 	if p := t.lay.Parent(k); p >= 0 {
 		v.Parent = t.lay.Rows(p, 1)[0].Pos
 	}

@@ -11,21 +11,35 @@
     return row ? row.dataset.ref : null;
   };
 
-  // openLabel opens the label field of the panel, which must be the selected entry's.
-  function openLabel() {
+  // openAct opens one form of the panel (which must be the selected
+  // entry's) and focuses its first field, or its button when it has none.
+  function openAct(name) {
     const p = panel();
-    const d = p && p.querySelector('details[data-act="label"]');
+    const d = p && p.querySelector('details[data-act="' + name + '"]');
     if (!d) return false;
     d.open = true;
-    const input = d.querySelector('input[name="label"]');
-    if (input) {
-      input.focus();
-      input.select();
+    const field = d.querySelector('input[type="text"], input:not([type]), input[name="label"]');
+    const target = name === "rewind" ? d.querySelector('button[type="submit"]') : field || d.querySelector('button[type="submit"]');
+    if (target) {
+      target.focus();
+      if (target.select) target.select();
     }
+    d.scrollIntoView({ block: "nearest" });
     return true;
   }
 
-  let pendingLabel = false; // shift+L before the selected entry's panel arrived
+  // openFor opens form name for the selected row's entry, loading its panel first when the
+  // conversation shows another entry (still loading, or the hidden leaf the page opened at).
+  function openFor(name) {
+    const p = panel();
+    const ref = selectedRef();
+    if (p && ref && p.dataset.ref === ref) return openAct(name);
+    pending = name;
+    const row = document.querySelector("#tree .row.sel");
+    if (row) row.click();
+  }
+
+  let pending = ""; // the form asked for (label, rewind) before the selected entry's panel arrived
 
   // shift+L, as in pi's /tree: edit the selected entry's label. The key
   // down is taken before app.js sees it (capture), so "L" does not go to
@@ -51,17 +65,49 @@
       armed = false;
       e.preventDefault();
       e.stopPropagation();
-      const p = panel();
-      const ref = selectedRef();
-      if (p && ref && p.dataset.ref === ref) return openLabel();
-      // The conversation shows another entry (still loading, or the hidden
-      // leaf the page opened at): load the selected row's, then open.
-      pendingLabel = true;
-      const row = document.querySelector("#tree .row.sel");
-      if (row) row.click();
+      openFor("label");
     },
     true
   );
+
+  // Enter, as in pi's /tree, goes to where pi resumes: it opens "Rewind
+  // here" for the selected entry with its button focused, so a second Enter
+  // rewinds (Esc closes it). Viewing another path is shift+V (app.js). As
+  // with shift+L, the key down is taken and the form opens on key up, so the
+  // same key press cannot also press the button it focuses.
+  let enterArmed = false;
+  window.addEventListener(
+    "keydown",
+    (e) => {
+      if (e.key !== "Enter" || e.shiftKey || e.ctrlKey || e.altKey || e.metaKey) return;
+      const t = e.target;
+      const tree = document.getElementById("tree");
+      if (!tree || !(t === tree || t === document.body || t.id === "tree-q")) return;
+      e.preventDefault();
+      e.stopPropagation();
+      enterArmed = true;
+    },
+    true
+  );
+  window.addEventListener(
+    "keyup",
+    (e) => {
+      if (!enterArmed || e.key !== "Enter") return;
+      enterArmed = false;
+      e.preventDefault();
+      e.stopPropagation();
+      openFor("rewind");
+    },
+    true
+  );
+
+  // Buttons elsewhere on the page that open a form of the panel (the "viewing another path" note).
+  document.addEventListener("click", (e) => {
+    const b = e.target.closest && e.target.closest("[data-open-act]");
+    if (!b) return;
+    e.preventDefault();
+    openFor(b.dataset.openAct);
+  });
 
   // Esc in a form closes it and gives the keys back to the tree.
   document.addEventListener("keydown", (e) => {
@@ -131,12 +177,13 @@
     if (p && (e.target === p || e.target.contains(p))) p.dataset.ready = "";
   });
 
-  // shift+L pressed before the selected entry's panel arrived opens its label field once it has.
+  // A key pressed before the selected entry's panel arrived opens its form once it has.
   document.body.addEventListener("htmx:afterSettle", () => {
     const p = panel();
-    if (p && pendingLabel && p.dataset.ref === selectedRef()) {
-      pendingLabel = false;
-      openLabel();
+    if (p && pending && p.dataset.ref === selectedRef()) {
+      const name = pending;
+      pending = "";
+      openAct(name);
     }
   });
 

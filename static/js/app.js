@@ -388,7 +388,7 @@
     function setFilter(f) {
       S.filter = f;
       S.folds.clear(); // pi clears folds when the filter changes
-      $$(".filter").forEach((b) => {
+      $$(".filters .filter").forEach((b) => {
         b.classList.toggle("on", b.dataset.filter === f);
         b.setAttribute("aria-pressed", String(b.dataset.filter === f));
       });
@@ -421,7 +421,7 @@
 
     function onKey(e) {
       const inSearch = e.target === search;
-      const other = !inSearch && e.target !== tree && e.target !== document.body && e.target.closest("input,textarea,select,button,a,summary");
+      const other = !inSearch && e.target !== tree && e.target !== document.body && e.target.closest("input,textarea,select,button,a,summary,.conv-pane");
       if (other) return;
       const mod = e.ctrlKey || e.altKey;
       const k = e.key;
@@ -443,7 +443,7 @@
       else if (k === "ArrowRight" && mod) unfoldOrDown();
       else if ((k === "ArrowLeft" && !inSearch) || k === "PageUp") page(-1);
       else if ((k === "ArrowRight" && !inSearch) || k === "PageDown") page(1);
-      else if (k === "Enter") makeActive();
+      else if (k === "V" && e.shiftKey && !mod && !e.metaKey && !inSearch) makeActive(); // view this path (Enter rewinds: actions.js)
       else if (k === "Escape") {
         if (search.value) setSearch("", true);
         else if (S.leaf) {
@@ -474,7 +474,7 @@
       tree.focus({ preventScroll: true });
     });
 
-    $$(".filter").forEach((b) =>
+    $$(".filters .filter").forEach((b) =>
       b.addEventListener("click", () => {
         setFilter(b.dataset.filter);
         tree.focus({ preventScroll: true });
