@@ -48,3 +48,39 @@ func Export(s *Session, leafID string, opts Redact) ([]byte, error) {
 	}
 	return out, nil
 }
+
+// Whole lays out every entry of the session, in file order and with its own
+// parent, as a Branch redacted as opts asks: for shares of the whole tree
+// (an HTML page with the tree beside it). Its header keeps the session's
+// id and folder; lines that are not entries are left out.
+func (s *Session) Whole(opts Redact) (*Branch, error) {
+	r, err := s.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	b := &Branch{ID: s.Header.ID}
+	b.Header = js.Object{{K: "type", V: json.RawMessage(`"session"`)}, {K: "version", V: json.RawMessage("3")},
+		{K: "id", V: js.Quote(s.Header.ID)}, {K: "timestamp", V: js.Quote(js.NowISO())}, {K: "cwd", V: js.Quote(s.Header.Cwd)}}.JSON()
+	for i := range s.Entries {
+		e := &s.Entries[i]
+		raw, err := r.Raw(i)
+		if err != nil {
+			return nil, err
+		}
+		line := s.v3Line(i, raw)
+		if len(line) == 0 || line[0] != '{' {
+			continue
+		}
+		line = s.redactLine(e, line, opts)
+		b.Entries = append(b.Entries, BranchEntry{ID: e.ID, Type: e.Type, Role: e.Role, JSON: line})
+		if e.Type == TypeSessionInfo {
+			name, _ := js.Lookup(line, "name")
+			b.Name = js.Trim(js.Str(name))
+		}
+	}
+	if l := s.Leaf(); l >= 0 {
+		b.Leaf = s.Entries[l].ID
+	}
+	return b, nil
+}

@@ -306,3 +306,35 @@ func TestExportMatchesPi(t *testing.T) {
 		}
 	}
 }
+
+// TestWhole: the whole-session share keeps every entry with its own
+// parent, the same tree and leaf, and redacts what it is asked to.
+func TestWhole(t *testing.T) {
+	s := mustLoad(t, copyFixture(t, "basic.jsonl"))
+	b, err := s.Whole(Redact{Secrets: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bs, err := b.Session()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bs.Entries) != len(s.Entries) || bs.Header.ID != s.Header.ID {
+		t.Fatalf("%d entries (want %d), id %q", len(bs.Entries), len(s.Entries), bs.Header.ID)
+	}
+	for i := range s.Entries {
+		a, w := &bs.Entries[i], &s.Entries[i]
+		if a.ID != w.ID || a.ParentID != w.ParentID || a.Type != w.Type {
+			t.Errorf("entry %d: %s<-%s %s, want %s<-%s %s", i, a.ID, a.ParentID, a.Type, w.ID, w.ParentID, w.Type)
+		}
+	}
+	if bs.Leaf() != s.Leaf() || b.Leaf != s.Entries[s.Leaf()].ID {
+		t.Errorf("leaf %d (%s), want %d", bs.Leaf(), b.Leaf, s.Leaf())
+	}
+	if strings.Contains(string(b.JSONL()), "abcdefghijklmnopqrstuvwxyz123456") {
+		t.Error("the whole share still holds the Bearer token")
+	}
+	if plain, err := s.Whole(Redact{}); err != nil || len(plain.Secrets()) == 0 {
+		t.Errorf("Secrets() of the unredacted layout finds nothing (%v)", err)
+	}
+}

@@ -24,6 +24,34 @@ type ExportView struct {
 	Cost      float64
 	Redacted  []string // what was redacted, for people ("secrets", "thinking", "tool output")
 	Items     []Item
+	// A whole-session export: every entry in tree order as runs, pi's tree beside them.
+	Whole    bool
+	Runs     []ExportRun
+	Tree     []ExportRow
+	TreeCut  string // why the tree shows fewer rows than it has ("" when it shows all)
+	Branches int
+	LeafPos  int // the position of the session's leaf, for its link
+}
+
+// ExportRun is a run of entries each the child of the one before, in a whole-session export.
+type ExportRun struct {
+	From    int    // position of the entry the run continues, -1 for a root
+	FromRef string // its ref
+	OnPath  bool   // the run is on the path to the session's leaf
+	Items   []Item
+}
+
+// ExportRow is one row of pi's tree beside a whole-session export.
+type ExportRow struct {
+	Pos     int
+	Prefix  string // pi's gutters, connector and active marker
+	Kind    string
+	Lead    string
+	Text    string
+	Label   string
+	Labeled bool
+	Active  bool // on the path to the leaf
+	Leaf    bool
 }
 
 // ExportCSP is the Content-Security-Policy of an exported page: nothing is

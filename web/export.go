@@ -31,6 +31,7 @@ import (
 type exportReq struct {
 	leaf   string
 	format string // "jsonl" or "html"
+	whole  bool   // the whole session, with its tree (html only), not one branch
 	red    sessions.Redact
 }
 
@@ -41,8 +42,10 @@ func exportQuery(leaf, format string, redact []string) (exportReq, error) {
 	case "":
 		q.format = "jsonl"
 	case "jsonl", "html":
+	case "html-session":
+		q.format, q.whole = "html", true
 	default:
-		return q, errBadRequest(fmt.Sprintf("Unknown export format %q: use jsonl or html.", format), nil)
+		return q, errBadRequest(fmt.Sprintf("Unknown export format %q: use jsonl, html or html-session.", format), nil)
 	}
 	for _, list := range redact {
 		for _, r := range strings.Split(list, ",") {
@@ -107,11 +110,20 @@ func (s *Server) exported(ctx context.Context, id string, q exportReq) (exportFi
 		if strings.HasPrefix(q.leaf, "~") {
 			return errNoEntry(id, q.leaf) // an entry without id cannot end a branch pi can read
 		}
-		b, err := ss.Branch(q.leaf, q.red)
+		var b *sessions.Branch
+		var err error
+		if q.whole {
+			b, err = ss.Whole(q.red)
+		} else {
+			b, err = ss.Branch(q.leaf, q.red)
+		}
 		if err != nil {
 			return err
 		}
 		base := slug(exportTitle(ss, b, q.red)) + "-" + slug(short(b.Leaf)) // ids come from the file: no "/" or ".." may reach a name
+		if q.whole {
+			base = slug(exportTitle(ss, b, q.red)) + "-session"
+		}
 		if q.red != (sessions.Redact{}) {
 			base += "-redacted"
 		}
@@ -121,7 +133,11 @@ func (s *Server) exported(ctx context.Context, id string, q exportReq) (exportFi
 			return err
 		}
 		f.name, f.mime = base+".html", echo.MIMETextHTMLCharsetUTF8
-		f.data, err = s.exportHTML(ctx, ss, b, q.red)
+		if q.whole {
+			f.data, err = s.exportSessionHTML(ctx, ss, b, q.red)
+		} else {
+			f.data, err = s.exportHTML(ctx, ss, b, q.red)
+		}
 		return err
 	})
 	return f, err
@@ -158,6 +174,11 @@ func (s *Server) exportHTML(ctx context.Context, ss *sessions.Session, b *sessio
 		Created: ss.Meta().Created, Exported: views.Now(), Entries: len(path), Messages: m.Messages, Tokens: m.Tokens,
 		Cost: m.Cost, Items: items}
 	v.Title = oneLine(exportTitle(ss, b, red), 120)
+	return renderExport(ctx, v, red)
+}
+
+// renderExport notes the redactions on an export page and renders it.
+func renderExport(ctx context.Context, v views.ExportView, red sessions.Redact) ([]byte, error) {
 	if red.Secrets {
 		v.Cwd = "" // folder names tell who and what; the JSONL keeps its cwd, which pi needs
 		v.Redacted = append(v.Redacted, "secrets")
@@ -268,7 +289,12 @@ func (s *Server) redactions(c echo.Context) error {
 	err = s.view(key, func(ss *sessions.Session, r *sessions.Reader) error {
 		if q.red.Secrets {
 			var err error
-			if b, err = ss.Branch(q.leaf, sessions.Redact{}); err != nil {
+			if q.whole {
+				b, err = ss.Whole(sessions.Redact{})
+			} else {
+				b, err = ss.Branch(q.leaf, sessions.Redact{})
+			}
+			if err != nil {
 				return err
 			}
 		}
@@ -277,7 +303,14 @@ func (s *Server) redactions(c echo.Context) error {
 			if q.leaf != "" {
 				leaf, _ = resolve(ss, q.leaf)
 			}
-			for _, i := range ss.Path(leaf) {
+			entries := ss.Path(leaf)
+			if q.whole {
+				entries = make([]int, len(ss.Entries))
+				for i := range entries {
+					entries[i] = i
+				}
+			}
+			for _, i := range entries {
 				e := &ss.Entries[i]
 				if e.Type != sessions.TypeMessage {
 					continue

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -340,6 +341,58 @@ func TestExportAtLabelLeaf(t *testing.T) {
 		tail := name[strings.LastIndexByte(name, '-')+1:]
 		if tail == "" || !strings.Contains(jl.Body.String(), `"id":"`+tail) {
 			t.Errorf("JSONL export at %q is named %q: %q names no entry of the file", leaf, params["filename"], tail)
+		}
+	}
+}
+
+// TestExportWholeSession: the whole-session page holds every branch's
+// entries (the abandoned ones too), pi's tree beside them with each row
+// linking to an entry on the page, and loads nothing.
+func TestExportWholeSession(t *testing.T) {
+	lib := openLib(t, demoRoot(t))
+	srv := newServer(t, lib, nil).Handler()
+	rec := get(t, srv, "/s/"+mainID+"/export?format=html-session")
+	if rec.Code != 200 {
+		t.Fatalf("status %d: %s", rec.Code, rec.Body.String())
+	}
+	page := rec.Body.String()
+	if cd := rec.Header().Get("Content-Disposition"); !strings.Contains(cd, "-session.html") {
+		t.Errorf("file name: %s", cd)
+	}
+	for _, want := range []string{
+		"Alternatively, could we just drop the cache entirely?", // an abandoned branch
+		"Both callers use the default cache",                    // pi's leaf
+		`class="export-tree"`, "↳ a branch from", "pi resumes at",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	if strings.Contains(strings.ToLower(page), "<script") || !strings.Contains(page, `http-equiv="Content-Security-Policy" content="default-src &#39;none&#39;`) {
+		t.Error("the page runs scripts or lacks its CSP")
+	}
+	ids := regexp.MustCompile(` id="(m[0-9.]+)"`).FindAllStringSubmatch(page, -1)
+	have := map[string]bool{}
+	for _, m := range ids {
+		have[m[1]] = true
+	}
+	links := regexp.MustCompile(`class="trow[^"]*" href="#(m[0-9]+)"`).FindAllStringSubmatch(page, -1)
+	if len(links) < 20 {
+		t.Fatalf("the tree has %d rows", len(links))
+	}
+	for _, l := range links {
+		if !have[l[1]] {
+			t.Errorf("tree row links to #%s, which the page lacks", l[1])
+		}
+	}
+	// Every message entry of the file is on the page.
+	ss, err := sessions.Load(sessionFile(t, lib, mainID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range ss.Entries {
+		if e.Type == sessions.TypeMessage && !have["m"+strconv.Itoa(i)] {
+			t.Errorf("entry %s (%d) is not on the page", e.ID, i)
 		}
 	}
 }

@@ -72,7 +72,7 @@ func TestSharesCarryNoSecrets(t *testing.T) {
 		}
 	}
 	var outs []string
-	for _, format := range []string{"jsonl", "html"} {
+	for _, format := range []string{"jsonl", "html", "html-session"} {
 		rec := get(t, srv, "/api/sessions/sec/export?redact=secrets&format="+format)
 		if rec.Code != 200 {
 			t.Fatalf("%s: status %d", format, rec.Code)
