@@ -259,7 +259,7 @@ func TestAPIWriteErrors(t *testing.T) {
 		{"save: bad format", api + "/export", "application/json", `{"format":"pdf"}`, 400, `Unknown export format "pdf"`},
 		{"save: bad redaction", api + "/export", "application/json", `{"redact":["names"]}`, 400, `Unknown redaction "names"`},
 		{"save: unknown leaf", api + "/export", "application/json", `{"leaf":"zzz"}`, 404, "no entry “zzz”"},
-		{"export: bad format", api + "/export?format=pdf", "", "", 400, "use jsonl or html"},
+		{"export: bad format", api + "/export?format=pdf", "", "", 400, "use jsonl, html or html-session"},
 		{"export: unknown leaf", api + "/export?leaf=zzz", "", "", 404, "no entry “zzz”"},
 		{"export: id-less ref", api + "/export?leaf=~3", "", "", 404, "no entry “~3”"},
 		{"export: save by GET", api + "/export?save=1", "", "", 405, "POST /api/sessions/ID/export"},
