@@ -760,7 +760,7 @@ func shareAction(a ActionsView) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 63, "><summary title=\"Download the path to this entry as a file\">Share branch…</summary><form class=\"act-form\" method=\"get\" action=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 63, "><summary title=\"Download the path to this entry, or the whole session, as a file\">Share…</summary><form class=\"act-form\" method=\"get\" action=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

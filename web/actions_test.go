@@ -29,13 +29,13 @@ func TestActionsPanel(t *testing.T) {
 		{"session page", "/s/" + mainID + "?target=09b043aa", []string{
 			`id="entry-actions"`, `data-ref="09b043aa"`, `data-leaf="4638afcc"`,
 			`hx-post="/s/` + mainID + `/actions/label"`, `name="label" value="rejected idea"`,
-			`name="expectLeaf" value="4638afcc"`, "Rewind here", "Fork from here", "Share branch…",
+			`name="expectLeaf" value="4638afcc"`, "Rewind here", "Fork from here", "Share…",
 			`action="/s/` + mainID + `/export"`, `<span id="conv-label" class="lbl">[rejected idea]</span>`,
 		}, []string{"Upgrade (keeps a backup)"}},
 		{"conversation fragment", "/s/" + mainID + "/entry?e=a9522c9f", []string{`id="entry-actions"`, `data-ref="a9522c9f"`, `name="label" value=""`}, nil},
 		{"earlier page", "/s/" + mainID + "/entry?e=4638afcc&before=30", nil, []string{`id="entry-actions"`}},
 		{"read-only session", "/s/sess-v2", []string{
-			"Old format (version 2), read-only", "Read-only (old format)", "Upgrade (keeps a backup)", `hx-post="/s/sess-v2/actions/upgrade"`, "Fork from here", "Share branch…",
+			"Old format (version 2), read-only", "Read-only (old format)", "Upgrade (keeps a backup)", `hx-post="/s/sess-v2/actions/upgrade"`, "Fork from here", "Share…",
 		}, []string{`/actions/label"`, `/actions/rewind"`, "problem"}},
 	}
 	for _, tt := range tests {
