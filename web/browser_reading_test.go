@@ -2,6 +2,9 @@ package web
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -100,6 +103,40 @@ func TestBrowserPhonePanes(t *testing.T) {
 	}
 	if got := b.eval(`String(` + visible(".tree-pane") + ` && ` + visible(".conv-pane") + ` && !` + visible(".pane-switch") + `)`); got != "true" {
 		t.Errorf("at 1440 px both panes show and the switch hides: %s", got)
+	}
+	checkConsole(t, console)
+}
+
+// TestBrowserActionButtonsStay: opening any of the actions' forms leaves
+// every action button where it was, at a desktop's width and a phone's.
+func TestBrowserActionButtonsStay(t *testing.T) {
+	ctx, console := browse(t)
+	lib := openLib(t, demoRoot(t))
+	srv := newServer(t, lib, nil)
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() { srv.Close(); ts.Close() })
+	b := browserRun{t, ctx}
+	where := `JSON.stringify(Array.from(document.querySelectorAll('#entry-actions .act > summary')).map(s => { const r = s.getBoundingClientRect(); return [Math.round(r.left), Math.round(r.top - document.querySelector('#entry-actions').getBoundingClientRect().top)]; }))`
+	for _, w := range []int64{1440, 390} {
+		b.do("open", chromedp.EmulateViewport(w, 900), chromedp.Navigate(ts.URL+"/s/"+mainID+"?target=09b043aa"),
+			chromedp.WaitVisible(chromedp.CSS("#entry-actions[data-ready] .act > summary")))
+		before := b.eval(where)
+		for _, act := range []string{"label", "rewind", "fork", "share"} {
+			b.do("open "+act, chromedp.Evaluate[chromedp.Void](`document.querySelector('#entry-actions details[data-act="`+act+`"] > summary').click()`),
+				b.poll(act+" open", `document.querySelector('#entry-actions details[data-act="`+act+`"]').open && getComputedStyle(document.querySelector('#entry-actions details[data-act="`+act+`"] .act-form')).display !== 'none'`))
+			if after := b.eval(where); after != before {
+				t.Errorf("%d px: opening %s moved the buttons: %s, then %s", w, act, before, after)
+			}
+			if dir := os.Getenv("PIWEB_SHOTS"); dir != "" {
+				png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+				if err == nil {
+					err = os.WriteFile(filepath.Join(dir, fmt.Sprintf("actions-%s-%d.png", act, w)), png, 0o644)
+				}
+				if err != nil {
+					t.Error(err)
+				}
+			}
+		}
 	}
 	checkConsole(t, console)
 }
