@@ -71,14 +71,25 @@ func (s *Server) pathView(id string, ss *sessions.Session, r *sessions.Reader, s
 	b := &builder{md: s.md, s: ss, key: id, home: s.opt.Home, clip: true}
 	path := ss.Path(target)
 	v := views.PathView{Key: id, Target: b.info(target), Tab: views.TabConversation, Depth: len(path), Page: before >= 0, State: st}
-	if tab == views.TabContext {
+	if tab == views.TabContext || tab == views.TabFiles {
 		v.Tab = tab
 	}
+	var changes *sessions.Changes
 	if !v.Page { // an earlier page shows no header
 		var err error
 		if v.Model, v.Thinking, v.Tokens, v.Cost, err = pathTotals(ss, r, path); err != nil {
 			return v, err
 		}
+		l, err := s.ledger(ss, r)
+		if err != nil {
+			return v, err
+		}
+		v.Path = totalsView(l.Sum(ss, path))
+		if changes, err = r.Changes(path); err != nil {
+			return v, err
+		}
+		v.Files, v.Commands = len(changes.Files), len(changes.Bash)
+		v.CompareURL = views.SessionURL(id) + "/compare?a=" + url.QueryEscape(v.Target.Ref)
 	}
 	link := st
 	link.Target = v.Target.Ref
@@ -100,9 +111,14 @@ func (s *Server) pathView(id string, ss *sessions.Session, r *sessions.Reader, s
 		v.Actions = &a
 	}
 	var err error
-	if v.Tab == views.TabContext {
+	switch {
+	case v.Tab == views.TabFiles && changes != nil:
+		fv := filesView(id, ss, changes)
+		fv.PatchURL = views.SessionURL(id) + "/patch?leaf=" + url.QueryEscape(v.Target.Ref)
+		v.FilesView = &fv
+	case v.Tab == views.TabContext:
 		err = b.contextPage(&v, r, target, before)
-	} else {
+	default:
 		err = b.pathPage(&v, r, path, target, before)
 	}
 	for k := range v.Items {

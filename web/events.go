@@ -131,7 +131,7 @@ func (s *Server) sessionEvents(c echo.Context) error {
 				return err
 			}
 			snap, ver, stats = takeSnapshot(t), version(ss), s.sessionHeader(id, ss).Stats
-			return nil
+			return s.statsHeader(&stats, ss, r)
 		})
 		if err != nil {
 			return err
@@ -170,7 +170,7 @@ func (s *Server) sessionEvents(c echo.Context) error {
 				}
 			}
 			snap, ver, stats = next, version(ss), s.sessionHeader(id, ss).Stats
-			return nil
+			return s.statsHeader(&stats, ss, r)
 		})
 		var pe *pageError
 		switch {
@@ -233,6 +233,9 @@ func takeSnapshot(t *tree) snapshot {
 		buf = strconv.AppendBool(append(buf, ' '), r.Foldable)
 		buf = append(append(buf, ' '), r.Prefix()...)
 		buf = append(append(buf, 0), r.Label...)
+		if sp, _ := spent(t.s, t.ledger, r.Pos); sp != "" {
+			buf = append(append(buf, 0), sp...) // what a branch cost grows as pi appends to it
+		}
 		if l := t.s.LabelEntry(t.s.Entries[r.Pos].ID); r.Labeled && l >= 0 {
 			buf = strconv.AppendInt(append(buf, 0), int64(l), 10) // a label set again, maybe to the same text, has a new time
 		}

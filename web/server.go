@@ -115,6 +115,8 @@ func (s *Server) routes(e *echo.Echo) {
 	e.GET("/s/:key/events", s.sessionEvents)
 	e.GET("/s/:key/export", s.export)
 	e.GET("/s/:key/redactions", s.redactions)
+	e.GET("/s/:key/patch", s.patchFile)
+	e.GET("/s/:key/compare", s.comparePage)
 	e.POST("/s/:key/actions/label", s.actLabel)
 	e.POST("/s/:key/actions/rewind", s.actRewind)
 	e.POST("/s/:key/actions/fork", s.actFork)
@@ -129,6 +131,9 @@ func (s *Server) routes(e *echo.Echo) {
 	api.POST("/sessions/:key/rewind", s.apiRewind)
 	api.POST("/sessions/:key/fork", s.apiFork)
 	api.GET("/sessions/:key/export", s.export)
+	api.GET("/sessions/:key/stats", s.apiStats)
+	api.GET("/sessions/:key/files", s.apiFiles)
+	api.GET("/sessions/:key/compare", s.apiCompare)
 	api.POST("/sessions/:key/export", s.apiSaveExport)
 	api.POST("/sessions/:key/upgrade", s.apiUpgrade)
 }

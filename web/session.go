@@ -49,6 +49,9 @@ func (s *Server) session(c echo.Context) error {
 			return err
 		}
 		v = s.sessionHeader(id, ss)
+		if err := s.statsHeader(&v.Stats, ss, r); err != nil {
+			return err
+		}
 		v.State, v.Note = st, t.note
 		v.Pane = "tree" // a phone opens on the tree, or on the conversation when the address names an entry
 		if st.Target != "" || tab != "" {
