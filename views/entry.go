@@ -29,7 +29,7 @@ type PathView struct {
 	LinkURL    string       // a deep link to the entry
 	Actions    *ActionsView // the write actions on the entry; nil on an earlier page
 	State      TreeState
-	Note       string // why another entry than the one asked for is shown: the page reloads its rows
+	Note       string     // why another entry than the one asked for is shown: the page reloads its rows
 	Path       Totals     // summed along the path (pi's arithmetic)
 	Files      int        // files changed along the path
 	Commands   int        // bash calls along the path (may have changed files, not tracked)

@@ -74,9 +74,9 @@ type tree struct {
 	// resumeRow is the row of pi's own leaf (or its nearest visible ancestor)
 	// when the page views another path, else -1: "← active" stays where pi resumes.
 	resumeRow int
-	target    int    // the selected entry, -1 for none: the row the page highlights (actions act on it)
+	target    int              // the selected entry, -1 for none: the row the page highlights (actions act on it)
 	ledger    *sessions.Ledger // what each branch cost
-	note      string // why the tree shows another entry than the one asked for ("" when it does not)
+	note      string           // why the tree shows another entry than the one asked for ("" when it does not)
 }
 
 // layout lays out s for st, through the cache. The caller holds the library's read lock.
