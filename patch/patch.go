@@ -34,8 +34,119 @@ func Diff(path, before, after string, created bool) string {
 	return udiff.Unified(from, "b/"+strings.TrimPrefix(path, "/"), before, after)
 }
 
-// Apply applies a unified diff to content.
-func Apply(p, content string) (string, error) { return udiff.ApplyUnified(p, content) }
+// Apply applies a unified diff to content. Each hunk must find its context
+// and removed lines where its header says (after the shift of the hunks
+// before it); a diff that does not fit gives an error, never a guess.
+func Apply(p, content string) (string, error) {
+	src := splitLines(content)
+	var out []string
+	at := 0            // next line of src to copy
+	var oldN, newN int // lines of the hunk still to come, each side
+	var last byte      // the op of the hunk line before
+	for raw := range strings.Lines(p) {
+		line := strings.TrimSuffix(raw, "\n")
+		if strings.HasPrefix(line, "\\") { // "\ No newline at end of file": about the line before
+			if last != '-' && len(out) > 0 {
+				out[len(out)-1] = strings.TrimSuffix(out[len(out)-1], "\n")
+			}
+			continue
+		}
+		if oldN == 0 && newN == 0 {
+			if !strings.HasPrefix(line, "@@ ") {
+				continue // file headers, comments
+			}
+			start, on, nn, ok := hunkHeader(line)
+			if !ok {
+				return "", fmt.Errorf("bad hunk header %q", line)
+			}
+			if start < at || start > len(src) {
+				return "", fmt.Errorf("hunk %q out of place", line)
+			}
+			out = append(out, src[at:start]...)
+			at, oldN, newN = start, on, nn
+			continue
+		}
+		op, text := byte(' '), ""
+		if line != "" { // some tools drop the space of an empty context line
+			op, text = line[0], line[1:]
+		}
+		switch op {
+		case ' ', '-':
+			if at >= len(src) || strings.TrimSuffix(src[at], "\n") != text {
+				return "", fmt.Errorf("line %d does not match the patch", at+1)
+			}
+			if op == ' ' {
+				out = append(out, src[at])
+				newN--
+			}
+			oldN--
+			at++
+		case '+':
+			out = append(out, text+"\n")
+			newN--
+		default:
+			return "", fmt.Errorf("unexpected line %q in a hunk", line)
+		}
+		if oldN < 0 || newN < 0 {
+			return "", fmt.Errorf("a hunk longer than its header says")
+		}
+		last = op
+	}
+	if oldN != 0 || newN != 0 {
+		return "", fmt.Errorf("the patch ends inside a hunk")
+	}
+	out = append(out, src[at:]...)
+	return strings.Join(out, ""), nil
+}
+
+// splitLines splits text into lines that keep their newlines.
+func splitLines(s string) []string {
+	var out []string
+	for l := range strings.Lines(s) {
+		out = append(out, l)
+	}
+	return out
+}
+
+// hunkHeader reads "@@ -a,b +c,d @@": the 0-based first old line and the
+// two sides' line counts.
+func hunkHeader(h string) (start, oldN, newN int, ok bool) {
+	rest, found := strings.CutPrefix(h, "@@ -")
+	if !found {
+		return 0, 0, 0, false
+	}
+	old, rest, found := strings.Cut(rest, " +")
+	if !found {
+		return 0, 0, 0, false
+	}
+	nw, _, found := strings.Cut(rest, " @@")
+	if !found {
+		return 0, 0, 0, false
+	}
+	rng := func(r string) (int, int, bool) {
+		a, b, two := strings.Cut(r, ",")
+		x, err := strconv.Atoi(a)
+		if err != nil || x < 0 {
+			return 0, 0, false
+		}
+		n := 1
+		if two {
+			if n, err = strconv.Atoi(b); err != nil || n < 0 {
+				return 0, 0, false
+			}
+		}
+		return x, n, true
+	}
+	a, oldN, ok1 := rng(old)
+	_, newN, ok2 := rng(nw)
+	if !ok1 || !ok2 || (oldN > 0 && a == 0) {
+		return 0, 0, 0, false
+	}
+	if oldN == 0 {
+		return a, 0, newN, true // an empty old side names the line before it
+	}
+	return a - 1, oldN, newN, true
+}
 
 // Relabel gives a patch with pi's "--- path / +++ path" headers git's
 // "a/" and "b/" names, so that `git apply` and `patch -p1` take it.

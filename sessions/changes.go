@@ -77,7 +77,7 @@ func (r *Reader) Changes(positions []int) (*Changes, error) {
 		if e.Type != TypeMessage || (e.Role != RoleAssistant && e.Role != RoleToolResult && e.Role != RoleBash) {
 			continue
 		}
-		line, err := seq.Raw(p)
+		line, err := seq.rawQuick(p)
 		if err != nil {
 			return nil, err
 		}
@@ -145,6 +145,9 @@ func (r *Reader) Changes(positions []int) (*Changes, error) {
 				} else {
 					ch.Patch = patch.FromDisplay(path, js.Str(d.Val("diff")))
 				}
+				if ch.Patch == "" {
+					ch.Patch = editArgsPatch(path, c.args)
+				}
 				if f.known {
 					next, err := patch.Apply(ch.Patch, f.final)
 					f.final, f.known = next, err == nil
@@ -185,3 +188,32 @@ func (c *Changes) Patch() string {
 
 // oneLineOf keeps a path on one line of a patch's comment.
 func oneLineOf(s string) string { return strings.NewReplacer("\n", " ", "\r", " ").Replace(s) }
+
+// editArgsPatch is the patch of an edit whose result records no diff: its
+// arguments' old and new texts (pi's edits[] or the older oldText/newText),
+// each a hunk whose line numbers count from the text itself; patch(1) finds
+// the place by its context lines.
+func editArgsPatch(path string, args js.Object) string {
+	var b strings.Builder
+	pair := func(o js.Object) {
+		old, nw := js.Str(o.Val("oldText")), js.Str(o.Val("newText"))
+		if old == nw {
+			return
+		}
+		d := patch.Diff(path, old+"\n", nw+"\n", false)
+		if b.Len() > 0 {
+			_, d, _ = strings.Cut(d, "\n+++ ") // one header for the file
+			_, d, _ = strings.Cut(d, "\n")
+		}
+		b.WriteString(d)
+	}
+	if edits := args.Val("edits"); len(edits) > 0 {
+		js.Elems(edits, func(el []byte) bool {
+			pair(js.ObjectOf(el))
+			return true
+		})
+	} else {
+		pair(args)
+	}
+	return b.String()
+}

@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"cmp"
 	"sync"
 
 	"github.com/piweb/piweb/internal/js"
@@ -25,7 +26,7 @@ type Totals struct {
 	Messages          int `json:"messages"` // every message entry (pi's totalMessages)
 	Compactions       int `json:"compactions"`
 	BranchSummaries   int `json:"branchSummaries"`
-	Errors            int `json:"errors"` // assistant messages that stopped with an error or abort
+	Errors            int `json:"errors"` // replies that stopped with an error or abort, and tool results marked as errors
 	Entries           int `json:"entries"`
 }
 
@@ -33,8 +34,12 @@ type Totals struct {
 type Use struct {
 	Input, Output, CacheRead, CacheWrite, Cost float64
 
-	Calls int32 // tool calls in an assistant message
-	Usage bool  // the entry carries usage that pi adds
+	Calls  int32 // tool calls in an assistant message
+	Usage  bool  // the entry carries usage that pi adds
+	Failed bool  // a tool result marked as an error
+	// File is the path a successful edit or write result changed (its
+	// call's arguments), so a path's changed files count without reading.
+	File string
 	// Bucket is the key pi's /session breakdown files the usage under:
 	// "provider/model" (the response model when pi recorded one), or
 	// ToolsBucket for tool results, compactions and summaries.
@@ -68,6 +73,9 @@ func (t *Totals) add(e *Entry, u *Use) {
 			t.UserMessages++
 		case RoleToolResult:
 			t.ToolResults++
+			if u.Failed {
+				t.Errors++
+			}
 		case RoleAssistant:
 			t.AssistantMessages++
 			t.ToolCalls += int(u.Calls)
@@ -100,6 +108,9 @@ type Ledger struct {
 	use    []Use
 	parent []int // the parents the sums were made with
 	sub    []Sub // sums over each entry's subtree, itself included
+	// edits are the edit and write calls read whose results are not read
+	// yet: call id → path.
+	edits map[string]string
 }
 
 // Sub is the sum of a subtree: entries, tokens and cost.
@@ -127,12 +138,15 @@ func (l *Ledger) updateLocked(r *Reader) error {
 		return nil
 	}
 	if l.epoch != s.epoch || len(l.use) > len(s.Entries) {
-		l.use, l.parent, l.sub = l.use[:0], l.parent[:0], l.sub[:0]
+		l.use, l.parent, l.sub, l.edits = l.use[:0], l.parent[:0], l.sub[:0], nil
+	}
+	if l.edits == nil {
+		l.edits = map[string]string{}
 	}
 	from := len(l.use)
 	seq := r.Sequential()
 	for i := from; i < len(s.Entries); i++ {
-		u, err := readUse(seq, i)
+		u, err := readUse(seq, i, l.edits)
 		if err != nil {
 			l.use = l.use[:from]
 			return err
@@ -148,7 +162,10 @@ func (l *Ledger) updateLocked(r *Reader) error {
 // When earlier entries kept their parents, each new entry is added to its
 // ancestors; otherwise (an append re-linked the tree) they are made again.
 func (l *Ledger) sums(s *Session, from int) {
-	same := len(l.parent) == from
+	// A few new entries are each added to their ancestors; many (a first
+	// reading, a long batch) make the sums again in one pass, which costs
+	// O(entries) rather than O(new entries × depth).
+	same := from > 0 && len(l.parent) == from && len(s.Entries)-from <= 64
 	for i := 0; same && i < from; i++ {
 		same = l.parent[i] == s.parent[i]
 	}
@@ -253,9 +270,27 @@ func (l *Ledger) Stats(s *Session, leaf int) Stats {
 	return st
 }
 
+// Files returns the paths that successful edit and write calls changed
+// along the entries at positions, in order of first change.
+func (l *Ledger) Files(positions []int) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range positions {
+		if p < len(l.use) {
+			if f := l.use[p].File; f != "" && !seen[f] {
+				seen[f] = true
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
+
 // readUse reads what entry i adds. Only lines that can carry usage or tool
-// calls are read.
-func readUse(r *Reader, i int) (Use, error) {
+// calls are read. edits holds the edit and write calls waiting for results.
+func readUse(r *Reader, i int, edits map[string]string) (Use, error) {
 	e := &r.s.Entries[i]
 	switch {
 	case e.Type == TypeMessage && (e.Role == RoleAssistant || e.Role == RoleToolResult):
@@ -263,17 +298,17 @@ func readUse(r *Reader, i int) (Use, error) {
 	default:
 		return Use{}, nil
 	}
-	line, err := r.Raw(i)
+	line, err := r.rawQuick(i)
 	if err != nil {
 		return Use{}, err
 	}
-	return useOf(e, line), nil
+	return useOf(e, line, edits), nil
 }
 
 // useOf reads the usage, tool calls and model of an entry line.
-func useOf(e *Entry, line []byte) Use {
+func useOf(e *Entry, line []byte, edits map[string]string) Use {
 	var u Use
-	var usage, provider, model, response, content []byte
+	var usage, provider, model, response, content, isError, callID []byte
 	js.Members(line, func(m js.Member) {
 		switch string(js.KeyBytes(m.Key)) {
 		case "usage":
@@ -298,6 +333,10 @@ func useOf(e *Entry, line []byte) Use {
 					response = m.Val
 				case "content":
 					content = m.Val
+				case "isError":
+					isError = m.Val
+				case "toolCallId":
+					callID = m.Val
 				}
 			})
 		}
@@ -306,9 +345,27 @@ func useOf(e *Entry, line []byte) Use {
 		js.Elems(content, func(el []byte) bool {
 			if t, ok := js.Lookup(el, "type"); ok && js.Str(t) == BlockToolCall {
 				u.Calls++
+				if name, _ := js.Lookup(el, "name"); edits != nil && (js.Str(name) == "edit" || js.Str(name) == "write") {
+					id, _ := js.Lookup(el, "id")
+					raw, _ := js.Lookup(el, "arguments")
+					args := js.ObjectOf(raw)
+					if p := cmp.Or(js.Str(args.Val("path")), js.Str(args.Val("file_path"))); p != "" {
+						edits[js.Str(id)] = p
+					}
+				}
 			}
 			return true
 		})
+	}
+	u.Failed = e.Role == RoleToolResult && js.Truthy(isError)
+	if e.Role == RoleToolResult && edits != nil {
+		id := js.Str(callID)
+		if p, ok := edits[id]; ok {
+			delete(edits, id)
+			if !u.Failed {
+				u.File = p
+			}
+		}
 	}
 	us, ok := decodeUsage(usage)
 	if !ok {

@@ -93,3 +93,11 @@ type TurnPair struct {
 	Same  bool // the two turns say the same: shown folded
 	Count int  // for a run of identical turns folded into one pair: how many
 }
+
+// turnName names turn k of a comparison: 0 is what comes before the first user message.
+func turnName(k int) string {
+	if k == 0 {
+		return "Before the first user message"
+	}
+	return "Turn " + Itoa(k)
+}

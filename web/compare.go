@@ -109,6 +109,9 @@ func (srv *Server) compareView(key string, ss *sessions.Session, r *sessions.Rea
 	v.TotalTurns = max(len(ta), len(tb))
 	end := min(from+turnsPerPage, v.TotalTurns)
 	for k := from; k < end; k++ {
+		if k == 0 && len(ta[0]) == 0 && len(tb[0]) == 0 {
+			continue
+		}
 		pair := views.TurnPair{K: k}
 		var sa, sb uint64
 		var err error
@@ -137,12 +140,14 @@ func (srv *Server) compareView(key string, ss *sessions.Session, r *sessions.Rea
 	return v, nil
 }
 
-// turns splits a side's entries into turns: a new turn starts at each user message.
+// turns splits a side's entries into turns: turn 0 holds what comes before
+// the first user message (often nothing), and each user message starts the
+// next, so the two sides' turns line up by number.
 func turns(ss *sessions.Session, pos []int) [][]int {
-	var out [][]int
+	out := [][]int{nil}
 	for _, p := range pos {
 		e := &ss.Entries[p]
-		if len(out) == 0 || e.Type == sessions.TypeMessage && e.Role == sessions.RoleUser {
+		if e.Type == sessions.TypeMessage && e.Role == sessions.RoleUser {
 			out = append(out, nil)
 		}
 		out[len(out)-1] = append(out[len(out)-1], p)

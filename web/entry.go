@@ -85,10 +85,12 @@ func (s *Server) pathView(id string, ss *sessions.Session, r *sessions.Reader, s
 			return v, err
 		}
 		v.Path = totalsView(l.Sum(ss, path))
-		if changes, err = r.Changes(path); err != nil {
-			return v, err
+		v.Files = len(l.Files(path))
+		if tab == views.TabFiles {
+			if changes, err = r.Changes(path); err != nil {
+				return v, err
+			}
 		}
-		v.Files, v.Commands = len(changes.Files), len(changes.Bash)
 		v.CompareURL = views.SessionURL(id) + "/compare?a=" + url.QueryEscape(v.Target.Ref)
 	}
 	link := st

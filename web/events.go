@@ -233,7 +233,7 @@ func takeSnapshot(t *tree) snapshot {
 		buf = strconv.AppendBool(append(buf, ' '), r.Foldable)
 		buf = append(append(buf, ' '), r.Prefix()...)
 		buf = append(append(buf, 0), r.Label...)
-		if sp, _ := spent(t.s, t.ledger, r.Pos); sp != "" {
+		if sp, _ := spent(t.s, t.ledger, r.Pos, parent); sp != "" {
 			buf = append(append(buf, 0), sp...) // what a branch cost grows as pi appends to it
 		}
 		if l := t.s.LabelEntry(t.s.Entries[r.Pos].ID); r.Labeled && l >= 0 {

@@ -272,17 +272,22 @@ func (srv *Server) statsHeader(st *views.SessionStats, ss *sessions.Session, r *
 	return nil
 }
 
-// spent is what the branch starting at entry i cost, for the first row of
-// each branch of a branch point ("" elsewhere).
-func spent(ss *sessions.Session, l *sessions.Ledger, i int) (text, hint string) {
-	if l == nil {
+// spent is what one attempt of a branch point cost, for the first row the
+// tree shows of it: the row whose visible parent (at vp) is a branch point.
+// The attempt is the branch point's child that leads to the row (filters
+// may hide entries between them, such as a label). "" elsewhere.
+func spent(ss *sessions.Session, l *sessions.Ledger, i, vp int) (text, hint string) {
+	if l == nil || vp < 0 || len(ss.Children(vp)) < 2 {
 		return "", ""
 	}
-	p := ss.Parent(i)
-	if p < 0 || len(ss.Children(p)) < 2 {
+	c := i
+	for c >= 0 && ss.Parent(c) != vp {
+		c = ss.Parent(c)
+	}
+	if c < 0 {
 		return "", ""
 	}
-	sub := l.Subtree(i)
+	sub := l.Subtree(c)
 	if sub.Tokens == 0 && sub.Cost == 0 {
 		return "", ""
 	}

@@ -220,7 +220,7 @@ func (t *tree) rowView(k int, row *pitree.Row) views.RowView {
 		v.Hint += " · branch point: " + strconv.Itoa(v.Forks) + " branches"
 	}
 	var hint string
-	if v.Spent, hint = spent(s, t.ledger, row.Pos); hint != "" {
+	if v.Spent, hint = spent(s, t.ledger, row.Pos, v.Parent); hint != "" {
 		v.Hint += " · " + hint
 	}
 	return v
