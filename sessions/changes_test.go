@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/piweb/piweb/internal/oracle"
 	st "github.com/piweb/piweb/internal/sessiontest"
 	"github.com/piweb/piweb/patch"
 )
@@ -127,5 +128,71 @@ func TestChanges(t *testing.T) {
 	}
 	if f := s.Compare(0, leaf); f.Ancestor != 0 || len(f.A) != 0 || len(f.B) != 13 {
 		t.Errorf("compare with an ancestor: %+v", f)
+	}
+}
+
+// TestChangesOnPiScenario reads the files changed in conformance's
+// file-edits scenario, whose edits carry what pi's own edit tool records.
+func TestChangesOnPiScenario(t *testing.T) {
+	var file string
+	for _, sc := range oracle.Scenarios(t) {
+		if sc.Scenario == "file-edits" {
+			file = sc.File
+		}
+	}
+	if file == "" {
+		t.Fatal("no file-edits scenario")
+	}
+	s, err := Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	done := -1
+	for i := range s.Entries {
+		if b, _ := r.Body(i); b != nil && b.Msg != nil && b.Msg.Role == RoleAssistant && b.Msg.Content.Text("") == "Done." {
+			done = i
+		}
+	}
+	ch, err := r.Changes(s.Path(done))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(ch.Paths(), " "); got != "src/total.js README.md" {
+		t.Fatalf("files %q", got)
+	}
+	if n := len(ch.Files[0].Changes); n != 3 {
+		t.Errorf("src/total.js has %d changes, want 3 (the failed edit does not count)", n)
+	}
+	if len(ch.Bash) != 1 {
+		t.Errorf("bash calls: %+v", ch.Bash)
+	}
+	final := map[string]string{
+		"src/total.js": "// Cart totals.\nexport function total(items) {\n  return items.reduce((n, i) => n + i.qty, 0);\n}\n",
+		"README.md":    "# shop\n\nCart totals sum quantities.\n",
+	}
+	net := ch.Patch()
+	for _, part := range strings.Split(net, "--- /dev/null\n")[1:] {
+		part = "--- /dev/null\n" + part
+		got, err := patch.Apply(part, "")
+		name := strings.TrimPrefix(strings.SplitN(part, "\n", 3)[1], "+++ b/")
+		if err != nil || got != final[name] {
+			t.Errorf("%s: net patch gives %q (%v), want %q", name, got, err, final[name])
+		}
+		delete(final, name)
+	}
+	if len(final) != 0 {
+		t.Errorf("the net patch does not create %v:\n%s", final, net)
+	}
+	l := NewLedger()
+	if err := l.Update(r); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(l.Files(s.Path(s.Leaf())), " "); got != "test/total.test.js" {
+		t.Errorf("the other attempt's files %q", got)
 	}
 }
