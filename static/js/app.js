@@ -18,7 +18,9 @@
   function replaceById(html) {
     const el = fragment(html).firstElementChild;
     const old = el && el.id && document.getElementById(el.id);
-    if (old) old.replaceWith(el);
+    if (!old) return;
+    if (old.tagName === "DETAILS" && old.open) el.open = true; // an open popover stays open as counts change
+    old.replaceWith(el);
   }
 
   // liveStream holds a page's EventSource: connect() (re)opens it with
