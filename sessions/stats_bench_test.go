@@ -178,3 +178,54 @@ func BenchmarkLedgerAppend(b *testing.B) {
 		l.mu.Unlock()
 	}
 }
+
+// chainOf returns a generated single-chain session of n entries, cached in the temp dir.
+func chainOf(b *testing.B, n int) string {
+	if n == sessiontest.ChainEntries {
+		p, _ := sessiontest.ChainFile(b)
+		return p
+	}
+	p := filepath.Join(os.TempDir(), fmt.Sprintf("piweb-bench-chain%d-v%d.jsonl", n, sessiontest.Version))
+	if _, err := os.Stat(p); err == nil {
+		return p
+	}
+	tmp := fmt.Sprintf("%s.tmp%d", p, os.Getpid())
+	if _, err := sessiontest.WriteFile(tmp, 100, n, sessiontest.Options{Chain: true, Scale: sessiontest.ChainScale}); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
+
+// BenchmarkInspect: piweb inspect's reading (pi's tree, path, context,
+// JSON) of a 100k and a 200k chain, beside loading the file (the baseline):
+// it grows linearly with the entries.
+func BenchmarkInspect(b *testing.B) {
+	for _, n := range []int{100_000, 200_000} {
+		p := chainOf(b, n)
+		b.Run(fmt.Sprintf("%dk/baseline-load", n/1000), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := Load(p); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("%dk/load+inspect", n/1000), func(b *testing.B) {
+			for b.Loop() {
+				s, err := Load(p)
+				if err != nil {
+					b.Fatal(err)
+				}
+				in, err := s.Inspect("")
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(in.JSON()) == 0 {
+					b.Fatal("no output")
+				}
+			}
+		})
+	}
+}
