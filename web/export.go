@@ -103,8 +103,18 @@ func (s *Server) saveExport(key string, q exportReq) (string, error) {
 	return s.lib.SaveBeside(key, f.name, f.data)
 }
 
-// exported builds the export of session id.
+// errBusy refuses heavy work while as much as piweb allows is running.
+var errBusy = &pageError{status: http.StatusServiceUnavailable, title: "Busy",
+	msg: "piweb is building as many exports as it allows at once. Try again in a few seconds."}
+
+// exported builds the export of session id, one of at most Options.Exports at once.
 func (s *Server) exported(ctx context.Context, id string, q exportReq) (exportFile, error) {
+	select {
+	case s.exports <- struct{}{}:
+		defer func() { <-s.exports }()
+	default:
+		return exportFile{}, errBusy
+	}
 	var f exportFile
 	err := s.view(id, func(ss *sessions.Session, _ *sessions.Reader) error {
 		if strings.HasPrefix(q.leaf, "~") {

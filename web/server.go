@@ -8,11 +8,13 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
 	"github.com/piweb/piweb/sessions"
 )
 
@@ -51,6 +53,10 @@ type Options struct {
 	// 30s; headers alone get a third of it), so a body that trickles in
 	// cannot hold a connection. Live streams lift it once they start.
 	ReadTimeout time.Duration
+	// Exports is how many exports (HTML and JSONL shares, saved or
+	// downloaded) may be built at once (default 2); more get 503 with
+	// Retry-After, so a few large ones cannot take all the memory.
+	Exports int
 }
 
 // Server is piweb's HTTP server: echo routes over a Library, fed live by its changes.
@@ -62,6 +68,7 @@ type Server struct {
 	hosts   hostAllowlist
 	layouts *layoutCache
 	md      *markdown
+	exports chan struct{} // one token per export being built
 
 	quit     chan struct{} // closed by Close: live streams end
 	quitOnce sync.Once
@@ -76,6 +83,9 @@ func New(lib Library, opt Options) *Server {
 	if opt.Heartbeat <= 0 {
 		opt.Heartbeat = 15 * time.Second
 	}
+	if opt.Exports <= 0 {
+		opt.Exports = 2
+	}
 	if opt.ReadTimeout <= 0 {
 		opt.ReadTimeout = 30 * time.Second
 	}
@@ -86,6 +96,7 @@ func New(lib Library, opt Options) *Server {
 		hosts:   newHostAllowlist(opt.Addr),
 		layouts: newLayoutCache(16),
 		md:      newMarkdown(),
+		exports: make(chan struct{}, opt.Exports),
 		quit:    make(chan struct{}),
 	}
 	e := echo.New()
@@ -93,7 +104,13 @@ func New(lib Library, opt Options) *Server {
 	e.HidePort = true
 	e.Logger.SetOutput(io.Discard)
 	e.HTTPErrorHandler = s.handleError
-	e.Use(s.secure, limitBody)
+	e.Use(s.secure, limitBody, middleware.GzipWithConfig(middleware.GzipConfig{
+		// Text compresses 5-10x; level 5 costs a third of the CPU of the
+		// default for nearly the same size. Live streams stay uncompressed:
+		// each event must reach the page at once.
+		Level: 5, MinLength: 1024,
+		Skipper: func(c echo.Context) bool { return strings.HasSuffix(c.Request().URL.Path, "/events") },
+	}))
 	s.routes(e)
 	s.echo = e
 	return s
