@@ -18,7 +18,7 @@ import (
 type sseEvent struct{ Name, Data string }
 
 // openStream connects to an event stream and returns its events as they arrive.
-func openStream(t *testing.T, ctx context.Context, url string) (<-chan sseEvent, *http.Response) {
+func openStream(t testing.TB, ctx context.Context, url string) (<-chan sseEvent, *http.Response) {
 	t.Helper()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	req.Header.Set("Accept", "text/event-stream")
