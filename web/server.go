@@ -69,6 +69,7 @@ type Server struct {
 	layouts *layoutCache
 	md      *markdown
 	exports chan struct{} // one token per export being built
+	steps   liveSteps     // each live change's answer, shared by the streams that see it
 
 	quit     chan struct{} // closed by Close: live streams end
 	quitOnce sync.Once
