@@ -21,6 +21,9 @@ type PathView struct {
 	Items      []Item
 	Earlier    int          // entries (or context entries) before this page
 	EarlierURL string       // the previous page; "" at the root
+	Later      int          // entries after this page (a page opened at a depth)
+	LaterURL   string       // the next page down; "" at the end
+	JumpURL    string       // the conversation's page at a depth: add depth=N (1-based)
 	Page       bool         // an earlier page: items only
 	LeafURL    string       // the session page viewing the path to the entry (pi's leaf unchanged)
 	Viewing    string       // the leaf of the path the page views when it is not pi's, else ""

@@ -227,10 +227,16 @@ func (w *Watcher) handle(ev fsnotify.Event) {
 		// session is reported as living on there rather than removed.
 		wait = 2 * w.debounce
 	}
-	// The first write to a quiet file is read at once (an append reaches open
-	// pages without waiting out the debounce); writes that follow within the
-	// debounce are read together when it ends.
-	lead := ev.Op == fsnotify.Write
+	// The first write to a quiet file that grew it is read at once (an append
+	// reaches open pages without waiting out the debounce); writes that follow
+	// within the debounce are read together when it ends. A file that did not
+	// grow may be in the middle of a rewrite (truncated, not yet written): it
+	// waits out the debounce.
+	lead := false
+	if ev.Op == fsnotify.Write {
+		fi, err := os.Stat(p)
+		lead = err == nil && w.lib.Grew(p, fi)
+	}
 	dir, name := filepath.Dir(p), filepath.Base(p)
 	switch {
 	case dir == w.root:

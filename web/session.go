@@ -61,7 +61,7 @@ func (s *Server) session(c echo.Context) error {
 			return err
 		}
 		if t.target >= 0 {
-			pv, err := s.pathView(id, ss, r, st, t.target, tab, -1)
+			pv, err := s.pathView(id, ss, r, st, t.target, tab, lastPage)
 			if err != nil {
 				return err
 			}
