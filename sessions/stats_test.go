@@ -184,3 +184,39 @@ func TestLedgerExtends(t *testing.T) {
 		t.Errorf("the root's subtree sums nothing: %+v", got)
 	}
 }
+
+// FuzzStats: any file that parses gives stats, subtree sums, file changes
+// and comparisons without a panic, and the path and the rest part the file.
+func FuzzStats(f *testing.F) {
+	f.Add(sessiontest.String(3, 40, sessiontest.Options{}))
+	f.Add(sessiontest.Lines(sessiontest.Header,
+		call("a1", "", 1, "write", map[string]string{"path": "/w/a", "content": "x\n"}),
+		result("r1", "a1", 2, "a1", "write", false, nil),
+		call("a2", "r1", 3, "edit", map[string]any{"path": "/w/a", "edits": []map[string]string{{"oldText": "x", "newText": "y"}}}),
+		result("r2", "a2", 4, "a2", "edit", false, map[string]string{"diff": "-1 x\n+1 y", "patch": "--- /w/a\n+++ /w/a\n@@ -1 +1 @@\n-x\n+y\n"})))
+	f.Fuzz(func(t *testing.T, content string) {
+		s, err := Parse(strings.NewReader(content), "f.jsonl")
+		if err != nil || len(s.Entries) == 0 {
+			return
+		}
+		r, _ := s.Open()
+		l := NewLedger()
+		if err := l.Update(r); err != nil {
+			t.Fatal(err)
+		}
+		for _, leaf := range []int{s.Leaf(), 0, len(s.Entries) / 2} {
+			st := l.Stats(s, leaf)
+			if st.Path.Entries+st.Abandoned.Entries != st.File.Entries {
+				t.Fatalf("path %d + rest %d != file %d", st.Path.Entries, st.Abandoned.Entries, st.File.Entries)
+			}
+			ch, err := r.Changes(s.Path(leaf))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ch.Patch()
+			l.Files(s.Path(leaf))
+			l.Subtree(leaf)
+		}
+		s.Compare(0, s.Leaf())
+	})
+}
