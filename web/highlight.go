@@ -70,6 +70,9 @@ func lexerFor(lang, file string) chroma.Lexer {
 		if ext := path.Ext(name); ext != "" && ext != name {
 			key, name = "ext:"+strings.ToLower(ext), "x"+strings.ToLower(ext)
 		}
+		if !plainName(name) {
+			return nil // no lexer's pattern takes spaces or symbols: not worth a Match
+		}
 	}
 	if v, ok := lexerCache.Load(key); ok {
 		l, _ := v.(chroma.Lexer) // nil: nothing fits
@@ -104,6 +107,17 @@ var (
 )
 
 const maxLexerCache = 8192
+
+// plainName reports whether a file name (or "x.ext") is made of the
+// characters lexers' patterns use.
+func plainName(s string) bool {
+	for _, c := range []byte(s) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-' || c == '+') {
+			return false
+		}
+	}
+	return s != ""
+}
 
 // noExtLexers holds the lexers with a file name pattern other than "*.ext":
 // the only ones a name without an extension can match (Makefile, Dockerfile).
