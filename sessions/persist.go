@@ -316,32 +316,37 @@ func UnmarshalIndex(data []byte, path, root string) (*Session, error) {
 // when the file is what was indexed (same size, modification time, first
 // and last bytes) nothing is read; when it only grew, only the appended
 // bytes are; otherwise (a bad blob, a rewritten or replaced file) the file
-// is read again in full. A file the library already holds is left to
-// Refresh. It publishes the change and returns it.
-func (l *Library) Restore(file string, blob []byte) (Change, error) {
+// is read again in full. reused reports that the blob was used (the file
+// holds the entries it describes, maybe more). A file the library already
+// holds is left to Refresh. It publishes the change and returns it.
+func (l *Library) Restore(file string, blob []byte) (c Change, reused bool, err error) {
 	l.mu.RLock()
 	_, known := l.files[file]
 	l.mu.RUnlock()
 	if known {
-		return l.Refresh(file)
+		c, err = l.Refresh(file)
+		return c, false, err
 	}
 	s, err := UnmarshalIndex(blob, file, l.Root)
 	if err != nil || s.File != file {
-		return l.Refresh(file)
+		c, err = l.Refresh(file)
+		return c, false, err
 	}
-	if _, err := s.update(true); err != nil {
-		return l.Refresh(file) // gone, unreadable or no longer a session: as Refresh says
+	d, err := s.update(true)
+	if err != nil {
+		c, err = l.Refresh(file) // gone, unreadable or no longer a session: as Refresh says
+		return c, false, err
 	}
 	l.mu.Lock()
 	if cur, ok := l.files[file]; ok { // indexed meanwhile
 		c := Change{Key: l.key[cur], File: file, Gen: cur.gen}
 		l.mu.Unlock()
-		return c, nil
+		return c, false, nil
 	}
 	all := l.putLocked(file, s, nil)
 	l.mu.Unlock()
 	l.publish(all...)
-	return own(all, file), nil
+	return own(all, file), !d.Reloaded, nil
 }
 
 // Snapshot is what the catalog persists of one session file.

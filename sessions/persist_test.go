@@ -120,7 +120,7 @@ func TestRestoreAppended(t *testing.T) {
 
 	lib2 := NewLibrary(root)
 	before := BytesRead()
-	if _, err := lib2.Restore(f, snap.Index); err != nil {
+	if _, reused, err := lib2.Restore(f, snap.Index); err != nil || !reused {
 		t.Fatal(err)
 	}
 	if got := BytesRead() - before; got != int64(len(add)) {
@@ -136,7 +136,9 @@ func TestRestoreAppended(t *testing.T) {
 	os.WriteFile(f, data, 0o644)
 	lib3 := NewLibrary(root)
 	before = BytesRead()
-	lib3.Restore(f, snap2.Index)
+	if _, reused, _ := lib3.Restore(f, snap2.Index); reused {
+		t.Fatal("a rewritten file's index was reused")
+	}
 	if got := BytesRead() - before; got < int64(len(data)) {
 		t.Fatalf("a rewritten file read %d bytes, not in full", got)
 	}

@@ -1,0 +1,370 @@
+package catalog
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/piweb/piweb/search"
+	"github.com/piweb/piweb/sessions"
+	"github.com/piweb/piweb/store"
+)
+
+// Places of an entry relative to its session's active path (pi's leaf).
+const (
+	PlacePath      = "path"      // on the path pi resumes
+	PlaceOffPath   = "offpath"   // on an abandoned branch
+	PlaceCompacted = "compacted" // on the path, but before its last compaction's first kept entry: the model no longer sees it
+)
+
+// Hit is one searchable piece of an entry that matches a query.
+type Hit struct {
+	Key       string         `json:"key"`
+	SessionID string         `json:"sessionId"`
+	EntryID   string         `json:"entryId"`
+	Type      string         `json:"type"`
+	Role      string         `json:"role"`
+	OnPath    bool           `json:"onPath"`
+	Place     string         `json:"place"`
+	Snippet   string         `json:"snippet"`
+	Ranges    []search.Range `json:"ranges"`
+	Timestamp *time.Time     `json:"timestamp"`
+	Project   string         `json:"project"`
+	Session   string         `json:"session"` // the session's name, or its first message
+	Label     string         `json:"label,omitempty"`
+	Score     float64        `json:"-"`
+}
+
+// Result is one page of hits.
+type Result struct {
+	Hits []Hit   `json:"hits"`
+	Next *string `json:"next"`
+	// Partial: the search index is still being built (or the scan hit its
+	// bounds): more may match than these.
+	Partial bool `json:"partial"`
+	Scanned bool `json:"scanned"` // found by reading entries, newest first, not ranked
+}
+
+// ErrCursor is returned for a cursor that does not belong to the query.
+var ErrCursor = store.ErrCursor
+
+// Search returns a page of q's hits, best first (newest first among
+// equals); cursor is "" or the previous page's Next.
+func (c *Catalog) Search(ctx context.Context, q *search.Query, limit int, cursor string) (Result, error) {
+	if limit <= 0 {
+		limit = 20
+	}
+	limit = min(limit, 200)
+	select {
+	case <-c.searched:
+	default:
+		if c.st == nil {
+			break
+		}
+		res, err := c.indexed(ctx, q, limit, cursor)
+		res.Partial = true
+		return res, err
+	}
+	if c.st == nil {
+		return c.scan(ctx, q, limit, cursor)
+	}
+	return c.indexed(ctx, q, limit, cursor)
+}
+
+// indexed searches through the store's word index.
+func (c *Catalog) indexed(ctx context.Context, q *search.Query, limit int, cursor string) (Result, error) {
+	o := store.SearchOptions{Limit: limit, Cursor: cursor, Budget: 300 * time.Millisecond, SnippetWidth: 120}
+	var infos = map[string]*hitInfo{}
+	info := func(h *store.Hit) *hitInfo {
+		k := h.File + "\x00" + strconv.Itoa(h.Position)
+		if in, ok := infos[k]; ok {
+			return in
+		}
+		in := c.entryInfo(h.File, h.Position, h.EntryID, q.NeedsEntryState())
+		infos[k] = in
+		return in
+	}
+	o.Keep = func(h *store.Hit) bool {
+		in := info(h)
+		return in != nil && keep(q, in)
+	}
+	o.Text = func(h *store.Hit) (string, error) {
+		in := info(h)
+		if in == nil {
+			return "", errGone
+		}
+		return c.text(h.File, h.Position, h.EntryID, h.Part)
+	}
+	page, err := c.st.Search(ctx, q, o)
+	if err != nil {
+		if errors.Is(err, store.ErrCorrupt) {
+			c.storeFailed(err)
+			return c.scan(ctx, q, limit, "")
+		}
+		return Result{}, err
+	}
+	res := Result{Hits: make([]Hit, 0, len(page.Hits)), Scanned: page.Scanned}
+	for i := range page.Hits {
+		h := &page.Hits[i]
+		in := info(h)
+		if in == nil {
+			continue
+		}
+		res.Hits = append(res.Hits, in.hit(h.EntryID, h.Type, h.Role, h.Snippet, h.Ranges, h.Time, h.Score))
+	}
+	if page.Next != "" {
+		res.Next = &page.Next
+	}
+	return res, nil
+}
+
+var errGone = errors.New("the entry is no longer in the file")
+
+// keep applies the filters only the session knows: is:, label:.
+func keep(q *search.Query, in *hitInfo) bool {
+	switch q.Path {
+	case search.OffPath:
+		if in.place != PlaceOffPath {
+			return false
+		}
+	case search.OnPath:
+		if in.place == PlaceOffPath {
+			return false
+		}
+	}
+	return q.AllowLabel(in.label)
+}
+
+// hitInfo is what a hit's session says of its entry.
+type hitInfo struct {
+	key, sessionID, project, title string
+	place, label                   string
+}
+
+func (in *hitInfo) hit(entryID, typ, role, snippet string, ranges []search.Range, ms int64, score float64) Hit {
+	h := Hit{Key: in.key, SessionID: in.sessionID, EntryID: entryID, Type: typ, Role: role, Place: in.place,
+		OnPath: in.place != PlaceOffPath, Snippet: snippet, Ranges: ranges, Project: in.project, Session: in.title,
+		Label: in.label, Score: score}
+	if ranges == nil {
+		h.Ranges = []search.Range{}
+	}
+	if ms != 0 {
+		t := time.UnixMilli(ms).UTC()
+		h.Timestamp = &t
+	}
+	return h
+}
+
+// entryInfo returns what file's session says of the entry at pos, or nil
+// when the file no longer holds that entry there.
+func (c *Catalog) entryInfo(file string, pos int, id string, _ bool) *hitInfo {
+	key, ok := c.lib.Key(file)
+	if !ok {
+		return nil
+	}
+	var in *hitInfo
+	c.lib.ViewFile(file, func(s *sessions.Session) error {
+		if pos < 0 || pos >= len(s.Entries) || s.Entries[pos].ID != id {
+			return nil
+		}
+		m := s.Meta()
+		title := m.Name
+		if title == "" {
+			title = m.FirstMessage
+		}
+		in = &hitInfo{key: key, sessionID: s.Header.ID, project: m.Project, title: oneLine(title, 120),
+			place: c.places.place(s, pos), label: s.LabelOf(pos)}
+		return nil
+	})
+	return in
+}
+
+// text returns the text of part of the entry at pos of file, checking the
+// entry is still the one indexed.
+func (c *Catalog) text(file string, pos int, id string, part int) (string, error) {
+	var out string
+	err := c.lib.ViewFile(file, func(s *sessions.Session) error {
+		if pos < 0 || pos >= len(s.Entries) || s.Entries[pos].ID != id {
+			return errGone
+		}
+		r, err := s.Open()
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		b, err := r.Body(pos)
+		if err != nil {
+			return err
+		}
+		p, ok := pieceText(b, part)
+		if !ok {
+			return errGone
+		}
+		out = p.text
+		return nil
+	})
+	return out, err
+}
+
+// placeCache keeps each session's places by generation: one walk of the
+// path per change, not per hit.
+type placeCache struct {
+	mu sync.Mutex
+	m  map[*sessions.Session]*places
+}
+
+type places struct {
+	gen uint64
+	p   []uint8 // 0 off path, 1 on path, 2 compacted away
+}
+
+// place returns where entry i of s is; s is read-locked by the caller.
+func (pc *placeCache) place(s *sessions.Session, i int) string {
+	pc.mu.Lock()
+	if pc.m == nil || len(pc.m) > 256 {
+		pc.m = map[*sessions.Session]*places{}
+	}
+	ps := pc.m[s]
+	pc.mu.Unlock()
+	if ps == nil || ps.gen != s.Gen() || len(ps.p) != len(s.Entries) {
+		ps = &places{gen: s.Gen(), p: Places(s)}
+		pc.mu.Lock()
+		pc.m[s] = ps
+		pc.mu.Unlock()
+	}
+	switch ps.p[i] {
+	case 1:
+		return PlacePath
+	case 2:
+		return PlaceCompacted
+	}
+	return PlaceOffPath
+}
+
+// Places marks every entry of s: 0 off the active path, 1 on it, 2 on it
+// but compacted away (before the first kept entry of the path's last
+// compaction). Linear in the entries.
+func Places(s *sessions.Session) []uint8 {
+	out := make([]uint8, len(s.Entries))
+	path := s.Path(s.Leaf())
+	for _, i := range path {
+		out[i] = 1
+	}
+	for k := len(path) - 1; k >= 0; k-- {
+		e := &s.Entries[path[k]]
+		if e.Type != sessions.TypeCompaction || e.FirstKept == "" {
+			continue
+		}
+		kept := -1
+		if j, ok := s.Lookup(e.FirstKept); ok {
+			for m := 0; m < k; m++ {
+				if path[m] == j {
+					kept = m
+					break
+				}
+			}
+		}
+		if kept < 0 {
+			kept = k // the kept entry is not on the path: all before the compaction
+		}
+		for m := 0; m < kept; m++ {
+			out[path[m]] = 2
+		}
+		break
+	}
+	return out
+}
+
+// scanBudget bounds one page of a search without a store.
+const (
+	scanBudget = 2 * time.Second
+	scanBytes  = 256 << 20
+)
+
+// scan searches without a store: sessions most recent first, each
+// session's entries newest first, until the page is full, or its time or
+// bytes run out (then Next goes on with the next session).
+func (c *Catalog) scan(ctx context.Context, q *search.Query, limit int, cursor string) (Result, error) {
+	start := 0
+	if cursor != "" {
+		b, err := base64.RawURLEncoding.DecodeString(cursor)
+		if err != nil || !strings.HasPrefix(string(b), "scan:") {
+			return Result{}, ErrCursor
+		}
+		n, err := strconv.Atoi(string(b[5:]))
+		if err != nil || n < 0 {
+			return Result{}, ErrCursor
+		}
+		start = n
+	}
+	metas := c.lib.List()
+	res := Result{Scanned: true, Hits: []Hit{}}
+	deadline := time.Now().Add(scanBudget)
+	var read int64
+	k := start
+	for ; k < len(metas); k++ {
+		if len(res.Hits) >= limit || time.Now().After(deadline) || read > scanBytes {
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		m := &metas[k]
+		if !q.AllowProject(m.Project) {
+			continue
+		}
+		read += m.Size
+		var found []Hit
+		c.lib.ReadEntries(m.File, 0, func(b *sessions.Body) error {
+			if !q.AllowTime(entryTime(b.Entry)) {
+				return nil
+			}
+			var in *hitInfo
+			for _, p := range pieces(b) {
+				if !q.AllowRole(p.role) {
+					continue
+				}
+				snippet, ranges, ok, _ := q.Excerpt(p.text, 120)
+				if !ok {
+					continue
+				}
+				if in == nil {
+					if in = c.entryInfo(m.File, b.Pos, b.Entry.ID, true); in == nil || !keep(q, in) {
+						return nil
+					}
+				}
+				found = append(found, in.hit(b.Entry.ID, p.typ, p.role, snippet, ranges, entryTime(b.Entry), 0))
+			}
+			return nil
+		})
+		for i := len(found) - 1; i >= 0; i-- { // newest first
+			res.Hits = append(res.Hits, found[i])
+		}
+	}
+	if k < len(metas) {
+		next := base64.RawURLEncoding.EncodeToString(fmt.Appendf(nil, "scan:%d", k))
+		res.Next = &next
+		res.Partial = true
+	}
+	return res, nil
+}
+
+// oneLine flattens s to one line of at most n bytes.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		cut := n
+		for cut > 0 && !utf8RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
