@@ -12,6 +12,7 @@ type ListView struct {
 	Demo     bool
 	Root     string
 	Problems int // files under the root that are not readable sessions
+	Progress *ProgressView // indexing progress, while piweb indexes (nil when done)
 }
 
 // Sort orders of the sessions page.

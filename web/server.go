@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/piweb/piweb/catalog"
 	"github.com/piweb/piweb/sessions"
 )
 
@@ -51,6 +52,9 @@ type Options struct {
 	// 30s; headers alone get a third of it), so a body that trickles in
 	// cannot hold a connection. Live streams lift it once they start.
 	ReadTimeout time.Duration
+	// Catalog indexes the library in the background and searches it; nil
+	// with a *sessions.Library searches it by scanning (tests).
+	Catalog *catalog.Catalog
 }
 
 // Server is piweb's HTTP server: echo routes over a Library, fed live by its changes.
@@ -62,6 +66,7 @@ type Server struct {
 	hosts   hostAllowlist
 	layouts *layoutCache
 	md      *markdown
+	cat     *catalog.Catalog
 
 	quit     chan struct{} // closed by Close: live streams end
 	quitOnce sync.Once
@@ -87,6 +92,10 @@ func New(lib Library, opt Options) *Server {
 		layouts: newLayoutCache(16),
 		md:      newMarkdown(),
 		quit:    make(chan struct{}),
+		cat:     opt.Catalog,
+	}
+	if l, ok := lib.(*sessions.Library); ok && s.cat == nil {
+		s.cat = catalog.Loaded(l, catalog.Options{Logger: opt.Logger})
 	}
 	e := echo.New()
 	e.HideBanner = true
@@ -121,9 +130,14 @@ func (s *Server) routes(e *echo.Echo) {
 	e.POST("/s/:key/actions/share", s.actShare)
 	e.POST("/s/:key/actions/upgrade", s.actUpgrade)
 	e.Match(page, "/static/*", s.asset)
+	e.Match(page, "/search", s.searchPage)
+	e.Match(page, "/palette", s.palette)
+	e.Match(page, "/index/progress", s.indexProgress)
 
 	api := e.Group("/api")
 	api.GET("/sessions", s.apiList)
+	api.GET("/search", s.apiSearch)
+	api.GET("/index", s.apiIndex)
 	api.GET("/sessions/:key", s.apiSession)
 	api.POST("/sessions/:key/label", s.apiLabel)
 	api.POST("/sessions/:key/rewind", s.apiRewind)
