@@ -16,8 +16,8 @@ import (
 
 	"github.com/piweb/piweb/catalog"
 	"github.com/piweb/piweb/sessions"
-	"github.com/piweb/piweb/store"
 	"github.com/piweb/piweb/static"
+	"github.com/piweb/piweb/store"
 	"github.com/piweb/piweb/watcher"
 	"github.com/piweb/piweb/web"
 )
