@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -290,26 +291,29 @@ const (
 // session's entries newest first, until the page is full, or its time or
 // bytes run out (then Next goes on with the next session).
 func (c *Catalog) scan(ctx context.Context, q *search.Query, limit int, cursor string) (Result, error) {
-	start := 0
+	start, skip := 0, 0
 	if cursor != "" {
 		b, err := base64.RawURLEncoding.DecodeString(cursor)
-		if err != nil || !strings.HasPrefix(string(b), "scan:") {
+		if err != nil {
 			return Result{}, ErrCursor
 		}
-		n, err := strconv.Atoi(string(b[5:]))
-		if err != nil || n < 0 {
+		if _, err := fmt.Sscanf(string(b), "scan:%d:%d", &start, &skip); err != nil || start < 0 || skip < 0 {
 			return Result{}, ErrCursor
 		}
-		start = n
 	}
 	metas := c.lib.List()
 	res := Result{Scanned: true, Hits: []Hit{}}
 	deadline := time.Now().Add(scanBudget)
 	var read int64
-	k := start
-	for ; k < len(metas); k++ {
+	next := func(k, skip int) {
+		n := base64.RawURLEncoding.EncodeToString(fmt.Appendf(nil, "scan:%d:%d", k, skip))
+		res.Next = &n
+	}
+	for k := start; k < len(metas); k++ {
 		if len(res.Hits) >= limit || time.Now().After(deadline) || read > scanBytes {
-			break
+			next(k, 0)
+			res.Partial = true
+			return res, nil
 		}
 		if err := ctx.Err(); err != nil {
 			return res, err
@@ -342,14 +346,21 @@ func (c *Catalog) scan(ctx context.Context, q *search.Query, limit int, cursor s
 			}
 			return nil
 		})
-		for i := len(found) - 1; i >= 0; i-- { // newest first
-			res.Hits = append(res.Hits, found[i])
+		slices.Reverse(found) // newest first
+		if k == start {
+			found = found[min(skip, len(found)):]
 		}
-	}
-	if k < len(metas) {
-		next := base64.RawURLEncoding.EncodeToString(fmt.Appendf(nil, "scan:%d", k))
-		res.Next = &next
-		res.Partial = true
+		room := limit - len(res.Hits)
+		if len(found) > room {
+			res.Hits = append(res.Hits, found[:room]...)
+			done := room
+			if k == start {
+				done += skip
+			}
+			next(k, done)
+			return res, nil
+		}
+		res.Hits = append(res.Hits, found...)
 	}
 	return res, nil
 }
