@@ -29,9 +29,9 @@ type Options struct {
 	// without one (every start reads every file; search scans).
 	Store  *store.Store
 	Logger *slog.Logger
-	// Flush is how long a change waits before it is written to the store
-	// (default 200ms): appended entries are searchable within about that.
-	Flush time.Duration
+	// OnFile, when set, is called before each file of the first fill is
+	// loaded (tests hold the fill half way with it).
+	OnFile func(path string)
 }
 
 // Catalog is the library, the store and the search index, kept together.
@@ -95,9 +95,6 @@ type Progress struct {
 func New(lib *sessions.Library, opt Options) *Catalog {
 	if opt.Logger == nil {
 		opt.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
-	}
-	if opt.Flush <= 0 {
-		opt.Flush = 200 * time.Millisecond
 	}
 	c := &Catalog{lib: lib, st: opt.Store, log: opt.Logger, opt: opt,
 		ready: make(chan struct{}), searched: make(chan struct{}),
@@ -278,6 +275,9 @@ func (c *Catalog) fill(ctx context.Context) error {
 	for range max(2, runtime.GOMAXPROCS(0)) {
 		wg.Go(func() {
 			for f := range jobs {
+				if c.opt.OnFile != nil {
+					c.opt.OnFile(f.path)
+				}
 				c.load(f)
 				c.prog.filesDone.Add(1)
 				c.prog.bytesDone.Add(f.size)

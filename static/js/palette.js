@@ -38,15 +38,19 @@
     if (e.key === "ArrowDown" || e.key === "ArrowUp") {
       e.preventDefault();
       mark(active + (e.key === "ArrowDown" ? 1 : -1));
-    } else if (e.key === "Enter") {
-      const list = items();
-      const pick = list[active] || (active < 0 && list[0]);
-      if (pick) {
-        e.preventDefault();
-        window.location.href = pick.getAttribute("href");
-      }
     }
   }, true);
+
+  // Enter submits the palette's form: it opens the chosen line (without
+  // one, the search page for what was typed).
+  document.addEventListener("submit", (e) => {
+    if (!e.target.classList || !e.target.classList.contains("palette-form")) return;
+    const pick = items()[active];
+    if (pick) {
+      e.preventDefault();
+      pick.click(); // as a click on the link: same-tab navigation, history entry
+    }
+  });
 
   document.addEventListener("click", (e) => {
     const a = e.target.closest && e.target.closest(".find-link");
