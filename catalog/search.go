@@ -1,12 +1,13 @@
 package catalog
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -61,6 +62,9 @@ func (c *Catalog) Search(ctx context.Context, q *search.Query, limit int, cursor
 		limit = 20
 	}
 	limit = min(limit, 200)
+	if len(q.Labels) > 0 {
+		return c.labeled(ctx, q, limit, cursor) // labels are few: straight to them
+	}
 	select {
 	case <-c.searched:
 	default:
@@ -80,13 +84,15 @@ func (c *Catalog) Search(ctx context.Context, q *search.Query, limit int, cursor
 // indexed searches through the store's word index.
 func (c *Catalog) indexed(ctx context.Context, q *search.Query, limit int, cursor string) (Result, error) {
 	o := store.SearchOptions{Limit: limit, Cursor: cursor, Budget: 300 * time.Millisecond, SnippetWidth: 120}
-	var infos = map[string]*hitInfo{}
+	rs := c.newRun()
+	defer rs.close()
+	infos := map[docRef]*hitInfo{}
 	info := func(h *store.Hit) *hitInfo {
-		k := h.File + "\x00" + strconv.Itoa(h.Position)
+		k := docRef{h.File, h.Position}
 		if in, ok := infos[k]; ok {
 			return in
 		}
-		in := c.entryInfo(h.File, h.Position, h.EntryID, q.NeedsEntryState())
+		in := rs.entryInfo(h.File, h.Position, h.EntryID)
 		infos[k] = in
 		return in
 	}
@@ -95,11 +101,10 @@ func (c *Catalog) indexed(ctx context.Context, q *search.Query, limit int, curso
 		return in != nil && keep(q, in)
 	}
 	o.Text = func(h *store.Hit) (string, error) {
-		in := info(h)
-		if in == nil {
+		if info(h) == nil {
 			return "", errGone
 		}
-		return c.text(h.File, h.Position, h.EntryID, h.Part)
+		return rs.text(h.File, h.Position, h.EntryID, h.Part)
 	}
 	page, err := c.st.Search(ctx, q, o)
 	if err != nil {
@@ -122,6 +127,102 @@ func (c *Catalog) indexed(ctx context.Context, q *search.Query, limit int, curso
 		res.Next = &page.Next
 	}
 	return res, nil
+}
+
+// docRef names an entry: its file and position.
+type docRef struct {
+	file string
+	pos  int
+}
+
+// searchRun is the state of one search: each session's facts and open
+// file, looked up once however many of its entries are candidates.
+type searchRun struct {
+	c     *Catalog
+	sess  map[string]*sessInfo
+	files map[string]*os.File
+}
+
+// sessInfo is what every hit of one session shares.
+type sessInfo struct {
+	key, id, project, title string
+}
+
+func (c *Catalog) newRun() *searchRun {
+	return &searchRun{c: c, sess: map[string]*sessInfo{}, files: map[string]*os.File{}}
+}
+
+func (rs *searchRun) close() {
+	for _, f := range rs.files {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// session returns the facts of file's session, nil when it is gone.
+func (rs *searchRun) session(file string) *sessInfo {
+	if si, ok := rs.sess[file]; ok {
+		return si
+	}
+	var si *sessInfo
+	if key, ok := rs.c.lib.Key(file); ok {
+		rs.c.lib.ViewFile(file, func(s *sessions.Session) error {
+			m := s.Meta()
+			si = &sessInfo{key: key, id: s.Header.ID, project: m.Project, title: oneLine(cmp.Or(m.Name, m.FirstMessage), 120)}
+			return nil
+		})
+	}
+	rs.sess[file] = si
+	return si
+}
+
+// entryInfo returns what file's session says of the entry at pos, or nil
+// when the file no longer holds that entry there.
+func (rs *searchRun) entryInfo(file string, pos int, id string) *hitInfo {
+	si := rs.session(file)
+	if si == nil {
+		return nil
+	}
+	var in *hitInfo
+	rs.c.lib.ViewFile(file, func(s *sessions.Session) error {
+		if pos < 0 || pos >= len(s.Entries) || s.Entries[pos].ID != id {
+			return nil
+		}
+		in = &hitInfo{key: si.key, sessionID: si.id, project: si.project, title: si.title,
+			place: rs.c.places.place(s, pos), label: s.LabelOf(pos)}
+		return nil
+	})
+	return in
+}
+
+// text returns the text of part of the entry at pos of file, checking the
+// entry is still the one indexed.
+func (rs *searchRun) text(file string, pos int, id string, part int) (string, error) {
+	e, checkID, ok := rs.c.lib.EntryOf(file, pos, id)
+	if !ok {
+		return "", errGone
+	}
+	f, seen := rs.files[file]
+	if !seen {
+		var err error
+		if f, err = rs.c.lib.OpenRead(file); err != nil {
+			f = nil
+		}
+		rs.files[file] = f
+	}
+	if f == nil {
+		return "", errGone
+	}
+	b, err := sessions.ReadBody(f, &e, checkID)
+	if err != nil {
+		return "", err
+	}
+	p, ok := pieceText(b, part)
+	if !ok {
+		return "", errGone
+	}
+	return p.text, nil
 }
 
 var errGone = errors.New("the entry is no longer in the file")
@@ -159,57 +260,6 @@ func (in *hitInfo) hit(entryID, typ, role, snippet string, ranges []search.Range
 		h.Timestamp = &t
 	}
 	return h
-}
-
-// entryInfo returns what file's session says of the entry at pos, or nil
-// when the file no longer holds that entry there.
-func (c *Catalog) entryInfo(file string, pos int, id string, _ bool) *hitInfo {
-	key, ok := c.lib.Key(file)
-	if !ok {
-		return nil
-	}
-	var in *hitInfo
-	c.lib.ViewFile(file, func(s *sessions.Session) error {
-		if pos < 0 || pos >= len(s.Entries) || s.Entries[pos].ID != id {
-			return nil
-		}
-		m := s.Meta()
-		title := m.Name
-		if title == "" {
-			title = m.FirstMessage
-		}
-		in = &hitInfo{key: key, sessionID: s.Header.ID, project: m.Project, title: oneLine(title, 120),
-			place: c.places.place(s, pos), label: s.LabelOf(pos)}
-		return nil
-	})
-	return in
-}
-
-// text returns the text of part of the entry at pos of file, checking the
-// entry is still the one indexed.
-func (c *Catalog) text(file string, pos int, id string, part int) (string, error) {
-	var out string
-	err := c.lib.ViewFile(file, func(s *sessions.Session) error {
-		if pos < 0 || pos >= len(s.Entries) || s.Entries[pos].ID != id {
-			return errGone
-		}
-		r, err := s.Open()
-		if err != nil {
-			return err
-		}
-		defer r.Close()
-		b, err := r.Body(pos)
-		if err != nil {
-			return err
-		}
-		p, ok := pieceText(b, part)
-		if !ok {
-			return errGone
-		}
-		out = p.text
-		return nil
-	})
-	return out, err
 }
 
 // placeCache keeps each session's places by generation: one walk of the
@@ -302,6 +352,8 @@ func (c *Catalog) scan(ctx context.Context, q *search.Query, limit int, cursor s
 		}
 	}
 	metas := c.lib.List()
+	rs := c.newRun()
+	defer rs.close()
 	res := Result{Scanned: true, Hits: []Hit{}}
 	deadline := time.Now().Add(scanBudget)
 	var read int64
@@ -338,7 +390,7 @@ func (c *Catalog) scan(ctx context.Context, q *search.Query, limit int, cursor s
 					continue
 				}
 				if in == nil {
-					if in = c.entryInfo(m.File, b.Pos, b.Entry.ID, true); in == nil || !keep(q, in) {
+					if in = rs.entryInfo(m.File, b.Pos, b.Entry.ID); in == nil || !keep(q, in) {
 						return nil
 					}
 				}
@@ -361,6 +413,91 @@ func (c *Catalog) scan(ctx context.Context, q *search.Query, limit int, cursor s
 			return res, nil
 		}
 		res.Hits = append(res.Hits, found...)
+	}
+	return res, nil
+}
+
+// labeled searches the labeled entries only (a query with label:): they
+// are few, so each is read and matched, newest first.
+func (c *Catalog) labeled(ctx context.Context, q *search.Query, limit int, cursor string) (Result, error) {
+	skip := 0
+	if cursor != "" {
+		b, err := base64.RawURLEncoding.DecodeString(cursor)
+		if err != nil {
+			return Result{}, ErrCursor
+		}
+		if _, err := fmt.Sscanf(string(b), "label:%d", &skip); err != nil || skip < 0 {
+			return Result{}, ErrCursor
+		}
+	}
+	type cand struct {
+		file string
+		pos  int
+		id   string
+		time int64
+	}
+	var cands []cand
+	for _, m := range c.lib.List() {
+		if !q.AllowProject(m.Project) {
+			continue
+		}
+		c.lib.ViewFile(m.File, func(s *sessions.Session) error {
+			for id, label := range s.Labels() {
+				if !q.AllowLabel(label) {
+					continue
+				}
+				if i, ok := s.Lookup(id); ok && q.AllowTime(entryTime(&s.Entries[i])) {
+					cands = append(cands, cand{m.File, i, id, entryTime(&s.Entries[i])})
+				}
+			}
+			return nil
+		})
+	}
+	slices.SortFunc(cands, func(a, b cand) int {
+		if a.time != b.time {
+			return cmp.Compare(b.time, a.time)
+		}
+		return cmp.Compare(b.pos, a.pos)
+	})
+	rs := c.newRun()
+	defer rs.close()
+	res := Result{Hits: []Hit{}}
+	for k := skip; k < len(cands); k++ {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		if len(res.Hits) >= limit {
+			n := base64.RawURLEncoding.EncodeToString(fmt.Appendf(nil, "label:%d", k))
+			res.Next = &n
+			break
+		}
+		cd := cands[k]
+		in := rs.entryInfo(cd.file, cd.pos, cd.id)
+		if in == nil || !keep(q, in) {
+			continue
+		}
+		e, checkID, ok := c.lib.EntryOf(cd.file, cd.pos, cd.id)
+		if !ok {
+			continue
+		}
+		f, err := c.lib.OpenRead(cd.file)
+		if err != nil {
+			continue
+		}
+		b, err := sessions.ReadBody(f, &e, checkID)
+		f.Close()
+		if err != nil {
+			continue
+		}
+		for _, p := range pieces(b) {
+			if !q.AllowRole(p.role) {
+				continue
+			}
+			if snippet, ranges, ok, _ := q.Excerpt(p.text, 120); ok {
+				res.Hits = append(res.Hits, in.hit(cd.id, p.typ, p.role, snippet, ranges, cd.time, 0))
+				break // one hit per labeled entry
+			}
+		}
 	}
 	return res, nil
 }

@@ -5,16 +5,20 @@ package sessions
 // the library's side of restoring one.
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"io/fs"
 	"math"
 	"os"
 	"slices"
 	"sync/atomic"
 	"time"
+
+	"github.com/piweb/piweb/internal/js"
 )
 
 // indexMagic starts every serialised index; indexVersion is raised
@@ -447,4 +451,48 @@ func Stat(file string) (size int64, mod time.Time, err error) {
 		return 0, time.Time{}, fmt.Errorf("%s: not a regular file", file)
 	}
 	return fi.Size(), fi.ModTime(), nil
+}
+
+// EntryOf returns a copy of entry pos of file when the library holds it
+// there with that id; checkID says whether its line holds that id (not
+// in a version 1 file, whose ids piweb made).
+func (l *Library) EntryOf(file string, pos int, id string) (e Entry, checkID, ok bool) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	s, found := l.files[file]
+	if !found || pos < 0 || pos >= len(s.Entries) || s.Entries[pos].ID != id {
+		return Entry{}, false, false
+	}
+	return s.Entries[pos], s.Header.Version >= 2, true
+}
+
+// OpenRead opens file for reading, inside the library's root.
+func (l *Library) OpenRead(file string) (*os.File, error) {
+	if l.Root == "" {
+		return os.Open(file)
+	}
+	f, _, err := openIn(l.Root, file, os.O_RDONLY)
+	return f, err
+}
+
+// ReadBody reads and decodes entry e's line from f, checking (with
+// checkID) the line is still e's; ErrChanged when it is not.
+func ReadBody(f io.ReaderAt, e *Entry, checkID bool) (*Body, error) {
+	line := make([]byte, e.Len)
+	if _, err := f.ReadAt(line, e.Off); err != nil {
+		if err == io.EOF {
+			return nil, ErrChanged
+		}
+		return nil, err
+	}
+	if e.ID != "" && checkID {
+		var got rawEntry
+		if _, err := js.EachMember(line, 0, got.set); err != nil || js.Str(got.id) != e.ID {
+			return nil, ErrChanged
+		}
+	}
+	if e.Flags.Has(FlagBadUTF8) {
+		line = bytes.ToValidUTF8(line, []byte("\uFFFD"))
+	}
+	return DecodeBody(e, line), nil
 }
