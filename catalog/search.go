@@ -83,7 +83,7 @@ func (c *Catalog) Search(ctx context.Context, q *search.Query, limit int, cursor
 
 // indexed searches through the store's word index.
 func (c *Catalog) indexed(ctx context.Context, q *search.Query, limit int, cursor string) (Result, error) {
-	o := store.SearchOptions{Limit: limit, Cursor: cursor, Budget: 300 * time.Millisecond, SnippetWidth: 120}
+	o := store.SearchOptions{Limit: limit, Cursor: cursor, Budget: 150 * time.Millisecond, SnippetWidth: 120} // a re: that must read many texts answers with what it found, and a Next
 	rs := c.newRun()
 	defer rs.close()
 	infos := map[docRef]*hitInfo{}

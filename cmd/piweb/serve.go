@@ -117,7 +117,16 @@ func listenAndServe(ctx context.Context, out io.Writer, cfg config) error {
 		return err
 	}
 	watched := make(chan error, 1)
-	go func() { watched <- w.Run(ctx) }()
+	go func() {
+		// After the catalog's fill: the watcher's first scan reads every
+		// file the library does not hold yet, which the fill restores
+		// from the store for much less.
+		select {
+		case <-cat.Ready():
+			watched <- w.Run(ctx)
+		case <-ctx.Done():
+		}
+	}()
 	cataloged := make(chan error, 1)
 	go func() { cataloged <- cat.Run(ctx) }()
 	go reportProgress(ctx, out, cat)
