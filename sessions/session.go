@@ -155,6 +155,7 @@ func (s *Session) reserve(f io.ReaderAt, size int64) error {
 	lines := 1
 	for off := int64(0); off < size; {
 		n, err := f.ReadAt(buf, off)
+		readBytes.Add(int64(n))
 		lines += bytes.Count(buf[:n], []byte{'\n'})
 		off += int64(n)
 		if err == io.EOF || n == 0 {
@@ -207,6 +208,7 @@ func (s *Session) readSized(r io.Reader, off int64, hint int64) error {
 	skipping := false
 	for {
 		n, err := r.Read(buf)
+		readBytes.Add(int64(n))
 		chunk := buf[:n]
 		for len(chunk) > 0 {
 			nl := bytes.IndexByte(chunk, '\n')

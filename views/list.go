@@ -11,7 +11,8 @@ type ListView struct {
 	Shown    int // sessions matching Query
 	Demo     bool
 	Root     string
-	Problems int // files under the root that are not readable sessions
+	Problems int           // files under the root that are not readable sessions
+	Progress *ProgressView // indexing progress, while piweb indexes (nil when done)
 }
 
 // Sort orders of the sessions page.

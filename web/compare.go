@@ -213,13 +213,3 @@ func span(ss *sessions.Session, pos []int) string {
 	}
 	return views.Duration(time.Duration(last-first) * time.Millisecond)
 }
-
-// firstNonEmpty returns the first of its arguments that is not "".
-func firstNonEmpty(s ...string) string {
-	for _, x := range s {
-		if x != "" {
-			return x
-		}
-	}
-	return ""
-}

@@ -72,6 +72,11 @@ func (s *Server) handleError(err error, c echo.Context) {
 		return // the client went away
 	}
 	pe := classify(err)
+	if se := (*sessions.Error)(nil); pe.status == http.StatusNotFound && errors.As(err, &se) && se.Kind == sessions.ErrNoSession && s.indexing() {
+		// Not reached yet, rather than not there: ask again soon.
+		pe = s.errStillIndexing(err)
+		c.Response().Header().Set("Retry-After", "2")
+	}
 	attrs := []any{"method", req.Method, "path", req.URL.Path, "status", pe.status, "err", err}
 	switch {
 	case pe.status == http.StatusServiceUnavailable:

@@ -15,9 +15,11 @@ import (
 // list renders the sessions page, or just the list for an htmx search.
 func (s *Server) list(c echo.Context) error {
 	v := s.listView(listQuery(c))
+	s.markIndexing(c)
 	if isHTMX(c) {
 		return respond(c, views.SessionList(v))
 	}
+	v.Progress = s.progressView("/index/progress", false)
 	return respond(c, views.ListPage(v))
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
+	"github.com/piweb/piweb/catalog"
 	"github.com/piweb/piweb/sessions"
 )
 
@@ -57,6 +58,9 @@ type Options struct {
 	// downloaded) may be built at once (default 2); more get 503 with
 	// Retry-After, so a few large ones cannot take all the memory.
 	Exports int
+	// Catalog indexes the library in the background and searches it; nil
+	// with a *sessions.Library searches it by scanning (tests).
+	Catalog *catalog.Catalog
 }
 
 // Server is piweb's HTTP server: echo routes over a Library, fed live by its changes.
@@ -70,6 +74,7 @@ type Server struct {
 	md      *markdown
 	exports chan struct{} // one token per export being built
 	steps   liveSteps     // each live change's answer, shared by the streams that see it
+	cat     *catalog.Catalog
 
 	quit     chan struct{} // closed by Close: live streams end
 	quitOnce sync.Once
@@ -99,6 +104,10 @@ func New(lib Library, opt Options) *Server {
 		md:      newMarkdown(),
 		exports: make(chan struct{}, opt.Exports),
 		quit:    make(chan struct{}),
+		cat:     opt.Catalog,
+	}
+	if l, ok := lib.(*sessions.Library); ok && s.cat == nil {
+		s.cat = catalog.Loaded(l, catalog.Options{Logger: opt.Logger})
 	}
 	e := echo.New()
 	e.HideBanner = true
@@ -141,9 +150,14 @@ func (s *Server) routes(e *echo.Echo) {
 	e.POST("/s/:key/actions/share", s.actShare)
 	e.POST("/s/:key/actions/upgrade", s.actUpgrade)
 	e.Match(page, "/static/*", s.asset)
+	e.Match(page, "/search", s.searchPage)
+	e.Match(page, "/palette", s.palette)
+	e.Match(page, "/index/progress", s.indexProgress)
 
 	api := e.Group("/api")
 	api.GET("/sessions", s.apiList)
+	api.GET("/search", s.apiSearch)
+	api.GET("/index", s.apiIndex)
 	api.GET("/sessions/:key", s.apiSession)
 	api.POST("/sessions/:key/label", s.apiLabel)
 	api.POST("/sessions/:key/rewind", s.apiRewind)

@@ -53,6 +53,9 @@ func (s *Server) session(c echo.Context) error {
 			return err
 		}
 		v.State, v.Note = st, t.note
+		if i, ok := resolve(ss, st.Target); ok && v.Note == "" && st.Target != "" {
+			v.Note = targetNote(ss, i) // the entry asked for, not the visible row standing for it
+		}
 		v.Pane = "tree" // a phone opens on the tree, or on the conversation when the address names an entry
 		if st.Target != "" || tab != "" {
 			v.Pane = "conv"
