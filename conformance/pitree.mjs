@@ -70,4 +70,16 @@ function render(job) {
 	}
 }
 
-process.stdout.write(JSON.stringify(jobs.map(render)));
+// A file pi's own tree cannot draw (it throws on some damaged entries) gives
+// "pi error: …" for that job, so one such file does not lose the others.
+process.stdout.write(
+	JSON.stringify(
+		jobs.map((job) => {
+			try {
+				return render(job);
+			} catch (error) {
+				return `pi error: ${error?.message ?? error}`;
+			}
+		}),
+	),
+);

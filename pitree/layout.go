@@ -276,8 +276,19 @@ func New(s *sessions.Session, r *sessions.Reader, opt Options) (*Layout, error) 
 	}
 	// The active path, which pi also sorts first among siblings.
 	onPath := make([]bool, n)
+	pathIDs := map[string]bool{}
 	for v := leaf; v >= 0; v = s.Parent(v) {
 		onPath[v] = true
+		pathIDs[s.Entries[v].ID] = true
+	}
+	// pi keeps the path as a set of ids: an entry sharing an id with one on
+	// the path (a duplicated line) is on it too.
+	if len(pathIDs) > 0 {
+		for i := range s.Entries {
+			if id := s.Entries[i].ID; id != "" && pathIDs[id] {
+				onPath[i] = true
+			}
+		}
 	}
 	l := &Layout{s: s, opt: opt, leaf: leaf, active: onPath}
 
@@ -676,7 +687,7 @@ func (l *Layout) BranchDown(i int) int {
 
 // searchTokens splits a query as pi does: lower-cased, on whitespace.
 func searchTokens(q string) []string {
-	return strings.FieldsFunc(strings.ToLower(q), js.IsSpace)
+	return strings.FieldsFunc(js.ToLower(q), js.IsSpace)
 }
 
 // searcher matches entries against search tokens, from a SearchIndex's
@@ -697,7 +708,7 @@ func (sr *searcher) match(i int) (bool, error) {
 				continue
 			}
 			if !lowered {
-				label, lowered = strings.ToLower(sr.r.Session().LabelOf(i)), true
+				label, lowered = js.ToLower(sr.r.Session().LabelOf(i)), true
 			}
 			if !strings.Contains(label, t) {
 				return false, nil
@@ -709,7 +720,7 @@ func (sr *searcher) match(i int) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	text = strings.ToLower(text)
+	text = js.ToLower(text)
 	for _, t := range sr.tokens {
 		if !strings.Contains(text, t) {
 			return false, nil
@@ -733,6 +744,17 @@ func (l *Layout) Render(w io.Writer, r *sessions.Reader) error {
 		return bw.Flush()
 	}
 	sel := l.Find(l.leaf)
+	if l.leaf >= 0 {
+		// pi selects the last visible row showing the leaf's id (a
+		// duplicated line shows the same id twice).
+		id := l.s.Entries[l.leaf].ID
+		for k := len(l.rows) - 1; k > sel; k-- {
+			if l.s.Entries[l.rows[k].pos].ID == id {
+				sel = k
+				break
+			}
+		}
+	}
 	const chunk = 1024
 	for start := 0; start < len(l.rows); start += chunk {
 		rows, err := l.Window(r, start, chunk)

@@ -10,16 +10,17 @@ import (
 
 // Inspection is the JSON that `piweb inspect` prints: pi's reading of a file.
 type Inspection struct {
-	SessionID     string        `json:"sessionId"`
-	Version       int           `json:"version"`
-	Cwd           *string       `json:"cwd"`
-	ParentSession *string       `json:"parentSession"`
-	Name          *string       `json:"name"`
-	LeafID        *string       `json:"leafId"`
-	EntryCount    int           `json:"entryCount"`
-	Tree          []InspectNode `json:"tree"`
-	Path          []string      `json:"path"`
-	Context       *Context      `json:"context"`
+	SessionID     string          `json:"sessionId"`
+	Version       int             `json:"version"`
+	Cwd           *string         `json:"cwd"`
+	ParentSession *string         `json:"parentSession"`
+	Name          *string         `json:"name"`
+	nameJSON      json.RawMessage // Name as pi's JSON.stringify writes it
+	LeafID        *string         `json:"leafId"`
+	EntryCount    int             `json:"entryCount"`
+	Tree          []InspectNode   `json:"tree"`
+	Path          []string        `json:"path"`
+	Context       *Context        `json:"context"`
 }
 
 // InspectNode is one tree node of an Inspection.
@@ -47,8 +48,37 @@ func (s *Session) labelJSON(i int) json.RawMessage {
 	if e := &s.Entries[l]; e.Flags.Has(FlagLabelJSON) {
 		return json.RawMessage(e.Text)
 	}
-	b, _ := json.Marshal(s.Entries[l].Text)
-	return b
+	// As written, through JSON.stringify: a lone surrogate stays "\ud83d".
+	if line, err := s.Raw(l); err == nil {
+		if raw, ok := js.Lookup(line, "label"); ok {
+			if out, ok := js.Restringify(raw, false); ok {
+				return out
+			}
+		}
+	}
+	return js.Quote(s.Entries[l].Text)
+}
+
+// nameJSON returns the session name as pi's getSessionName gives it (the
+// last session_info's name, trimmed; nil when empty), as JSON.stringify writes it.
+func (s *Session) nameJSON() json.RawMessage {
+	for i := len(s.Entries) - 1; i >= 0; i-- {
+		if s.Entries[i].Type != TypeSessionInfo {
+			continue
+		}
+		if line, err := s.Raw(i); err == nil {
+			if raw, ok := js.Lookup(line, "name"); ok {
+				if out, ok := js.Restringify(raw, true); ok && string(out) != `""` {
+					return out
+				}
+			}
+		}
+		break
+	}
+	if n := s.Name(); n != "" {
+		return js.Quote(n)
+	}
+	return nil
 }
 
 // Inspect builds the Inspection at the entry with id leafID ("" for the default leaf).
@@ -63,6 +93,7 @@ func (s *Session) Inspect(leafID string) (*Inspection, error) {
 		Cwd:           strOrNil(s.Header.Cwd),
 		ParentSession: strOrNil(s.Header.ParentSession),
 		Name:          strOrNil(s.Name()),
+		nameJSON:      s.nameJSON(),
 		EntryCount:    s.EntryCount(),
 		Tree:          []InspectNode{},
 		Path:          []string{},
@@ -118,6 +149,10 @@ func (in *Inspection) JSON() []byte {
 		b = append(b, ',')
 		str(f.k)
 		b = append(b, ':')
+		if f.k == "name" && in.nameJSON != nil {
+			b = append(b, in.nameJSON...)
+			continue
+		}
 		opt(f.v)
 	}
 	b = append(b, `,"entryCount":`...)

@@ -5,7 +5,6 @@ package sessions
 // the library's side of restoring one.
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -492,7 +491,7 @@ func ReadBody(f io.ReaderAt, e *Entry, checkID bool) (*Body, error) {
 		}
 	}
 	if e.Flags.Has(FlagBadUTF8) {
-		line = bytes.ToValidUTF8(line, []byte("\uFFFD"))
+		line = js.ToValidUTF8(line)
 	}
 	return DecodeBody(e, line), nil
 }

@@ -203,7 +203,7 @@ func (r *Reader) Raw(i int) ([]byte, error) {
 		}
 	}
 	if e.Flags.Has(FlagBadUTF8) {
-		b = bytes.ToValidUTF8(b, []byte("\uFFFD"))
+		b = js.ToValidUTF8(b) // as pi's decoder reads it
 	}
 	return b, nil
 }
@@ -227,7 +227,7 @@ func (r *Reader) rawQuick(i int) ([]byte, error) {
 		}
 	}
 	if e.Flags.Has(FlagBadUTF8) {
-		b = bytes.ToValidUTF8(b, []byte("\uFFFD"))
+		b = js.ToValidUTF8(b) // as pi's decoder reads it
 	}
 	return b, nil
 }

@@ -509,3 +509,101 @@ func Trim(s string) string {
 			r == 0x202F || r == 0x205F || r == 0x3000
 	})
 }
+
+// Restringify is JSON.stringify(JSON.parse(raw)) for a raw JSON string,
+// trimmed first as String.prototype.trim does when trim is set. It works on
+// UTF-16 code units as JavaScript does, so a lone surrogate (pi cuts text by
+// UTF-16 length, which can halve an emoji) comes out as JSON.stringify
+// writes it, "\ud83d", not as U+FFFD. ok is false when raw is not a string.
+func Restringify(raw []byte, trim bool) (out json.RawMessage, ok bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return nil, false
+	}
+	in := raw[1 : len(raw)-1]
+	units := make([]uint16, 0, len(in))
+	for i := 0; i < len(in); {
+		c := in[i]
+		if c != '\\' {
+			r, size := utf8.DecodeRune(in[i:])
+			i += size
+			if r >= 0x10000 {
+				a, b := utf16.EncodeRune(r)
+				units = append(units, uint16(a), uint16(b))
+			} else {
+				units = append(units, uint16(r))
+			}
+			continue
+		}
+		if i+1 >= len(in) {
+			return nil, false
+		}
+		e := in[i+1]
+		i += 2
+		switch e {
+		case 'b':
+			units = append(units, '\b')
+		case 'f':
+			units = append(units, '\f')
+		case 'n':
+			units = append(units, '\n')
+		case 'r':
+			units = append(units, '\r')
+		case 't':
+			units = append(units, '\t')
+		case 'u':
+			if i+4 > len(in) {
+				return nil, false
+			}
+			v, err := strconv.ParseUint(string(in[i:i+4]), 16, 16)
+			if err != nil {
+				return nil, false
+			}
+			units = append(units, uint16(v))
+			i += 4
+		default: // " \ /
+			units = append(units, uint16(e))
+		}
+	}
+	if trim {
+		lo, hi := 0, len(units)
+		for lo < hi && IsSpace(rune(units[lo])) {
+			lo++
+		}
+		for hi > lo && IsSpace(rune(units[hi-1])) {
+			hi--
+		}
+		units = units[lo:hi]
+	}
+	const hex = "0123456789abcdef"
+	b := make([]byte, 0, len(in)+2)
+	b = append(b, '"')
+	for k := 0; k < len(units); k++ {
+		u := units[k]
+		switch {
+		case u == '"':
+			b = append(b, `\"`...)
+		case u == '\\':
+			b = append(b, `\\`...)
+		case u == '\b':
+			b = append(b, `\b`...)
+		case u == '\f':
+			b = append(b, `\f`...)
+		case u == '\n':
+			b = append(b, `\n`...)
+		case u == '\r':
+			b = append(b, `\r`...)
+		case u == '\t':
+			b = append(b, `\t`...)
+		case u < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hex[u>>4], hex[u&15])
+		case u >= 0xD800 && u < 0xDC00 && k+1 < len(units) && units[k+1] >= 0xDC00 && units[k+1] < 0xE000:
+			b = utf8.AppendRune(b, utf16.DecodeRune(rune(u), rune(units[k+1])))
+			k++
+		case u >= 0xD800 && u < 0xE000: // a lone surrogate
+			b = append(b, '\\', 'u', hex[u>>12], hex[u>>8&15], hex[u>>4&15], hex[u&15])
+		default:
+			b = utf8.AppendRune(b, rune(u))
+		}
+	}
+	return append(b, '"'), true
+}
