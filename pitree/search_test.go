@@ -184,7 +184,7 @@ func TestSearchIndexTable(t *testing.T) {
 		{"école", []string{"e1"}},
 		{"İSTANBUL", []string{"e1"}},
 		{"straße", []string{"e1"}},
-		{"STRASSE", nil}, // lower-casing does not fold ß
+		{"STRASSE", nil},             // lower-casing does not fold ß
 		{"οδυσσευς", []string{"e2"}}, // JavaScript lowercases a word's last Σ to ς
 		{"οδυσσευσ", nil},
 		{"ΟΔΥΣΣΕΥΣ kelvin \u212a", []string{"e2"}},

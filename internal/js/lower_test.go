@@ -6,20 +6,20 @@ import "testing"
 // (results from Node 20: "ΣΑΣ".toLowerCase() is "σας", and so on).
 func TestToLower(t *testing.T) {
 	for in, want := range map[string]string{
-		"ASCII Text":  "ascii text",
-		"ΣΑΣ":         "σας",
-		"Σ":           "σ",
-		"ΑΣ.":         "ας.",
-		"ΑΣ'Α":        "ασ'α",
-		"ΑΣ΄ Σ":       "ας΄ σ",
-		"İ":           "i̇",
-		"İSTANBUL":    "i̇stanbul",
-		"ǅ":           "ǆ",
-		"STRASSE ß":   "strasse ß",
+		"ASCII Text": "ascii text",
+		"ΣΑΣ":        "σας",
+		"Σ":          "σ",
+		"ΑΣ.":        "ας.",
+		"ΑΣ'Α":       "ασ'α",
+		"ΑΣ΄ Σ":      "ας΄ σ",
+		"İ":          "i̇",
+		"İSTANBUL":   "i̇stanbul",
+		"ǅ":          "ǆ",
+		"STRASSE ß":  "strasse ß",
 		"Ω 日本 😀":     "ω 日本 😀",
-		"AΣ\u0301":    "aς\u0301",
-		"aΣb":         "aσb",
-		"I\u0307":     "i\u0307",
+		"AΣ\u0301":   "aς\u0301",
+		"aΣb":        "aσb",
+		"I\u0307":    "i\u0307",
 	} {
 		if got := ToLower(in); got != want {
 			t.Errorf("ToLower(%q) = %q, want %q", in, got, want)
@@ -54,17 +54,17 @@ func TestRestringify(t *testing.T) {
 // Buffer.from([...]).toString("utf8")).
 func TestToValidUTF8(t *testing.T) {
 	for in, want := range map[string]string{
-		"ok":                       "ok",
-		"\xe2\x82message":          "\uFFFDmessage",
-		"\x80\x80":                 "\uFFFD\uFFFD",
-		"a\xffb":                   "a\uFFFDb",
-		"\xed\xa0\x80":             "\uFFFD\uFFFD\uFFFD",
-		"\xf0\x9f\x98":             "\uFFFD",
-		"\xf0\x9f\x98\x80":         "😀",
-		"\xc3":                     "\uFFFD",
-		"\xe0\x80\x80":             "\uFFFD\uFFFD\uFFFD",
-		"\xf4\x90\x80\x80":         "\uFFFD\uFFFD\uFFFD\uFFFD",
-		"\xe2\x82\xe2\x82\xac":     "\uFFFD€",
+		"ok":                   "ok",
+		"\xe2\x82message":      "\uFFFDmessage",
+		"\x80\x80":             "\uFFFD\uFFFD",
+		"a\xffb":               "a\uFFFDb",
+		"\xed\xa0\x80":         "\uFFFD\uFFFD\uFFFD",
+		"\xf0\x9f\x98":         "\uFFFD",
+		"\xf0\x9f\x98\x80":     "😀",
+		"\xc3":                 "\uFFFD",
+		"\xe0\x80\x80":         "\uFFFD\uFFFD\uFFFD",
+		"\xf4\x90\x80\x80":     "\uFFFD\uFFFD\uFFFD\uFFFD",
+		"\xe2\x82\xe2\x82\xac": "\uFFFD€",
 	} {
 		if got := string(ToValidUTF8([]byte(in))); got != want {
 			t.Errorf("ToValidUTF8(%q) = %q, want %q", in, got, want)
