@@ -97,7 +97,7 @@ function gen(fileSeed) {
 	};
 
 	reseed(`random-${fileSeed}`);
-	clock.set(Date.UTC(2025, 5, 1) + fileSeed * 1000);
+	clock.set(Date.UTC(2025, 5, 1) + (fileSeed % 1e7) * 1000);
 	const cwd = chance(0.2) ? "/home/u/" + pick(["weird dir", "日本", "a\\b"]) : "/home/u/project";
 	const dir = join(out, "--home-u-project--");
 	mkdirSync(dir, { recursive: true });

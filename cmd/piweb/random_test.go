@@ -26,7 +26,8 @@ import (
 // session files with pi's own SessionManager (and damages some), and piweb's
 // `inspect` (at every entry) and `tree` (every filter, searches with
 // non-ASCII words, folds, other leaves) must print exactly what pi's own
-// reading and /tree print. CI runs 100 files of seed 1; PIWEB_DIFF_N and
+// reading and /tree print, and its session stats must equal pi's
+// getSessionStats(). CI runs 100 files of seed 1; PIWEB_DIFF_N and
 // PIWEB_DIFF_SEED (a number, or "random") run more. A mismatching file is
 // shrunk to a few lines that still differ the same way and, with
 // PIWEB_DIFF_KEEP=1, kept in testdata/random/ as a fixed case (TestRandomCases).
@@ -105,6 +106,36 @@ type piReading struct {
 	Error  string            `json:"error"`
 	Exit   int               `json:"exit"`
 	Leaves map[string]string `json:"leaves"`
+	Stats  *piStats          `json:"stats"`
+}
+
+// piStats is pi's getSessionStats() of a file.
+type piStats struct {
+	UserMessages, AssistantMessages, ToolCalls, ToolResults, TotalMessages int
+	Tokens                                                                 struct{ Input, Output, CacheRead, CacheWrite, Total float64 }
+	Cost                                                                   float64
+}
+
+// piwebStats is piweb's reading of a file's totals, in pi's terms.
+func piwebStats(file string) (*piStats, error) {
+	s, err := sessions.Load(file)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	l := sessions.NewLedger()
+	if err := l.Update(r); err != nil {
+		return nil, err
+	}
+	f := l.Stats(s, s.Leaf()).File
+	out := &piStats{UserMessages: f.UserMessages, AssistantMessages: f.AssistantMessages, ToolCalls: f.ToolCalls,
+		ToolResults: f.ToolResults, TotalMessages: f.Messages, Cost: f.Cost}
+	out.Tokens.Input, out.Tokens.Output, out.Tokens.CacheRead, out.Tokens.CacheWrite, out.Tokens.Total = f.Input, f.Output, f.CacheRead, f.CacheWrite, f.Total
+	return out, nil
 }
 
 // piReadings runs batch.mjs on files, split across the machine's cores.
@@ -290,6 +321,15 @@ func compareFile(ds []difference, file string, pi piReading, jobs []oracle.TreeJ
 		}
 		if want := apply(ds, "inspect", pi.Leaves[leaf]); got != want {
 			out = append(out, mismatch{file, "inspect", fmt.Sprintf("leaf %q: %s", leaf, firstDiff(want, got))})
+		}
+	}
+	if pi.Stats != nil {
+		got, err := piwebStats(file)
+		switch {
+		case err != nil:
+			out = append(out, mismatch{file, "stats", err.Error()})
+		case *got != *pi.Stats:
+			out = append(out, mismatch{file, "stats", fmt.Sprintf("pi %+v\n  piweb %+v", *pi.Stats, *got)})
 		}
 	}
 	for k, j := range jobs {
