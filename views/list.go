@@ -13,6 +13,8 @@ type ListView struct {
 	Root     string
 	Problems int           // files under the root that are not readable sessions
 	Progress *ProgressView // indexing progress, while piweb indexes (nil when done)
+	More     int           // matching sessions after the window shown
+	MoreURL  string        // the next window
 }
 
 // Sort orders of the sessions page.
@@ -24,11 +26,13 @@ const (
 
 // ProjectGroup is the sessions of one working directory.
 type ProjectGroup struct {
-	DOMID    string
-	Cwd      string
-	Sessions []SessionItem
-	Tokens   int64
-	Cost     float64
+	DOMID     string
+	Cwd       string
+	Sessions  []SessionItem // the group's sessions in the window shown
+	Count     int           // all its sessions matching the search
+	Continued bool          // the window starts inside the group: its first sessions came before
+	Tokens    int64
+	Cost      float64
 }
 
 // SessionItem is one row of the sessions page.

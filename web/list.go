@@ -2,6 +2,7 @@ package web
 
 import (
 	"cmp"
+	"strconv"
 	"crypto/sha256"
 	"encoding/hex"
 	"slices"
@@ -12,10 +13,15 @@ import (
 	"github.com/piweb/piweb/views"
 )
 
-// list renders the sessions page, or just the list for an htmx search.
+// list renders the sessions page, or just the list for an htmx search, or
+// the next window of it (offset=N).
 func (s *Server) list(c echo.Context) error {
-	v := s.listView(listQuery(c))
+	p := listQuery(c)
+	v := s.listView(p)
 	s.markIndexing(c)
+	if p.offset > 0 {
+		return respond(c, views.SessionsMore(v))
+	}
 	if isHTMX(c) {
 		return respond(c, views.SessionList(v))
 	}
@@ -25,12 +31,20 @@ func (s *Server) list(c echo.Context) error {
 
 // listParams are the sessions page's search and sort.
 type listParams struct {
-	q    string
-	sort string
+	q      string
+	sort   string
+	offset int // the first session of the window shown (the page shows listWindow at a time)
 }
+
+// listWindow is how many sessions the sessions page shows at once; the rest
+// come a window at a time as the page scrolls ("Show more").
+const listWindow = 200
 
 func listQuery(c echo.Context) listParams {
 	p := listParams{q: strings.TrimSpace(c.QueryParam("q")), sort: c.QueryParam("sort")}
+	if o, err := strconv.Atoi(c.QueryParam("offset")); err == nil && o > 0 {
+		p.offset = o
+	}
 	if len(p.q) > 200 {
 		p.q = p.q[:200]
 	}
@@ -80,8 +94,25 @@ func (s *Server) listView(p listParams) views.ListView {
 		}
 		return cmp.Compare(a.Cwd, b.Cwd)
 	})
+	// The window: sessions [offset, offset+listWindow) in the order shown.
+	// A group the window starts inside goes on from the window before.
+	at, end := 0, p.offset+listWindow
 	for _, g := range order {
-		v.Groups = append(v.Groups, *g)
+		n := len(g.Sessions)
+		lo, hi := max(p.offset-at, 0), min(end-at, n)
+		at += n
+		if lo >= hi {
+			continue
+		}
+		w := *g
+		w.Sessions = g.Sessions[lo:hi]
+		w.Count = n
+		w.Continued = lo > 0
+		v.Groups = append(v.Groups, w)
+	}
+	if end < v.Shown {
+		v.More = v.Shown - end
+		v.MoreURL = "/" + views.Query("q", p.q, "sort", p.sort, "offset", strconv.Itoa(end))
 	}
 	return v
 }

@@ -1,0 +1,57 @@
+package web
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestListWindows: the sessions page sends the first 200 sessions and a
+// button for the rest, which come 200 at a time, without repeats, in the
+// page's order; a search windows its own matches.
+func TestListWindows(t *testing.T) {
+	root := t.TempDir()
+	for i := range 450 {
+		proj := fmt.Sprintf("--p%d--", i%3)
+		id := fmt.Sprintf("0199%04d-0000-7000-8000-000000000000", i)
+		content := fmt.Sprintf(`{"type":"session","version":3,"id":%q,"timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p%d"}`+"\n"+
+			`{"type":"message","id":"u1","parentId":null,"timestamp":"2026-01-01T%02d:%02d:00.000Z","message":{"role":"user","content":"task %d %s","timestamp":1}}`+"\n",
+			id, i%3, i/60, i%60, i, map[bool]string{true: "needle", false: "hay"}[i%10 == 0])
+		writeSession(t, root, proj, fmt.Sprintf("2026-01-01T00-00-00-000Z_%s.jsonl", id), content)
+	}
+	h := newServer(t, openLib(t, root), nil).Handler()
+	rows := regexp.MustCompile(`<tr id="(s[^"]+)" class="session-row"`)
+	more := regexp.MustCompile(`class="more-sessions" hx-get="([^"]+)"`)
+	seen := map[string]bool{}
+	page := get(t, h, "/").Body.String()
+	var windows []int
+	for {
+		ids := rows.FindAllStringSubmatch(page, -1)
+		windows = append(windows, len(ids))
+		for _, m := range ids {
+			if seen[m[1]] {
+				t.Fatalf("session %s sent twice", m[1])
+			}
+			seen[m[1]] = true
+		}
+		next := more.FindStringSubmatch(page)
+		if next == nil {
+			break
+		}
+		page = get(t, h, strings.ReplaceAll(next[1], "&amp;", "&")).Body.String()
+		if strings.Contains(page, "<html") {
+			t.Fatal("a window came as a whole page")
+		}
+	}
+	if fmt.Sprint(windows) != "[200 200 50]" || len(seen) != 450 {
+		t.Errorf("windows %v, %d sessions in all", windows, len(seen))
+	}
+	if !strings.Contains(get(t, h, "/?offset=200").Body.String(), "(continued)") {
+		t.Error("a window that starts inside a project does not say it continues")
+	}
+	found := get(t, h, "/?q=needle").Body.String()
+	if n := len(rows.FindAllString(found, -1)); n != 45 || more.MatchString(found) {
+		t.Errorf("a search shows %d rows (more button: %v), want its 45 matches in one window", n, more.MatchString(found))
+	}
+}
