@@ -143,13 +143,16 @@ func piReadings(t testing.TB, files []string) []piReading {
 	t.Helper()
 	dir := oracle.Dir(t)
 	out := make([]piReading, len(files))
-	parts := min(runtime.GOMAXPROCS(0), len(files))
+	parts := max(min(runtime.GOMAXPROCS(0), len(files)), (len(files)+49)/50) // at most 50 files per process: the answers are large
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var failed error
+	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
 	for p := range parts {
 		lo, hi := p*len(files)/parts, (p+1)*len(files)/parts
 		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
 			in, _ := json.Marshal(files[lo:hi])
 			cmd := exec.Command("node", filepath.Join(dir, "batch.mjs"))
 			cmd.Stdin = bytes.NewReader(in)
@@ -185,13 +188,16 @@ func piTrees(t testing.TB, jobs []oracle.TreeJob) []string {
 	pkg := oracle.Package(t)
 	script := filepath.Join(oracle.Dir(t), "pitree.mjs")
 	out := make([]string, len(jobs))
-	parts := min(runtime.GOMAXPROCS(0), len(jobs))
+	parts := max(min(runtime.GOMAXPROCS(0), len(jobs)), (len(jobs)+499)/500)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var failed error
+	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
 	for p := range parts {
 		lo, hi := p*len(jobs)/parts, (p+1)*len(jobs)/parts
 		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
 			in, _ := json.Marshal(jobs[lo:hi])
 			cmd := exec.Command("node", script, pkg)
 			cmd.Stdin = bytes.NewReader(in)
