@@ -1,13 +1,19 @@
 package web
 
 import (
+	"bytes"
 	"cmp"
-	"strconv"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"hash/fnv"
+	"net/http"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
+	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/views"
@@ -17,16 +23,74 @@ import (
 // the next window of it (offset=N).
 func (s *Server) list(c echo.Context) error {
 	p := listQuery(c)
-	v := s.listView(p)
 	s.markIndexing(c)
-	if p.offset > 0 {
-		return respond(c, views.SessionsMore(v))
+	metas := s.lib.List()
+	progress := s.progressView("/index/progress", false)
+	// Many pages ask for the same list: it is drawn once per state of the
+	// library (and half minute, for its "5 min ago" times) and query.
+	key := listKey{sig: listSig(metas), q: p.q, sort: p.sort, offset: p.offset, htmx: isHTMX(c), when: time.Now().Unix() / 30}
+	if progress == nil {
+		if page := s.lists.get(key); page != nil {
+			return writeHTML(c, page)
+		}
 	}
-	if isHTMX(c) {
-		return respond(c, views.SessionList(v))
+	v := s.listView(p, metas)
+	var comp templ.Component
+	switch {
+	case p.offset > 0:
+		comp = views.SessionsMore(v)
+	case key.htmx:
+		comp = views.SessionList(v)
+	default:
+		v.Progress = progress
+		comp = views.ListPage(v)
 	}
-	v.Progress = s.progressView("/index/progress", false)
-	return respond(c, views.ListPage(v))
+	var b bytes.Buffer
+	if err := comp.Render(context.WithoutCancel(c.Request().Context()), &b); err != nil {
+		return err
+	}
+	if progress == nil {
+		s.lists.put(key, b.Bytes())
+	}
+	return writeHTML(c, b.Bytes())
+}
+
+// listKey names a drawn sessions list.
+type listKey struct {
+	sig     uint64 // the library's state (listSig)
+	q, sort string
+	offset  int
+	htmx    bool
+	when    int64 // the half minute it was drawn in
+}
+
+// listSig sums up what the sessions list shows of every session.
+func listSig(metas []sessions.Meta) uint64 {
+	h := fnv.New64a()
+	var buf []byte
+	for i := range metas {
+		m := &metas[i]
+		buf = append(buf[:0], m.Key...)
+		buf = strconv.AppendInt(append(buf, 0), m.Size, 10)
+		buf = strconv.AppendInt(append(buf, 0), m.FileModified.UnixNano(), 10)
+		buf = strconv.AppendInt(append(buf, 0), int64(m.Entries), 10)
+		buf = append(append(buf, 0), m.Name...)
+		buf = append(append(buf, 0), m.CopyOf...)
+		buf = append(append(buf, 0), m.ParentKey...)
+		h.Write(buf)
+	}
+	return h.Sum64()
+}
+
+// writeHTML sends a drawn page.
+func writeHTML(c echo.Context, page []byte) error {
+	h := c.Response().Header()
+	h.Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
+	h.Add("Vary", "HX-Request")
+	h.Set("Cache-Control", "no-store")
+	c.Response().WriteHeader(http.StatusOK)
+	_, err := c.Response().Write(page)
+	return err
 }
 
 // listParams are the sessions page's search and sort.
@@ -57,8 +121,7 @@ func listQuery(c echo.Context) listParams {
 }
 
 // listView builds the sessions page from the library.
-func (s *Server) listView(p listParams) views.ListView {
-	metas := s.lib.List()
+func (s *Server) listView(p listParams, metas []sessions.Meta) views.ListView {
 	byKey := make(map[string]*sessions.Meta, len(metas))
 	for i := range metas {
 		byKey[metas[i].Key] = &metas[i]

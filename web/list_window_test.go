@@ -55,3 +55,23 @@ func TestListWindows(t *testing.T) {
 		t.Errorf("a search shows %d rows (more button: %v), want its 45 matches in one window", n, more.MatchString(found))
 	}
 }
+
+// TestListDrawnOnceFresh: the sessions page is drawn once per state of the
+// library, and a change to any session draws it again.
+func TestListDrawnOnceFresh(t *testing.T) {
+	lib := openLib(t, demoRoot(t))
+	srv := newServer(t, lib, nil)
+	h := srv.Handler()
+	first := get(t, h, "/").Body.String()
+	if again := get(t, h, "/").Body.String(); again != first {
+		t.Fatal("the same state drew another page")
+	}
+	file := sessionFile(t, lib, mainID)
+	appendLines(t, file, `{"type":"session_info","id":"feed0009","parentId":"4638afcc","timestamp":"2026-05-12T09:00:00.000Z","name":"Renamed while cached"}`)
+	if _, err := lib.Refresh(file); err != nil {
+		t.Fatal(err)
+	}
+	if page := get(t, h, "/").Body.String(); !strings.Contains(page, "Renamed while cached") {
+		t.Error("the page drawn before the change was served after it")
+	}
+}

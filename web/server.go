@@ -72,8 +72,9 @@ type Server struct {
 	hosts   hostAllowlist
 	layouts *layoutCache
 	md      *markdown
-	exports chan struct{} // one token per export being built
-	steps   liveSteps     // each live change's answer, shared by the streams that see it
+	exports chan struct{}         // one token per export being built
+	steps   liveSteps             // each live change's answer, shared by the streams that see it
+	lists   *lru[listKey, []byte] // drawn sessions lists
 	cat     *catalog.Catalog
 
 	quit     chan struct{} // closed by Close: live streams end
@@ -103,6 +104,7 @@ func New(lib Library, opt Options) *Server {
 		layouts: newLayoutCache(16),
 		md:      newMarkdown(),
 		exports: make(chan struct{}, opt.Exports),
+		lists:   newLRU[listKey, []byte](16),
 		quit:    make(chan struct{}),
 		cat:     opt.Catalog,
 	}
