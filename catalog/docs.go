@@ -37,32 +37,32 @@ func pieces(b *sessions.Body) []piece {
 		m := b.Msg
 		switch m.Role {
 		case sessions.RoleUser:
-			add(0, "text", "user", m.Content.Text("\n"))
+			add(0, "text", "user", contentText(m.Content.Raw()))
 		case sessions.RoleAssistant:
-			for k, bl := range m.Content.Blocks() {
-				switch bl.Type {
+			eachBlock(m.Content.Raw(), func(k int, bl *block) {
+				switch bl.typ {
 				case sessions.BlockText:
-					add(k, "text", "assistant", bl.Text)
+					add(k, "text", "assistant", js.Str(bl.text))
 				case sessions.BlockThinking:
-					add(k, "thinking", "assistant", bl.Text)
+					add(k, "thinking", "assistant", js.Str(bl.thinking))
 				case sessions.BlockToolCall:
-					add(k, "toolCall", "tool", toolCallText(bl))
+					add(k, "toolCall", "tool", toolCallText(js.Str(bl.name), bl.args))
 				}
-			}
+			})
 			add(partError, "error", "assistant", m.ErrorMessage)
 		case sessions.RoleToolResult:
-			add(0, "toolResult", "tool", m.ToolName+"\n"+m.Content.Text("\n"))
+			add(0, "toolResult", "tool", m.ToolName+"\n"+contentText(m.Content.Raw()))
 		case sessions.RoleBash:
 			add(0, "bash", "bash", "$ "+m.Command+"\n"+m.Output)
 		case sessions.RoleBranchSummary, sessions.RoleCompactionSummary:
 			add(0, m.Role, "summary", m.Summary)
 		case sessions.RoleCustom:
-			add(0, "custom", "custom", m.CustomType+"\n"+m.Content.Text("\n"))
+			add(0, "custom", "custom", m.CustomType+"\n"+contentText(m.Content.Raw()))
 		default:
-			add(0, "text", m.Role, m.Content.Text("\n"))
+			add(0, "text", m.Role, contentText(m.Content.Raw()))
 		}
 	case sessions.TypeCustomMessage:
-		add(0, "custom", "custom", b.CustomType+"\n"+b.Msg.Content.Text("\n"))
+		add(0, "custom", "custom", b.CustomType+"\n"+contentText(b.Msg.Content.Raw()))
 	case sessions.TypeCompaction:
 		add(0, "compaction", "summary", b.Summary)
 	case sessions.TypeBranchSummary:
@@ -77,13 +77,73 @@ func pieces(b *sessions.Body) []piece {
 	return out
 }
 
+// block is a content block's members that search reads, as written.
+type block struct {
+	typ                          string
+	text, thinking, name, args []byte
+}
+
+// eachBlock calls fn with each object block of content (a string is one
+// text block), reading only the members search needs: an image's data is
+// never decoded.
+func eachBlock(raw []byte, fn func(k int, bl *block)) {
+	if len(raw) > 0 && raw[0] == '"' {
+		fn(0, &block{typ: sessions.BlockText, text: raw})
+		return
+	}
+	k := -1
+	js.Elems(raw, func(el []byte) bool {
+		if len(el) == 0 || el[0] != '{' {
+			return true
+		}
+		k++
+		var bl block
+		js.Members(el, func(m js.Member) {
+			switch string(js.KeyBytes(m.Key)) {
+			case "type":
+				bl.typ = js.Str(m.Val)
+			case "text":
+				bl.text = m.Val
+			case "thinking":
+				bl.thinking = m.Val
+			case "name":
+				bl.name = m.Val
+			case "arguments":
+				bl.args = m.Val
+			}
+		})
+		fn(k, &bl)
+		return true
+	})
+}
+
+// contentText is the text blocks of content joined by newlines (Content.Text("\n")).
+func contentText(raw []byte) string {
+	if s, ok := js.String(raw); ok {
+		return s
+	}
+	var sb strings.Builder
+	n := 0
+	eachBlock(raw, func(_ int, bl *block) {
+		if bl.typ != sessions.BlockText {
+			return
+		}
+		if n > 0 {
+			sb.WriteByte('\n')
+		}
+		n++
+		sb.WriteString(js.Str(bl.text))
+	})
+	return sb.String()
+}
+
 // toolCallText is a tool call as searched: its name, then each argument
 // as `key: value` with string values decoded (so a command's words are
 // words, not JSON escapes).
-func toolCallText(bl sessions.Block) string {
+func toolCallText(name string, args []byte) string {
 	var sb strings.Builder
-	sb.WriteString(bl.Name)
-	for _, kv := range js.ObjectOf(bl.Args) {
+	sb.WriteString(name)
+	for _, kv := range js.ObjectOf(args) {
 		sb.WriteString("\n")
 		sb.WriteString(kv.K)
 		sb.WriteString(": ")
