@@ -79,7 +79,7 @@ func pieces(b *sessions.Body) []piece {
 
 // block is a content block's members that search reads, as written.
 type block struct {
-	typ                          string
+	typ                        string
 	text, thinking, name, args []byte
 }
 
