@@ -1,7 +1,6 @@
 package sessions
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -196,7 +195,7 @@ func (b *Branch) jsonl(header []byte) []byte {
 
 // Session indexes the branch as a session, so it can be projected and rendered like a file.
 func (b *Branch) Session() (*Session, error) {
-	return Parse(bytes.NewReader(b.JSONL()), b.ID+".jsonl")
+	return ParseBytes(b.JSONL(), b.ID+".jsonl")
 }
 
 // Fork writes the path to entryID as a new session file beside s's, as pi's createBranchedSession does.

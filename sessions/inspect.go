@@ -228,14 +228,19 @@ func (s *Session) piTree() []InspectNode {
 		depth int
 	}
 	var stack []item
-	var branch []int // nodes on the current root-to-node chain
+	var branch []int                         // nodes on the current root-to-node chain
+	onBranch := make([]bool, len(s.Entries)) // the same as a set: a node is on it at most once
 	for r := len(roots) - 1; r >= 0; r-- {
 		stack = append(stack, item{roots[r], 0})
 	}
 	for len(stack) > 0 && len(out) < limit {
 		it := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
+		for _, gone := range branch[it.depth:] {
+			onBranch[gone] = false
+		}
 		branch = append(branch[:it.depth], it.node)
+		onBranch[it.node] = true
 		e := &s.Entries[it.node]
 		n := InspectNode{ID: strOrNil(e.ID), ParentID: strOrNil(e.ParentID), Type: strOrNil(e.Type),
 			Label: s.labelJSON(it.node), Children: []*string{}}
@@ -245,7 +250,7 @@ func (s *Session) piTree() []InspectNode {
 		out = append(out, n)
 		kids := children[it.node]
 		for k := len(kids) - 1; k >= 0; k-- {
-			if !slices.Contains(branch, kids[k]) {
+			if !onBranch[kids[k]] {
 				stack = append(stack, item{kids[k], it.depth + 1})
 			}
 		}

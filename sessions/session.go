@@ -175,6 +175,11 @@ func Parse(r io.Reader, name string) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	return ParseBytes(data, name)
+}
+
+// ParseBytes is Parse of data held in memory, which the session keeps (not a copy).
+func ParseBytes(data []byte, name string) (*Session, error) {
 	s := &Session{File: name, data: data}
 	if err := s.read(bytes.NewReader(data), 0); err != nil {
 		return nil, err

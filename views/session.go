@@ -39,6 +39,10 @@ type SessionStats struct {
 	Tokens   int64
 	Cost     float64
 	Models   []string
+	// What pi's /session shows (getSessionStats), the part off pi's path, and by model.
+	File      Totals
+	Abandoned Totals
+	ByModel   []ModelUse
 }
 
 // TreeState is what the tree shows: pi's filter, search and folds, the
@@ -114,6 +118,7 @@ type RowView struct {
 	Lead     string // the colored lead of the preview ("user: ")
 	Text     string // the rest of the preview
 	Hint     string // tooltip: type, id and time
+	Spent    string // on the first row of each branch of a branch point: what that attempt cost
 }
 
 // Mark returns pi's active-path marker for the row, or "".

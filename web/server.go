@@ -8,11 +8,13 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
 	"github.com/piweb/piweb/catalog"
 	"github.com/piweb/piweb/sessions"
 )
@@ -52,6 +54,10 @@ type Options struct {
 	// 30s; headers alone get a third of it), so a body that trickles in
 	// cannot hold a connection. Live streams lift it once they start.
 	ReadTimeout time.Duration
+	// Exports is how many exports (HTML and JSONL shares, saved or
+	// downloaded) may be built at once (default 2); more get 503 with
+	// Retry-After, so a few large ones cannot take all the memory.
+	Exports int
 	// Catalog indexes the library in the background and searches it; nil
 	// with a *sessions.Library searches it by scanning (tests).
 	Catalog *catalog.Catalog
@@ -66,6 +72,8 @@ type Server struct {
 	hosts   hostAllowlist
 	layouts *layoutCache
 	md      *markdown
+	exports chan struct{} // one token per export being built
+	steps   liveSteps     // each live change's answer, shared by the streams that see it
 	cat     *catalog.Catalog
 
 	quit     chan struct{} // closed by Close: live streams end
@@ -81,6 +89,9 @@ func New(lib Library, opt Options) *Server {
 	if opt.Heartbeat <= 0 {
 		opt.Heartbeat = 15 * time.Second
 	}
+	if opt.Exports <= 0 {
+		opt.Exports = 2
+	}
 	if opt.ReadTimeout <= 0 {
 		opt.ReadTimeout = 30 * time.Second
 	}
@@ -91,6 +102,7 @@ func New(lib Library, opt Options) *Server {
 		hosts:   newHostAllowlist(opt.Addr),
 		layouts: newLayoutCache(16),
 		md:      newMarkdown(),
+		exports: make(chan struct{}, opt.Exports),
 		quit:    make(chan struct{}),
 		cat:     opt.Catalog,
 	}
@@ -102,7 +114,13 @@ func New(lib Library, opt Options) *Server {
 	e.HidePort = true
 	e.Logger.SetOutput(io.Discard)
 	e.HTTPErrorHandler = s.handleError
-	e.Use(s.secure, limitBody)
+	e.Use(s.secure, limitBody, middleware.GzipWithConfig(middleware.GzipConfig{
+		// Text compresses 5-10x; level 5 costs a third of the CPU of the
+		// default for nearly the same size. Live streams stay uncompressed:
+		// each event must reach the page at once.
+		Level: 5, MinLength: 1024,
+		Skipper: func(c echo.Context) bool { return strings.HasSuffix(c.Request().URL.Path, "/events") },
+	}))
 	s.routes(e)
 	s.echo = e
 	return s
@@ -124,6 +142,8 @@ func (s *Server) routes(e *echo.Echo) {
 	e.GET("/s/:key/events", s.sessionEvents)
 	e.GET("/s/:key/export", s.export)
 	e.GET("/s/:key/redactions", s.redactions)
+	e.GET("/s/:key/patch", s.patchFile)
+	e.GET("/s/:key/compare", s.comparePage)
 	e.POST("/s/:key/actions/label", s.actLabel)
 	e.POST("/s/:key/actions/rewind", s.actRewind)
 	e.POST("/s/:key/actions/fork", s.actFork)
@@ -143,6 +163,9 @@ func (s *Server) routes(e *echo.Echo) {
 	api.POST("/sessions/:key/rewind", s.apiRewind)
 	api.POST("/sessions/:key/fork", s.apiFork)
 	api.GET("/sessions/:key/export", s.export)
+	api.GET("/sessions/:key/stats", s.apiStats)
+	api.GET("/sessions/:key/files", s.apiFiles)
+	api.GET("/sessions/:key/compare", s.apiCompare)
 	api.POST("/sessions/:key/export", s.apiSaveExport)
 	api.POST("/sessions/:key/upgrade", s.apiUpgrade)
 }

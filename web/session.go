@@ -49,6 +49,9 @@ func (s *Server) session(c echo.Context) error {
 			return err
 		}
 		v = s.sessionHeader(id, ss)
+		if err := s.statsHeader(&v.Stats, ss, r); err != nil {
+			return err
+		}
 		v.State, v.Note = st, t.note
 		if i, ok := resolve(ss, st.Target); ok && v.Note == "" && st.Target != "" {
 			v.Note = targetNote(ss, i) // the entry asked for, not the visible row standing for it
@@ -61,7 +64,7 @@ func (s *Server) session(c echo.Context) error {
 			return err
 		}
 		if t.target >= 0 {
-			pv, err := s.pathView(id, ss, r, st, t.target, tab, -1)
+			pv, err := s.pathView(id, ss, r, st, t.target, tab, lastPage)
 			if err != nil {
 				return err
 			}

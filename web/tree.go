@@ -74,8 +74,9 @@ type tree struct {
 	// resumeRow is the row of pi's own leaf (or its nearest visible ancestor)
 	// when the page views another path, else -1: "← active" stays where pi resumes.
 	resumeRow int
-	target    int    // the selected entry, -1 for none: the row the page highlights (actions act on it)
-	note      string // why the tree shows another entry than the one asked for ("" when it does not)
+	target    int              // the selected entry, -1 for none: the row the page highlights (actions act on it)
+	ledger    *sessions.Ledger // what each branch cost
+	note      string           // why the tree shows another entry than the one asked for ("" when it does not)
 }
 
 // layout lays out s for st, through the cache. The caller holds the library's read lock.
@@ -104,6 +105,10 @@ func (srv *Server) layout(s *sessions.Session, r *sessions.Reader, st views.Tree
 		t.note = "Entry " + gone + " is no longer in this session (the file was rewritten on disk): showing where pi resumes."
 	}
 	defer t.highlight()
+	var err error
+	if t.ledger, err = srv.ledger(s, r); err != nil {
+		return nil, err
+	}
 	key := layoutKey{gen: s.Gen(), leaf: t.leaf, filter: st.Filter, search: st.Search, folds: strings.Join(st.Folds, ",")}
 	if l := srv.layouts.get(key); l != nil {
 		t.use(l)
@@ -214,6 +219,10 @@ func (t *tree) rowView(k int, row *pitree.Row) views.RowView {
 		v.Forks = len(s.Children(row.Pos))
 		v.Hint += " · branch point: " + strconv.Itoa(v.Forks) + " branches"
 	}
+	var hint string
+	if v.Spent, hint = spent(s, t.ledger, row.Pos, v.Parent); hint != "" {
+		v.Hint += " · " + hint
+	}
 	return v
 }
 
@@ -298,7 +307,8 @@ type layoutKey struct {
 // names another file.
 type layoutCache struct {
 	*lru[layoutKey, *pitree.Layout]
-	search *lru[string, *pitree.SearchIndex]
+	search  *lru[string, *pitree.SearchIndex]
+	ledgers *lru[string, *sessions.Ledger] // by file: usage and subtree sums, extended as files grow
 }
 
 // searchedSessions is how many sessions keep a search index: each costs
@@ -306,7 +316,8 @@ type layoutCache struct {
 const searchedSessions = 3
 
 func newLayoutCache(n int) *layoutCache {
-	return &layoutCache{newLRU[layoutKey, *pitree.Layout](n), newLRU[string, *pitree.SearchIndex](searchedSessions)}
+	return &layoutCache{newLRU[layoutKey, *pitree.Layout](n), newLRU[string, *pitree.SearchIndex](searchedSessions),
+		newLRU[string, *sessions.Ledger](n)}
 }
 
 // searchIndex returns the search index of session id, made empty on first use.

@@ -18,7 +18,9 @@
   function replaceById(html) {
     const el = fragment(html).firstElementChild;
     const old = el && el.id && document.getElementById(el.id);
-    if (old) old.replaceWith(el);
+    if (!old) return;
+    if (old.tagName === "DETAILS" && old.open) el.open = true; // an open popover stays open as counts change
+    old.replaceWith(el);
   }
 
   // liveStream holds a page's EventSource: connect() (re)opens it with
@@ -417,6 +419,34 @@
       reloadTree();
     }
 
+    // Compare: "compare with…" (or shift+C) takes the selected entry as A;
+    // the next row clicked, or Enter on a row, is B (Esc cancels).
+    // Shift+click compares the selected row with the row clicked at once.
+    const compareURL = (a, b) => base + "/compare?a=" + encodeURIComponent(a) + "&b=" + encodeURIComponent(b);
+    function pickCompare(a) {
+      if (!a) return;
+      document.body.dataset.comparePick = a;
+      const sw = $('.pane-switch [data-pane="tree"]');
+      if (sw && getComputedStyle(sw.parentElement).display !== "none") sw.click();
+      const n = $("#tree-note");
+      if (n) {
+        clearTimeout(noteTimer);
+        n.classList.remove("fail");
+        n.textContent = "Compare " + a + " with… click a row, or Enter on the selected one (Esc cancels)";
+      }
+      tree.focus({ preventScroll: true });
+    }
+    function cancelPick() {
+      delete document.body.dataset.comparePick;
+      const n = $("#tree-note");
+      if (n) n.textContent = "";
+    }
+    function finishPick(row) {
+      const a = document.body.dataset.comparePick;
+      cancelPick();
+      location.href = compareURL(a, row.dataset.ref);
+    }
+
     const filterKeys = { d: "default", t: "no-tools", u: "user-only", l: "labeled-only", a: "all" };
 
     function onKey(e) {
@@ -426,8 +456,18 @@
       const mod = e.ctrlKey || e.altKey;
       const k = e.key;
       const lower = k.length === 1 ? k.toLowerCase() : k;
+      if (document.body.dataset.comparePick && (k === "Escape" || k === "Enter")) {
+        e.preventDefault();
+        const cur = selected();
+        if (k === "Escape" || !cur) cancelPick();
+        else finishPick(cur);
+        return;
+      }
       let handled = true;
-      if (mod && !e.metaKey && filterKeys[lower] && !e.shiftKey) {
+      if (k === "C" && e.shiftKey && !mod && !e.metaKey && !inSearch) {
+        const cur = selected();
+        if (cur) pickCompare(cur.dataset.ref);
+      } else if (mod && !e.metaKey && filterKeys[lower] && !e.shiftKey) {
         lower === "d" ? setFilter("default") : toggleFilter(filterKeys[lower]);
       } else if (e.ctrlKey && !e.altKey && !e.metaKey && lower === "x" && !(inSearch && search.selectionStart !== search.selectionEnd)) {
         copyEntry(); // pi's ctrl+x; a selection in the search box is cut as usual
@@ -470,6 +510,9 @@
         if (row.hasAttribute("data-folded")) return setFold(row.dataset.ref, false);
         if (row.hasAttribute("data-foldable")) return setFold(row.dataset.ref, true);
       }
+      if (document.body.dataset.comparePick) return finishPick(row);
+      const cur = selected();
+      if (e.shiftKey && cur && cur !== row) return (location.href = compareURL(cur.dataset.ref, row.dataset.ref));
       select(row, { scroll: false });
       tree.focus({ preventScroll: true });
     });
@@ -483,12 +526,15 @@
 
     // Links in the conversation to an entry select it in the tree.
     conv.addEventListener("click", (e) => {
+      const pick = e.target.closest("[data-compare-pick]");
+      const inner = $("#conv-inner", conv);
+      if (pick && inner) return pickCompare(inner.dataset.ref);
       const a = e.target.closest("a[data-jump]");
       if (!a) return;
       e.preventDefault();
       const row = rowOf(a.dataset.jump);
       if (row) return select(row, { scroll: true });
-      S.target = a.textContent.trim();
+      S.target = a.dataset.ref || a.textContent.trim();
       reloadTree().then(() => loadConversation(S.target));
     });
 
