@@ -36,7 +36,8 @@ type Hit struct {
 	Snippet   string         `json:"snippet"`
 	Ranges    []search.Range `json:"ranges"`
 	Timestamp *time.Time     `json:"timestamp"`
-	Project   string         `json:"project"`
+	Project   string         `json:"project"` // the project folder under the root
+	Cwd       string         `json:"cwd"`     // the session's working directory
 	Session   string         `json:"session"` // the session's name, or its first message
 	Label     string         `json:"label,omitempty"`
 	Score     float64        `json:"-"`
@@ -145,7 +146,7 @@ type searchRun struct {
 
 // sessInfo is what every hit of one session shares.
 type sessInfo struct {
-	key, id, project, title string
+	key, id, project, cwd, title string
 }
 
 func (c *Catalog) newRun() *searchRun {
@@ -169,7 +170,7 @@ func (rs *searchRun) session(file string) *sessInfo {
 	if key, ok := rs.c.lib.Key(file); ok {
 		rs.c.lib.ViewFile(file, func(s *sessions.Session) error {
 			m := s.Meta()
-			si = &sessInfo{key: key, id: s.Header.ID, project: m.Project, title: oneLine(cmp.Or(m.Name, m.FirstMessage), 120)}
+			si = &sessInfo{key: key, id: s.Header.ID, project: m.Project, cwd: m.Cwd, title: oneLine(cmp.Or(m.Name, m.FirstMessage), 120)}
 			return nil
 		})
 	}
@@ -189,7 +190,7 @@ func (rs *searchRun) entryInfo(file string, pos int, id string) *hitInfo {
 		if pos < 0 || pos >= len(s.Entries) || s.Entries[pos].ID != id {
 			return nil
 		}
-		in = &hitInfo{key: si.key, sessionID: si.id, project: si.project, title: si.title,
+		in = &hitInfo{key: si.key, sessionID: si.id, project: si.project, cwd: si.cwd, title: si.title,
 			place: rs.c.places.place(s, pos), label: s.LabelOf(pos)}
 		return nil
 	})
@@ -244,13 +245,13 @@ func keep(q *search.Query, in *hitInfo) bool {
 
 // hitInfo is what a hit's session says of its entry.
 type hitInfo struct {
-	key, sessionID, project, title string
-	place, label                   string
+	key, sessionID, project, cwd, title string
+	place, label                        string
 }
 
 func (in *hitInfo) hit(entryID, typ, role, snippet string, ranges []search.Range, ms int64, score float64) Hit {
 	h := Hit{Key: in.key, SessionID: in.sessionID, EntryID: entryID, Type: typ, Role: role, Place: in.place,
-		OnPath: in.place != PlaceOffPath, Snippet: snippet, Ranges: ranges, Project: in.project, Session: in.title,
+		OnPath: in.place != PlaceOffPath, Snippet: snippet, Ranges: ranges, Project: in.project, Cwd: in.cwd, Session: in.title,
 		Label: in.label, Score: score}
 	if ranges == nil {
 		h.Ranges = []search.Range{}
