@@ -407,6 +407,12 @@ func (c *Catalog) worker(ctx context.Context) {
 		}
 	}
 	for {
+		if ctx.Err() != nil { // stopping: keep what is done, leave the rest for the next start
+			if len(done) > 0 {
+				commit()
+			}
+			return
+		}
 		f, live := c.next()
 		if f == "" {
 			if len(done) > 0 {
