@@ -59,6 +59,7 @@ func start(b *testing.B, root, db string) (*Catalog, func()) {
 // is the same tree without a store, for scale.
 func BenchmarkRestart(b *testing.B) {
 	root, _, total, db := benchDB(b)
+	b.ResetTimer()
 	b.Run("store", func(b *testing.B) {
 		var read int64
 		for range b.N {
@@ -179,6 +180,7 @@ func BenchmarkSearch(b *testing.B) {
 func BenchmarkBuild(b *testing.B) {
 	root, _, total, _ := benchDB(b)
 	b.SetBytes(total)
+	b.ResetTimer() // not the generation of the tree
 	for range b.N {
 		db := filepath.Join(b.TempDir(), "index.db")
 		c, stop := run(b, root, db)

@@ -501,13 +501,13 @@ func (c *Catalog) sync(b *store.Batch, file string) int {
 	docN := st.docN
 	if docN < snap.Entries {
 		var docs []store.Doc
-		epoch, err := c.lib.ReadEntries(file, docN, func(body *sessions.Body) error {
-			if body.Pos >= snap.Entries {
+		epoch, err := c.lib.ReadLines(file, docN, func(pos int, e *sessions.Entry, line []byte) error {
+			if pos >= snap.Entries {
 				return errStop
 			}
-			for _, p := range pieces(body) {
-				docs = append(docs, store.Doc{EntryID: body.Entry.ID, Position: body.Pos, Part: p.part, Type: p.typ,
-					Role: p.role, Time: entryTime(body.Entry), Project: snap.Project, Text: p.text})
+			for _, p := range pieces(e, line) {
+				docs = append(docs, store.Doc{EntryID: e.ID, Position: pos, Part: p.part, Type: p.typ,
+					Role: p.role, Time: entryTime(e), Project: snap.Project, Text: p.text})
 				text += len(p.text)
 			}
 			return nil

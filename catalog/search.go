@@ -215,11 +215,11 @@ func (rs *searchRun) text(file string, pos int, id string, part int) (string, er
 	if f == nil {
 		return "", errGone
 	}
-	b, err := sessions.ReadBody(f, &e, checkID)
+	line, err := sessions.ReadLine(f, &e, checkID)
 	if err != nil {
 		return "", err
 	}
-	p, ok := pieceText(b, part)
+	p, ok := pieceText(&e, line, part)
 	if !ok {
 		return "", errGone
 	}
@@ -377,12 +377,12 @@ func (c *Catalog) scan(ctx context.Context, q *search.Query, limit int, cursor s
 		}
 		read += m.Size
 		var found []Hit
-		c.lib.ReadEntries(m.File, 0, func(b *sessions.Body) error {
-			if !q.AllowTime(entryTime(b.Entry)) {
+		c.lib.ReadLines(m.File, 0, func(pos int, e *sessions.Entry, line []byte) error {
+			if !q.AllowTime(entryTime(e)) {
 				return nil
 			}
 			var in *hitInfo
-			for _, p := range pieces(b) {
+			for _, p := range pieces(e, line) {
 				if !q.AllowRole(p.role) {
 					continue
 				}
@@ -391,11 +391,11 @@ func (c *Catalog) scan(ctx context.Context, q *search.Query, limit int, cursor s
 					continue
 				}
 				if in == nil {
-					if in = rs.entryInfo(m.File, b.Pos, b.Entry.ID); in == nil || !keep(q, in) {
+					if in = rs.entryInfo(m.File, pos, e.ID); in == nil || !keep(q, in) {
 						return nil
 					}
 				}
-				found = append(found, in.hit(b.Entry.ID, p.typ, p.role, snippet, ranges, entryTime(b.Entry), 0))
+				found = append(found, in.hit(e.ID, p.typ, p.role, snippet, ranges, entryTime(e), 0))
 			}
 			return nil
 		})
@@ -485,12 +485,12 @@ func (c *Catalog) labeled(ctx context.Context, q *search.Query, limit int, curso
 		if err != nil {
 			continue
 		}
-		b, err := sessions.ReadBody(f, &e, checkID)
+		line, err := sessions.ReadLine(f, &e, checkID)
 		f.Close()
 		if err != nil {
 			continue
 		}
-		for _, p := range pieces(b) {
+		for _, p := range pieces(&e, line) {
 			if !q.AllowRole(p.role) {
 				continue
 			}
