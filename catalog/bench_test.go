@@ -78,6 +78,7 @@ func BenchmarkRestart(b *testing.B) {
 	})
 	b.Run("nostore", func(b *testing.B) {
 		b.SetBytes(total)
+		defer sessiontest.ReportCPU(b)()
 		for range b.N {
 			c := New(sessions.NewLibrary(root), Options{Logger: quiet()})
 			ctx, cancel := context.WithCancel(context.Background())
@@ -181,6 +182,7 @@ func BenchmarkBuild(b *testing.B) {
 	root, _, total, _ := benchDB(b)
 	b.SetBytes(total)
 	b.ResetTimer() // not the generation of the tree
+	defer sessiontest.ReportCPU(b)()
 	for range b.N {
 		db := filepath.Join(b.TempDir(), "index.db")
 		c, stop := run(b, root, db)

@@ -199,8 +199,8 @@ func (c *Catalog) follow(ctx context.Context, changes <-chan sessions.Change) {
 			if !ok {
 				return
 			}
-			if ch.File == "" || c.st == nil {
-				continue
+			if ch.File == "" || c.st == nil || c.Indexing() {
+				continue // during the fill: its own changes, and fill queues every file after it
 			}
 			c.enqueue(ch.File, true)
 		}
