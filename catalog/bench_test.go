@@ -59,6 +59,7 @@ func start(b *testing.B, root, db string) (*Catalog, func()) {
 // is the same tree without a store, for scale.
 func BenchmarkRestart(b *testing.B) {
 	root, _, total, db := benchDB(b)
+	b.ResetTimer()
 	b.Run("store", func(b *testing.B) {
 		var read int64
 		for range b.N {
@@ -77,6 +78,7 @@ func BenchmarkRestart(b *testing.B) {
 	})
 	b.Run("nostore", func(b *testing.B) {
 		b.SetBytes(total)
+		defer sessiontest.ReportCPU(b)()
 		for range b.N {
 			c := New(sessions.NewLibrary(root), Options{Logger: quiet()})
 			ctx, cancel := context.WithCancel(context.Background())
@@ -179,6 +181,8 @@ func BenchmarkSearch(b *testing.B) {
 func BenchmarkBuild(b *testing.B) {
 	root, _, total, _ := benchDB(b)
 	b.SetBytes(total)
+	b.ResetTimer() // not the generation of the tree
+	defer sessiontest.ReportCPU(b)()
 	for range b.N {
 		db := filepath.Join(b.TempDir(), "index.db")
 		c, stop := run(b, root, db)

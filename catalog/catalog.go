@@ -199,8 +199,8 @@ func (c *Catalog) follow(ctx context.Context, changes <-chan sessions.Change) {
 			if !ok {
 				return
 			}
-			if ch.File == "" || c.st == nil {
-				continue
+			if ch.File == "" || c.st == nil || c.Indexing() {
+				continue // during the fill: its own changes, and fill queues every file after it
 			}
 			c.enqueue(ch.File, true)
 		}
@@ -407,6 +407,12 @@ func (c *Catalog) worker(ctx context.Context) {
 		}
 	}
 	for {
+		if ctx.Err() != nil { // stopping: keep what is done, leave the rest for the next start
+			if len(done) > 0 {
+				commit()
+			}
+			return
+		}
 		f, live := c.next()
 		if f == "" {
 			if len(done) > 0 {
@@ -495,13 +501,13 @@ func (c *Catalog) sync(b *store.Batch, file string) int {
 	docN := st.docN
 	if docN < snap.Entries {
 		var docs []store.Doc
-		epoch, err := c.lib.ReadEntries(file, docN, func(body *sessions.Body) error {
-			if body.Pos >= snap.Entries {
+		epoch, err := c.lib.ReadLines(file, docN, func(pos int, e *sessions.Entry, line []byte) error {
+			if pos >= snap.Entries {
 				return errStop
 			}
-			for _, p := range pieces(body) {
-				docs = append(docs, store.Doc{EntryID: body.Entry.ID, Position: body.Pos, Part: p.part, Type: p.typ,
-					Role: p.role, Time: entryTime(body.Entry), Project: snap.Project, Text: p.text})
+			for _, p := range pieces(e, line) {
+				docs = append(docs, store.Doc{EntryID: e.ID, Position: pos, Part: p.part, Type: p.typ,
+					Role: p.role, Time: entryTime(e), Project: snap.Project, Text: p.text})
 				text += len(p.text)
 			}
 			return nil

@@ -36,7 +36,8 @@ type Hit struct {
 	Snippet   string         `json:"snippet"`
 	Ranges    []search.Range `json:"ranges"`
 	Timestamp *time.Time     `json:"timestamp"`
-	Project   string         `json:"project"`
+	Project   string         `json:"project"` // the project folder under the root
+	Cwd       string         `json:"cwd"`     // the session's working directory
 	Session   string         `json:"session"` // the session's name, or its first message
 	Label     string         `json:"label,omitempty"`
 	Score     float64        `json:"-"`
@@ -145,7 +146,7 @@ type searchRun struct {
 
 // sessInfo is what every hit of one session shares.
 type sessInfo struct {
-	key, id, project, title string
+	key, id, project, cwd, title string
 }
 
 func (c *Catalog) newRun() *searchRun {
@@ -169,7 +170,7 @@ func (rs *searchRun) session(file string) *sessInfo {
 	if key, ok := rs.c.lib.Key(file); ok {
 		rs.c.lib.ViewFile(file, func(s *sessions.Session) error {
 			m := s.Meta()
-			si = &sessInfo{key: key, id: s.Header.ID, project: m.Project, title: oneLine(cmp.Or(m.Name, m.FirstMessage), 120)}
+			si = &sessInfo{key: key, id: s.Header.ID, project: m.Project, cwd: m.Cwd, title: oneLine(cmp.Or(m.Name, m.FirstMessage), 120)}
 			return nil
 		})
 	}
@@ -189,7 +190,7 @@ func (rs *searchRun) entryInfo(file string, pos int, id string) *hitInfo {
 		if pos < 0 || pos >= len(s.Entries) || s.Entries[pos].ID != id {
 			return nil
 		}
-		in = &hitInfo{key: si.key, sessionID: si.id, project: si.project, title: si.title,
+		in = &hitInfo{key: si.key, sessionID: si.id, project: si.project, cwd: si.cwd, title: si.title,
 			place: rs.c.places.place(s, pos), label: s.LabelOf(pos)}
 		return nil
 	})
@@ -214,11 +215,11 @@ func (rs *searchRun) text(file string, pos int, id string, part int) (string, er
 	if f == nil {
 		return "", errGone
 	}
-	b, err := sessions.ReadBody(f, &e, checkID)
+	line, err := sessions.ReadLine(f, &e, checkID)
 	if err != nil {
 		return "", err
 	}
-	p, ok := pieceText(b, part)
+	p, ok := pieceText(&e, line, part)
 	if !ok {
 		return "", errGone
 	}
@@ -244,13 +245,13 @@ func keep(q *search.Query, in *hitInfo) bool {
 
 // hitInfo is what a hit's session says of its entry.
 type hitInfo struct {
-	key, sessionID, project, title string
-	place, label                   string
+	key, sessionID, project, cwd, title string
+	place, label                        string
 }
 
 func (in *hitInfo) hit(entryID, typ, role, snippet string, ranges []search.Range, ms int64, score float64) Hit {
 	h := Hit{Key: in.key, SessionID: in.sessionID, EntryID: entryID, Type: typ, Role: role, Place: in.place,
-		OnPath: in.place != PlaceOffPath, Snippet: snippet, Ranges: ranges, Project: in.project, Session: in.title,
+		OnPath: in.place != PlaceOffPath, Snippet: snippet, Ranges: ranges, Project: in.project, Cwd: in.cwd, Session: in.title,
 		Label: in.label, Score: score}
 	if ranges == nil {
 		h.Ranges = []search.Range{}
@@ -376,12 +377,12 @@ func (c *Catalog) scan(ctx context.Context, q *search.Query, limit int, cursor s
 		}
 		read += m.Size
 		var found []Hit
-		c.lib.ReadEntries(m.File, 0, func(b *sessions.Body) error {
-			if !q.AllowTime(entryTime(b.Entry)) {
+		c.lib.ReadLines(m.File, 0, func(pos int, e *sessions.Entry, line []byte) error {
+			if !q.AllowTime(entryTime(e)) {
 				return nil
 			}
 			var in *hitInfo
-			for _, p := range pieces(b) {
+			for _, p := range pieces(e, line) {
 				if !q.AllowRole(p.role) {
 					continue
 				}
@@ -390,11 +391,11 @@ func (c *Catalog) scan(ctx context.Context, q *search.Query, limit int, cursor s
 					continue
 				}
 				if in == nil {
-					if in = rs.entryInfo(m.File, b.Pos, b.Entry.ID); in == nil || !keep(q, in) {
+					if in = rs.entryInfo(m.File, pos, e.ID); in == nil || !keep(q, in) {
 						return nil
 					}
 				}
-				found = append(found, in.hit(b.Entry.ID, p.typ, p.role, snippet, ranges, entryTime(b.Entry), 0))
+				found = append(found, in.hit(e.ID, p.typ, p.role, snippet, ranges, entryTime(e), 0))
 			}
 			return nil
 		})
@@ -484,12 +485,12 @@ func (c *Catalog) labeled(ctx context.Context, q *search.Query, limit int, curso
 		if err != nil {
 			continue
 		}
-		b, err := sessions.ReadBody(f, &e, checkID)
+		line, err := sessions.ReadLine(f, &e, checkID)
 		f.Close()
 		if err != nil {
 			continue
 		}
-		for _, p := range pieces(b) {
+		for _, p := range pieces(&e, line) {
 			if !q.AllowRole(p.role) {
 				continue
 			}

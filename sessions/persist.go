@@ -382,13 +382,13 @@ func (l *Library) SnapshotFile(file string, index bool) (snap Snapshot, ok bool)
 	return snap, true
 }
 
-// ReadEntries decodes the entries of file from position from onward, in
-// file order, calling fn with each (b.Pos is its position). It reads the
-// file outside the library's lock; epoch is the session's epoch when the
-// entries were taken (if the session's Epoch differs afterwards, the file
-// was read again meanwhile and what fn saw may be stale). An entry whose
-// line changed is skipped.
-func (l *Library) ReadEntries(file string, from int, fn func(b *Body) error) (epoch uint64, err error) {
+// ReadLines reads the lines of file's entries from position from onward,
+// in file order, calling fn with each entry's position, index record and
+// line (fn must not keep line). It reads the file outside the library's
+// lock; epoch is the session's epoch when the entries were taken (if the
+// session's Epoch differs afterwards, the file was read again meanwhile
+// and what fn saw may be stale). An entry whose line changed is skipped.
+func (l *Library) ReadLines(file string, from int, fn func(pos int, e *Entry, line []byte) error) (epoch uint64, err error) {
 	l.mu.RLock()
 	s, ok := l.files[file]
 	if !ok {
@@ -412,15 +412,14 @@ func (l *Library) ReadEntries(file string, from int, fn func(b *Body) error) (ep
 	defer r.Close()
 	r = r.Sequential()
 	for k := range snap.Entries {
-		b, err := r.Body(k)
+		line, err := r.Raw(k)
 		if err != nil {
 			if errors.Is(err, ErrChanged) {
 				continue
 			}
 			return epoch, err
 		}
-		b.Pos = from + k
-		if err := fn(b); err != nil {
+		if err := fn(from+k, &snap.Entries[k], line); err != nil {
 			return epoch, err
 		}
 	}
@@ -474,9 +473,9 @@ func (l *Library) OpenRead(file string) (*os.File, error) {
 	return f, err
 }
 
-// ReadBody reads and decodes entry e's line from f, checking (with
-// checkID) the line is still e's; ErrChanged when it is not.
-func ReadBody(f io.ReaderAt, e *Entry, checkID bool) (*Body, error) {
+// ReadLine reads entry e's line from f, checking (with checkID) the line
+// is still e's; ErrChanged when it is not.
+func ReadLine(f io.ReaderAt, e *Entry, checkID bool) ([]byte, error) {
 	line := make([]byte, e.Len)
 	if _, err := f.ReadAt(line, e.Off); err != nil {
 		if err == io.EOF {
@@ -493,5 +492,5 @@ func ReadBody(f io.ReaderAt, e *Entry, checkID bool) (*Body, error) {
 	if e.Flags.Has(FlagBadUTF8) {
 		line = js.ToValidUTF8(line)
 	}
-	return DecodeBody(e, line), nil
+	return line, nil
 }

@@ -4,6 +4,7 @@ package web
 // and indexing progress, through the catalog.
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/http"
@@ -189,7 +190,7 @@ func (s *Server) fillSearch(v *views.SearchView, res catalog.Result) {
 		if !ok {
 			k = len(v.Groups)
 			index[h.Key] = k
-			v.Groups = append(v.Groups, views.SearchGroup{Key: h.Key, URL: views.SessionURL(h.Key), Title: h.Session, Project: h.Project})
+			v.Groups = append(v.Groups, views.SearchGroup{Key: h.Key, URL: views.SessionURL(h.Key), Title: h.Session, Project: cmp.Or(h.Cwd, h.Project)})
 		}
 		v.Groups[k].Hits = append(v.Groups[k].Hits, hitView(h))
 		v.Hits++

@@ -144,6 +144,7 @@ func listenAndServe(ctx context.Context, out io.Writer, cfg config) error {
 			err = fmt.Errorf("watching %s: %w", root, err)
 		}
 	case err = <-cataloged:
+		cataloged = nil // done: nothing to wait for below
 		if err != nil {
 			err = fmt.Errorf("indexing %s: %w", root, err)
 		}
@@ -155,6 +156,12 @@ func listenAndServe(ctx context.Context, out io.Writer, cfg config) error {
 		err = serr
 	}
 	cancel()
+	if cataloged != nil {
+		select { // the catalog commits what it has before the store closes
+		case <-cataloged:
+		case <-time.After(5 * time.Second):
+		}
+	}
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}

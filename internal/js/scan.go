@@ -360,6 +360,9 @@ func String(raw []byte) (s string, ok bool) {
 	if !HasBackslash(inner) && utf8.Valid(inner) {
 		return string(inner), true
 	}
+	if s, ok := unquote(inner); ok {
+		return s, true
+	}
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return "", false
 	}
