@@ -12,9 +12,10 @@
 // third of the files are then damaged in ways pi tolerates: a line deleted
 // or duplicated, the last line cut short, invalid UTF-8 bytes, garbage lines.
 //
-// Prints a JSON array of {"file", "seed", "damage"}.
+// Prints a JSON array of {"file", "seed", "damage"}; a seed whose session
+// never got an assistant message has no file (pi writes none) and no entry.
 
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { clock, installFakeClock, installSeededRandom, reseed } from "./determinism.mjs";
 
@@ -175,6 +176,8 @@ function gen(fileSeed) {
 			// an operation pi refuses (an entry off the branch): skip it
 		}
 	}
+	// pi writes a session file only once it holds an assistant message.
+	if (!existsSync(file)) return null;
 	// Damage some files the ways pi tolerates.
 	let damage = "";
 	if (chance(0.35)) {
@@ -218,5 +221,8 @@ if (readdirSync(out).length) {
 	process.exit(2);
 }
 const list = [];
-for (let i = 0; i < count; i++) list.push(gen(seed * 100000 + i));
+for (let i = 0; i < count; i++) {
+	const f = gen(seed * 100000 + i);
+	if (f) list.push(f);
+}
 process.stdout.write(JSON.stringify(list) + "\n");
