@@ -221,6 +221,7 @@ type Layout struct {
 	prev  []string // previews by row
 	have  []bool   // previews filled
 	calls map[int]map[string]string
+	every map[string]string // every tool call of the session by id, once one was not found nearby
 }
 
 // lrow is a row's structure, before a caller asks for its text.
