@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"cmp"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -49,10 +50,23 @@ func (s *Server) list(c echo.Context) error {
 	if err := comp.Render(context.WithoutCancel(c.Request().Context()), &b); err != nil {
 		return err
 	}
+	page := &drawnList{html: b.Bytes()}
+	var z bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&z, gzip.BestCompression) // once per state: worth the best
+	zw.Write(page.html)
+	zw.Close()
+	page.gzip = z.Bytes()
 	if progress == nil {
-		s.lists.put(key, b.Bytes())
+		s.lists.put(key, page)
 	}
-	return writeHTML(c, b.Bytes())
+	return writeHTML(c, page)
+}
+
+// drawnList is a drawn sessions list, as it is and compressed: the list
+// compresses itself once (the gzip middleware skips it), so many clients
+// asking at once cost neither a render nor a compressor each.
+type drawnList struct {
+	html, gzip []byte
 }
 
 // listKey names a drawn sessions list.
@@ -82,14 +96,19 @@ func listSig(metas []sessions.Meta) uint64 {
 	return h.Sum64()
 }
 
-// writeHTML sends a drawn page.
-func writeHTML(c echo.Context, page []byte) error {
+// writeHTML sends a drawn list, compressed for a client that takes gzip.
+func writeHTML(c echo.Context, page *drawnList) error {
 	h := c.Response().Header()
 	h.Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
-	h.Add("Vary", "HX-Request")
+	h.Add("Vary", "HX-Request, Accept-Encoding")
 	h.Set("Cache-Control", "no-store")
+	body := page.html
+	if strings.Contains(c.Request().Header.Get("Accept-Encoding"), "gzip") {
+		h.Set("Content-Encoding", "gzip")
+		body = page.gzip
+	}
 	c.Response().WriteHeader(http.StatusOK)
-	_, err := c.Response().Write(page)
+	_, err := c.Response().Write(body)
 	return err
 }
 

@@ -72,9 +72,9 @@ type Server struct {
 	hosts   hostAllowlist
 	layouts *layoutCache
 	md      *markdown
-	exports chan struct{}         // one token per export being built
-	steps   liveSteps             // each live change's answer, shared by the streams that see it
-	lists   *lru[listKey, []byte] // drawn sessions lists
+	exports chan struct{}             // one token per export being built
+	steps   liveSteps                 // each live change's answer, shared by the streams that see it
+	lists   *lru[listKey, *drawnList] // drawn sessions lists
 	cat     *catalog.Catalog
 
 	quit     chan struct{} // closed by Close: live streams end
@@ -104,7 +104,7 @@ func New(lib Library, opt Options) *Server {
 		layouts: newLayoutCache(16),
 		md:      newMarkdown(),
 		exports: make(chan struct{}, opt.Exports),
-		lists:   newLRU[listKey, []byte](16),
+		lists:   newLRU[listKey, *drawnList](16),
 		quit:    make(chan struct{}),
 		cat:     opt.Catalog,
 	}
@@ -121,7 +121,10 @@ func New(lib Library, opt Options) *Server {
 		// default for nearly the same size. Live streams stay uncompressed:
 		// each event must reach the page at once.
 		Level: 5, MinLength: 1024,
-		Skipper: func(c echo.Context) bool { return strings.HasSuffix(c.Request().URL.Path, "/events") },
+		Skipper: func(c echo.Context) bool {
+			p := c.Request().URL.Path
+			return strings.HasSuffix(p, "/events") || p == "/" // the sessions list compresses itself (list.go)
+		},
 	}))
 	s.routes(e)
 	s.echo = e

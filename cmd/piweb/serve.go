@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -123,6 +125,7 @@ func listenAndServe(ctx context.Context, out io.Writer, cfg config) error {
 		// from the store for much less.
 		select {
 		case <-cat.Ready():
+			limitMemory(log)
 			watched <- w.Run(ctx)
 		case <-ctx.Done():
 		}
@@ -274,4 +277,22 @@ func megabytes(n int64) string {
 func isTerminal(f *os.File) bool {
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// limitMemory sets a soft memory limit once the library is filled, unless
+// GOMEMLIMIT says otherwise: the index is most of what piweb keeps, and by
+// default Go lets the heap grow to twice what is live before it collects,
+// so a burst of requests would double piweb's memory. The limit leaves room
+// for a quarter more than the index plus 96 MiB of work, and never less
+// than 256 MiB; the GC works harder near it rather than growing past it.
+func limitMemory(log *slog.Logger) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	limit := max(int64(256<<20), int64(m.HeapAlloc)*5/4+96<<20)
+	debug.SetMemoryLimit(limit)
+	log.Info("memory limit set", "MiB", limit>>20, "index MiB", m.HeapAlloc>>20)
 }
