@@ -20,6 +20,8 @@ type SessionView struct {
 	ParentKey    string
 	ParentTitle  string
 	ParentFile   string
+	ParentAt     string     // the entry of the parent session the fork left from ("" when unknown)
+	ChildForks   []ForkLink // sessions forked from this one
 	Diagnostics  []string
 	State        TreeState
 	Tree         TreeWindow
@@ -154,4 +156,10 @@ func (r RowView) ForkText() string {
 		return ""
 	}
 	return "  (" + Itoa(r.Forks) + " branches)"
+}
+
+// ForkLink is a session forked from this one and the entry it left from.
+type ForkLink struct {
+	Key, Title string
+	At         string // the entry of this session it left from ("" when unknown)
 }

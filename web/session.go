@@ -81,20 +81,53 @@ func (s *Server) session(c echo.Context) error {
 }
 
 // family fills in what the library knows of the session with key beside
-// its own file: the file it is a copy of, and the session it was forked
-// from. Called outside View: the library's lock is not taken twice.
+// its own file: the file it is a copy of, the session it was forked from and
+// the entry it left from, and the sessions forked from it. Called outside
+// View: the library's lock is not taken twice.
 func (s *Server) family(v *views.SessionView, key string) {
 	m, err := s.lib.Meta(key)
 	if err != nil {
 		return
 	}
 	v.CopyOf = m.CopyOf
-	if m.ParentKey == "" {
-		return
+	if m.ParentKey != "" {
+		if pm, err := s.lib.Meta(m.ParentKey); err == nil {
+			v.ParentKey, v.ParentTitle, v.ParentFile = pm.Key, oneLine(cmp.Or(pm.Name, pm.FirstMessage), 80), ""
+			v.ParentAt = s.forkPoint(key, m.ParentKey)
+		}
 	}
-	if pm, err := s.lib.Meta(m.ParentKey); err == nil {
-		v.ParentKey, v.ParentTitle, v.ParentFile = pm.Key, oneLine(cmp.Or(pm.Name, pm.FirstMessage), 80), ""
+	for _, c := range s.lib.List() {
+		if c.ParentKey == key && c.Key != key {
+			v.ChildForks = append(v.ChildForks, views.ForkLink{Key: c.Key, Title: oneLine(cmp.Or(c.Name, c.FirstMessage), 60),
+				At: s.forkPoint(c.Key, key)})
+		}
 	}
+}
+
+// forkPoint is the entry of session parent that session child was forked
+// from: pi's fork copies the path to it with the ids kept, so it is the last
+// of the child's first entries that the parent holds too ("" when none is).
+func (s *Server) forkPoint(child, parent string) string {
+	var ids []string
+	_ = s.lib.View(child, func(cs *sessions.Session) error {
+		for i := range cs.Entries {
+			if cs.Entries[i].Type != sessions.TypeLabel { // labels are recreated with new ids
+				ids = append(ids, cs.Entries[i].ID)
+			}
+		}
+		return nil
+	})
+	at := ""
+	_ = s.lib.View(parent, func(ps *sessions.Session) error {
+		for _, id := range ids {
+			if _, ok := ps.Lookup(id); !ok || id == "" {
+				break
+			}
+			at = id
+		}
+		return nil
+	})
+	return at
 }
 
 // sessionHeader fills the page header from the session's summary.

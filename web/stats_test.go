@@ -2,6 +2,8 @@ package web
 
 import (
 	"encoding/json"
+	"fmt"
+	"regexp"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -243,5 +245,33 @@ func TestFilesTabAndHeader(t *testing.T) {
 		if !strings.Contains(body, want) {
 			t.Errorf("the header's statistics lack %q", want)
 		}
+	}
+}
+
+// TestForkLineage: a fork's page names the session and the entry it left
+// from, and the session's page lists its forks with theirs.
+func TestForkLineage(t *testing.T) {
+	lib := openLib(t, demoRoot(t))
+	h := newServer(t, lib, nil).Handler()
+	var fork string
+	for _, m := range lib.List() {
+		if m.ParentKey == mainID {
+			fork = m.Key
+		}
+	}
+	if fork == "" {
+		t.Fatal("the demo has no fork of the main session")
+	}
+	at := regexp.MustCompile(`Forked from <a href="/s/` + mainID + `">[^<]*</a> at <a href="/s/` + mainID + `\?target=([0-9a-f]+)">`).FindStringSubmatch(get(t, h, "/s/"+fork).Body.String())
+	if at == nil {
+		t.Fatal("the fork's page does not say where it left from")
+	}
+	in := inspect(t, lib, mainID, "")
+	if !slices.Contains(in.Path, at[1]) && !strings.Contains(fmt.Sprint(in.Tree), at[1]) {
+		t.Errorf("the fork point %s is not an entry of the main session", at[1])
+	}
+	page := get(t, h, "/s/"+mainID).Body.String()
+	if !strings.Contains(page, "1 fork:") || !strings.Contains(page, `href="/s/`+fork+`"`) || !strings.Contains(page, `?target=`+at[1]) {
+		t.Error("the main session's page does not list its fork and where it left")
 	}
 }
