@@ -3,9 +3,9 @@ package web
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
