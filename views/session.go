@@ -31,6 +31,7 @@ type SessionView struct {
 	Note         string // why the page shows another entry than the one its address names
 	Format       int    // the file's format version when it is not 3 (read-only), else 0
 	Pane         string // on a narrow screen, the pane shown first: "tree" or "conv"
+	ShowMap      bool   // the tree pane shows the map (?view=map)
 }
 
 // SessionStats are a session's counts for the page header.

@@ -53,11 +53,12 @@ func (s *Server) session(c echo.Context) error {
 			return err
 		}
 		v.State, v.Note = st, t.note
+		v.ShowMap = tab == "map"
 		if i, ok := resolve(ss, st.Target); ok && v.Note == "" && st.Target != "" {
 			v.Note = targetNote(ss, i) // the entry asked for, not the visible row standing for it
 		}
 		v.Pane = "tree" // a phone opens on the tree, or on the conversation when the address names an entry
-		if st.Target != "" || tab != "" {
+		if st.Target != "" || tab != "" && tab != "map" {
 			v.Pane = "conv"
 		}
 		if v.Tree, err = t.around(r, id); err != nil {

@@ -538,7 +538,18 @@
       reloadTree().then(() => loadConversation(S.target));
     });
 
+    // The map (map.js) asks to select a segment's entry.
+    document.addEventListener("piweb:select", (e) => {
+      const ref = e.detail && e.detail.ref;
+      if (!ref) return;
+      const row = $$("#tree .row").find((r) => r.dataset.ref === ref);
+      if (row) return select(row, { scroll: true });
+      S.target = ref;
+      reloadTree().then(() => loadConversation(S.target));
+    });
+
     document.body.addEventListener("htmx:afterSwap", (e) => {
+      if (e.target === conv) document.dispatchEvent(new CustomEvent("piweb:changed"));
       if (e.target !== conv) return;
       scrollToTarget();
       const inner = $("#conv-inner", conv);
@@ -562,8 +573,12 @@
         es.addEventListener("reset", (e) => {
           S.version = e.data;
           reloadTree();
+          document.dispatchEvent(new CustomEvent("piweb:changed"));
         });
-        es.addEventListener("delta", (e) => applyDelta(e.data));
+        es.addEventListener("delta", (e) => {
+          applyDelta(e.data);
+          document.dispatchEvent(new CustomEvent("piweb:changed"));
+        });
         es.addEventListener("stats", (e) => replaceById(e.data));
         es.addEventListener("gone", () => {
           const c = $("#tree-count");

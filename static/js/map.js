@@ -1,0 +1,149 @@
+// map.js: the session map in place of the text tree (?view=map, or the
+// "map" button). It fetches the server's SVG
+// (/s/KEY/map), keeps the selected entry and pi's leaf marked, pans by
+// scrolling or dragging, zooms with + / − / 0 (fit) and l (the leaf), and
+// asks the page to select a segment's entry on click (shift+click compares
+// it with the selected entry). app.js tells it when the tree changed.
+(() => {
+  "use strict";
+  const pane = document.getElementById("map-pane");
+  const tree = document.getElementById("tree");
+  if (!pane || !tree) return;
+  const view = document.getElementById("map-view");
+  const toggle = document.querySelector("[data-map-toggle]");
+  let zoom = 1;
+  let loaded = "";
+  let timer = 0;
+
+  const selected = () => document.querySelector("#conv-inner")?.dataset.ref || tree.dataset.target || "";
+
+  function url() {
+    const p = new URLSearchParams();
+    if (tree.dataset.leaf) p.set("leaf", tree.dataset.leaf);
+    const sel = selected();
+    if (sel && !sel.startsWith("~")) p.set("select", sel);
+    return pane.dataset.mapSrc + "?" + p;
+  }
+
+  async function load() {
+    if (pane.hidden) return;
+    const u = url();
+    if (u === loaded) return;
+    loaded = u;
+    const res = await fetch(u, { headers: { Accept: "image/svg+xml" } });
+    if (!res.ok || u !== loaded) return;
+    const text = await res.text();
+    const doc = new DOMParser().parseFromString(text, "image/svg+xml");
+    const svg = doc.documentElement;
+    if (svg.nodeName !== "svg") return;
+    view.replaceChildren(document.importNode(svg, true));
+    apply();
+  }
+  const soon = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      loaded = "";
+      load();
+    }, 50);
+  };
+
+  function apply() {
+    const svg = view.querySelector("svg");
+    if (!svg) return;
+    const w = Number(svg.getAttribute("width")), h = Number(svg.getAttribute("height"));
+    svg.style.width = Math.round(w * zoom) + "px";
+    svg.style.height = Math.round(h * zoom) + "px";
+  }
+
+  function setZoom(z) {
+    zoom = Math.max(0.1, Math.min(4, z));
+    apply();
+  }
+
+  function fit() {
+    const svg = view.querySelector("svg");
+    if (!svg) return;
+    const w = Number(svg.getAttribute("width")), h = Number(svg.getAttribute("height"));
+    setZoom(Math.min(view.clientWidth / w, view.clientHeight / h, 1.5));
+  }
+
+  function toLeaf() {
+    const leaf = view.querySelector(".seg.path:last-of-type") || view.querySelector(".seg.sel");
+    if (leaf) leaf.scrollIntoView({ block: "center", inline: "nearest" });
+  }
+
+  function show(on) {
+    pane.hidden = !on;
+    tree.classList.toggle("under-map", on);
+    if (toggle) toggle.setAttribute("aria-pressed", String(on));
+    const u = new URL(location.href);
+    if (on) u.searchParams.set("view", "map");
+    else if (u.searchParams.get("view") === "map") u.searchParams.delete("view");
+    history.replaceState(history.state, "", u);
+    if (on) {
+      loaded = "";
+      load();
+      pane.focus({ preventScroll: true });
+    } else {
+      tree.focus({ preventScroll: true });
+    }
+  }
+
+  toggle?.addEventListener("click", () => show(pane.hidden));
+  pane.addEventListener("click", (e) => {
+    const z = e.target.closest("[data-map-zoom]");
+    if (z) {
+      const how = z.dataset.mapZoom;
+      if (how === "in") setZoom(zoom * 1.25);
+      else if (how === "out") setZoom(zoom / 1.25);
+      else if (how === "fit") fit();
+      else toLeaf();
+      return;
+    }
+    const seg = e.target.closest(".seg");
+    if (!seg) return;
+    const ref = seg.dataset.entry;
+    if (e.shiftKey && selected()) {
+      location.href = pane.dataset.mapSrc.replace(/\/map$/, "/compare") + "?a=" + encodeURIComponent(selected()) + "&b=" + encodeURIComponent(ref);
+      return;
+    }
+    view.querySelectorAll(".seg.sel").forEach((s) => s.classList.remove("sel"));
+    seg.classList.add("sel");
+    document.dispatchEvent(new CustomEvent("piweb:select", { detail: { ref } }));
+  });
+  pane.addEventListener("keydown", (e) => {
+    if (e.target.closest("input,button")) return;
+    const k = e.key;
+    if (k === "+" || k === "=") setZoom(zoom * 1.25);
+    else if (k === "-" || k === "−") setZoom(zoom / 1.25);
+    else if (k === "0") fit();
+    else if (k === "l") toLeaf();
+    else if (k === "Enter" && e.target.closest(".seg")) e.target.closest(".seg").click();
+    else if (k === "Escape") show(false);
+    else return;
+    e.preventDefault();
+    e.stopPropagation();
+  });
+  // Drag to pan.
+  let drag = null;
+  view.addEventListener("pointerdown", (e) => {
+    if (e.button !== 0 || e.target.closest(".seg")) return;
+    drag = { x: e.clientX, y: e.clientY, l: view.scrollLeft, t: view.scrollTop };
+    view.setPointerCapture(e.pointerId);
+  });
+  view.addEventListener("pointermove", (e) => {
+    if (!drag) return;
+    view.scrollLeft = drag.l - (e.clientX - drag.x);
+    view.scrollTop = drag.t - (e.clientY - drag.y);
+  });
+  view.addEventListener("pointerup", () => (drag = null));
+  view.addEventListener("wheel", (e) => {
+    if (!e.ctrlKey) return; // a pinch (or ctrl+wheel) zooms; a plain wheel scrolls
+    e.preventDefault();
+    setZoom(zoom * (e.deltaY < 0 ? 1.1 : 1 / 1.1));
+  }, { passive: false });
+
+  document.addEventListener("piweb:changed", soon); // app.js: the tree changed (live) or another entry was selected
+  document.addEventListener("piweb:map-toggle", () => show(pane.hidden));
+  if (!pane.hidden) load();
+})();

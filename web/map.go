@@ -1,0 +1,43 @@
+package web
+
+import (
+	"bytes"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+	"github.com/piweb/piweb/sessions"
+	"github.com/piweb/piweb/shape"
+)
+
+// sessionMap answers GET /s/:key/map[?leaf=ID&select=ID]: the shape of the
+// session's tree as SVG (package shape), the path to leaf standing out.
+func (srv *Server) sessionMap(c echo.Context) error {
+	key := sessionKey(c)
+	var out bytes.Buffer
+	err := srv.view(key, func(ss *sessions.Session, r *sessions.Reader) error {
+		leaf, err := leafParam(key, ss, "leaf", c.QueryParam("leaf"))
+		if err != nil {
+			return err
+		}
+		sel := -1
+		if ref := c.QueryParam("select"); ref != "" {
+			if sel, err = leafParam(key, ss, "select", ref); err != nil {
+				return err
+			}
+		}
+		seq := r.Sequential()
+		_, err = shape.New(ss).Render(&out, shape.Options{Leaf: leaf, Select: sel, Text: func(pos int) string {
+			if b, err := seq.Body(pos); err == nil {
+				return entryPreview(b)
+			}
+			return ""
+		}})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	h := c.Response().Header()
+	h.Set("Cache-Control", "no-store")
+	return c.Blob(http.StatusOK, "image/svg+xml; charset=utf-8", out.Bytes())
+}

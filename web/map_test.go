@@ -1,0 +1,66 @@
+package web
+
+import (
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// TestMapRoute: the map is SVG with the path, the selected entry and the
+// marks, and the session page opens on it with ?view=map.
+func TestMapRoute(t *testing.T) {
+	h := newServer(t, openLib(t, demoRoot(t)), nil).Handler()
+	rec := get(t, h, "/s/"+mainID+"/map?select=b82f83d6")
+	if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "image/svg+xml") {
+		t.Fatalf("content type %q", ct)
+	}
+	svg := rec.Body.String()
+	for _, want := range []string{"<svg", `class="seg path"`, `class="seg off`, `class="mk fork"`, `class="mk summary"`, `class="mk leaf"`, "bug report", `class="mk sel"`} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("the map lacks %s", want)
+		}
+	}
+	if rec := get(t, h, "/s/"+mainID+"/map?select=nope"); rec.Code != 404 {
+		t.Errorf("unknown selection: %d", rec.Code)
+	}
+	page := get(t, h, "/s/"+mainID+"?view=map").Body.String()
+	if !strings.Contains(page, `id="map-pane"`) || strings.Contains(page, `id="map-pane" class="map-pane" data-map-src="/s/`+mainID+`/map" tabindex="0" aria-label="Map of the session tree" hidden`) {
+		t.Error("?view=map does not open the map")
+	}
+}
+
+// TestBrowserMap: the map shows, a click on a segment opens its entry in
+// the conversation, and a live append reaches the map.
+func TestBrowserMap(t *testing.T) {
+	ctx, console := browse(t)
+	lib := openLib(t, demoRoot(t))
+	_, stop := startWatcher(t, lib)
+	defer stop()
+	srv := newServer(t, lib, nil)
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() { srv.Close(); ts.Close() })
+	b := browserRun{t, ctx}
+	b.do("open the map", chromedp.EmulateViewport(1440, 900), chromedp.Navigate(ts.URL+"/s/"+mainID+"?view=map"),
+		chromedp.WaitVisible(chromedp.CSS(`#map-view svg .seg`)))
+	saveShot(t, ctx, "map-1440")
+	b.do("click the abandoned branch", chromedp.Click(chromedp.CSS(`#map-view .seg.off .mk`)),
+		// The run ends with a label entry, which the default filter hides: the
+		// page shows its nearest visible ancestor, the branch's answer.
+		b.poll("its entry in the conversation", `document.querySelector('#conv-inner')?.dataset.ref === '4ee5d1f8'`))
+	n := b.eval(`String(document.querySelectorAll('#map-view .seg').length)`)
+	file := sessionFile(t, lib, mainID)
+	f, err := os.OpenFile(file, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"type":"message","id":"feed0042","parentId":"9a374789","timestamp":"2026-05-12T09:00:00.000Z","message":{"role":"user","content":"a third way","timestamp":1778576400000}}` + "\n")
+	f.Close()
+	b.do("a live append", b.poll("the map gains the new branch", `document.querySelectorAll('#map-view .seg').length > `+n+` && !!document.querySelector('#map-view .seg[data-entry="feed0042"]')`))
+	b.do("phone", chromedp.EmulateViewport(390, 800), chromedp.Navigate(ts.URL+"/s/"+mainID+"?view=map"),
+		chromedp.WaitVisible(chromedp.CSS(`#map-view svg .seg`)))
+	saveShot(t, ctx, "map-390")
+	checkConsole(t, console)
+}
