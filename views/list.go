@@ -1,6 +1,9 @@
 package views
 
-import "time"
+import (
+	"strconv"
+	"time"
+)
 
 // ListView is the sessions page.
 type ListView struct {
@@ -22,6 +25,7 @@ const (
 	SortActivity = "activity"
 	SortName     = "name"
 	SortFirst    = "first"
+	SortFamilies = "families" // forks under the session they came from, newest family first
 )
 
 // ProjectGroup is the sessions of one working directory.
@@ -55,6 +59,8 @@ type SessionItem struct {
 	Tokens       int64
 	Cost         float64
 	Models       []string
+	Depth        int    // in the families view: how many forks down from its family's first session
+	ShowCwd      bool   // the row says its project (the families view mixes them)
 	ParentKey    string // the session it was forked from, when indexed
 	ParentTitle  string
 	ParentFile   string // parentSession as written, when it is not indexed
@@ -68,4 +74,13 @@ func (s SessionItem) Title() string {
 		return s.Name
 	}
 	return s.FirstMessage
+}
+
+// familyIndent is the class that indents a fork under the session it came
+// from (no inline styles: the CSP forbids them).
+func familyIndent(depth int) string {
+	if depth <= 0 {
+		return ""
+	}
+	return "depth-" + strconv.Itoa(min(depth, 6))
 }

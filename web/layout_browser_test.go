@@ -31,6 +31,8 @@ func TestWidths(t *testing.T) {
 		{"session-tools", "/s/" + mainID + "?target=8640c87c", "#conv-inner"},
 		{"session-files", "/s/" + mainID + "?target=b82f83d6&view=files", ".files"},
 		{"compare", "/s/" + mainID + "/compare?a=b82f83d6&b=4ee5d1f8", ".cmp-strip"},
+		{"families", "/?sort=families", "#sessions"},
+		{"map", "/s/" + mainID + "?view=map", "#map-view svg"},
 	}
 	for _, w := range []int64{390, 1440} {
 		for _, scheme := range []string{"light", "dark"} {

@@ -132,7 +132,7 @@ func listQuery(c echo.Context) listParams {
 		p.q = p.q[:200]
 	}
 	switch p.sort {
-	case views.SortName, views.SortFirst:
+	case views.SortName, views.SortFirst, views.SortFamilies:
 	default:
 		p.sort = views.SortActivity
 	}
@@ -166,12 +166,17 @@ func (s *Server) listView(p listParams, metas []sessions.Meta) views.ListView {
 		g.Tokens += m.Tokens
 		g.Cost += m.Cost
 	}
+	if p.sort == views.SortFamilies {
+		order = families(order)
+	}
 	for _, g := range order {
-		slices.SortStableFunc(g.Sessions, p.compare)
+		if p.sort != views.SortFamilies {
+			slices.SortStableFunc(g.Sessions, p.compare)
+		}
 	}
 	// Projects: by their most recent session for the activity sort, by folder otherwise.
 	slices.SortStableFunc(order, func(a, b *views.ProjectGroup) int {
-		if p.sort == views.SortActivity {
+		if p.sort == views.SortActivity || p.sort == views.SortFamilies {
 			return b.Sessions[0].Modified.Compare(a.Sessions[0].Modified)
 		}
 		return cmp.Compare(a.Cwd, b.Cwd)
@@ -197,6 +202,77 @@ func (s *Server) listView(p listParams, metas []sessions.Meta) views.ListView {
 		v.MoreURL = "/" + views.Query("q", p.q, "sort", p.sort, "offset", strconv.Itoa(end))
 	}
 	return v
+}
+
+// families regroups the sessions of all projects as one list of families:
+// each session with no parent in the list, then the sessions forked from
+// it, under it (forks of forks deeper), newest family first and newest fork
+// first. Without recursion: forks can chain as far as users fork.
+func families(groups []*views.ProjectGroup) []*views.ProjectGroup {
+	var all []views.SessionItem
+	for _, g := range groups {
+		all = append(all, g.Sessions...)
+	}
+	idx := make(map[string]int, len(all))
+	for i := range all {
+		idx[all[i].Key] = i
+	}
+	kids := map[string][]int{}
+	var roots []int
+	for i := range all {
+		if p := all[i].ParentKey; p != "" && p != all[i].Key {
+			if _, ok := idx[p]; ok {
+				kids[p] = append(kids[p], i)
+				continue
+			}
+		}
+		roots = append(roots, i)
+	}
+	newest := func(a, b int) int { return all[b].Modified.Compare(all[a].Modified) }
+	for _, k := range kids {
+		slices.SortStableFunc(k, newest)
+	}
+	// A family is as recent as its newest member.
+	latest := make(map[int]time.Time, len(roots))
+	var members [][]int
+	for _, r := range roots {
+		var fam []int
+		stack := []int{r}
+		depth := map[int]int{r: 0}
+		seen := map[int]bool{}
+		for len(stack) > 0 {
+			i := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if seen[i] {
+				continue // a fork cycle (hand-made parentSession links)
+			}
+			seen[i] = true
+			all[i].Depth, all[i].ShowCwd = depth[i], true
+			fam = append(fam, i)
+			if all[i].Modified.After(latest[r]) {
+				latest[r] = all[i].Modified
+			}
+			k := kids[all[i].Key]
+			for j := len(k) - 1; j >= 0; j-- {
+				depth[k[j]] = depth[i] + 1
+				stack = append(stack, k[j])
+			}
+		}
+		members = append(members, fam)
+	}
+	slices.SortStableFunc(members, func(a, b []int) int { return latest[b[0]].Compare(latest[a[0]]) })
+	g := &views.ProjectGroup{DOMID: "families", Cwd: "every project, as families of forks"}
+	for _, fam := range members {
+		for _, i := range fam {
+			g.Sessions = append(g.Sessions, all[i])
+			g.Tokens += all[i].Tokens
+			g.Cost += all[i].Cost
+		}
+	}
+	if len(g.Sessions) == 0 {
+		return nil
+	}
+	return []*views.ProjectGroup{g}
 }
 
 // matches reports whether every search token occurs in the session's name,

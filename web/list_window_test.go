@@ -75,3 +75,27 @@ func TestListDrawnOnceFresh(t *testing.T) {
 		t.Error("the page drawn before the change was served after it")
 	}
 }
+
+// TestListFamilies: sorted as families, a fork comes right under the
+// session it was forked from, indented, with its project named.
+func TestListFamilies(t *testing.T) {
+	h := newServer(t, openLib(t, demoRoot(t)), nil).Handler()
+	page := get(t, h, "/?sort=families").Body.String()
+	rows := regexp.MustCompile(`<a class="title" href="/s/([^"]+)"`).FindAllStringSubmatch(page, -1)
+	var order []string
+	for _, r := range rows {
+		order = append(order, r[1])
+	}
+	joined := strings.Join(order, " ")
+	parent, fork := strings.Index(joined, mainID), strings.Index(joined, forkID)
+	if parent < 0 || fork < 0 || fork < parent {
+		t.Fatalf("order %v: the fork does not follow its parent", order)
+	}
+	next := strings.TrimSpace(joined[parent+len(mainID):])
+	if !strings.HasPrefix(next, forkID) {
+		t.Errorf("the fork is not right under its parent: %v", order)
+	}
+	if !strings.Contains(page, `class="fork-connector"`) || !strings.Contains(page, "/home/dev/weather-api") {
+		t.Error("the fork is not indented or its project not named")
+	}
+}
