@@ -564,6 +564,9 @@ func (l *Layout) Window(r *sessions.Reader, start, n int) ([]Row, error) {
 	return l.Rows(start, n), nil
 }
 
+// Pos returns the entry position of row i.
+func (l *Layout) Pos(i int) int { return int(l.rows[i].pos) }
+
 // RowOf returns the row showing entry pos, or -1 when it is not shown.
 func (l *Layout) RowOf(pos int) int {
 	if pos < 0 || pos >= len(l.rowOf) {

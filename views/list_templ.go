@@ -710,7 +710,7 @@ func SessionRow(s SessionItem) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			var templ_7745c5c3_Var35 = []any{"c-title", templ.KV("fork-child", s.Depth > 0), familyIndent(s.Depth)}
+			var templ_7745c5c3_Var35 = []any{"c-title", templ.KV("fork-child", s.Depth > 0), templ.KV(familyIndent(s.Depth), s.Depth > 0)}
 			templ_7745c5c3_Err = templ.RenderCSSItems(ctx, templ_7745c5c3_ElementWriter, templ_7745c5c3_Var35...)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err

@@ -3,6 +3,7 @@ package web
 import (
 	"net/http/httptest"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -62,5 +63,49 @@ func TestBrowserMap(t *testing.T) {
 	b.do("phone", chromedp.EmulateViewport(390, 800), chromedp.Navigate(ts.URL+"/s/"+mainID+"?view=map"),
 		chromedp.WaitVisible(chromedp.CSS(`#map-view svg .seg`)))
 	saveShot(t, ctx, "map-390")
+	checkConsole(t, console)
+}
+
+// TestMinimap: the strip marks the kinds of rows in columns, stays small
+// however long the tree, and /rows?row=K answers the page around row K.
+func TestMinimap(t *testing.T) {
+	h := newServer(t, openLib(t, demoRoot(t)), nil).Handler()
+	svg := get(t, h, "/s/"+mainID+"/minimap?filter=all").Body.String()
+	for _, want := range []string{`class="mm-fork"`, `class="mm-label"`, `class="mm-summary"`, `class="mm-leaf"`, `data-rows="`} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("the minimap lacks %s", want)
+		}
+	}
+	srv, key, _ := longChain(t)
+	lh := srv.Handler()
+	big := get(t, lh, "/s/"+key+"/minimap?filter=all").Body.String()
+	if len(big) > 20<<10 {
+		t.Errorf("the minimap of 1,500 rows is %d bytes", len(big))
+	}
+	rec := get(t, lh, "/s/"+key+"/rows?filter=all&row=1200")
+	first, _ := strconv.Atoi(rec.Header().Get("X-Tree-First"))
+	if rec.Code != 200 || first > 1200 || first+500 < 1200 || !strings.Contains(rec.Body.String(), `data-more="before"`) {
+		t.Errorf("rows around 1200: %d, first %d", rec.Code, first)
+	}
+	if rec := get(t, lh, "/s/"+key+"/rows?row=-3"); rec.Code != 400 {
+		t.Errorf("a bad row: %d", rec.Code)
+	}
+}
+
+// TestBrowserMinimap: a long tree gets the strip; a click a tenth of the
+// way down brings the rows there (the page opened at the leaf, 1,500 rows on).
+func TestBrowserMinimap(t *testing.T) {
+	ctx, console := browse(t)
+	srv, key, _ := longChain(t)
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() { srv.Close(); ts.Close() })
+	b := browserRun{t, ctx}
+	b.do("open", chromedp.EmulateViewport(1440, 900), chromedp.Navigate(ts.URL+"/s/"+key+"?filter=all"),
+		chromedp.WaitVisible(chromedp.CSS(`#minimap .mm-view svg`)))
+	b.do("click a tenth down", chromedp.Evaluate[chromedp.Void](`(() => {
+		const r = document.getElementById('minimap').getBoundingClientRect();
+		document.getElementById('minimap').dispatchEvent(new MouseEvent('click', {bubbles: true, clientX: r.left + 8, clientY: r.top + r.height * 0.1}));
+	})()`), b.poll("rows near a tenth down", `(() => { const s = document.querySelector('#tree .row.sel'); const k = Number(document.getElementById('tree').dataset.first) + Array.from(document.querySelectorAll('#tree .row')).indexOf(s); return !!s && k > 50 && k < 300; })()`))
+	saveShot(t, ctx, "minimap-1440")
 	checkConsole(t, console)
 }

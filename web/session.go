@@ -178,6 +178,15 @@ func (s *Server) rows(c echo.Context) error {
 		w = views.TreeWindow{Key: id, Total: t.lay.Len(), Selected: -1}
 		var start, end int
 		switch {
+		case c.QueryParam("row") != "": // a row anywhere (the minimap): the page around it
+			k, err := strconv.Atoi(c.QueryParam("row"))
+			if err != nil || k < 0 {
+				return errBadRequest("Bad row.", err)
+			}
+			k = min(k, max(w.Total-1, 0))
+			start = max(0, k-pageRows/2)
+			end = min(w.Total, start+pageRows)
+			w.Before, w.After = start > 0, end < w.Total
 		case c.QueryParam("after") != "":
 			k, err := anchorRow(t, c.QueryParam("after"))
 			if err != nil {
@@ -207,6 +216,7 @@ func (s *Server) rows(c echo.Context) error {
 	h.Set("X-Tree-Total", strconv.Itoa(w.Total))
 	h.Set("X-Tree-Selected", strconv.Itoa(w.Selected))
 	h.Set("X-Tree-Version", ver)
+	h.Set("X-Tree-First", strconv.Itoa(w.First))
 	if note != "" {
 		h.Set("X-Tree-Note", url.PathEscape(note)) // the entry named is gone: the rows are around the leaf
 	}

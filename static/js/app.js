@@ -538,6 +538,23 @@
       reloadTree().then(() => loadConversation(S.target));
     });
 
+    // The minimap (map.js) asks for the rows around a row anywhere in the tree.
+    document.addEventListener("piweb:row", async (e) => {
+      const k = e.detail && e.detail.row;
+      if (typeof k !== "number") return;
+      const res = await fetch(base + "/rows?" + params({ row: k }), { headers: { "HX-Request": "true" } });
+      if (!res.ok) return;
+      tree.innerHTML = await res.text();
+      status(res.headers.get("X-Tree-Total"));
+      const first = Number(res.headers.get("X-Tree-First") || 0);
+      tree.dataset.first = String(first);
+      const all = rows();
+      const row = all[Math.max(0, Math.min(all.length - 1, k - first))];
+      if (row) select(row, { scroll: true });
+      markPath();
+      observe();
+    });
+
     // The map (map.js) asks to select a segment's entry.
     document.addEventListener("piweb:select", (e) => {
       const ref = e.detail && e.detail.ref;

@@ -147,3 +147,61 @@
   document.addEventListener("piweb:map-toggle", () => show(pane.hidden));
   if (!pane.hidden) load();
 })();
+
+// The minimap: a strip beside a long text tree with ticks where its branch
+// points, labels, compactions and summaries, and pi's leaf are (the tree is
+// paged on the server; the strip covers all of it). A click asks app.js for
+// the rows there ("piweb:row").
+(() => {
+  "use strict";
+  const mm = document.getElementById("minimap");
+  const tree = document.getElementById("tree");
+  if (!mm || !tree) return;
+  const view = mm.querySelector(".mm-view");
+  const here = mm.querySelector(".mm-here");
+  let total = 0;
+  let timer = 0;
+
+  function place() {
+    mm.style.top = tree.offsetTop + "px";
+    mm.style.height = tree.clientHeight + "px";
+    const sel = tree.querySelector(".row.sel");
+    const first = Number(tree.dataset.first || 0);
+    const all = Array.from(tree.querySelectorAll(".row"));
+    if (sel && total > 0) {
+      const k = first + all.indexOf(sel);
+      here.style.top = Math.round((k / total) * tree.clientHeight) + "px";
+    }
+  }
+
+  async function load() {
+    const q = new URLSearchParams(location.search);
+    const p = new URLSearchParams();
+    for (const k of ["filter", "q", "fold", "leaf"]) for (const v of q.getAll(k)) p.append(k, v);
+    const res = await fetch(mm.dataset.src + "?" + p);
+    if (!res.ok) return;
+    const doc = new DOMParser().parseFromString(await res.text(), "image/svg+xml");
+    const svg = doc.documentElement;
+    if (svg.nodeName !== "svg") return;
+    total = Number(svg.getAttribute("data-rows") || 0);
+    mm.hidden = total < 150 || tree.classList.contains("under-map"); // short trees need no strip
+    view.replaceChildren(document.importNode(svg, true));
+    place();
+  }
+  const soon = () => {
+    clearTimeout(timer);
+    timer = setTimeout(load, 100);
+  };
+
+  mm.addEventListener("click", (e) => {
+    if (!total) return;
+    const r = mm.getBoundingClientRect();
+    const row = Math.max(0, Math.min(total - 1, Math.floor(((e.clientY - r.top) / r.height) * total)));
+    document.dispatchEvent(new CustomEvent("piweb:row", { detail: { row } }));
+  });
+  document.addEventListener("piweb:changed", soon);
+  tree.addEventListener("click", () => setTimeout(place, 0));
+  tree.addEventListener("keyup", () => setTimeout(place, 0));
+  addEventListener("resize", place);
+  load();
+})();
