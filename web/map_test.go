@@ -109,3 +109,27 @@ func TestBrowserMinimap(t *testing.T) {
 	saveShot(t, ctx, "minimap-1440")
 	checkConsole(t, console)
 }
+
+// TestFamilySVG: the lineage graph of the demo's family: the session, its
+// fork under it with the entry it left from; a fork whose parent file is
+// gone is shown as such.
+func TestFamilySVG(t *testing.T) {
+	root := demoRoot(t)
+	h := newServer(t, openLib(t, root), nil).Handler()
+	for _, key := range []string{mainID, forkID} {
+		svg := get(t, h, "/s/"+key+"/family.svg").Body.String()
+		if strings.Count(svg, "<circle") != 2 || !strings.Contains(svg, `href="/s/`+forkID+`"`) || !strings.Contains(svg, "from ") || !strings.Contains(svg, `/s/`+mainID+`?target=`) {
+			t.Errorf("%s: the family graph lacks a member or the fork point:\n%s", key, svg)
+		}
+	}
+	if !strings.Contains(get(t, h, "/s/"+forkID).Body.String(), `/family.svg"`) {
+		t.Error("the fork's page has no link to its lineage")
+	}
+	// The parent file goes: the fork's family starts with a note saying so.
+	file := sessionFile(t, openLib(t, root), mainID)
+	os.Remove(file)
+	h2 := newServer(t, openLib(t, root), nil).Handler()
+	if svg := get(t, h2, "/s/"+forkID+"/family.svg").Body.String(); !strings.Contains(svg, "gone or outside the root") {
+		t.Errorf("a fork of a gone file:\n%s", svg)
+	}
+}

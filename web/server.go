@@ -151,6 +151,7 @@ func (s *Server) routes(e *echo.Echo) {
 	e.GET("/s/:key/compare", s.comparePage)
 	e.GET("/s/:key/map", s.sessionMap)
 	e.GET("/s/:key/minimap", s.minimap)
+	e.GET("/s/:key/family.svg", s.familySVG)
 	e.POST("/s/:key/actions/label", s.actLabel)
 	e.POST("/s/:key/actions/rewind", s.actRewind)
 	e.POST("/s/:key/actions/fork", s.actFork)
