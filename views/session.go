@@ -122,6 +122,11 @@ type RowView struct {
 	Text     string // the rest of the preview
 	Hint     string // tooltip: type, id and time
 	Spent    string // on the first row of each branch of a branch point: what that attempt cost
+	// A run of settings rows folded into this one: how many, and its words
+	// ("× 1,204 thinking-level changes"); the others name this row's entry.
+	NoiseRun  int
+	NoiseText string
+	NoiseOf   int // the entry of the row that folds this one, 0 for none (a run never starts at the first entry: it needs a parent)
 }
 
 // Mark returns pi's active-path marker for the row, or "".

@@ -167,7 +167,53 @@ func (t *tree) window(r *sessions.Reader, start, n int) ([]views.RowView, error)
 	for k := range rows {
 		out[k] = t.rowView(start+k, &rows[k])
 	}
+	t.foldNoise(out)
 	return out, nil
+}
+
+// noiseRun is how many settings rows in a row fold into one line.
+const noiseRun = 4
+
+// foldNoise folds runs of rows nobody reads (model and thinking-level
+// changes, each the only child of the one before, unlabeled: sessions where
+// a tool flipped the level thousands of times) into their first row, which
+// says "× N thinking-level changes" and unfolds them on a click. The rows
+// stay in the page (hidden), so places, keys and live updates are unchanged.
+func (t *tree) foldNoise(rows []views.RowView) {
+	noise := func(k int) string {
+		e := &t.s.Entries[rows[k].Pos]
+		if rows[k].Labeled || rows[k].Kids > 1 || rows[k].Forks > 0 || rows[k].Leaf || rows[k].Resume {
+			return ""
+		}
+		switch e.Type {
+		case sessions.TypeThinking:
+			return "thinking-level changes"
+		case sessions.TypeModelChange:
+			return "model changes"
+		}
+		return ""
+	}
+	for i := 0; i < len(rows); {
+		kind := noise(i)
+		if kind == "" {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(rows) && noise(j) != "" && rows[j].Parent == rows[j-1].Pos {
+			if noise(j) != kind {
+				kind = "settings changes"
+			}
+			j++
+		}
+		if j-i >= noiseRun {
+			rows[i].NoiseRun, rows[i].NoiseText = j-i, "× "+views.Count(j-i)+" "+kind
+			for k := i + 1; k < j; k++ {
+				rows[k].NoiseOf = rows[i].Pos
+			}
+		}
+		i = j
+	}
 }
 
 // around returns the window of rows showing the selected entry (or its nearest visible ancestor).

@@ -145,7 +145,7 @@
       if (tab && /view=context/.test(tab.getAttribute("href") || "")) p.set("view", "context");
       history.replaceState(null, "", base + (p.toString() ? "?" + p : ""));
     }
-    const rows = () => $$(".row", tree);
+    const rows = () => $$(".row:not(.noise-hidden)", tree); // a folded run of settings rows moves as one
     const rowOf = (pos) => document.getElementById("n" + pos);
     const selected = () => $(".row.sel", tree);
 
@@ -292,7 +292,7 @@
     async function loadMore(dir) {
       const btn = $('.more[data-more="' + dir + '"]', tree);
       if (!btn || loading[dir]) return;
-      const all = rows();
+      const all = $$(".row", tree); // folded rows too: the page goes on after the last row it holds
       if (!all.length) return;
       loading[dir] = true;
       try {
@@ -502,6 +502,13 @@
     search.addEventListener("input", () => setSearch(search.value));
 
     tree.addEventListener("click", (e) => {
+      const fold = e.target.closest("[data-noise-toggle]");
+      if (fold) {
+        const open = fold.getAttribute("aria-expanded") !== "true";
+        fold.setAttribute("aria-expanded", String(open));
+        $$('.row[data-noise="' + fold.dataset.noiseToggle + '"]', tree).forEach((r) => r.classList.toggle("noise-hidden", !open));
+        return;
+      }
       const more = e.target.closest(".more");
       if (more) return loadMore(more.dataset.more);
       const row = e.target.closest(".row");
@@ -548,8 +555,9 @@
       status(res.headers.get("X-Tree-Total"));
       const first = Number(res.headers.get("X-Tree-First") || 0);
       tree.dataset.first = String(first);
-      const all = rows();
-      const row = all[Math.max(0, Math.min(all.length - 1, k - first))];
+      const all = $$(".row", tree);
+      let row = all[Math.max(0, Math.min(all.length - 1, k - first))];
+      if (row && row.dataset.noise) row = rowOf(row.dataset.noise) || row; // a folded row: its run's first
       if (row) select(row, { scroll: true });
       markPath();
       observe();
