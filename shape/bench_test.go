@@ -52,7 +52,7 @@ func BenchmarkMap(b *testing.B) {
 			var n countWriter
 			for b.Loop() {
 				n = 0
-				if _, err := New(s).Render(&n, Options{Leaf: s.Leaf(), Select: -1}); err != nil {
+				if _, err := New(s).Render(&n, Options{Leaf: s.Leaf(), Select: -1, Focus: -1}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -17,11 +17,14 @@ import (
 	"github.com/piweb/piweb/sessions"
 )
 
-// Segment is a run of entries, each the only child of the one before.
+// Segment is a run of entries, each the first child (in the file) of the
+// one before; a later child starts a segment of its own, which branches
+// off it. So a segment, once drawn, only ever grows at its end.
 type Segment struct {
 	First, Last int // positions of its first and last entries
 	Entries     int
 	Parent      int // the segment it hangs from, -1 for a root
+	From        int // the entry of the parent segment it branches from, -1 for a root
 	Lane, Row   int
 	Label       string // the first label in force in the run, "" for none
 	Labels      int    // labeled entries in the run
@@ -38,8 +41,8 @@ type Layout struct {
 }
 
 // New lays out s: O(entries), without recursion. Segments are numbered in
-// the file order of their first entries; a segment's lane is its parent's
-// when it is the parent's first child, else a new one.
+// the file order of their first entries, each in a lane of its own: pi's
+// appends extend a segment or add one at the end, and never move another.
 func New(s *sessions.Session) *Layout {
 	n := s.Len()
 	l := &Layout{s: s, seg: make([]int32, n)}
@@ -47,7 +50,6 @@ func New(s *sessions.Session) *Layout {
 		l.seg[i] = -1
 	}
 	lanes := 0
-	laneTaken := map[int]bool{} // segment → its lane continues in a child
 	// Entries in file order: a parent comes before its children in pi's files;
 	// one that does not (an orphan adopted later) is placed when its parent is.
 	var pending []int
@@ -57,26 +59,20 @@ func New(s *sessions.Session) *Layout {
 			return false
 		}
 		switch {
-		case p >= 0 && len(s.Children(p)) == 1:
-			k := int(l.seg[p]) // the run goes on
+		case p >= 0 && firstChild(s, p) == i:
+			k := int(l.seg[p]) // the run goes on through the first child in the file
 			l.seg[i] = int32(k)
 			sg := &l.Segs[k]
 			sg.Last, sg.Entries = i, sg.Entries+1
 		default:
-			sg := Segment{First: i, Last: i, Entries: 1, Parent: -1, Row: len(l.Segs)}
+			// A later child branches off: a segment of its own, in a lane of
+			// its own, at the end. Nothing drawn before moves.
+			sg := Segment{First: i, Last: i, Entries: 1, Parent: -1, From: -1, Row: len(l.Segs), Lane: lanes}
+			lanes++
 			if p >= 0 {
 				sg.Parent = int(l.seg[p])
+				sg.From = p
 				l.Segs[sg.Parent].Kids++
-				if !laneTaken[sg.Parent] {
-					laneTaken[sg.Parent] = true
-					sg.Lane = l.Segs[sg.Parent].Lane
-				} else {
-					sg.Lane = lanes
-					lanes++
-				}
-			} else {
-				sg.Lane = lanes
-				lanes++
 			}
 			l.seg[i] = int32(len(l.Segs))
 			l.Segs = append(l.Segs, sg)
@@ -120,6 +116,17 @@ func New(s *sessions.Session) *Layout {
 	return l
 }
 
+// firstChild is the child of p that comes first in the file.
+func firstChild(s *sessions.Session, p int) int {
+	first := -1
+	for _, c := range s.Children(p) {
+		if first < 0 || c < first {
+			first = c
+		}
+	}
+	return first
+}
+
 // Of returns the segment of entry pos, -1 for none.
 func (l *Layout) Of(pos int) int {
 	if pos < 0 || pos >= len(l.seg) {
@@ -133,6 +140,7 @@ type Options struct {
 	Leaf   int // the entry whose path stands out (the session's leaf)
 	Select int // the selected entry, -1 for none
 	Max    int // segments drawn at most (default 1000); the rest fold into "+k" at their parents
+	Focus  int // an entry whose subtree is drawn first within the budget (zooming in fetches it), -1 for none
 	// Text gives the words shown beside a segment (its first user message);
 	// nil shows none.
 	Text func(pos int) string
@@ -156,12 +164,22 @@ func (l *Layout) Render(w io.Writer, o Options) (Stats, error) {
 	if o.Max <= 0 {
 		o.Max = 1000
 	}
+	// A segment stands out when it ends on the leaf's path; one the path
+	// leaves part way (its tail abandoned) is drawn as abandoned, and the
+	// segment the path goes on in stands out from the entry it branches from.
+	// keep() still keeps every segment the path runs through.
+	through := make([]bool, len(l.Segs))
+	onEntry := make([]bool, s.Len())
+	for v := o.Leaf; v >= 0 && v < s.Len(); v = s.Parent(v) {
+		onEntry[v] = true
+		through[l.seg[v]] = true
+	}
 	onPath := make([]bool, len(l.Segs))
-	for v := l.Of(o.Leaf); v >= 0; v = l.Segs[v].Parent {
-		onPath[v] = true
+	for k := range l.Segs {
+		onPath[k] = onEntry[l.Segs[k].Last]
 	}
 	sel := l.Of(o.Select)
-	shown := l.keep(o.Max, onPath, sel)
+	shown := l.keep(o.Max, through, sel, l.Of(o.Focus))
 	// Rows and lanes of the segments shown, packed.
 	row := make([]int, len(l.Segs))
 	laneOf := map[int]int{}
@@ -250,7 +268,7 @@ func (l *Layout) Render(w io.Writer, o Options) (Stats, error) {
 		default:
 			bw.printf(`<circle class="mk run" cx="%d" cy="%d" r="%d"/>`, cx, cy, r)
 		}
-		if sg.Kids > 1 { // a branch point: a ring
+		if sg.Kids > 0 { // branches leave it: a ring
 			bw.printf(`<circle class="mk fork" cx="%d" cy="%d" r="%d"/>`, cx, cy, r+4)
 		}
 		if sg.Compactions > 0 { // a bow tie beside it
@@ -271,6 +289,7 @@ func (l *Layout) Render(w io.Writer, o Options) (Stats, error) {
 		line := plural(sg.Entries, "entry", "entries")
 		if f := folded[k]; f > 0 {
 			line += fmt.Sprintf(" · +%d folded", f)
+			bw.printf(`<text class="more" x="%d" y="%d" data-focus="%s">+%d</text>`, cx-4, cy+r+12, attr(ref), f)
 		}
 		if text != "" {
 			line += " · " + text
@@ -301,7 +320,7 @@ func (l *Layout) firstUser(k int) int {
 // keep chooses the segments drawn when there are more than max: those on
 // the path and the selected one, those with labels, compactions or
 // summaries, then the largest subtrees.
-func (l *Layout) keep(limit int, onPath []bool, sel int) []bool {
+func (l *Layout) keep(limit int, onPath []bool, sel, focus int) []bool {
 	shown := make([]bool, len(l.Segs))
 	if len(l.Segs) <= limit {
 		for k := range shown {
@@ -326,6 +345,21 @@ func (l *Layout) keep(limit int, onPath []bool, sel int) []bool {
 	for k := range l.Segs {
 		if onPath[k] || k == sel {
 			mark(k)
+		}
+	}
+	if focus >= 0 { // the focused segment's subtree, nearest first, as far as the budget goes
+		kids := make([][]int, len(l.Segs))
+		for k, sg := range l.Segs {
+			if sg.Parent >= 0 {
+				kids[sg.Parent] = append(kids[sg.Parent], k)
+			}
+		}
+		queue := []int{focus}
+		for len(queue) > 0 && n < limit {
+			k := queue[0]
+			queue = queue[1:]
+			mark(k)
+			queue = append(queue, kids[k]...)
 		}
 	}
 	var rest []int

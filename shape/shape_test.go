@@ -53,8 +53,8 @@ func TestGolden(t *testing.T) {
 		name string
 		o    Options
 	}{
-		{"tree", Options{Select: -1}},
-		{"tree-select-a2", Options{Select: 3}},
+		{"tree", Options{Select: -1, Focus: -1}},
+		{"tree-select-a2", Options{Select: 3, Focus: -1}},
 	} {
 		got, _, _ := render(t, tree, c.o)
 		file := filepath.Join("testdata", c.name+".golden.svg")
@@ -73,9 +73,9 @@ func TestGolden(t *testing.T) {
 
 // TestMarks checks what the drawing says about the tree.
 func TestMarks(t *testing.T) {
-	got, st, l := render(t, tree, Options{Select: -1})
-	if len(l.Segs) != 4 || st.Segments != 4 {
-		t.Errorf("%d segments (%d drawn), want 4", len(l.Segs), st.Segments)
+	got, st, l := render(t, tree, Options{Select: -1, Focus: -1})
+	if len(l.Segs) != 3 || st.Segments != 3 {
+		t.Errorf("%d segments (%d drawn), want 3", len(l.Segs), st.Segments)
 	}
 	for _, want := range []string{
 		`class="mk fork"`, `class="mk compaction"`, `class="mk summary"`, `class="mk leaf"`, `class="mk tag"`,
@@ -88,8 +88,8 @@ func TestMarks(t *testing.T) {
 	if strings.Contains(got, "<script>") {
 		t.Error("session text reached the SVG unescaped")
 	}
-	// The leaf's path: the root's run, then the summary's branch.
-	if l.Of(9) != l.Of(10) || l.Segs[l.Of(10)].Parent != l.Of(0) {
+	// The leaf's path: the root's run, then the summary's branch from a1.
+	if l.Of(9) != l.Of(10) || l.Segs[l.Of(10)].Parent != l.Of(0) || l.Segs[l.Of(10)].From != 1 {
 		t.Errorf("the summary branch is not one run under the root's: %+v", l.Segs)
 	}
 }
@@ -97,12 +97,12 @@ func TestMarks(t *testing.T) {
 // TestAppendsKeepPlaces: appending to the leaf's run, or a new branch at
 // the end, moves no segment already drawn.
 func TestAppendsKeepPlaces(t *testing.T) {
-	_, _, before := render(t, tree, Options{Select: -1})
+	_, _, before := render(t, tree, Options{Select: -1, Focus: -1})
 	more := tree + sessiontest.Lines(
 		sessiontest.Asst("a5", "l1", 12, "more on the leaf"),
 		sessiontest.User("u6", "a2", 13, "back on A"),
 	)
-	_, _, after := render(t, more, Options{Select: -1})
+	_, _, after := render(t, more, Options{Select: -1, Focus: -1})
 	for k, sg := range before.Segs {
 		a := after.Segs[k]
 		if a.First != sg.First || a.Row != sg.Row || a.Lane != sg.Lane {
@@ -112,12 +112,18 @@ func TestAppendsKeepPlaces(t *testing.T) {
 	if len(after.Segs) != len(before.Segs) {
 		t.Errorf("%d segments after the appends, want %d (both extend runs)", len(after.Segs), len(before.Segs))
 	}
-	// A new branch adds a segment at the end, in a lane of its own.
+	// A branch from the middle of a run (a rewind, then a new prompt) adds
+	// a segment at the end, in a lane of its own; nothing else moves.
 	fork := more + sessiontest.Lines(sessiontest.User("u7", "u1", 14, "a third way"))
-	_, _, forked := render(t, fork, Options{Select: -1})
+	_, _, forked := render(t, fork, Options{Select: -1, Focus: -1})
+	for k, sg := range after.Segs {
+		if f := forked.Segs[k]; f.First != sg.First || f.Row != sg.Row || f.Lane != sg.Lane || f.Last != sg.Last {
+			t.Errorf("segment %d moved when a branch began mid-run: %+v → %+v", k, sg, f)
+		}
+	}
 	last := forked.Segs[len(forked.Segs)-1]
-	if last.First != forked.s.Len()-1 || last.Row != len(forked.Segs)-1 {
-		t.Errorf("the new branch is not the last segment: %+v", last)
+	if len(forked.Segs) != len(after.Segs)+1 || last.First != forked.s.Len()-1 || last.From != 0 {
+		t.Errorf("the new branch is not one segment at the end, from u1: %+v", last)
 	}
 }
 
@@ -130,11 +136,18 @@ func TestBudget(t *testing.T) {
 		lines = append(lines, sessiontest.User(id, "r", 2+i, "branch"))
 		lines = append(lines, sessiontest.Asst(id+"a", id, 2+i, "answer"))
 	}
-	got, st, _ := render(t, sessiontest.Lines(lines...), Options{Select: -1, Max: 50})
-	if st.Segments > 50 || st.Folded != 301-st.Segments {
-		t.Errorf("drew %d, folded %d of 301", st.Segments, st.Folded)
+	got, st, all := render(t, sessiontest.Lines(lines...), Options{Select: -1, Max: 50, Focus: -1})
+	n := len(all.Segs) // the root's run goes on through its first branch: 300
+	if n != 300 || st.Segments > 50 || st.Folded != n-st.Segments {
+		t.Errorf("drew %d, folded %d of %d", st.Segments, st.Folded, n)
 	}
-	if !strings.Contains(got, "folded") || !strings.Contains(got, `class="seg path"`) {
-		t.Error("the folded count or the path is missing")
+	if !strings.Contains(got, "folded") || !strings.Contains(got, `class="seg path"`) || !strings.Contains(got, `data-focus="`) {
+		t.Error("the folded count, its detail link or the path is missing")
 	}
+	// Zooming in on the root fetches its subtree: its folded branches are drawn.
+	_, st2, l := render(t, sessiontest.Lines(lines...), Options{Select: -1, Max: 120, Focus: 0})
+	if st2.Segments != 120 || st2.Folded != 300-120 {
+		t.Errorf("focused: drew %d, folded %d", st2.Segments, st2.Folded)
+	}
+	_ = l
 }

@@ -9,8 +9,10 @@ import (
 	"github.com/piweb/piweb/shape"
 )
 
-// sessionMap answers GET /s/:key/map[?leaf=ID&select=ID]: the shape of the
-// session's tree as SVG (package shape), the path to leaf standing out.
+// sessionMap answers GET /s/:key/map[?leaf=ID&select=ID&focus=ID]: the shape
+// of the session's tree as SVG (package shape), the path to leaf standing
+// out; with focus, the subtree of that entry drawn first (the detail a
+// zoom asks for when the tree exceeds what the map draws at once).
 func (srv *Server) sessionMap(c echo.Context) error {
 	key := sessionKey(c)
 	var out bytes.Buffer
@@ -25,8 +27,14 @@ func (srv *Server) sessionMap(c echo.Context) error {
 				return err
 			}
 		}
+		focus := -1
+		if ref := c.QueryParam("focus"); ref != "" {
+			if focus, err = leafParam(key, ss, "focus", ref); err != nil {
+				return err
+			}
+		}
 		seq := r.Sequential()
-		_, err = shape.New(ss).Render(&out, shape.Options{Leaf: leaf, Select: sel, Text: func(pos int) string {
+		_, err = shape.New(ss).Render(&out, shape.Options{Leaf: leaf, Select: sel, Focus: focus, Text: func(pos int) string {
 			if b, err := seq.Body(pos); err == nil {
 				return entryPreview(b)
 			}

@@ -21,7 +21,7 @@ func TestMapRoute(t *testing.T) {
 		t.Fatalf("content type %q", ct)
 	}
 	svg := rec.Body.String()
-	for _, want := range []string{"<svg", `class="seg path"`, `class="seg off`, `class="mk fork"`, `class="mk summary"`, `class="mk leaf"`, "bug report", `class="mk sel"`} {
+	for _, want := range []string{"<svg", `class="seg path`, `class="seg off`, `class="mk fork"`, `class="mk summary"`, `class="mk leaf"`, "bug report", `class="mk sel"`} {
 		if !strings.Contains(svg, want) {
 			t.Errorf("the map lacks %s", want)
 		}
@@ -169,4 +169,30 @@ func TestNoiseRunsFold(t *testing.T) {
 	b.do("unfold", chromedp.Evaluate[chromedp.Void](`document.querySelector('#tree .noise-fold').click()`),
 		b.poll("shown", `document.querySelectorAll('#tree .row.noise-hidden[data-noise="' + document.querySelector('#tree .noise-fold').dataset.noiseToggle + '"]').length === 0`))
 	checkConsole(t, console)
+}
+
+// TestMapFocus: a map over its budget draws a focused entry's subtree on request.
+func TestMapFocus(t *testing.T) {
+	root := t.TempDir()
+	lines := []string{sessiontest.Header, sessiontest.User("r", "", 1, "root")}
+	for i := range 1200 {
+		id := fmt.Sprintf("b%04d", i)
+		lines = append(lines, sessiontest.User(id, "r", 2, "branch"), sessiontest.Asst(id+"a", id, 3, "answer"))
+	}
+	writeSession(t, root, "--w--", "wide.jsonl", sessiontest.Lines(lines...))
+	h := newServer(t, openLib(t, root), nil).Handler()
+	svg := get(t, h, "/s/s1/map").Body.String()
+	if !strings.Contains(svg, `data-focus="`) || strings.Count(svg, `class="seg `) > 1000 {
+		t.Fatalf("an overfull map draws %d segments, no detail link", strings.Count(svg, `class="seg `))
+	}
+	if strings.Contains(svg, `data-first="b1100"`) {
+		t.Fatal("b1100 is drawn without focus: the test checks nothing")
+	}
+	focused := get(t, h, "/s/s1/map?focus=b1100").Body.String()
+	if !strings.Contains(focused, `data-first="b1100"`) {
+		t.Error("the focused entry's segment is not drawn")
+	}
+	if rec := get(t, h, "/s/s1/map?focus=nope"); rec.Code != 404 {
+		t.Errorf("unknown focus: %d", rec.Code)
+	}
 }

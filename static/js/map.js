@@ -14,6 +14,7 @@
   let zoom = 1;
   let loaded = "";
   let timer = 0;
+  let focus = ""; // the entry whose folded subtree the map draws in detail
 
   const selected = () => document.querySelector("#conv-inner")?.dataset.ref || tree.dataset.target || "";
 
@@ -22,6 +23,7 @@
     if (tree.dataset.leaf) p.set("leaf", tree.dataset.leaf);
     const sel = selected();
     if (sel && !sel.startsWith("~")) p.set("select", sel);
+    if (focus) p.set("focus", focus);
     return pane.dataset.mapSrc + "?" + p;
   }
 
@@ -56,8 +58,27 @@
   }
 
   function setZoom(z) {
+    const before = zoom;
     zoom = Math.max(0.1, Math.min(4, z));
     apply();
+    // Zooming in past 1.5 asks for the detail folded nearest the middle.
+    if (before < 1.5 && zoom >= 1.5) {
+      const v = view.getBoundingClientRect();
+      const cx = v.left + v.width / 2, cy = v.top + v.height / 2;
+      let best = null, dist = Infinity;
+      view.querySelectorAll("[data-focus]").forEach((m) => {
+        const r = m.getBoundingClientRect();
+        const d = Math.hypot(r.left - cx, r.top - cy);
+        if (d < dist) (best = m), (dist = d);
+      });
+      if (best) detail(best.dataset.focus);
+    }
+  }
+
+  function detail(ref) {
+    focus = ref;
+    loaded = "";
+    load();
   }
 
   function fit() {
@@ -100,6 +121,8 @@
       else toLeaf();
       return;
     }
+    const more = e.target.closest("[data-focus]");
+    if (more) return detail(more.dataset.focus); // "+k": draw that subtree in detail
     const seg = e.target.closest(".seg");
     if (!seg) return;
     const ref = seg.dataset.entry;
