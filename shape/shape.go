@@ -50,6 +50,17 @@ func New(s *sessions.Session) *Layout {
 		l.seg[i] = -1
 	}
 	lanes := 0
+	// The first child of each entry in the file (children lists may be long:
+	// a root with thousands of branches).
+	first := make([]int32, n)
+	for i := range first {
+		first[i] = -1
+	}
+	for i := range n {
+		if p := s.Parent(i); p >= 0 && first[p] < 0 {
+			first[p] = int32(i)
+		}
+	}
 	// Entries in file order: a parent comes before its children in pi's files;
 	// one that does not (an orphan adopted later) is placed when its parent is.
 	var pending []int
@@ -59,7 +70,7 @@ func New(s *sessions.Session) *Layout {
 			return false
 		}
 		switch {
-		case p >= 0 && firstChild(s, p) == i:
+		case p >= 0 && int(first[p]) == i:
 			k := int(l.seg[p]) // the run goes on through the first child in the file
 			l.seg[i] = int32(k)
 			sg := &l.Segs[k]
@@ -114,17 +125,6 @@ func New(s *sessions.Session) *Layout {
 		pending = next
 	}
 	return l
-}
-
-// firstChild is the child of p that comes first in the file.
-func firstChild(s *sessions.Session, p int) int {
-	first := -1
-	for _, c := range s.Children(p) {
-		if first < 0 || c < first {
-			first = c
-		}
-	}
-	return first
 }
 
 // Of returns the segment of entry pos, -1 for none.
