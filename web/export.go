@@ -6,6 +6,7 @@ package web
 // next to the session.
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
 	"context"
@@ -13,6 +14,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"unicode"
@@ -75,6 +77,14 @@ type exportFile struct {
 	// write, when set instead of data, writes the export: a long branch's
 	// page streams a page of entries at a time, outside the library's lock.
 	write func(ctx context.Context, w io.Writer) error
+	spill string // a temporary file write reads and removes; removed by done when write is not called
+}
+
+// done removes what the export left behind when it was not written.
+func (f *exportFile) done() {
+	if f.spill != "" {
+		os.Remove(f.spill)
+	}
 }
 
 // bytes returns the whole export.
@@ -108,6 +118,7 @@ func (s *Server) export(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	defer f.done()
 	h := c.Response().Header()
 	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": f.name}))
 	h.Set("Cache-Control", "no-store")
@@ -137,6 +148,7 @@ func (s *Server) saveExport(key string, q exportReq) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	defer f.done()
 	data, err := f.bytes(ctx)
 	if err != nil {
 		return "", err
@@ -158,10 +170,17 @@ func (s *Server) exported(ctx context.Context, id string, q exportReq) (exportFi
 		}
 		var b *sessions.Branch
 		var err error
-		if q.whole {
+		spill := "" // the branch's lines in a temporary file, for its HTML page
+		switch {
+		case q.whole:
 			b, err = ss.Whole(q.red)
-		} else {
-			b, err = ss.Branch(q.leaf, q.red)
+		case q.format == "jsonl":
+			b, err = ss.BranchTo(io.Discard, q.leaf, q.red) // its name and leaf; Export writes the lines
+		default:
+			// The page is drawn from the branch as written (redacted), not from
+			// the source, so nothing redacted can reach it; from a file, so the
+			// export holds an index of the lines, never the lines themselves.
+			spill, b, err = spillBranch(ss, q)
 		}
 		if err != nil {
 			return err
@@ -174,36 +193,88 @@ func (s *Server) exported(ctx context.Context, id string, q exportReq) (exportFi
 			base += "-redacted"
 		}
 		if q.format == "jsonl" {
+			// pi's /export layout, which pi's /import takes; spilled to a
+			// temporary file under the lock and sent after it.
 			f.name, f.mime = base+".jsonl", "application/x-ndjson; charset=utf-8"
-			f.data, err = sessions.Export(ss, q.leaf, q.red) // pi's /export layout, which pi's /import takes
-			return err
+			f.spill, err = spillTo(func(w io.Writer) error { return sessions.ExportTo(w, ss, q.leaf, q.red) })
+			if err != nil {
+				return err
+			}
+			file := f.spill
+			f.write = func(_ context.Context, w io.Writer) error {
+				defer os.Remove(file)
+				in, err := os.Open(file)
+				if err != nil {
+					return err
+				}
+				defer in.Close()
+				_, err = io.Copy(w, in)
+				return err
+			}
+			return nil
 		}
 		f.name, f.mime = base+".html", echo.MIMETextHTMLCharsetUTF8
 		if q.whole {
 			f.data, err = s.exportSessionHTML(ctx, ss, b, q.red)
 			return err
 		}
-		// The branch holds its own (redacted) lines: the page is drawn from
-		// them after the library's lock is let go.
+		// The page is drawn from the spilled lines after the library's lock is let go.
 		v := views.ExportView{SessionID: ss.Header.ID, Cwd: ss.Header.Cwd, Created: ss.Meta().Created,
 			Title: oneLine(exportTitle(ss, b, q.red), 120)}
-		f.write = func(ctx context.Context, w io.Writer) error { return s.exportHTML(ctx, v, b, q.red, w) }
+		f.write = func(ctx context.Context, w io.Writer) error { return s.exportHTML(ctx, v, b, spill, q.red, w) }
+		f.spill = spill
 		return nil
 	})
+	if err != nil && f.spill != "" {
+		os.Remove(f.spill)
+		f.spill = ""
+	}
 	return f, err
+}
+
+// spillBranch writes the branch q names to a temporary file and returns
+// its path with the branch (which holds no lines).
+func spillBranch(ss *sessions.Session, q exportReq) (string, *sessions.Branch, error) {
+	var b *sessions.Branch
+	file, err := spillTo(func(w io.Writer) error {
+		var err error
+		b, err = ss.BranchTo(w, q.leaf, q.red)
+		return err
+	})
+	return file, b, err
+}
+
+// spillTo writes through fn into a new temporary file and returns its path
+// (nothing is left behind when it fails).
+func spillTo(fn func(io.Writer) error) (string, error) {
+	tmp, err := os.CreateTemp("", "piweb-export-*.jsonl")
+	if err != nil {
+		return "", err
+	}
+	bw := bufio.NewWriterSize(tmp, 1<<20)
+	err = fn(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return "", err
+	}
+	return tmp.Name(), nil
 }
 
 // exportHTML writes branch b as a self-contained page, v holding what the
 // source session tells. The entries are drawn a page at a time, so the
 // export holds the branch's lines but never all of its HTML.
-func (s *Server) exportHTML(ctx context.Context, v views.ExportView, b *sessions.Branch, red sessions.Redact, w io.Writer) error {
-	// The page is drawn from the branch as written (redacted), not from the
-	// source, so nothing redacted can reach it.
-	bs, err := b.Session()
+func (s *Server) exportHTML(ctx context.Context, v views.ExportView, b *sessions.Branch, file string, red sessions.Redact, w io.Writer) error {
+	defer os.Remove(file)
+	bs, err := sessions.Load(file)
 	if err != nil {
 		return err
 	}
-	b.Entries, b.Labels = nil, nil // the session holds the lines now
 	leaf, ok := bs.Lookup(b.Leaf)
 	if !ok {
 		return fmt.Errorf("export: the branch lost its leaf %q", b.Leaf)

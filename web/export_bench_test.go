@@ -4,10 +4,14 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"runtime"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/piweb/piweb/internal/sessiontest"
 )
 
 // peakHeap samples the heap in use while fn runs and returns its peak in MB.
@@ -36,9 +40,17 @@ func peakHeap(fn func()) float64 {
 
 // BenchmarkExport100k: sharing the whole path of the 100k chain (66 MB) as
 // one HTML page and as JSONL, downloaded; the peak heap while it runs is the
-// figure that matters (it must not grow with the session).
+// figure that matters (it must not grow with the session). With
+// PIWEB_BENCH_EXPORT_ENTRIES=200000, a chain of that length instead.
 func BenchmarkExport100k(b *testing.B) {
-	rig := newLiveRig(b, true)
+	n := sessiontest.ChainEntries
+	if v, err := strconv.Atoi(os.Getenv("PIWEB_BENCH_EXPORT_ENTRIES")); err == nil && v > 0 {
+		n = v
+	}
+	rig := newChainRig(b, n)
+	runtime.GC()
+	var idle runtime.MemStats
+	runtime.ReadMemStats(&idle)
 	for _, format := range []string{"jsonl", "html"} {
 		b.Run(format, func(b *testing.B) {
 			var peak float64
@@ -54,6 +66,7 @@ func BenchmarkExport100k(b *testing.B) {
 				}))
 			}
 			b.ReportMetric(peak, "peak-heap-MB")
+			b.ReportMetric(float64(idle.HeapInuse)/(1<<20), "idle-heap-MB") // the library before any export
 		})
 	}
 }

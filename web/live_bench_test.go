@@ -26,10 +26,28 @@ type liveRig struct {
 // newLiveRig serves the demo root, with the 100k chain added when chain is
 // set (key names that session then), watched with the default debounce.
 func newLiveRig(b *testing.B, chain bool) *liveRig {
+	if chain {
+		return newChainRig(b, sessiontest.ChainEntries)
+	}
+	return newChainRig(b, 0)
+}
+
+// newChainRig is newLiveRig with a single chain of n entries (none for 0),
+// generated once into the temp dir.
+func newChainRig(b *testing.B, n int) *liveRig {
 	root := demoRoot(b)
 	key := mainID
+	chain := n > 0
 	if chain {
 		src, _ := sessiontest.ChainFile(b)
+		if n != sessiontest.ChainEntries {
+			src = filepath.Join(os.TempDir(), fmt.Sprintf("piweb-bench-chain%d-v%d.jsonl", n, sessiontest.Version))
+			if _, err := os.Stat(src); err != nil {
+				if _, err := sessiontest.WriteFile(src, 100, n, sessiontest.Options{Chain: true, Scale: sessiontest.ChainScale}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
 		data, err := os.ReadFile(src)
 		if err != nil {
 			b.Fatal(err)
@@ -43,7 +61,7 @@ func newLiveRig(b *testing.B, chain bool) *liveRig {
 	lib := openLib(b, root)
 	if chain {
 		for _, m := range lib.List() {
-			if m.Entries == sessiontest.ChainEntries {
+			if m.Entries == n {
 				key = m.Key
 			}
 		}
