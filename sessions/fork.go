@@ -33,7 +33,9 @@ type BranchEntry struct {
 }
 
 // Branch lays out the path to entry leafID ("" for pi's leaf) as a new session, redacted as opts asks.
-func (s *Session) Branch(leafID string, opts Redact) (*Branch, error) { return s.branch(leafID, opts, nil) }
+func (s *Session) Branch(leafID string, opts Redact) (*Branch, error) {
+	return s.branch(leafID, opts, nil)
+}
 
 // BranchTo is Branch writing the new session's lines to w as it makes them
 // (header, path, labels) instead of keeping them: the Branch it returns
