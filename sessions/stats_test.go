@@ -220,3 +220,45 @@ func FuzzStats(f *testing.F) {
 		s.Compare(0, s.Leaf())
 	})
 }
+
+// TestBranchToWritesTheBranch: BranchTo writes exactly the lines Branch
+// keeps (ids aside: each makes a new session id and time), and ExportTo
+// writes what Export returns.
+func TestBranchToWritesTheBranch(t *testing.T) {
+	s, err := Parse(strings.NewReader(sessiontest.String(11, 400, sessiontest.Options{})), "b.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, err := s.Branch("", Redact{Secrets: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w strings.Builder
+	written, err := s.BranchTo(&w, "", Redact{Secrets: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(w.String(), "\n"), "\n")
+	want := strings.Split(strings.TrimSuffix(string(kept.JSONL()), "\n"), "\n")
+	if len(lines) != len(want) || len(written.Entries) != len(kept.Entries) || written.Leaf != kept.Leaf {
+		t.Fatalf("%d lines written, %d kept", len(lines), len(want))
+	}
+	for k := 1; k < len(lines); k++ { // the header's id and time differ
+		if lines[k] != want[k] && !strings.Contains(want[k], `"type":"label"`) {
+			t.Fatalf("line %d differs:\n%s\n%s", k, lines[k], want[k])
+		}
+	}
+	for _, e := range written.Entries {
+		if e.JSON != nil {
+			t.Fatal("BranchTo kept a line")
+		}
+	}
+	var ex strings.Builder
+	if err := ExportTo(&ex, s, "", Redact{}); err != nil {
+		t.Fatal(err)
+	}
+	whole, _ := Export(s, "", Redact{})
+	if cut := func(x string) string { return x[strings.IndexByte(x, '\n'):] }; cut(ex.String()) != cut(string(whole)) {
+		t.Error("ExportTo and Export differ past the header")
+	}
+}
