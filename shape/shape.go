@@ -17,15 +17,16 @@ import (
 	"github.com/piweb/piweb/sessions"
 )
 
-// Segment is a run of entries, each the first child (in the file) of the
-// one before; a later child starts a segment of its own, which branches
-// off it. So a segment, once drawn, only ever grows at its end.
+// Segment is a drawn run of entries: each after its first is the only
+// child of the one before, in the same lane. A segment breaks where an
+// entry has several children (a branch point: each child begins one) and
+// where a run must change lane.
 type Segment struct {
 	First, Last int // positions of its first and last entries
 	Entries     int
-	Parent      int // the segment it hangs from, -1 for a root
-	From        int // the entry of the parent segment it branches from, -1 for a root
-	Lane, Row   int
+	Parent      int    // the segment it hangs from, -1 for a root
+	From        int    // the entry it hangs from (its parent segment's last), -1 for a root
+	Lane, Row   int    // where its first entry is drawn
 	Label       string // the first label in force in the run, "" for none
 	Labels      int    // labeled entries in the run
 	Compactions int
@@ -33,27 +34,30 @@ type Segment struct {
 	Kids        int  // segments hanging from its end
 }
 
-// Layout is a session's segments, placed.
+// Layout is a session's entries placed on a grid, and its segments.
 type Layout struct {
-	s    *sessions.Session
-	Segs []Segment
-	seg  []int32 // entry position → its segment
+	s     *sessions.Session
+	Segs  []Segment
+	seg   []int32 // entry position → its segment
+	row   []int32 // entry position → its row: its depth
+	lane  []int32 // entry position → its lane
+	lanes int
 }
 
-// New lays out s: O(entries), without recursion. Segments are numbered in
-// the file order of their first entries, each in a lane of its own: pi's
-// appends extend a segment or add one at the end, and never move another.
+// New lays out s in O(entries log entries), without recursion. Each entry
+// is placed from the entries before it in the file alone, so pi's appends
+// never move anything drawn: its row is its parent's row + 1 (roots at 0);
+// its lane is its parent's when it is the parent's first child and nothing
+// lies below the parent in that lane, else the nearest lane with nothing at
+// or below its row (to the right on a tie). An entry whose parent comes
+// later in the file (an orphan adopted in a damaged file) is placed right
+// after its parent.
 func New(s *sessions.Session) *Layout {
 	n := s.Len()
-	l := &Layout{s: s, seg: make([]int32, n)}
-	for i := range l.seg {
-		l.seg[i] = -1
-	}
-	lanes := 0
-	// The first child of each entry in the file (children lists may be long:
-	// a root with thousands of branches).
-	first := make([]int32, n)
-	for i := range first {
+	l := &Layout{s: s, seg: make([]int32, n), row: make([]int32, n), lane: make([]int32, n)}
+	first := make([]int32, n) // each entry's first child in the file
+	placed := make([]bool, n)
+	for i := range n {
 		first[i] = -1
 	}
 	for i := range n {
@@ -61,43 +65,78 @@ func New(s *sessions.Session) *Layout {
 			first[p] = int32(i)
 		}
 	}
-	// Entries in file order: a parent comes before its children in pi's files;
-	// one that does not (an orphan adopted later) is placed when its parent is.
-	var pending []int
-	place := func(i int) bool {
+	free := newLanes(n + 1)
+	place := func(i int) {
 		p := s.Parent(i)
-		if p >= 0 && l.seg[p] < 0 {
+		r := int32(0)
+		want := 0
+		if p >= 0 {
+			r = l.row[p] + 1
+			want = int(l.lane[p])
+		}
+		lane := -1
+		if p >= 0 && int(first[p]) == i && free.bottom(want) == l.row[p] {
+			lane = want
+		} else {
+			lane = free.nearest(want, r)
+		}
+		l.row[i], l.lane[i] = r, int32(lane)
+		free.set(lane, r)
+		l.lanes = max(l.lanes, lane+1)
+		placed[i] = true
+	}
+	var waiting map[int][]int // orphans by the parent they wait for
+	for i := range n {
+		if p := s.Parent(i); p >= 0 && !placed[p] {
+			if waiting == nil {
+				waiting = map[int][]int{}
+			}
+			waiting[p] = append(waiting[p], i)
+			continue
+		}
+		place(i)
+		if waiting == nil {
+			continue
+		}
+		stack := []int{i}
+		for len(stack) > 0 {
+			v := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			for _, c := range waiting[v] {
+				place(c)
+				stack = append(stack, c)
+			}
+			delete(waiting, v)
+		}
+	}
+	// Segments in pre-order: a segment's parent comes before it.
+	s.Walk(func(i, _ int) bool {
+		if !placed[i] { // cannot happen: cycles were broken when the tree was built
 			return false
 		}
-		switch {
-		case p >= 0 && int(first[p]) == i:
-			k := int(l.seg[p]) // the run goes on through the first child in the file
-			l.seg[i] = int32(k)
+		p := s.Parent(i)
+		if p >= 0 && len(s.Children(p)) == 1 && l.lane[p] == l.lane[i] {
+			k := l.seg[p]
+			l.seg[i] = k
 			sg := &l.Segs[k]
 			sg.Last, sg.Entries = i, sg.Entries+1
-		default:
-			// A later child branches off: a segment of its own, in a lane of
-			// its own, at the end. Nothing drawn before moves.
-			sg := Segment{First: i, Last: i, Entries: 1, Parent: -1, From: -1, Row: len(l.Segs), Lane: lanes}
-			lanes++
+		} else {
+			sg := Segment{First: i, Last: i, Entries: 1, Parent: -1, From: -1, Lane: int(l.lane[i]), Row: int(l.row[i])}
 			if p >= 0 {
-				sg.Parent = int(l.seg[p])
-				sg.From = p
+				sg.Parent, sg.From = int(l.seg[p]), p
 				l.Segs[sg.Parent].Kids++
 			}
 			l.seg[i] = int32(len(l.Segs))
 			l.Segs = append(l.Segs, sg)
 		}
-		k := l.seg[i]
-		sg := &l.Segs[k]
-		e := &s.Entries[i]
+		sg := &l.Segs[l.seg[i]]
 		if lb := s.LabelOf(i); lb != "" {
 			sg.Labels++
 			if sg.Label == "" {
 				sg.Label = lb
 			}
 		}
-		switch e.Type {
+		switch s.Entries[i].Type {
 		case sessions.TypeCompaction:
 			sg.Compactions++
 		case sessions.TypeBranchSummary:
@@ -106,25 +145,93 @@ func New(s *sessions.Session) *Layout {
 			}
 		}
 		return true
-	}
-	for i := range n {
-		if !place(i) {
-			pending = append(pending, i)
-		}
-	}
-	for len(pending) > 0 { // orphans adopted by a later parent: place them once it is
-		next := pending[:0]
-		for _, i := range pending {
-			if !place(i) {
-				next = append(next, i)
-			}
-		}
-		if len(next) == len(pending) {
-			break // cannot happen: cycles were broken when the tree was built
-		}
-		pending = next
-	}
+	})
 	return l
+}
+
+// Place returns the row and lane of entry pos.
+func (l *Layout) Place(pos int) (row, lane int) { return int(l.row[pos]), int(l.lane[pos]) }
+
+// Lanes returns the number of lanes the layout uses.
+func (l *Layout) Lanes() int { return l.lanes }
+
+// lanes keeps the lowest row taken in each lane (-1 for none) in a tree of
+// minimums, to find the nearest lane free at and below a row in O(log n).
+type lanes struct {
+	size int
+	min  []int32 // min[size+k] is lane k's lowest row; min[j] the least of its two children
+}
+
+func newLanes(n int) *lanes {
+	size := 1
+	for size < n {
+		size *= 2
+	}
+	f := &lanes{size: size, min: make([]int32, 2*size)}
+	for j := range f.min {
+		f.min[j] = -1
+	}
+	return f
+}
+
+func (f *lanes) bottom(lane int) int32 { return f.min[f.size+lane] }
+
+func (f *lanes) set(lane int, row int32) {
+	j := f.size + lane
+	if f.min[j] >= row {
+		return
+	}
+	f.min[j] = row
+	for j /= 2; j >= 1; j /= 2 {
+		f.min[j] = min(f.min[2*j], f.min[2*j+1])
+	}
+}
+
+// nearest returns the lane nearest to want whose lowest row is above r
+// (to the right on a tie).
+func (f *lanes) nearest(want int, r int32) int {
+	right := f.search(want, r, true)
+	left := f.search(want, r, false)
+	switch {
+	case left < 0:
+		return right
+	case right < 0 || want-left < right-want:
+		return left
+	}
+	return right
+}
+
+// search finds the first free lane at or after from (up), or the last one
+// at or before it (down); -1 when there is none.
+func (f *lanes) search(from int, r int32, up bool) int {
+	// Walk the leaf's ancestors to the first sibling subtree on the wanted
+	// side holding a free lane, then descend into it.
+	j := f.size + from
+	if f.min[j] < r {
+		return from
+	}
+	for j > 1 {
+		sib := j ^ 1
+		if (up && j&1 == 0 || !up && j&1 == 1) && f.min[sib] < r {
+			j = sib
+			for j < f.size {
+				if up {
+					j = 2 * j
+					if f.min[j] >= r {
+						j++
+					}
+				} else {
+					j = 2*j + 1
+					if f.min[j] >= r {
+						j--
+					}
+				}
+			}
+			return j - f.size
+		}
+		j /= 2
+	}
+	return -1
 }
 
 // Of returns the segment of entry pos, -1 for none.
@@ -137,59 +244,61 @@ func (l *Layout) Of(pos int) int {
 
 // Options say what a drawing highlights.
 type Options struct {
-	Leaf   int // the entry whose path stands out (the session's leaf)
-	Select int // the selected entry, -1 for none
-	Max    int // segments drawn at most (default 1000); the rest fold into "+k" at their parents
-	Focus  int // an entry whose subtree is drawn first within the budget (zooming in fetches it), -1 for none
-	// Text gives the words shown beside a segment (its first user message);
-	// nil shows none.
+	Leaf   int   // the entry whose path stands out (the session's leaf)
+	Select int   // the selected entry, -1 for none
+	Hits   []int // entries a search found, marked on the map
+	Max    int   // segments drawn at most (default 350: about 1,500 elements); the rest fold into "+k" at their parents
+	Focus  int   // an entry whose subtree is drawn first within the budget (zooming in fetches it), -1 for none
+	// Text gives the words shown on hovering a segment (its first user
+	// message); nil shows none.
 	Text func(pos int) string
 }
 
 // Stats say what a drawing holds.
 type Stats struct {
 	Segments, Folded int
+	Marks            int // labels, compactions, summaries and hits drawn
 }
 
 const (
-	rowH  = 22
-	laneW = 16
-	left  = 14
-	top   = 14
+	rowH     = 12
+	laneW    = 16
+	left     = 14
+	top      = 14
+	maxMarks = 250 // labels, compactions, summaries and hits drawn at most
+	maxHits  = 100
 )
 
-// Render writes the layout as one SVG element.
+// Render writes the layout as one SVG element: each segment a group
+// (data-entry its last entry, data-first its first) holding its line (from
+// the entry it hangs from) and its marks; the path to o.Leaf thick, other
+// segments dashed; marks of distinct shapes: a root (triangle), a branch
+// point (ring), the leaf (ringed dot), a label (tag and its text), a
+// compaction (bow tie), a branch summary (diamond), a search hit (bar),
+// the selected entry (square).
 func (l *Layout) Render(w io.Writer, o Options) (Stats, error) {
 	s := l.s
 	if o.Max <= 0 {
-		o.Max = 1000
+		o.Max = 350
 	}
-	// A segment stands out when it ends on the leaf's path; one the path
-	// leaves part way (its tail abandoned) is drawn as abandoned, and the
-	// segment the path goes on in stands out from the entry it branches from.
-	// keep() still keeps every segment the path runs through.
-	through := make([]bool, len(l.Segs))
 	onEntry := make([]bool, s.Len())
 	for v := o.Leaf; v >= 0 && v < s.Len(); v = s.Parent(v) {
 		onEntry[v] = true
-		through[l.seg[v]] = true
 	}
 	onPath := make([]bool, len(l.Segs))
 	for k := range l.Segs {
-		onPath[k] = onEntry[l.Segs[k].Last]
+		onPath[k] = onEntry[l.Segs[k].First]
 	}
 	sel := l.Of(o.Select)
-	shown := l.keep(o.Max, through, sel, l.Of(o.Focus))
-	// Rows and lanes of the segments shown, packed.
-	row := make([]int, len(l.Segs))
-	laneOf := map[int]int{}
-	rows, lanes := 0, 0
+	shown := l.keep(o.Max, onPath, sel, l.Of(o.Focus))
 	folded := make([]int, len(l.Segs))
 	st := Stats{}
-	for k := range l.Segs {
+	usedLane := make([]bool, l.lanes)
+	maxRow := 0
+	for k, sg := range l.Segs {
 		if !shown[k] {
 			st.Folded++
-			a := l.Segs[k].Parent
+			a := sg.Parent
 			for a >= 0 && !shown[a] {
 				a = l.Segs[a].Parent
 			}
@@ -198,36 +307,56 @@ func (l *Layout) Render(w io.Writer, o Options) (Stats, error) {
 			}
 			continue
 		}
-		row[k] = rows
-		rows++
-		if _, ok := laneOf[l.Segs[k].Lane]; !ok {
-			laneOf[l.Segs[k].Lane] = lanes
-			lanes++
+		st.Segments++
+		usedLane[sg.Lane] = true
+		if sg.From >= 0 {
+			usedLane[l.lane[sg.From]] = true
+		}
+		maxRow = max(maxRow, int(l.row[sg.Last]))
+	}
+	// Lanes are drawn where they are unless segments folded: then the
+	// lanes left empty close up.
+	laneX := make([]int, l.lanes)
+	nx := 0
+	for k := range laneX {
+		laneX[k] = left + nx*laneW
+		if usedLane[k] || st.Folded == 0 {
+			nx++
 		}
 	}
-	st.Segments = rows
-	x := func(k int) int { return left + laneOf[l.Segs[k].Lane]*laneW }
-	y := func(k int) int { return top + row[k]*rowH }
-	textX := left + lanes*laneW + 10
-	width := textX + 420
-	height := top*2 + max(rows, 1)*rowH
+	x := func(pos int) int { return laneX[l.lane[pos]] }
+	y := func(pos int) int { return top + int(l.row[pos])*rowH }
+	// Marks inside the runs: hits, then labels, compactions and summaries
+	// of the path's segments first, as far as the budget goes.
+	hit := map[int]bool{}
+	for _, h := range o.Hits {
+		if h >= 0 && h < s.Len() && len(hit) < maxHits && shown[l.seg[h]] {
+			hit[h] = true
+		}
+	}
+	marks := make(map[int]bool, 64)
+	budget := maxMarks - len(hit)
+	for pass := 0; pass < 2 && budget > 0; pass++ {
+		for k, sg := range l.Segs {
+			if !shown[k] || onPath[k] != (pass == 0) || sg.Labels+sg.Compactions == 0 && !sg.Summary {
+				continue
+			}
+			for i := sg.First; budget > 0; i = s.Children(i)[0] {
+				if e := &s.Entries[i]; s.LabelOf(i) != "" || e.Type == sessions.TypeCompaction || e.Type == sessions.TypeBranchSummary {
+					marks[i] = true
+					budget--
+				}
+				if i == sg.Last {
+					break
+				}
+			}
+		}
+	}
+	width := left*2 + nx*laneW + 220 // room for the labels' text
+	height := top*2 + (maxRow+1)*rowH
 	bw := &errWriter{w: w}
 	bw.printf(`<svg xmlns="http://www.w3.org/2000/svg" class="map" viewBox="0 0 %d %d" width="%d" height="%d" role="img" aria-label="%s">`,
 		width, height, width, height, attr(fmt.Sprintf("Map of the session: %d segments, %d entries", len(l.Segs), s.Len())))
-	// Edges first, under the marks: down the parent's lane, then across.
-	bw.printf(`<g class="edges">`)
-	for k, sg := range l.Segs {
-		if !shown[k] || sg.Parent < 0 {
-			continue
-		}
-		p := sg.Parent
-		cls := "edge"
-		if !onPath[k] {
-			cls += " off"
-		}
-		bw.printf(`<path class="%s" d="M%d %dV%dH%d"/>`, cls, x(p), y(p), y(k), x(k))
-	}
-	bw.printf(`</g><g class="segs">`)
 	for k, sg := range l.Segs {
 		if !shown[k] {
 			continue
@@ -238,67 +367,111 @@ func (l *Layout) Render(w io.Writer, o Options) (Stats, error) {
 		} else {
 			cls += " off"
 		}
-		if k == sel {
+		selHere := sel == k
+		if selHere {
 			cls += " sel"
 		}
-		last := s.Entries[sg.Last]
-		ref := last.ID
-		if ref == "" {
-			ref = "~" + strconv.Itoa(sg.Last)
-		}
+		ref := l.ref(sg.Last)
 		var hint strings.Builder
 		fmt.Fprintf(&hint, "%s · %s", plural(sg.Entries, "entry", "entries"), ref)
 		if sg.Label != "" {
 			fmt.Fprintf(&hint, " · [%s]", sg.Label)
 		}
-		text := ""
-		if o.Text != nil {
-			text = oneLine(o.Text(l.firstUser(k)), 70)
-		}
-		if text != "" {
-			hint.WriteString("\n" + text)
-		}
-		cx, cy := x(k), y(k)
-		bw.printf(`<g class="%s" data-entry="%s" data-first="%s" tabindex="0"><title>%s</title>`, cls, attr(ref), attr(s.Entries[sg.First].ID), esc(hint.String()))
-		// The segment: a dot sized by its length (longer runs, bigger dots).
-		r := 3 + min(5, len(strconv.Itoa(sg.Entries)))
-		switch {
-		case sg.Summary: // a branch summary starts it: a diamond
-			bw.printf(`<path class="mk summary" d="M%d %dl%d %dl%d %dl%d %dz"/>`, cx, cy-r-1, r+1, r+1, -(r + 1), r+1, -(r + 1), -(r + 1))
-		default:
-			bw.printf(`<circle class="mk run" cx="%d" cy="%d" r="%d"/>`, cx, cy, r)
-		}
-		if sg.Kids > 0 { // branches leave it: a ring
-			bw.printf(`<circle class="mk fork" cx="%d" cy="%d" r="%d"/>`, cx, cy, r+4)
-		}
-		if sg.Compactions > 0 { // a bow tie beside it
-			bw.printf(`<path class="mk compaction" d="M%d %dl8 8v-8l-8 8z"/>`, cx+r+3, cy-4)
-		}
-		if o.Leaf >= 0 && l.Of(o.Leaf) == k && len(s.Children(o.Leaf)) == 0 { // the leaf: a ringed dot at the run's end
-			bw.printf(`<circle class="mk leaf" cx="%d" cy="%d" r="%d"/>`, cx, cy, r+2)
-		}
-		if k == sel {
-			bw.printf(`<rect class="mk sel" x="%d" y="%d" width="%d" height="%d"/>`, cx-r-6, cy-r-6, 2*r+12, 2*r+12)
-		}
-		tx := textX
-		if sg.Label != "" { // a tag with the label's text
-			bw.printf(`<path class="mk tag" d="M%d %dh%dl5 5l-5 5h-%dz"/><text class="label" x="%d" y="%d">%s</text>`,
-				tx, cy-5, 10, 10, tx+18, cy+4, esc(oneLine(sg.Label, 30)))
-			tx += 24 + 7*min(utfLen(sg.Label), 30)
-		}
-		line := plural(sg.Entries, "entry", "entries")
 		if f := folded[k]; f > 0 {
-			line += fmt.Sprintf(" · +%d folded", f)
-			bw.printf(`<text class="more" x="%d" y="%d" data-focus="%s">+%d</text>`, cx-4, cy+r+12, attr(ref), f)
+			fmt.Fprintf(&hint, " · +%d branches folded", f)
 		}
-		if text != "" {
-			line += " · " + text
+		if o.Text != nil {
+			if text := oneLine(o.Text(l.firstUser(k)), 120); text != "" {
+				hint.WriteString("\n" + text)
+			}
 		}
-		bw.printf(`<text class="txt" x="%d" y="%d">%s</text>`, tx, cy+4, esc(line))
+		bw.printf(`<g class="%s" data-entry="%s" data-first="%s" tabindex="0"><title>%s</title>`, cls, attr(ref), attr(l.ref(sg.First)), esc(hint.String()))
+		// The line: from the entry it hangs from, then down its lane. When
+		// the path ends inside it, the rest is drawn abandoned.
+		fx, fy, lx, ly := x(sg.First), y(sg.First), x(sg.Last), y(sg.Last)
+		var d strings.Builder
+		if sg.From >= 0 {
+			fmt.Fprintf(&d, "M%d %dL%d %d", x(sg.From), y(sg.From), fx, fy)
+		} else {
+			fmt.Fprintf(&d, "M%d %d", fx, fy)
+		}
+		cut := -1
+		if onPath[k] && !onEntry[sg.Last] {
+			cut = o.Leaf
+		}
+		switch {
+		case cut >= 0:
+			fmt.Fprintf(&d, "V%d", y(cut))
+			bw.printf(`<path class="ln" d="%s"/><path class="ln rest" d="M%d %dV%d"/>`, d.String(), lx, y(cut), ly)
+		default:
+			if ly != fy {
+				fmt.Fprintf(&d, "V%d", ly)
+			}
+			bw.printf(`<path class="ln" d="%s"/>`, d.String())
+		}
+		if sg.Parent < 0 { // a root: a triangle pointing down
+			bw.printf(`<path class="mk root" d="M%d %dh12l-6 9z"/>`, fx-6, fy-7)
+		}
+		for i := sg.First; sg.Labels+sg.Compactions > 0 || sg.Summary; i = s.Children(i)[0] {
+			if marks[i] {
+				l.mark(bw, i, x(i), y(i))
+			}
+			if i == sg.Last {
+				break
+			}
+		}
+		// Hits and the selection, when they fall in this segment.
+		for h := range hit {
+			if int(l.seg[h]) == k {
+				bw.printf(`<path class="mk hit" d="M%d %dh14" data-entry="%s"/>`, x(h)-7, y(h), attr(l.ref(h)))
+			}
+		}
+		switch {
+		case len(s.Children(sg.Last)) >= 2: // a branch point: a ring
+			bw.printf(`<circle class="mk fork" cx="%d" cy="%d" r="5"/>`, lx, ly)
+		case o.Leaf != sg.Last: // the end of a run
+			bw.printf(`<circle class="mk run" cx="%d" cy="%d" r="3"/>`, lx, ly)
+		}
+		if o.Leaf >= 0 && o.Leaf < s.Len() && int(l.seg[o.Leaf]) == k { // the leaf: a ringed dot
+			bw.printf(`<circle class="mk leaf" cx="%d" cy="%d" r="7"/><circle class="mk dot" cx="%d" cy="%d" r="3"/>`, x(o.Leaf), y(o.Leaf), x(o.Leaf), y(o.Leaf))
+		}
+		if selHere { // the selected entry: a square
+			bw.printf(`<rect class="mk sel" x="%d" y="%d" width="16" height="16"/>`, x(o.Select)-8, y(o.Select)-8)
+		}
+		if f := folded[k]; f > 0 {
+			bw.printf(`<text class="more" x="%d" y="%d" data-focus="%s">+%d</text>`, lx+8, ly+12, attr(ref), f)
+		}
 		bw.printf(`</g>`)
 	}
-	bw.printf(`</g></svg>`)
+	bw.printf(`</svg>`)
+	st.Marks = len(marks) + len(hit)
 	return st, bw.err
+}
+
+// mark draws the mark of entry i inside a run: a label's tag and text, a
+// compaction's bow tie, a branch summary's diamond.
+func (l *Layout) mark(bw *errWriter, i, cx, cy int) {
+	s := l.s
+	ref := attr(l.ref(i))
+	switch s.Entries[i].Type {
+	case sessions.TypeCompaction:
+		bw.printf(`<path class="mk compaction" d="M%d %dl12 10v-10l-12 10z" data-entry="%s"/>`, cx-6, cy-5, ref)
+	case sessions.TypeBranchSummary:
+		bw.printf(`<path class="mk summary" d="M%d %dl6 6l-6 6l-6 -6z" data-entry="%s"/>`, cx, cy-6, ref)
+	}
+	if lb := s.LabelOf(i); lb != "" {
+		bw.printf(`<path class="mk tag" d="M%d %dh10l5 5l-5 5h-10z" data-entry="%s"/><text class="label" x="%d" y="%d">%s</text>`,
+			cx+8, cy-5, ref, cx+26, cy+4, esc(oneLine(lb, 30)))
+	}
+}
+
+// ref is the id an entry is linked by: its id, or ~position for an entry
+// without one (as the page names it).
+func (l *Layout) ref(pos int) string {
+	if id := l.s.Entries[pos].ID; id != "" {
+		return id
+	}
+	return "~" + strconv.Itoa(pos)
 }
 
 // firstUser is the first user message of segment k (its first entry when

@@ -3,6 +3,8 @@ package shape
 import (
 	"bytes"
 	"flag"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -74,12 +76,14 @@ func TestGolden(t *testing.T) {
 // TestMarks checks what the drawing says about the tree.
 func TestMarks(t *testing.T) {
 	got, st, l := render(t, tree, Options{Select: -1, Focus: -1})
-	if len(l.Segs) != 3 || st.Segments != 3 {
-		t.Errorf("%d segments (%d drawn), want 3", len(l.Segs), st.Segments)
+	// u1-a1, then a1's three children: u2-a2, u3-u4 (with the compaction),
+	// b1-l1 (the summary's branch, the leaf's).
+	if len(l.Segs) != 4 || st.Segments != 4 {
+		t.Errorf("%d segments (%d drawn), want 4", len(l.Segs), st.Segments)
 	}
 	for _, want := range []string{
 		`class="mk fork"`, `class="mk compaction"`, `class="mk summary"`, `class="mk leaf"`, `class="mk tag"`,
-		`&lt;script&gt;x&lt;/script&gt;`, `class="seg path"`, `class="seg off"`, `class="edge off"`,
+		`&lt;script&gt;x&lt;/script&gt;`, `class="seg path"`, `class="seg off"`, `class="mk root"`, `class="mk dot"`, `class="ln"`,
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the map lacks %s", want)
@@ -94,36 +98,100 @@ func TestMarks(t *testing.T) {
 	}
 }
 
-// TestAppendsKeepPlaces: appending to the leaf's run, or a new branch at
-// the end, moves no segment already drawn.
+// TestAppendsKeepPlaces: appending to the leaf's run, a new branch at the
+// end of another, or a branch from the middle of a run (a rewind, then a
+// new prompt) moves no entry already drawn.
 func TestAppendsKeepPlaces(t *testing.T) {
-	_, _, before := render(t, tree, Options{Select: -1, Focus: -1})
-	more := tree + sessiontest.Lines(
+	steps := []string{tree}
+	steps = append(steps, steps[0]+sessiontest.Lines(
 		sessiontest.Asst("a5", "l1", 12, "more on the leaf"),
 		sessiontest.User("u6", "a2", 13, "back on A"),
+	))
+	steps = append(steps, steps[1]+sessiontest.Lines(sessiontest.User("u7", "u1", 14, "a third way")))
+	steps = append(steps, steps[2]+sessiontest.Lines(sessiontest.Asst("a7", "u7", 15, "third answer"), sessiontest.User("u8", "a5", 16, "on")))
+	var before *Layout
+	for n, content := range steps {
+		_, _, l := render(t, content, Options{Select: -1, Focus: -1})
+		if before != nil {
+			for i := range before.s.Len() {
+				r0, l0 := before.Place(i)
+				r1, l1 := l.Place(i)
+				if r0 != r1 || l0 != l1 {
+					t.Errorf("step %d: entry %d moved from row %d lane %d to row %d lane %d", n, i, r0, l0, r1, l1)
+				}
+			}
+		}
+		before = l
+	}
+	// The leaf's run went on in its lane; u7 (row 1) found the nearest
+	// lane free from row 1 down.
+	if r, ln := before.Place(before.s.Len() - 1); r != 6 || ln != 2 {
+		t.Errorf("u8 at row %d lane %d, want 6, 2 (under a5)", r, ln)
+	}
+	if r, ln := before.Place(13); r != 1 || ln != 3 {
+		t.Errorf("u7 at row %d lane %d, want 1, 3", r, ln)
+	}
+}
+
+// TestLaneReuse: a branch that ended leaves its lane to a later branch
+// lower down; a branch beside a longer one takes the next lane.
+func TestLaneReuse(t *testing.T) {
+	lines := []string{sessiontest.Header}
+	parent := ""
+	for i := range 20 {
+		id := fmt.Sprintf("m%02d", i)
+		lines = append(lines, sessiontest.User(id, parent, i, "main"))
+		parent = id
+	}
+	lines = append(lines,
+		sessiontest.User("x1", "m02", 30, "early try"), sessiontest.Asst("x2", "x1", 31, "short"),
+		sessiontest.User("y1", "m10", 32, "later try"), sessiontest.Asst("y2", "y1", 33, "short"),
+		sessiontest.User("z1", "m10", 34, "beside"),
 	)
-	_, _, after := render(t, more, Options{Select: -1, Focus: -1})
-	for k, sg := range before.Segs {
-		a := after.Segs[k]
-		if a.First != sg.First || a.Row != sg.Row || a.Lane != sg.Lane {
-			t.Errorf("segment %d moved: %+v → %+v", k, sg, a)
+	s, err := sessions.Parse(strings.NewReader(sessiontest.Lines(lines...)), "t.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := New(s)
+	lane := func(id string) int {
+		i, _ := s.Lookup(id)
+		_, ln := l.Place(i)
+		return ln
+	}
+	if lane("m19") != 0 || lane("x2") != 1 || lane("y2") != 1 || lane("z1") != 2 || l.Lanes() != 3 {
+		t.Errorf("lanes m19 %d, x2 %d, y2 %d, z1 %d (%d lanes), want 0 1 1 2 (3)", lane("m19"), lane("x2"), lane("y2"), lane("z1"), l.Lanes())
+	}
+}
+
+// TestNearestLane checks the tree of lanes against a plain scan.
+func TestNearestLane(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 200 {
+		n := 1 + rng.IntN(40)
+		f := newLanes(n)
+		plain := make([]int32, f.size)
+		for j := range plain {
+			plain[j] = -1
 		}
-	}
-	if len(after.Segs) != len(before.Segs) {
-		t.Errorf("%d segments after the appends, want %d (both extend runs)", len(after.Segs), len(before.Segs))
-	}
-	// A branch from the middle of a run (a rewind, then a new prompt) adds
-	// a segment at the end, in a lane of its own; nothing else moves.
-	fork := more + sessiontest.Lines(sessiontest.User("u7", "u1", 14, "a third way"))
-	_, _, forked := render(t, fork, Options{Select: -1, Focus: -1})
-	for k, sg := range after.Segs {
-		if f := forked.Segs[k]; f.First != sg.First || f.Row != sg.Row || f.Lane != sg.Lane || f.Last != sg.Last {
-			t.Errorf("segment %d moved when a branch began mid-run: %+v → %+v", k, sg, f)
+		for range n {
+			ln, r := rng.IntN(n), int32(rng.IntN(10))
+			f.set(ln, r)
+			plain[ln] = max(plain[ln], r)
 		}
-	}
-	last := forked.Segs[len(forked.Segs)-1]
-	if len(forked.Segs) != len(after.Segs)+1 || last.First != forked.s.Len()-1 || last.From != 0 {
-		t.Errorf("the new branch is not one segment at the end, from u1: %+v", last)
+		for range 20 {
+			want, r := rng.IntN(n), int32(rng.IntN(11))
+			best := -1
+			for d := 0; d < f.size && best < 0; d++ {
+				if want+d < f.size && plain[want+d] < r {
+					best = want + d
+				} else if want-d >= 0 && plain[want-d] < r {
+					best = want - d
+				}
+			}
+			if got := f.nearest(want, r); got != best {
+				t.Fatalf("nearest(%d, %d) = %d, want %d (%v)", want, r, got, best, plain)
+			}
+		}
 	}
 }
 
@@ -137,8 +205,8 @@ func TestBudget(t *testing.T) {
 		lines = append(lines, sessiontest.Asst(id+"a", id, 2+i, "answer"))
 	}
 	got, st, all := render(t, sessiontest.Lines(lines...), Options{Select: -1, Max: 50, Focus: -1})
-	n := len(all.Segs) // the root's run goes on through its first branch: 300
-	if n != 300 || st.Segments > 50 || st.Folded != n-st.Segments {
+	n := len(all.Segs) // the root, and each branch
+	if n != 301 || st.Segments > 50 || st.Folded != n-st.Segments {
 		t.Errorf("drew %d, folded %d of %d", st.Segments, st.Folded, n)
 	}
 	if !strings.Contains(got, "folded") || !strings.Contains(got, `class="seg path"`) || !strings.Contains(got, `data-focus="`) {
@@ -146,7 +214,7 @@ func TestBudget(t *testing.T) {
 	}
 	// Zooming in on the root fetches its subtree: its folded branches are drawn.
 	_, st2, l := render(t, sessiontest.Lines(lines...), Options{Select: -1, Max: 120, Focus: 0})
-	if st2.Segments != 120 || st2.Folded != 300-120 {
+	if st2.Segments != 120 || st2.Folded != 301-120 {
 		t.Errorf("focused: drew %d, folded %d", st2.Segments, st2.Folded)
 	}
 	_ = l
