@@ -31,6 +31,7 @@ type Segment struct {
 	Labels      int    // labeled entries in the run
 	Compactions int
 	Summary     bool // the run starts with a branch summary
+	Summaries   int  // branch summaries in the run
 	Kids        int  // segments hanging from its end
 }
 
@@ -140,6 +141,7 @@ func New(s *sessions.Session) *Layout {
 		case sessions.TypeCompaction:
 			sg.Compactions++
 		case sessions.TypeBranchSummary:
+			sg.Summaries++
 			if sg.First == i {
 				sg.Summary = true
 			}
@@ -247,7 +249,7 @@ type Options struct {
 	Leaf   int   // the entry whose path stands out (the session's leaf)
 	Select int   // the selected entry, -1 for none
 	Hits   []int // entries a search found, marked on the map
-	Max    int   // segments drawn at most (default 350: about 1,500 elements); the rest fold into "+k" at their parents
+	Max    int   // segments drawn at most (default 250; with the marks about 1,500 elements); the rest fold into "+k" at their parents
 	Focus  int   // an entry whose subtree is drawn first within the budget (zooming in fetches it), -1 for none
 	// Text gives the words shown on hovering a segment (its first user
 	// message); nil shows none.
@@ -265,7 +267,7 @@ const (
 	laneW    = 16
 	left     = 14
 	top      = 14
-	maxMarks = 250 // labels, compactions, summaries and hits drawn at most
+	maxMarks = 120 // labels, compactions, summaries and hits drawn at most
 	maxHits  = 100
 )
 
@@ -279,7 +281,7 @@ const (
 func (l *Layout) Render(w io.Writer, o Options) (Stats, error) {
 	s := l.s
 	if o.Max <= 0 {
-		o.Max = 350
+		o.Max = 250
 	}
 	onEntry := make([]bool, s.Len())
 	for v := o.Leaf; v >= 0 && v < s.Len(); v = s.Parent(v) {
@@ -328,22 +330,23 @@ func (l *Layout) Render(w io.Writer, o Options) (Stats, error) {
 	y := func(pos int) int { return top + int(l.row[pos])*rowH }
 	// Marks inside the runs: hits, then labels, compactions and summaries
 	// of the path's segments first, as far as the budget goes.
+	var marks []int
 	hit := map[int]bool{}
 	for _, h := range o.Hits {
-		if h >= 0 && h < s.Len() && len(hit) < maxHits && shown[l.seg[h]] {
+		if h >= 0 && h < s.Len() && len(hit) < maxHits && shown[l.seg[h]] && !hit[h] {
 			hit[h] = true
+			marks = append(marks, h)
 		}
 	}
-	marks := make(map[int]bool, 64)
-	budget := maxMarks - len(hit)
+	budget := maxMarks - len(marks)
 	for pass := 0; pass < 2 && budget > 0; pass++ {
 		for k, sg := range l.Segs {
-			if !shown[k] || onPath[k] != (pass == 0) || sg.Labels+sg.Compactions == 0 && !sg.Summary {
+			if !shown[k] || onPath[k] != (pass == 0) || sg.Labels+sg.Compactions+sg.Summaries == 0 {
 				continue
 			}
 			for i := sg.First; budget > 0; i = s.Children(i)[0] {
-				if e := &s.Entries[i]; s.LabelOf(i) != "" || e.Type == sessions.TypeCompaction || e.Type == sessions.TypeBranchSummary {
-					marks[i] = true
+				if e := &s.Entries[i]; !hit[i] && (s.LabelOf(i) != "" || e.Type == sessions.TypeCompaction || e.Type == sessions.TypeBranchSummary) {
+					marks = append(marks, i)
 					budget--
 				}
 				if i == sg.Last {
@@ -412,20 +415,6 @@ func (l *Layout) Render(w io.Writer, o Options) (Stats, error) {
 		if sg.Parent < 0 { // a root: a triangle pointing down
 			bw.printf(`<path class="mk root" d="M%d %dh12l-6 9z"/>`, fx-6, fy-7)
 		}
-		for i := sg.First; sg.Labels+sg.Compactions > 0 || sg.Summary; i = s.Children(i)[0] {
-			if marks[i] {
-				l.mark(bw, i, x(i), y(i))
-			}
-			if i == sg.Last {
-				break
-			}
-		}
-		// Hits and the selection, when they fall in this segment.
-		for h := range hit {
-			if int(l.seg[h]) == k {
-				bw.printf(`<path class="mk hit" d="M%d %dh14" data-entry="%s"/>`, x(h)-7, y(h), attr(l.ref(h)))
-			}
-		}
 		switch {
 		case len(s.Children(sg.Last)) >= 2: // a branch point: a ring
 			bw.printf(`<circle class="mk fork" cx="%d" cy="%d" r="5"/>`, lx, ly)
@@ -443,26 +432,51 @@ func (l *Layout) Render(w io.Writer, o Options) (Stats, error) {
 		}
 		bw.printf(`</g>`)
 	}
+	// Marks inside the runs on top, each naming its own entry.
+	for _, i := range marks {
+		l.mark(bw, i, x(i), y(i), hit[i])
+	}
 	bw.printf(`</svg>`)
-	st.Marks = len(marks) + len(hit)
+	st.Marks = len(marks)
 	return st, bw.err
 }
 
-// mark draws the mark of entry i inside a run: a label's tag and text, a
-// compaction's bow tie, a branch summary's diamond.
-func (l *Layout) mark(bw *errWriter, i, cx, cy int) {
+// mark draws the mark of entry i inside a run, as a group naming the entry:
+// a search hit's bar, a label's tag and text, a compaction's bow tie, a
+// branch summary's diamond.
+func (l *Layout) mark(bw *errWriter, i, cx, cy int, hit bool) {
 	s := l.s
-	ref := attr(l.ref(i))
-	switch s.Entries[i].Type {
+	e := &s.Entries[i]
+	lb := s.LabelOf(i)
+	what := "entry"
+	switch {
+	case e.Type == sessions.TypeCompaction:
+		what = "compaction"
+	case e.Type == sessions.TypeBranchSummary:
+		what = "branch summary"
+	}
+	if lb != "" {
+		what += " labeled " + oneLine(lb, 60)
+	}
+	if hit {
+		what = "search hit: " + what
+	}
+	ref := l.ref(i)
+	bw.printf(`<g class="mark" data-entry="%s"><title>%s · %s</title>`, attr(ref), esc(what), attr(ref))
+	switch e.Type {
 	case sessions.TypeCompaction:
-		bw.printf(`<path class="mk compaction" d="M%d %dl12 10v-10l-12 10z" data-entry="%s"/>`, cx-6, cy-5, ref)
+		bw.printf(`<path class="mk compaction" d="M%d %dl12 10v-10l-12 10z"/>`, cx-6, cy-5)
 	case sessions.TypeBranchSummary:
-		bw.printf(`<path class="mk summary" d="M%d %dl6 6l-6 6l-6 -6z" data-entry="%s"/>`, cx, cy-6, ref)
+		bw.printf(`<path class="mk summary" d="M%d %dl6 6l-6 6l-6 -6z"/>`, cx, cy-6)
 	}
-	if lb := s.LabelOf(i); lb != "" {
-		bw.printf(`<path class="mk tag" d="M%d %dh10l5 5l-5 5h-10z" data-entry="%s"/><text class="label" x="%d" y="%d">%s</text>`,
-			cx+8, cy-5, ref, cx+26, cy+4, esc(oneLine(lb, 30)))
+	if hit {
+		bw.printf(`<path class="mk hit" d="M%d %dh14"/>`, cx-7, cy)
 	}
+	if lb != "" {
+		bw.printf(`<path class="mk tag" d="M%d %dh10l5 5l-5 5h-10z"/><text class="label" x="%d" y="%d">%s</text>`,
+			cx+8, cy-5, cx+26, cy+4, esc(oneLine(lb, 30)))
+	}
+	bw.printf(`</g>`)
 }
 
 // ref is the id an entry is linked by: its id, or ~position for an entry

@@ -89,7 +89,7 @@
   }
 
   function toLeaf() {
-    const leaf = view.querySelector(".seg.path:last-of-type") || view.querySelector(".seg.sel");
+    const leaf = view.querySelector(".mk.leaf") || view.querySelector(".seg.sel");
     if (leaf) leaf.scrollIntoView({ block: "center", inline: "nearest" });
   }
 
@@ -123,15 +123,17 @@
     }
     const more = e.target.closest("[data-focus]");
     if (more) return detail(more.dataset.focus); // "+k": draw that subtree in detail
-    const seg = e.target.closest(".seg");
-    if (!seg) return;
-    const ref = seg.dataset.entry;
+    // A segment reads its last entry; a mark inside a run (a label,
+    // compaction, summary, search hit) names its own entry.
+    const el = e.target.closest("[data-entry]");
+    if (!el) return;
+    const ref = el.dataset.entry;
     if (e.shiftKey && selected()) {
       location.href = pane.dataset.mapSrc.replace(/\/map$/, "/compare") + "?a=" + encodeURIComponent(selected()) + "&b=" + encodeURIComponent(ref);
       return;
     }
     view.querySelectorAll(".seg.sel").forEach((s) => s.classList.remove("sel"));
-    seg.classList.add("sel");
+    el.closest(".seg")?.classList.add("sel");
     document.dispatchEvent(new CustomEvent("piweb:select", { detail: { ref } }));
   });
   pane.addEventListener("keydown", (e) => {
@@ -150,7 +152,7 @@
   // Drag to pan.
   let drag = null;
   view.addEventListener("pointerdown", (e) => {
-    if (e.button !== 0 || e.target.closest(".seg")) return;
+    if (e.button !== 0 || e.target.closest("[data-entry]")) return;
     drag = { x: e.clientX, y: e.clientY, l: view.scrollLeft, t: view.scrollTop };
     view.setPointerCapture(e.pointerId);
   });
