@@ -30,12 +30,32 @@ func BenchmarkMap(b *testing.B) {
 		}
 	}
 	branches := lines.String()
+	// Rewinds: a 50,000-entry path with a 5-entry abandoned attempt every
+	// 5 entries (10,000 branches): the attempts share one lane.
+	lines.Reset()
+	lines.WriteString(sessiontest.Header + "\n")
+	parent := ""
+	for i := range 50_000 {
+		id := fmt.Sprintf("m%d", i)
+		lines.WriteString(sessiontest.User(id, parent, 2, "go on") + "\n")
+		parent = id
+		if i%5 == 4 {
+			p := fmt.Sprintf("m%d", i-1)
+			for k := range 5 {
+				bid := fmt.Sprintf("x%d_%d", i, k)
+				lines.WriteString(sessiontest.Asst(bid, p, 2, "an attempt") + "\n")
+				p = bid
+			}
+		}
+	}
+	rewinds := lines.String()
 	for _, c := range []struct {
 		name string
 		load func() (*sessions.Session, error)
 	}{
 		{"chain100k", func() (*sessions.Session, error) { return sessions.Load(chain) }},
 		{"branches10k", func() (*sessions.Session, error) { return sessions.Parse(strings.NewReader(branches), "b.jsonl") }},
+		{"rewinds10k", func() (*sessions.Session, error) { return sessions.Parse(strings.NewReader(rewinds), "r.jsonl") }},
 	} {
 		s, err := c.load()
 		if err != nil {
@@ -51,18 +71,28 @@ func BenchmarkMap(b *testing.B) {
 		b.Run(c.name+"/layout+svg", func(b *testing.B) {
 			var n countWriter
 			for b.Loop() {
-				n = 0
+				n = countWriter{}
 				if _, err := New(s).Render(&n, Options{Leaf: s.Leaf(), Select: -1, Focus: -1}); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64(n)/1024, "svg-KB")
+			b.ReportMetric(float64(n.bytes)/1024, "svg-KB")
+			b.ReportMetric(float64(n.elements), "elements")
 		})
 	}
 }
 
-type countWriter int
+// countWriter counts the bytes and the elements (opening tags) written.
+type countWriter struct{ bytes, elements int }
 
-func (c *countWriter) Write(p []byte) (int, error) { *c += countWriter(len(p)); return len(p), nil }
+func (c *countWriter) Write(p []byte) (int, error) {
+	c.bytes += len(p)
+	for k, b := range p {
+		if b == '<' && k+1 < len(p) && p[k+1] != '/' {
+			c.elements++
+		}
+	}
+	return len(p), nil
+}
 
 var _ io.Writer = (*countWriter)(nil)

@@ -249,7 +249,7 @@ type Options struct {
 	Leaf   int   // the entry whose path stands out (the session's leaf)
 	Select int   // the selected entry, -1 for none
 	Hits   []int // entries a search found, marked on the map
-	Max    int   // segments drawn at most (default 250; with the marks about 1,500 elements); the rest fold into "+k" at their parents
+	Max    int   // segments drawn at most (default 350: about 1,500 elements with the marks); the rest fold into "+k" at their parents
 	Focus  int   // an entry whose subtree is drawn first within the budget (zooming in fetches it), -1 for none
 	// Text gives the words shown on hovering a segment (its first user
 	// message); nil shows none.
@@ -281,7 +281,7 @@ const (
 func (l *Layout) Render(w io.Writer, o Options) (Stats, error) {
 	s := l.s
 	if o.Max <= 0 {
-		o.Max = 250
+		o.Max = 350
 	}
 	onEntry := make([]bool, s.Len())
 	for v := o.Leaf; v >= 0 && v < s.Len(); v = s.Parent(v) {
@@ -360,28 +360,66 @@ func (l *Layout) Render(w io.Writer, o Options) (Stats, error) {
 	bw := &errWriter{w: w}
 	bw.printf(`<svg xmlns="http://www.w3.org/2000/svg" class="map" viewBox="0 0 %d %d" width="%d" height="%d" role="img" aria-label="%s">`,
 		width, height, width, height, attr(fmt.Sprintf("Map of the session: %d segments, %d entries", len(l.Segs), s.Len())))
+	// A shown segment that is the only one drawn below its parent, in the
+	// parent's lane and of its kind (path or not), joins the parent's run:
+	// one line, its folded branches counted together.
+	kids := make([]int32, len(l.Segs))
+	for k, sg := range l.Segs {
+		if shown[k] && sg.Parent >= 0 {
+			kids[sg.Parent]++
+		}
+	}
+	type run struct {
+		tail, entries, folded int
+		label                 string
+		sel                   bool
+	}
+	head := make([]int32, len(l.Segs))
+	runs := map[int]*run{}
+	var order []int
 	for k, sg := range l.Segs {
 		if !shown[k] {
 			continue
 		}
+		h := k
+		if p := sg.Parent; p >= 0 && kids[p] == 1 && onPath[p] == onPath[k] && l.lane[sg.First] == l.lane[l.Segs[p].Last] {
+			h = int(head[p])
+		} else {
+			runs[k] = &run{}
+			order = append(order, k)
+		}
+		head[k] = int32(h)
+		r := runs[h]
+		r.tail, r.entries, r.folded = k, r.entries+sg.Entries, r.folded+folded[k]
+		r.sel = r.sel || k == sel
+		if r.label == "" {
+			r.label = sg.Label
+		}
+	}
+	leafRun := -1
+	if o.Leaf >= 0 && o.Leaf < s.Len() && shown[l.seg[o.Leaf]] {
+		leafRun = int(head[l.seg[o.Leaf]])
+	}
+	for _, k := range order {
+		sg, r := l.Segs[k], runs[k]
+		last := l.Segs[r.tail].Last
 		cls := "seg"
 		if onPath[k] {
 			cls += " path"
 		} else {
 			cls += " off"
 		}
-		selHere := sel == k
-		if selHere {
+		if r.sel {
 			cls += " sel"
 		}
-		ref := l.ref(sg.Last)
+		ref := l.ref(last)
 		var hint strings.Builder
-		fmt.Fprintf(&hint, "%s · %s", plural(sg.Entries, "entry", "entries"), ref)
-		if sg.Label != "" {
-			fmt.Fprintf(&hint, " · [%s]", sg.Label)
+		fmt.Fprintf(&hint, "%s · %s", plural(r.entries, "entry", "entries"), ref)
+		if r.label != "" {
+			fmt.Fprintf(&hint, " · [%s]", r.label)
 		}
-		if f := folded[k]; f > 0 {
-			fmt.Fprintf(&hint, " · +%d branches folded", f)
+		if r.folded > 0 {
+			fmt.Fprintf(&hint, " · +%d branches folded", r.folded)
 		}
 		if o.Text != nil {
 			if text := oneLine(o.Text(l.firstUser(k)), 120); text != "" {
@@ -391,21 +429,17 @@ func (l *Layout) Render(w io.Writer, o Options) (Stats, error) {
 		bw.printf(`<g class="%s" data-entry="%s" data-first="%s" tabindex="0"><title>%s</title>`, cls, attr(ref), attr(l.ref(sg.First)), esc(hint.String()))
 		// The line: from the entry it hangs from, then down its lane. When
 		// the path ends inside it, the rest is drawn abandoned.
-		fx, fy, lx, ly := x(sg.First), y(sg.First), x(sg.Last), y(sg.Last)
+		fx, fy, lx, ly := x(sg.First), y(sg.First), x(last), y(last)
 		var d strings.Builder
 		if sg.From >= 0 {
 			fmt.Fprintf(&d, "M%d %dL%d %d", x(sg.From), y(sg.From), fx, fy)
 		} else {
 			fmt.Fprintf(&d, "M%d %d", fx, fy)
 		}
-		cut := -1
-		if onPath[k] && !onEntry[sg.Last] {
-			cut = o.Leaf
-		}
 		switch {
-		case cut >= 0:
-			fmt.Fprintf(&d, "V%d", y(cut))
-			bw.printf(`<path class="ln" d="%s"/><path class="ln rest" d="M%d %dV%d"/>`, d.String(), lx, y(cut), ly)
+		case onPath[k] && !onEntry[last]:
+			fmt.Fprintf(&d, "V%d", y(o.Leaf))
+			bw.printf(`<path class="ln" d="%s"/><path class="ln rest" d="M%d %dV%d"/>`, d.String(), lx, y(o.Leaf), ly)
 		default:
 			if ly != fy {
 				fmt.Fprintf(&d, "V%d", ly)
@@ -416,19 +450,19 @@ func (l *Layout) Render(w io.Writer, o Options) (Stats, error) {
 			bw.printf(`<path class="mk root" d="M%d %dh12l-6 9z"/>`, fx-6, fy-7)
 		}
 		switch {
-		case len(s.Children(sg.Last)) >= 2: // a branch point: a ring
+		case len(s.Children(last)) >= 2: // a branch point: a ring
 			bw.printf(`<circle class="mk fork" cx="%d" cy="%d" r="5"/>`, lx, ly)
-		case o.Leaf != sg.Last: // the end of a run
+		case o.Leaf != last: // the end of a run
 			bw.printf(`<circle class="mk run" cx="%d" cy="%d" r="3"/>`, lx, ly)
 		}
-		if o.Leaf >= 0 && o.Leaf < s.Len() && int(l.seg[o.Leaf]) == k { // the leaf: a ringed dot
+		if leafRun == k { // the leaf: a ringed dot
 			bw.printf(`<circle class="mk leaf" cx="%d" cy="%d" r="7"/><circle class="mk dot" cx="%d" cy="%d" r="3"/>`, x(o.Leaf), y(o.Leaf), x(o.Leaf), y(o.Leaf))
 		}
-		if selHere { // the selected entry: a square
+		if r.sel { // the selected entry: a square
 			bw.printf(`<rect class="mk sel" x="%d" y="%d" width="16" height="16"/>`, x(o.Select)-8, y(o.Select)-8)
 		}
-		if f := folded[k]; f > 0 {
-			bw.printf(`<text class="more" x="%d" y="%d" data-focus="%s">+%d</text>`, lx+8, ly+12, attr(ref), f)
+		if r.folded > 0 {
+			bw.printf(`<text class="more" x="%d" y="%d" data-focus="%s">+%d</text>`, lx+8, ly+12, attr(l.ref(sg.Last)), r.folded)
 		}
 		bw.printf(`</g>`)
 	}
@@ -522,11 +556,20 @@ func (l *Layout) keep(limit int, onPath []bool, sel, focus int) []bool {
 			size[p] += size[k]
 		}
 	}
+	// n counts what is drawn: the path's segments join into runs as long
+	// as nothing branching off them is drawn, so they cost nothing; a
+	// segment costs one, and one more when it hangs from the path (it
+	// splits a run of it in two).
 	n := 0
 	mark := func(k int) {
 		for ; k >= 0 && !shown[k]; k = l.Segs[k].Parent { // with its ancestors: a kept segment hangs from kept ones
 			shown[k] = true
-			n++
+			if !onPath[k] {
+				n++
+				if p := l.Segs[k].Parent; p >= 0 && onPath[p] {
+					n++
+				}
+			}
 		}
 	}
 	for k := range l.Segs {
@@ -552,7 +595,7 @@ func (l *Layout) keep(limit int, onPath []bool, sel, focus int) []bool {
 	var rest []int
 	for k, sg := range l.Segs {
 		if !shown[k] {
-			if sg.Labels > 0 || sg.Compactions > 0 || sg.Summary {
+			if sg.Labels > 0 || sg.Compactions > 0 || sg.Summaries > 0 {
 				if n < limit {
 					mark(k)
 				}
