@@ -5,14 +5,19 @@ import (
 	"net/http"
 
 	"github.com/labstack/echo/v4"
+	"github.com/piweb/piweb/pitree"
 	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/shape"
 )
 
-// sessionMap answers GET /s/:key/map[?leaf=ID&select=ID&focus=ID]: the shape
-// of the session's tree as SVG (package shape), the path to leaf standing
-// out; with focus, the subtree of that entry drawn first (the detail a
-// zoom asks for when the tree exceeds what the map draws at once).
+// mapHits is how many of a search's hits the map marks at most.
+const mapHits = 100
+
+// sessionMap answers GET /s/:key/map[?leaf=ID&select=ID&focus=ID&q=TEXT&filter=F]:
+// the shape of the session's tree as SVG (package shape), the path to leaf
+// standing out; with focus, the subtree of that entry drawn first (the
+// detail a zoom asks for when the tree exceeds what the map draws at
+// once); with q, the entries the tree's search finds (under filter) marked.
 func (srv *Server) sessionMap(c echo.Context) error {
 	key := sessionKey(c)
 	var out bytes.Buffer
@@ -33,8 +38,21 @@ func (srv *Server) sessionMap(c echo.Context) error {
 				return err
 			}
 		}
+		var hits []int
+		if st, err := treeState(c); err != nil {
+			return err
+		} else if st.Search != "" {
+			l, err := pitree.New(ss, r, pitree.Options{Leaf: leaf, Filter: pitree.Filter(st.Filter), Search: st.Search,
+				Index: srv.layouts.searchIndex(ss.File)})
+			if err != nil {
+				return err
+			}
+			for k := range min(l.Len(), mapHits) {
+				hits = append(hits, l.Pos(k))
+			}
+		}
 		seq := r.Sequential()
-		_, err = shape.New(ss).Render(&out, shape.Options{Leaf: leaf, Select: sel, Focus: focus, Text: func(pos int) string {
+		_, err = shape.New(ss).Render(&out, shape.Options{Leaf: leaf, Select: sel, Focus: focus, Hits: hits, Text: func(pos int) string {
 			if b, err := seq.Body(pos); err == nil {
 				return entryPreview(b)
 			}

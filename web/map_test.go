@@ -196,3 +196,40 @@ func TestMapFocus(t *testing.T) {
 		t.Errorf("unknown focus: %d", rec.Code)
 	}
 }
+
+// TestMapEscapesAndHits: session text reaches the map's SVG escaped (a
+// label holding markup), and ?q= marks the entries the tree's search finds.
+func TestMapEscapesAndHits(t *testing.T) {
+	root := t.TempDir()
+	writeSession(t, root, "--w--", "marks.jsonl", sessiontest.Lines(sessiontest.Header,
+		sessiontest.User("u1", "", 1, "find the needle"),
+		sessiontest.Asst("a1", "u1", 2, "looking"),
+		sessiontest.User("u2", "a1", 3, "try A"),
+		sessiontest.User("u3", "a1", 4, "another needle"),
+		sessiontest.Entry("label", "l1", "u3", 5, `,"targetId":"u2","label":"<script>alert(1)</script>"`),
+	))
+	h := newServer(t, openLib(t, root), nil).Handler()
+	rec := get(t, h, "/s/s1/map")
+	if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "image/svg+xml") {
+		t.Fatalf("content type %q", ct)
+	}
+	svg := rec.Body.String()
+	if strings.Contains(svg, "<script") || !strings.Contains(svg, "&lt;script&gt;alert(1)&lt;/script&gt;") {
+		t.Errorf("the label is not escaped:\n%s", svg)
+	}
+	for _, want := range []string{`class="mk root"`, `class="mk fork"`, `class="mk leaf"`, `class="mk tag"`, `data-entry="u2"`} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("the map lacks %s", want)
+		}
+	}
+	if strings.Contains(svg, `class="mk hit"`) {
+		t.Error("hits without a search")
+	}
+	hits := get(t, h, "/s/s1/map?q=needle").Body.String()
+	if n := strings.Count(hits, `class="mk hit"`); n != 2 {
+		t.Errorf("%d hits marked for 'needle', want 2 (u1, u3)", n)
+	}
+	if rec := get(t, h, "/s/s1/map?q=needle&filter=nope"); rec.Code != 400 {
+		t.Errorf("a bad filter: %d", rec.Code)
+	}
+}

@@ -286,6 +286,10 @@
       observe();
       syncURL();
       connect();
+      // The map (map.js) marks the search's hits: it reads them from here.
+      tree.dataset.q = S.q;
+      tree.dataset.filter = S.filter;
+      document.dispatchEvent(new CustomEvent("piweb:changed"));
     }
 
     // loadMore fetches the page of rows before or after the loaded ones.

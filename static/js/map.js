@@ -24,6 +24,10 @@
     const sel = selected();
     if (sel && !sel.startsWith("~")) p.set("select", sel);
     if (focus) p.set("focus", focus);
+    if (tree.dataset.q) {
+      p.set("q", tree.dataset.q); // the tree's search: its hits are marked
+      if (tree.dataset.filter && tree.dataset.filter !== "default") p.set("filter", tree.dataset.filter);
+    }
     return pane.dataset.mapSrc + "?" + p;
   }
 
