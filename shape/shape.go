@@ -154,6 +154,26 @@ func New(s *sessions.Session) *Layout {
 // Place returns the row and lane of entry pos.
 func (l *Layout) Place(pos int) (row, lane int) { return int(l.row[pos]), int(l.lane[pos]) }
 
+// RowHeight returns the height of a row in the drawing: 12 up to 400 rows
+// deep, then 6, 3 and 2 from 1,200 and 4,000 rows, so that a deep session
+// stays a picture. It depends on the deepest entry alone: drawn things
+// move only when pi's appends take a session past one of those depths.
+func (l *Layout) RowHeight() int {
+	deepest := int32(0)
+	for _, r := range l.row {
+		deepest = max(deepest, r)
+	}
+	switch {
+	case deepest < 400:
+		return 12
+	case deepest < 1200:
+		return 6
+	case deepest < 4000:
+		return 3
+	}
+	return 2
+}
+
 // Lanes returns the number of lanes the layout uses.
 func (l *Layout) Lanes() int { return l.lanes }
 
@@ -263,7 +283,6 @@ type Stats struct {
 }
 
 const (
-	rowH     = 12
 	laneW    = 16
 	left     = 14
 	top      = 14
@@ -327,6 +346,7 @@ func (l *Layout) Render(w io.Writer, o Options) (Stats, error) {
 		}
 	}
 	x := func(pos int) int { return laneX[l.lane[pos]] }
+	rowH := l.RowHeight()
 	y := func(pos int) int { return top + int(l.row[pos])*rowH }
 	// Marks inside the runs: hits, then labels, compactions and summaries
 	// of the path's segments first, as far as the budget goes.
