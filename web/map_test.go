@@ -62,6 +62,15 @@ func TestBrowserMap(t *testing.T) {
 	f.WriteString(`{"type":"message","id":"feed0042","parentId":"9a374789","timestamp":"2026-05-12T09:00:00.000Z","message":{"role":"user","content":"a third way","timestamp":1778576400000}}` + "\n")
 	f.Close()
 	b.do("a live append", b.poll("the map gains the new branch", `document.querySelectorAll('#map-view .seg').length > `+n+` && !!document.querySelector('#map-view .seg[data-entry="feed0042"]')`))
+	b.do("search the tree", chromedp.SendKeys("#tree-q", "cache"),
+		b.poll("the map marks the hits", `document.querySelectorAll('#map-view .mark .mk.hit').length > 0`))
+	saveShot(t, ctx, "map-hits-1440")
+	b.do("shift+click a segment",
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('#map-view .seg[data-entry="feed0042"] .ln').dispatchEvent(new MouseEvent('click', {bubbles: true, shiftKey: true}))`))
+	b.do("the comparison", chromedp.WaitVisible(chromedp.CSS(".cmp-strip")))
+	if got := b.eval(`location.pathname + location.search`); got != "/s/"+mainID+"/compare?a=4ee5d1f8&b=feed0042" {
+		t.Errorf("shift+click opened %s", got)
+	}
 	b.do("phone", chromedp.EmulateViewport(390, 800), chromedp.Navigate(ts.URL+"/s/"+mainID+"?view=map"),
 		chromedp.WaitVisible(chromedp.CSS(`#map-view svg .seg`)))
 	saveShot(t, ctx, "map-390")
