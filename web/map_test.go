@@ -62,6 +62,14 @@ func TestBrowserMap(t *testing.T) {
 	f.WriteString(`{"type":"message","id":"feed0042","parentId":"9a374789","timestamp":"2026-05-12T09:00:00.000Z","message":{"role":"user","content":"a third way","timestamp":1778576400000}}` + "\n")
 	f.Close()
 	b.do("a live append", b.poll("the map gains the new branch", `document.querySelectorAll('#map-view .seg').length > `+n+` && !!document.querySelector('#map-view .seg[data-entry="feed0042"]')`))
+	b.do("pinch to zoom", chromedp.Evaluate[chromedp.Void](`(() => {
+		const v = document.getElementById('map-view');
+		window.mapWidth = parseFloat(document.querySelector('#map-view svg').style.width);
+		const ev = (type, id, x) => v.dispatchEvent(new PointerEvent(type, {pointerId: id, pointerType: 'touch', isPrimary: id === 1, button: type === 'pointermove' ? -1 : 0, clientX: x, clientY: 300, bubbles: true}));
+		ev('pointerdown', 1, 100); ev('pointerdown', 2, 140);
+		ev('pointermove', 2, 180); ev('pointermove', 1, 60);
+		ev('pointerup', 1, 60); ev('pointerup', 2, 180);
+	})()`), b.poll("the map is larger", `parseFloat(document.querySelector('#map-view svg').style.width) > window.mapWidth * 2`))
 	b.do("search the tree", chromedp.SendKeys("#tree-q", "cache"),
 		b.poll("the map marks the hits", `document.querySelectorAll('#map-view .mark .mk.hit').length > 0`))
 	saveShot(t, ctx, "map-hits-1440")

@@ -61,10 +61,17 @@
     svg.style.height = Math.round(h * zoom) + "px";
   }
 
-  function setZoom(z) {
+  // setZoom zooms to z, keeping the point at (cx, cy) on the screen where
+  // it is (the middle of the view when not given).
+  function setZoom(z, cx, cy) {
     const before = zoom;
     zoom = Math.max(0.1, Math.min(4, z));
+    const v = view.getBoundingClientRect();
+    const ax = (cx ?? v.left + v.width / 2) - v.left, ay = (cy ?? v.top + v.height / 2) - v.top;
+    const px = (view.scrollLeft + ax) / before, py = (view.scrollTop + ay) / before;
     apply();
+    view.scrollLeft = px * zoom - ax;
+    view.scrollTop = py * zoom - ay;
     // Zooming in past 1.5 asks for the detail folded nearest the middle.
     if (before < 1.5 && zoom >= 1.5) {
       const v = view.getBoundingClientRect();
@@ -153,23 +160,61 @@
     e.preventDefault();
     e.stopPropagation();
   });
-  // Drag to pan.
-  let drag = null;
+  // Drag (a mouse, a pen or one finger) pans; two fingers pinch to zoom. A
+  // drag that starts on a run does not click it.
+  let drag = null, pinch = null, dragged = false;
+  const fingers = new Map();
+  const spread = () => {
+    const [a, b] = Array.from(fingers.values());
+    return { d: Math.hypot(a.x - b.x, a.y - b.y) || 1, x: (a.x + b.x) / 2, y: (a.y + b.y) / 2 };
+  };
   view.addEventListener("pointerdown", (e) => {
-    if (e.button !== 0 || e.target.closest("[data-entry]")) return;
-    drag = { x: e.clientX, y: e.clientY, l: view.scrollLeft, t: view.scrollTop };
-    view.setPointerCapture(e.pointerId);
+    if (e.button !== 0) return;
+    if (e.pointerType === "touch") fingers.set(e.pointerId, { x: e.clientX, y: e.clientY });
+    if (fingers.size === 2) {
+      drag = null;
+      pinch = { d: spread().d, z: zoom };
+      return;
+    }
+    drag = { id: e.pointerId, x: e.clientX, y: e.clientY, l: view.scrollLeft, t: view.scrollTop, moved: false };
+    dragged = false;
   });
   view.addEventListener("pointermove", (e) => {
-    if (!drag) return;
-    view.scrollLeft = drag.l - (e.clientX - drag.x);
-    view.scrollTop = drag.t - (e.clientY - drag.y);
+    if (fingers.has(e.pointerId)) fingers.set(e.pointerId, { x: e.clientX, y: e.clientY });
+    if (pinch && fingers.size === 2) {
+      const s = spread();
+      setZoom(pinch.z * (s.d / pinch.d), s.x, s.y);
+      return;
+    }
+    if (!drag || drag.id !== e.pointerId) return;
+    const dx = e.clientX - drag.x, dy = e.clientY - drag.y;
+    if (!drag.moved && Math.hypot(dx, dy) < 5) return;
+    if (!drag.moved) {
+      drag.moved = true;
+      view.setPointerCapture(e.pointerId);
+    }
+    view.scrollLeft = drag.l - dx;
+    view.scrollTop = drag.t - dy;
   });
-  view.addEventListener("pointerup", () => (drag = null));
+  const lift = (e) => {
+    fingers.delete(e.pointerId);
+    if (fingers.size < 2) pinch = null;
+    if (drag && drag.id === e.pointerId) {
+      dragged = drag.moved;
+      drag = null;
+    }
+  };
+  view.addEventListener("pointerup", lift);
+  view.addEventListener("pointercancel", lift);
+  view.addEventListener("click", (e) => {
+    if (!dragged) return;
+    dragged = false; // the end of a drag is not a click on what it ended on
+    e.stopPropagation();
+  }, true);
   view.addEventListener("wheel", (e) => {
-    if (!e.ctrlKey) return; // a pinch (or ctrl+wheel) zooms; a plain wheel scrolls
+    if (!e.ctrlKey) return; // a trackpad pinch (or ctrl+wheel) zooms; a plain wheel scrolls
     e.preventDefault();
-    setZoom(zoom * (e.deltaY < 0 ? 1.1 : 1 / 1.1));
+    setZoom(zoom * (e.deltaY < 0 ? 1.1 : 1 / 1.1), e.clientX, e.clientY);
   }, { passive: false });
 
   document.addEventListener("piweb:changed", soon); // app.js: the tree changed (live) or another entry was selected
