@@ -472,6 +472,8 @@ func (l *Layout) Render(w io.Writer, o Options) (Stats, error) {
 		switch {
 		case len(s.Children(last)) >= 2: // a branch point: a ring
 			bw.printf(`<circle class="mk fork" cx="%d" cy="%d" r="5"/>`, lx, ly)
+		case onPath[k] && !onEntry[last]: // the end of a run the path leaves
+			bw.printf(`<circle class="mk run rest" cx="%d" cy="%d" r="3"/>`, lx, ly)
 		case o.Leaf != last: // the end of a run
 			bw.printf(`<circle class="mk run" cx="%d" cy="%d" r="3"/>`, lx, ly)
 		}
@@ -486,7 +488,12 @@ func (l *Layout) Render(w io.Writer, o Options) (Stats, error) {
 		}
 		bw.printf(`</g>`)
 	}
-	// Marks inside the runs on top, each naming its own entry.
+	// Marks inside the runs on top, each naming its own entry; labels
+	// first, so that a label's tag reaching into the next lane does not
+	// hide a mark there.
+	slices.SortStableFunc(marks, func(a, b int) int {
+		return cmp.Compare(min(1, len(s.LabelOf(b))), min(1, len(s.LabelOf(a))))
+	})
 	for _, i := range marks {
 		l.mark(bw, i, x(i), y(i), hit[i])
 	}

@@ -57,6 +57,8 @@ func TestGolden(t *testing.T) {
 	}{
 		{"tree", Options{Select: -1, Focus: -1}},
 		{"tree-select-a2", Options{Select: 3, Focus: -1}},
+		// Viewing the path to u3 (inside a run: the rest is drawn abandoned), two search hits.
+		{"tree-leaf-u3-hits", Options{Leaf: 4, Select: 4, Hits: []int{0, 5}, Focus: -1}},
 	} {
 		got, _, _ := render(t, tree, c.o)
 		file := filepath.Join("testdata", c.name+".golden.svg")
