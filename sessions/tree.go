@@ -187,7 +187,17 @@ func (r *Reader) Close() error {
 }
 
 // Raw returns the JSON line of entry i, checking it is still the same entry.
-func (r *Reader) Raw(i int) ([]byte, error) {
+func (r *Reader) Raw(i int) ([]byte, error) { return r.line(i, false) }
+
+// rawQuick returns the JSON line of entry i for readers of many lines: it
+// checks the line still holds the entry's id, without validating all of it
+// as Raw does (the index validated the line when it read it); a line where
+// the id is not found as written (an escaped id, a changed file) gets Raw's check.
+func (r *Reader) rawQuick(i int) ([]byte, error) { return r.line(i, true) }
+
+// line reads entry i's line and checks it is still the entry: quickly (its
+// id where the index saw one) when quick, else by parsing its members.
+func (r *Reader) line(i int, quick bool) ([]byte, error) {
 	e := &r.s.Entries[i]
 	b := make([]byte, e.Len)
 	if _, err := r.f.ReadAt(b, e.Off); err != nil {
@@ -196,7 +206,7 @@ func (r *Reader) Raw(i int) ([]byte, error) {
 		}
 		return nil, err
 	}
-	if e.ID != "" && r.s.Header.Version >= 2 {
+	if e.ID != "" && r.s.Header.Version >= 2 && !(quick && holdsID(b, e.ID)) {
 		var got rawEntry
 		if _, err := js.EachMember(b, 0, got.set); err != nil || js.Str(got.id) != e.ID {
 			return nil, ErrChanged
@@ -208,28 +218,10 @@ func (r *Reader) Raw(i int) ([]byte, error) {
 	return b, nil
 }
 
-// rawQuick returns the JSON line of entry i for readers of many lines: it
-// checks the line still holds the entry's id, without validating all of it
-// as Raw does. The index validated the line when it read it.
-func (r *Reader) rawQuick(i int) ([]byte, error) {
-	e := &r.s.Entries[i]
-	b := make([]byte, e.Len)
-	if _, err := r.f.ReadAt(b, e.Off); err != nil {
-		if err == io.EOF {
-			return nil, ErrChanged
-		}
-		return nil, err
-	}
-	if e.ID != "" && r.s.Header.Version >= 2 {
-		k := bytes.Index(b, []byte(`"id"`))
-		if k < 0 || !bytes.Contains(b[k:min(len(b), k+len(e.ID)+16)], []byte(`"`+e.ID+`"`)) {
-			return r.Raw(i) // an escaped id, or a changed file: Raw tells
-		}
-	}
-	if e.Flags.Has(FlagBadUTF8) {
-		b = js.ToValidUTF8(b) // as pi's decoder reads it
-	}
-	return b, nil
+// holdsID reports whether line has an "id" member whose value is id as written.
+func holdsID(line []byte, id string) bool {
+	k := bytes.Index(line, []byte(`"id"`))
+	return k >= 0 && bytes.Contains(line[k:min(len(line), k+len(id)+16)], []byte(`"`+id+`"`))
 }
 
 // Raw reads the JSON line of entry i (opening and closing the file).
