@@ -15,9 +15,7 @@ type PathView struct {
 	Depth      int    // entries on the path
 	Model      string // the model in force at the entry
 	Thinking   string // the thinking level in force at the entry
-	Tokens     int64  // tokens summed along the path
-	Cost       float64
-	Messages   int // model messages in the context at the entry (context tab)
+	Messages   int    // model messages in the context at the entry (context tab)
 	Items      []Item
 	Earlier    int          // entries (or context entries) before this page
 	EarlierURL string       // the previous page; "" at the root

@@ -103,7 +103,7 @@ func (s *Server) pathView(id string, ss *sessions.Session, r *sessions.Reader, s
 	var changes *sessions.Changes
 	if !v.Page { // an earlier page shows no header
 		var err error
-		if v.Model, v.Thinking, v.Tokens, v.Cost, err = pathTotals(ss, r, path); err != nil {
+		if v.Model, v.Thinking, err = pathSettings(ss, r, path); err != nil {
 			return v, err
 		}
 		l, err := s.ledger(ss, r)
@@ -158,9 +158,9 @@ func (s *Server) pathView(id string, ss *sessions.Session, r *sessions.Reader, s
 	return v, err
 }
 
-// pathTotals walks a path for the model and thinking level in force at its
-// end and the tokens and cost spent along it.
-func pathTotals(ss *sessions.Session, r *sessions.Reader, path []int) (model, thinking string, tokens int64, cost float64, err error) {
+// pathSettings walks a path for the model and thinking level in force at
+// its end (what the path cost is the ledger's: Ledger.Sum).
+func pathSettings(ss *sessions.Session, r *sessions.Reader, path []int) (model, thinking string, err error) {
 	thinking = "off"
 	lastThinking := -1
 	for _, i := range path {
@@ -171,17 +171,15 @@ func pathTotals(ss *sessions.Session, r *sessions.Reader, path []int) (model, th
 		if e.Type == sessions.TypeThinking {
 			lastThinking = i
 		}
-		tokens += e.Tokens
-		cost += e.Cost
 	}
 	if lastThinking >= 0 {
 		b, err := r.Body(lastThinking)
 		if err != nil {
-			return "", "", 0, 0, err
+			return "", "", err
 		}
 		thinking = cmp.Or(b.Level, "off")
 	}
-	return model, thinking, tokens, cost, nil
+	return model, thinking, nil
 }
 
 // pageStart steps back from end over at most pageEntries items of about pageBytes.
