@@ -217,10 +217,7 @@ func (b *builder) pathPage(v *views.PathView, r *sessions.Reader, path []int, ta
 	if err != nil {
 		return err
 	}
-	for k := range items {
-		items[k].Target = items[k].Entry.Pos == target
-		markResultTarget(&items[k], target)
-	}
+	markTargets(items, target)
 	v.Items = items
 	v.Earlier = start
 	if start > 0 {
@@ -265,10 +262,7 @@ func (b *builder) pathFrom(v *views.PathView, r *sessions.Reader, path []int, ta
 	if err != nil {
 		return err
 	}
-	for k := range items {
-		items[k].Target = items[k].Entry.Pos == target
-		markResultTarget(&items[k], target)
-	}
+	markTargets(items, target)
 	v.Items, v.Earlier = items, start
 	if start > 0 && !at.down {
 		v.EarlierURL = views.EntryURL(v.Key, v.Target.Ref, v.Tab, path[start], v.State)
@@ -278,6 +272,14 @@ func (b *builder) pathFrom(v *views.PathView, r *sessions.Reader, path []int, ta
 		v.LaterURL = views.EntryURL(v.Key, v.Target.Ref, v.Tab, -1, v.State) + "&from=" + strconv.Itoa(end) + "&dir=down"
 	}
 	return nil
+}
+
+// markTargets marks the item of the selected entry, a tool result paired with its call included.
+func markTargets(items []views.Item, target int) {
+	for k := range items {
+		items[k].Target = items[k].Entry.Pos == target
+		markResultTarget(&items[k], target)
+	}
 }
 
 // markResultTarget marks a paired tool result that is the selected entry.

@@ -22,19 +22,19 @@ func (srv *Server) sessionMap(c echo.Context) error {
 	key := sessionKey(c)
 	var out bytes.Buffer
 	err := srv.view(key, func(ss *sessions.Session, r *sessions.Reader) error {
-		leaf, err := leafParam(key, ss, "leaf", c.QueryParam("leaf"))
+		leaf, err := leafParam(key, ss, c.QueryParam("leaf"))
 		if err != nil {
 			return err
 		}
 		sel := -1
 		if ref := c.QueryParam("select"); ref != "" {
-			if sel, err = leafParam(key, ss, "select", ref); err != nil {
+			if sel, err = leafParam(key, ss, ref); err != nil {
 				return err
 			}
 		}
 		focus := -1
 		if ref := c.QueryParam("focus"); ref != "" {
-			if focus, err = leafParam(key, ss, "focus", ref); err != nil {
+			if focus, err = leafParam(key, ss, ref); err != nil {
 				return err
 			}
 		}

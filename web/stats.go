@@ -25,7 +25,7 @@ func (srv *Server) ledger(s *sessions.Session, r *sessions.Reader) (*sessions.Le
 }
 
 // leafParam resolves the entry a query parameter names; "" is the session's leaf.
-func leafParam(key string, s *sessions.Session, name, ref string) (int, error) {
+func leafParam(key string, s *sessions.Session, ref string) (int, error) {
 	if ref == "" {
 		return s.Leaf(), nil
 	}
@@ -33,7 +33,6 @@ func leafParam(key string, s *sessions.Session, name, ref string) (int, error) {
 	if !ok {
 		return 0, errNoEntry(key, ref)
 	}
-	_ = name
 	return i, nil
 }
 
@@ -44,7 +43,7 @@ func (srv *Server) apiStats(c echo.Context) error {
 	key := sessionKey(c)
 	var st sessions.Stats
 	err := srv.view(key, func(ss *sessions.Session, r *sessions.Reader) error {
-		leaf, err := leafParam(key, ss, "leaf", c.QueryParam("leaf"))
+		leaf, err := leafParam(key, ss, c.QueryParam("leaf"))
 		if err != nil {
 			return err
 		}
@@ -80,7 +79,7 @@ func (srv *Server) apiFiles(c echo.Context) error {
 	key := sessionKey(c)
 	out := []fileJSON{}
 	err := srv.view(key, func(ss *sessions.Session, r *sessions.Reader) error {
-		leaf, err := leafParam(key, ss, "leaf", c.QueryParam("leaf"))
+		leaf, err := leafParam(key, ss, c.QueryParam("leaf"))
 		if err != nil {
 			return err
 		}
@@ -190,7 +189,7 @@ func (srv *Server) patchFile(c echo.Context) error {
 	key := sessionKey(c)
 	var body, name string
 	err := srv.view(key, func(ss *sessions.Session, r *sessions.Reader) error {
-		leaf, err := leafParam(key, ss, "leaf", c.QueryParam("leaf"))
+		leaf, err := leafParam(key, ss, c.QueryParam("leaf"))
 		if err != nil {
 			return err
 		}
