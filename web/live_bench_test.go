@@ -146,78 +146,21 @@ func BenchmarkStreams(b *testing.B) {
 // watcher (default debounce), the library and the page's layout. On the demo's
 // main session and on the 100k chain; p50 and p95 per append.
 func BenchmarkLiveLatency(b *testing.B) {
-	for _, c := range []struct{ name, key string }{{"demo", mainID}, {"chain100k", "chain"}} {
+	for _, c := range []struct {
+		name  string
+		chain bool
+	}{{"demo", false}, {"chain100k", true}} {
 		b.Run(c.name, func(b *testing.B) {
-			root := demoRoot(b)
-			key := c.key
-			if c.name == "chain100k" {
-				src, _ := sessiontest.ChainFile(b)
-				data, err := os.ReadFile(src)
-				if err != nil {
-					b.Fatal(err)
-				}
-				dst := filepath.Join(root, "--home-dev-chain--", "2026-01-01T00-00-00-000Z_chain.jsonl")
-				os.MkdirAll(filepath.Dir(dst), 0o755)
-				if err := os.WriteFile(dst, data, 0o644); err != nil {
-					b.Fatal(err)
-				}
-			}
-			lib := openLib(b, root)
-			if c.name == "chain100k" {
-				for _, m := range lib.List() {
-					if m.Entries == sessiontest.ChainEntries {
-						key = m.Key
-					}
-				}
-			}
-			w, err := watcher.New(lib, watcher.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-			if err != nil {
-				b.Fatal(err)
-			}
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			go w.Run(ctx)
-			srv := newServer(b, lib, nil)
-			ts := httptest.NewServer(srv.Handler())
-			defer func() { srv.Close(); ts.Close() }()
-			file, _ := lib.File(key)
-			leaf := ""
-			lib.View(key, func(s *sessions.Session) error { leaf = s.Entries[s.Leaf()].ID; return nil })
-			ver := ""
-			lib.View(key, func(s *sessions.Session) error { ver = version(s); return nil })
-			events, _ := openStream(b, ctx, fmt.Sprintf("%s/s/%s/events?v=%s", ts.URL, key, ver))
-			waitFor := func(name string) {
-				for {
-					select {
-					case ev, ok := <-events:
-						if !ok {
-							b.Fatal("the stream closed")
-						}
-						if ev.Name == name {
-							return
-						}
-					case <-time.After(30 * time.Second):
-						b.Fatalf("no %s event", name)
-					}
-				}
-			}
-			waitFor("hello")
+			rig := newLiveRig(b, c.chain)
+			wait := rig.stream(b)
 			var lat []time.Duration
 			n := 0
 			for b.Loop() {
 				n++
-				id := fmt.Sprintf("live%06d", n)
-				line := sessiontest.User(id, leaf, n, "ping "+id) + "\n"
 				start := time.Now()
-				f, err := os.OpenFile(file, os.O_APPEND|os.O_WRONLY, 0)
-				if err != nil {
-					b.Fatal(err)
-				}
-				f.WriteString(line)
-				f.Close()
-				waitFor("delta")
+				rig.appendTurn(b, n)
+				wait("delta")
 				lat = append(lat, time.Since(start))
-				leaf = id
 				time.Sleep(150 * time.Millisecond) // let the file go quiet: each append is a first write, as pi's turns are
 			}
 			slices.Sort(lat)
