@@ -141,78 +141,51 @@ func piwebStats(file string) (*piStats, error) {
 // piReadings runs batch.mjs on files, split across the machine's cores.
 func piReadings(t testing.TB, files []string) []piReading {
 	t.Helper()
-	dir := oracle.Dir(t)
-	out := make([]piReading, len(files))
-	parts := max(min(runtime.GOMAXPROCS(0), len(files)), (len(files)+49)/50) // at most 50 files per process: the answers are large
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var failed error
-	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
-	for p := range parts {
-		lo, hi := p*len(files)/parts, (p+1)*len(files)/parts
-		wg.Go(func() {
-			slots <- struct{}{}
-			defer func() { <-slots }()
-			in, _ := json.Marshal(files[lo:hi])
-			cmd := exec.Command("node", filepath.Join(dir, "batch.mjs"))
-			cmd.Stdin = bytes.NewReader(in)
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			b, err := cmd.Output()
-			var got []piReading
-			if err == nil {
-				err = json.Unmarshal(b, &got)
-			}
-			if err == nil && len(got) != hi-lo {
-				err = fmt.Errorf("%d answers for %d files", len(got), hi-lo)
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				failed = fmt.Errorf("batch.mjs: %v\n%s", err, stderr.String())
-				return
-			}
-			copy(out[lo:hi], got)
-		})
-	}
-	wg.Wait()
-	if failed != nil {
-		t.Fatal(failed)
-	}
-	return out
+	script := filepath.Join(oracle.Dir(t), "batch.mjs")
+	return inNode[string, piReading](t, files, 50, []string{script}, nil) // 50 files a process: the answers are large
 }
 
 // piTrees runs pitree.mjs on jobs, split across the machine's cores.
 func piTrees(t testing.TB, jobs []oracle.TreeJob) []string {
 	t.Helper()
-	pkg := oracle.Package(t)
 	script := filepath.Join(oracle.Dir(t), "pitree.mjs")
-	out := make([]string, len(jobs))
-	parts := max(min(runtime.GOMAXPROCS(0), len(jobs)), (len(jobs)+499)/500)
+	return inNode[oracle.TreeJob, string](t, jobs, 500, []string{script, oracle.Package(t)}, []string{"HOME=" + oracle.TreeHome})
+}
+
+// inNode runs `node args…` on the items in chunks of at most per, as many
+// at once as there are cores: each process reads its chunk as JSON on stdin
+// and answers a JSON array with one answer per item.
+func inNode[In, Out any](t testing.TB, items []In, per int, args, env []string) []Out {
+	t.Helper()
+	out := make([]Out, len(items))
+	parts := max(min(runtime.GOMAXPROCS(0), len(items)), (len(items)+per-1)/per)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var failed error
 	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
 	for p := range parts {
-		lo, hi := p*len(jobs)/parts, (p+1)*len(jobs)/parts
+		lo, hi := p*len(items)/parts, (p+1)*len(items)/parts
 		wg.Go(func() {
 			slots <- struct{}{}
 			defer func() { <-slots }()
-			in, _ := json.Marshal(jobs[lo:hi])
-			cmd := exec.Command("node", script, pkg)
+			in, _ := json.Marshal(items[lo:hi])
+			cmd := exec.Command("node", args...)
 			cmd.Stdin = bytes.NewReader(in)
-			cmd.Env = append(os.Environ(), "HOME="+oracle.TreeHome)
+			cmd.Env = append(os.Environ(), env...)
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
 			b, err := cmd.Output()
-			var got []string
+			var got []Out
 			if err == nil {
 				err = json.Unmarshal(b, &got)
 			}
+			if err == nil && len(got) != hi-lo {
+				err = fmt.Errorf("%d answers for %d items", len(got), hi-lo)
+			}
 			mu.Lock()
 			defer mu.Unlock()
-			if err != nil || len(got) != hi-lo {
-				failed = fmt.Errorf("pitree.mjs: %v (%d answers for %d jobs)\n%s", err, len(got), hi-lo, stderr.String())
+			if err != nil {
+				failed = fmt.Errorf("%s: %v\n%s", filepath.Base(args[0]), err, stderr.String())
 				return
 			}
 			copy(out[lo:hi], got)
