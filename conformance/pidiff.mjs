@@ -44,21 +44,39 @@ const { SessionManager } = view;
 // name the same ids.
 const deliberate = JSON.parse(readFileSync(new URL("./deliberate.json", import.meta.url), "utf8"));
 const apply = {
-	// piweb draws every line once; pi draws the last line with an id once per
-	// line that has it. Give the earlier lines ids of their own (links and
-	// labels went to the last one already).
-	"tree-duplicate-ids": {
+	// piweb draws every line once, as its own node; pi draws the last line
+	// with an id once per line that has it (they share a node), and all
+	// id-less lines as one node, under which the lines without a parentId
+	// member hang. Give the earlier lines of an id, and every id-less line,
+	// ids of their own: links and labels to an id still go to its last line,
+	// a label or fold on the id applies to each of its lines (as piweb
+	// folds and labels by id), and a line without parentId is a root.
+	"tree-one-node-per-line": {
 		sm(sm, job) {
 			if (job.kind !== "tree") return;
 			const last = new Map();
-			sm.fileEntries.forEach((e, i) => e.type !== "session" && last.set(e.id, i));
-			let renamed = false;
+			sm.fileEntries.forEach((e, i) => e.type !== "session" && typeof e.id === "string" && last.set(e.id, i));
+			const fold = new Set(job.fold ?? []);
+			const renamed = [];
 			sm.fileEntries = sm.fileEntries.map((e, i) => {
-				if (e.type === "session" || last.get(e.id) === i) return e;
-				renamed = true;
-				return { ...e, id: `${e.id}\u0000line${i}` };
+				if (e.type === "session" || (typeof e.id === "string" && last.get(e.id) === i)) return e;
+				const id = `${String(e.id)}\u0000line${i}`;
+				renamed.push([e.id, id]);
+				return { ...e, id };
 			});
-			if (renamed) sm._buildIndex();
+			if (!renamed.length) return;
+			const leaf = sm.leafId;
+			sm._buildIndex();
+			sm.leafId = leaf;
+			for (const [was, id] of renamed) {
+				if (typeof was !== "string") continue;
+				if (fold.has(was)) fold.add(id);
+				if (sm.labelsById.has(was)) {
+					sm.labelsById.set(id, sm.labelsById.get(was));
+					sm.labelTimestampsById.set(id, sm.labelTimestampsById.get(was));
+				}
+			}
+			job.fold = [...fold];
 		},
 	},
 	// pi finds a tool result's call in a map of every call in the session
@@ -150,6 +168,7 @@ function withCopy(file, fn) {
 }
 
 function run(file, job) {
+	job = structuredClone(job); // hooks may change it
 	try {
 		return {
 			text: withCopy(file, (sm, version) => {

@@ -674,9 +674,10 @@ func (l *Layout) BranchDown(i int) int {
 	}
 }
 
-// searchTokens splits a query as pi does: lower-cased, on whitespace.
+// searchTokens splits a query as pi does: lower-cased as JavaScript does
+// (final sigma, İ), on whitespace.
 func searchTokens(q string) []string {
-	return strings.FieldsFunc(strings.ToLower(q), js.IsSpace)
+	return strings.FieldsFunc(js.ToLower(q), js.IsSpace)
 }
 
 // searcher matches entries against search tokens, from a SearchIndex's
@@ -697,7 +698,7 @@ func (sr *searcher) match(i int) (bool, error) {
 				continue
 			}
 			if !lowered {
-				label, lowered = strings.ToLower(sr.r.Session().LabelOf(i)), true
+				label, lowered = js.ToLower(sr.r.Session().LabelOf(i)), true
 			}
 			if !strings.Contains(label, t) {
 				return false, nil
@@ -709,7 +710,7 @@ func (sr *searcher) match(i int) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	text = strings.ToLower(text)
+	text = js.ToLower(text)
 	for _, t := range sr.tokens {
 		if !strings.Contains(text, t) {
 			return false, nil

@@ -3,10 +3,10 @@ package pitree
 import (
 	"math"
 	"slices"
-	"strings"
 	"sync"
 	"unicode/utf8"
 
+	"github.com/piweb/piweb/internal/js"
 	"github.com/piweb/piweb/sessions"
 )
 
@@ -102,11 +102,12 @@ func (v *searchView) entry(i int) ([]byte, bool) {
 	return v.text[start:v.end[i]], true
 }
 
-// appendLower appends strings.ToLower(s) to b, without allocating for ASCII.
+// appendLower appends js.ToLower(s) to b (JavaScript's toLowerCase, as
+// pi's search), without allocating for ASCII.
 func appendLower(b []byte, s string) []byte {
 	for k := 0; k < len(s); k++ {
 		if s[k] >= utf8.RuneSelf {
-			return append(b, strings.ToLower(s)...)
+			return append(b, js.ToLower(s)...)
 		}
 	}
 	n := len(b)

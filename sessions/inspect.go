@@ -44,11 +44,44 @@ func (s *Session) labelJSON(i int) json.RawMessage {
 	if l < 0 {
 		return nil
 	}
-	if e := &s.Entries[l]; e.Flags.Has(FlagLabelJSON) {
+	e := &s.Entries[l]
+	switch {
+	case e.Flags.Has(FlagLabelJSON):
 		return json.RawMessage(e.Text)
+	case e.Flags.Has(FlagLoneSurrogate):
+		if raw := s.member(l, "label"); raw != nil {
+			return json.RawMessage(js.Stringify(raw))
+		}
 	}
-	b, _ := json.Marshal(s.Entries[l].Text)
-	return b
+	return js.Quote(e.Text)
+}
+
+// member reads entry i's line and returns its member k as written, or nil.
+func (s *Session) member(i int, k string) json.RawMessage {
+	line, err := s.Raw(i)
+	if err != nil {
+		return nil
+	}
+	v, _ := js.Lookup(line, k)
+	return v
+}
+
+// inspectName is the session's name as pi holds it: an escaped lone
+// surrogate in it stays one (Name has U+FFFD there).
+func (s *Session) inspectName() *string {
+	for i := len(s.Entries) - 1; i >= 0; i-- {
+		e := &s.Entries[i]
+		if e.Type != TypeSessionInfo {
+			continue
+		}
+		if e.Flags.Has(FlagLoneSurrogate) {
+			if name, ok := js.StringWTF8(s.member(i, "name")); ok {
+				return strOrNil(js.Trim(name))
+			}
+		}
+		break
+	}
+	return strOrNil(s.Name())
 }
 
 // Inspect builds the Inspection at the entry with id leafID ("" for the default leaf).
@@ -62,7 +95,7 @@ func (s *Session) Inspect(leafID string) (*Inspection, error) {
 		Version:       s.Header.Version,
 		Cwd:           strOrNil(s.Header.Cwd),
 		ParentSession: strOrNil(s.Header.ParentSession),
-		Name:          strOrNil(s.Name()),
+		Name:          s.inspectName(),
 		EntryCount:    s.EntryCount(),
 		Tree:          []InspectNode{},
 		Path:          []string{},

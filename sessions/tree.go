@@ -203,7 +203,7 @@ func (r *Reader) Raw(i int) ([]byte, error) {
 		}
 	}
 	if e.Flags.Has(FlagBadUTF8) {
-		b = bytes.ToValidUTF8(b, []byte("\uFFFD"))
+		b = js.WellFormed(b) // as Node decodes the file
 	}
 	return b, nil
 }

@@ -410,7 +410,7 @@ func Stringify(raw []byte) string {
 			i++
 		case c == '"':
 			end := skipString(raw, i)
-			s, _ := String(raw[i:end])
+			s, _ := StringWTF8(raw[i:end])
 			quoteTo(&b, s)
 			i = end
 		case c == '-' || IsDigit(c):
@@ -430,11 +430,24 @@ func Stringify(raw []byte) string {
 	return b.String()
 }
 
-// quoteTo writes s quoted as JSON.stringify does.
+// quoteTo writes s quoted as JSON.stringify does; a lone surrogate (held
+// as WTF-8, see StringWTF8) is escaped as \udxxx.
 func quoteTo(b *strings.Builder, s string) {
 	const hex = "0123456789abcdef"
 	b.WriteByte('"')
-	for _, r := range s {
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			if u, ok := loneSurrogate(s[i:]); ok {
+				b.WriteString(`\u`)
+				for sh := 12; sh >= 0; sh -= 4 {
+					b.WriteByte(hex[u>>sh&15])
+				}
+				i += 3
+				continue
+			}
+		}
+		i += n
 		switch r {
 		case '"':
 			b.WriteString(`\"`)
@@ -508,4 +521,152 @@ func Trim(s string) string {
 			r == 0xA0 || r == 0x1680 || (r >= 0x2000 && r <= 0x200A) || r == 0x2028 || r == 0x2029 ||
 			r == 0x202F || r == 0x205F || r == 0x3000
 	})
+}
+
+// WellFormed returns b with each maximal invalid UTF-8 subpart replaced by
+// one U+FFFD, as the WHATWG decoder (Node's readFileSync(…, "utf8"),
+// TextDecoder) does; unlike bytes.ToValidUTF8, which replaces whole runs,
+// and a per-byte decode. b itself is returned when it is valid.
+func WellFormed(b []byte) []byte {
+	if utf8.Valid(b) {
+		return b
+	}
+	out := make([]byte, 0, len(b)+8)
+	for i := 0; i < len(b); {
+		if b[i] < utf8.RuneSelf {
+			out = append(out, b[i])
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(b[i:])
+		if r != utf8.RuneError || n > 1 {
+			out = append(out, b[i:i+n]...)
+		} else {
+			out = append(out, "\uFFFD"...)
+			n = invalidLen(b[i:])
+		}
+		i += n
+	}
+	return out
+}
+
+// invalidLen is the length of the maximal subpart of an ill-formed UTF-8
+// sequence at the start of b: a lead byte and the continuation bytes that
+// fit it (Unicode 15, table 3-7), at least 1.
+func invalidLen(b []byte) int {
+	need, lo, hi := 0, byte(0x80), byte(0xBF)
+	switch c := b[0]; {
+	case c >= 0xC2 && c <= 0xDF:
+		need = 1
+	case c == 0xE0:
+		need, lo = 2, 0xA0
+	case c == 0xED:
+		need, hi = 2, 0x9F
+	case c >= 0xE1 && c <= 0xEF:
+		need = 2
+	case c == 0xF0:
+		need, lo = 3, 0x90
+	case c == 0xF4:
+		need, hi = 3, 0x8F
+	case c >= 0xF1 && c <= 0xF3:
+		need = 3
+	default:
+		return 1
+	}
+	i := 1
+	for i <= need && i < len(b) {
+		l, h := byte(0x80), byte(0xBF)
+		if i == 1 {
+			l, h = lo, hi
+		}
+		if b[i] < l || b[i] > h {
+			break
+		}
+		i++
+	}
+	return i
+}
+
+// StringWTF8 decodes a raw JSON string as String does, except that an
+// escaped lone surrogate (\ud83d, as JSON.stringify writes what pi cut in
+// half) is kept as its three-byte WTF-8 form, which Quote and Stringify
+// escape again as JSON.stringify does. Such a string is not valid UTF-8:
+// use it only to print JSON.
+func StringWTF8(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", false
+	}
+	if !bytes.Contains(raw, []byte(`\u`)) {
+		return String(raw)
+	}
+	in := WellFormed(raw[1 : len(raw)-1])
+	var b strings.Builder
+	for i := 0; i < len(in); {
+		c := in[i]
+		if c != '\\' {
+			b.WriteByte(c)
+			i++
+			continue
+		}
+		if i+1 >= len(in) {
+			return "", false
+		}
+		switch e := in[i+1]; e {
+		case 'b':
+			b.WriteByte('\b')
+		case 'f':
+			b.WriteByte('\f')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		case 'u':
+			v, ok := hex4(in, i+2)
+			if !ok {
+				return "", false
+			}
+			r := rune(v)
+			i += 6
+			if utf16.IsSurrogate(r) {
+				if lo, ok := hex4(in, i+2); r < 0xDC00 && ok && i+1 < len(in) && in[i] == '\\' && in[i+1] == 'u' && lo >= 0xDC00 && lo < 0xE000 {
+					b.WriteRune(utf16.DecodeRune(r, rune(lo)))
+					i += 6
+				} else {
+					b.Write([]byte{0xED, byte(0xA0 | (r>>6)&0x1F), byte(0x80 | r&0x3F)})
+				}
+				continue
+			}
+			b.WriteRune(r)
+			continue
+		default:
+			b.WriteByte(e)
+		}
+		i += 2
+	}
+	return b.String(), true
+}
+
+// loneSurrogate reports whether s starts with the WTF-8 form of a lone
+// surrogate (U+D800 to U+DFFF encoded as if it were a character) and returns it.
+func loneSurrogate(s string) (rune, bool) {
+	if len(s) < 3 || s[0] != 0xED || s[1] < 0xA0 || s[1] > 0xBF || s[2] < 0x80 || s[2] > 0xBF {
+		return 0, false
+	}
+	return 0xD000 | rune(s[1]&0x3F)<<6 | rune(s[2]&0x3F), true
+}
+
+// HasLoneSurrogate reports whether a raw JSON string escapes a lone surrogate.
+func HasLoneSurrogate(raw []byte) bool {
+	if !bytes.Contains(raw, []byte(`\u`)) {
+		return false
+	}
+	s, _ := StringWTF8(raw)
+	for i := 0; i < len(s); i++ {
+		if _, ok := loneSurrogate(s[i:]); ok {
+			return true
+		}
+	}
+	return false
 }
