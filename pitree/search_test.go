@@ -184,7 +184,7 @@ func TestSearchIndexTable(t *testing.T) {
 		{"école", []string{"e1"}},
 		{"İSTANBUL", []string{"e1"}},
 		{"straße", []string{"e1"}},
-		{"STRASSE", nil}, // lower-casing does not fold ß
+		{"STRASSE", nil},             // lower-casing does not fold ß
 		{"οδυσσευσ", nil},            // JavaScript lowers the final Σ to ς, as pi does
 		{"οδυσσευς", []string{"e2"}}, // the final sigma is how the text reads lower-cased
 		{"İ", []string{"e1"}},        // İ is i and U+0307 in both, never a plain i
