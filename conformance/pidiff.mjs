@@ -79,6 +79,18 @@ const apply = {
 			job.fold = [...fold];
 		},
 	},
+	// pi's /tree hangs an entry whose parentId is "" under the line whose id
+	// is "", though its path (getBranch) stops there: "" is no parent. piweb's
+	// tree follows the path: the entry is a root.
+	"tree-empty-parent-id": {
+		sm(sm, job) {
+			if (job.kind !== "tree" || !sm.fileEntries.some((e) => e.parentId === "")) return;
+			const leaf = sm.leafId;
+			sm.fileEntries = sm.fileEntries.map((e) => (e.parentId === "" ? { ...e, parentId: null } : e));
+			sm._buildIndex();
+			sm.leafId = leaf;
+		},
+	},
 	// pi finds a tool result's call in a map of every call in the session
 	// (the last one drawn wins); piweb looks among the result's nearest 64
 	// assistant ancestors, where pi writes the call, so that a row does not

@@ -24,11 +24,11 @@ type Inspection struct {
 
 // InspectNode is one tree node of an Inspection.
 type InspectNode struct {
-	ID       *string         `json:"id"`
-	ParentID *string         `json:"parentId"`
-	Type     *string         `json:"type"`
-	Label    json.RawMessage `json:"label"` // a string, or the JSON of a non-string label as pi keeps it
-	Children []*string       `json:"children"`
+	ID       json.RawMessage   `json:"id"` // these three as pi prints them: "" is not null, nor 5 "5"
+	ParentID json.RawMessage   `json:"parentId"`
+	Type     json.RawMessage   `json:"type"`
+	Label    json.RawMessage   `json:"label"` // a string, or the JSON of a non-string label as pi keeps it
+	Children []json.RawMessage `json:"children"`
 }
 
 func strOrNil(s string) *string {
@@ -66,6 +66,43 @@ func (s *Session) member(i int, k string) json.RawMessage {
 	return v
 }
 
+// rawOf returns entry i's member k as JSON.stringify prints it, or nil
+// when it is absent (pi's undefined, printed null).
+func (s *Session) rawOf(i int, k string) json.RawMessage {
+	if v := s.member(i, k); v != nil {
+		return json.RawMessage(js.Stringify(v))
+	}
+	return nil
+}
+
+// idJSON is entry i's id as inspect prints it: a string id as it is ("" too);
+// a missing one null, any other value as written (read from the line).
+func (s *Session) idJSON(i int) json.RawMessage {
+	if e := &s.Entries[i]; !e.Flags.Has(FlagNoID) {
+		return js.Quote(e.ID)
+	}
+	return s.rawOf(i, "id")
+}
+
+// parentJSON is entry i's parentId as inspect prints it (see idJSON).
+func (s *Session) parentJSON(i int) json.RawMessage {
+	switch e := &s.Entries[i]; {
+	case e.Flags.Has(FlagNoParentKey):
+		return nil
+	case e.ParentID != "":
+		return js.Quote(e.ParentID)
+	}
+	return s.rawOf(i, "parentId") // null, "" or another value
+}
+
+// typeJSON is entry i's type as inspect prints it (see idJSON).
+func (s *Session) typeJSON(i int) json.RawMessage {
+	if e := &s.Entries[i]; e.Type != "" {
+		return js.Quote(e.Type)
+	}
+	return s.rawOf(i, "type")
+}
+
 // inspectName is the session's name as pi holds it: an escaped lone
 // surrogate in it stays one (Name has U+FFFD there).
 func (s *Session) inspectName() *string {
@@ -101,7 +138,9 @@ func (s *Session) Inspect(leafID string) (*Inspection, error) {
 		Path:          []string{},
 	}
 	if leaf >= 0 {
-		in.LeafID = strOrNil(s.Entries[leaf].ID)
+		if e := &s.Entries[leaf]; !e.Flags.Has(FlagNoID) {
+			in.LeafID = &e.ID // "" included: pi prints the id as it is
+		}
 	}
 	in.Tree = s.piTree()
 	// pi's getBranch starts from the leaf id; an id-less last entry gives an empty path,
@@ -161,11 +200,11 @@ func (in *Inspection) JSON() []byte {
 			b = append(b, ',')
 		}
 		b = append(b, `{"id":`...)
-		opt(n.ID)
+		raw(n.ID)
 		b = append(b, `,"parentId":`...)
-		opt(n.ParentID)
+		raw(n.ParentID)
 		b = append(b, `,"type":`...)
-		opt(n.Type)
+		raw(n.Type)
 		b = append(b, `,"label":`...)
 		raw(n.Label)
 		b = append(b, `,"children":[`...)
@@ -173,7 +212,7 @@ func (in *Inspection) JSON() []byte {
 			if j > 0 {
 				b = append(b, ',')
 			}
-			opt(c)
+			raw(c)
 		}
 		b = append(b, "]}"...)
 	}
@@ -235,8 +274,12 @@ func (s *Session) piTree() []InspectNode {
 		case e.Flags.Has(FlagNoParentKey):
 			pkey = undef
 		case e.ParentID == "" && !e.Flags.Has(FlagNoParentKey):
-			roots = append(roots, node) // parentId null
-			continue
+			// parentId null; or "", which pi's getTree looks up like any id
+			// (its paths stop there, as piweb's do).
+			if _, ok := nodeOf[""]; !ok || string(s.member(i, "parentId")) != `""` {
+				roots = append(roots, node)
+				continue
+			}
 		}
 		if pkey == key(e) {
 			roots = append(roots, node)
@@ -269,11 +312,10 @@ func (s *Session) piTree() []InspectNode {
 		it := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		branch = append(branch[:it.depth], it.node)
-		e := &s.Entries[it.node]
-		n := InspectNode{ID: strOrNil(e.ID), ParentID: strOrNil(e.ParentID), Type: strOrNil(e.Type),
-			Label: s.labelJSON(it.node), Children: []*string{}}
+		n := InspectNode{ID: s.idJSON(it.node), ParentID: s.parentJSON(it.node), Type: s.typeJSON(it.node),
+			Label: s.labelJSON(it.node), Children: []json.RawMessage{}}
 		for _, c := range children[it.node] {
-			n.Children = append(n.Children, strOrNil(s.Entries[c].ID))
+			n.Children = append(n.Children, s.idJSON(c))
 		}
 		out = append(out, n)
 		kids := children[it.node]

@@ -15,7 +15,7 @@ const maxShrinkTests = 4000
 
 // shrink reduces the file b to a small one on which job still differs from
 // pi with the same signature sig: delta debugging over its lines, then over
-// the characters of each JSON string in each line that is left.
+// the characters of each JSON string value in each line that is left.
 func shrink(t *testing.T, pi *oracle.Pi, b []byte, job oracle.DiffJob, sig string) []byte {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "shrink.jsonl")
@@ -99,8 +99,10 @@ func ddmin[T any](xs []T, test func([]T) bool) []T {
 	return xs
 }
 
-// stringSpans returns the byte ranges of the contents of the JSON strings in
-// line (between the quotes), found by scanning quotes and backslashes.
+// stringSpans returns the byte ranges of the contents of the JSON string
+// values in line (between the quotes), found by scanning quotes and
+// backslashes. Member names are left alone: emptying them would make
+// duplicate keys or drop "id" and "version", other differences.
 func stringSpans(line []byte) [][2]int {
 	var spans [][2]int
 	for i := 0; i < len(line); i++ {
@@ -118,7 +120,13 @@ func stringSpans(line []byte) [][2]int {
 		if j >= len(line) {
 			break
 		}
-		spans = append(spans, [2]int{start, j})
+		k := j + 1
+		for k < len(line) && (line[k] == ' ' || line[k] == '\t') {
+			k++
+		}
+		if k >= len(line) || line[k] != ':' {
+			spans = append(spans, [2]int{start, j})
+		}
 		i = j
 	}
 	return spans

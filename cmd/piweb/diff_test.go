@@ -62,9 +62,6 @@ type diffMismatch struct {
 
 // TestRandomAgainstPi is the randomised differential test (see above).
 func TestRandomAgainstPi(t *testing.T) {
-	if os.Getenv("PIWEB_DIFF_N") == "" {
-		t.Skip("until piweb agrees with pi on the random files: set PIWEB_DIFF_N")
-	}
 	oracle.Package(t) // skips without pi
 	seed, n := diffSettings(t)
 	fmt.Fprintf(os.Stderr, "piweb diff: %d random files, seed %q (replay: PIWEB_DIFF_SEED=%s PIWEB_DIFF_N=%d go test -run TestRandomAgainstPi ./cmd/piweb/)\n", n, seed, seed, n)
@@ -132,7 +129,7 @@ func TestRandomAgainstPi(t *testing.T) {
 		small := shrink(t, pi, orig, m.job, m.sig)
 		where := ""
 		if os.Getenv("PIWEB_DIFF_KEEP") == "1" {
-			where = " (kept as " + keepCase(t, small, m.job) + ")"
+			where = " (kept as " + keepCase(t, small, m.job, m.sig) + ")"
 		}
 		t.Errorf("%s differs from pi (%s, file %s, damage %v, %s):\n%sshrunk from %d to %d lines%s:\n%s\n%s",
 			m.sig, jobArgs(m.job), m.file.Seed, m.file.Damage, m.file.File, diffText(m.pi, m.piweb),
@@ -324,10 +321,12 @@ func describe(pi *oracle.Pi, t *testing.T, b []byte, job oracle.DiffJob) string 
 	return diffText(a.Results[0], piwebRun(file, job))
 }
 
-// keepCase writes a shrunk file and its job to testdata/diff; returns the file's name.
-func keepCase(t *testing.T, b []byte, job oracle.DiffJob) string {
+// keepCase writes a shrunk file and its job to testdata/diff, named after
+// the difference; returns the file's name.
+func keepCase(t *testing.T, b []byte, job oracle.DiffJob, sig string) string {
 	sum := sha256.Sum256(b)
-	name := filepath.Join(diffCases, job.Kind+"-"+hex.EncodeToString(sum[:4]))
+	slug := strings.Trim(regexp.MustCompile(`[^a-z0-9]+`).ReplaceAllString(strings.ToLower(strings.ReplaceAll(sig, "U+FFFD", "fffd")), "-"), "-")
+	name := filepath.Join(diffCases, slug+"-"+hex.EncodeToString(sum[:3]))
 	if err := os.MkdirAll(diffCases, 0o755); err != nil {
 		t.Fatal(err)
 	}
