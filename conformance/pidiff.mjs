@@ -91,6 +91,20 @@ const apply = {
 			sm.leafId = leaf;
 		},
 	},
+	// pi throws (reading 'role' of undefined) on a message entry whose
+	// message is missing or null, in its context and its /tree; piweb reads
+	// it as a message without a role, which JSON.stringify prints as null
+	// in the context (what pi would print for the undefined) and the tree
+	// shows as [undefined]: an object whose toJSON gives null.
+	"message-missing": {
+		sm(sm) {
+			if (!sm.fileEntries.some((e) => e.type === "message" && e.message == null)) return;
+			const leaf = sm.leafId;
+			sm.fileEntries = sm.fileEntries.map((e) => (e.type === "message" && e.message == null ? { ...e, message: { toJSON: () => null } } : e));
+			sm._buildIndex();
+			sm.leafId = leaf;
+		},
+	},
 	// pi finds a tool result's call in a map of every call in the session
 	// (the last one drawn wins); piweb looks among the result's nearest 64
 	// assistant ancestors, where pi writes the call, so that a row does not

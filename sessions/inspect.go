@@ -10,16 +10,16 @@ import (
 
 // Inspection is the JSON that `piweb inspect` prints: pi's reading of a file.
 type Inspection struct {
-	SessionID     string        `json:"sessionId"`
-	Version       int           `json:"version"`
-	Cwd           *string       `json:"cwd"`
-	ParentSession *string       `json:"parentSession"`
-	Name          *string       `json:"name"`
-	LeafID        *string       `json:"leafId"`
-	EntryCount    int           `json:"entryCount"`
-	Tree          []InspectNode `json:"tree"`
-	Path          []string      `json:"path"`
-	Context       *Context      `json:"context"`
+	SessionID     string          `json:"sessionId"`
+	Version       int             `json:"version"`
+	Cwd           json.RawMessage `json:"cwd"` // as pi prints them: "" is not null
+	ParentSession json.RawMessage `json:"parentSession"`
+	Name          *string         `json:"name"`
+	LeafID        *string         `json:"leafId"`
+	EntryCount    int             `json:"entryCount"`
+	Tree          []InspectNode   `json:"tree"`
+	Path          []string        `json:"path"`
+	Context       *Context        `json:"context"`
 }
 
 // InspectNode is one tree node of an Inspection.
@@ -29,6 +29,13 @@ type InspectNode struct {
 	Type     json.RawMessage   `json:"type"`
 	Label    json.RawMessage   `json:"label"` // a string, or the JSON of a non-string label as pi keeps it
 	Children []json.RawMessage `json:"children"`
+}
+
+func rawOrNil(s string) json.RawMessage {
+	if s == "" {
+		return nil
+	}
+	return json.RawMessage(s)
 }
 
 func strOrNil(s string) *string {
@@ -130,8 +137,8 @@ func (s *Session) Inspect(leafID string) (*Inspection, error) {
 	in := &Inspection{
 		SessionID:     s.Header.ID,
 		Version:       s.Header.Version,
-		Cwd:           strOrNil(s.Header.Cwd),
-		ParentSession: strOrNil(s.Header.ParentSession),
+		Cwd:           rawOrNil(s.Header.CwdJSON),
+		ParentSession: rawOrNil(s.Header.ParentJSON),
 		Name:          s.inspectName(),
 		EntryCount:    s.EntryCount(),
 		Tree:          []InspectNode{},
@@ -183,10 +190,14 @@ func (in *Inspection) JSON() []byte {
 	str(in.SessionID)
 	b = append(b, `,"version":`...)
 	b = strconv.AppendInt(b, int64(in.Version), 10)
+	b = append(b, `,"cwd":`...)
+	raw(in.Cwd)
+	b = append(b, `,"parentSession":`...)
+	raw(in.ParentSession)
 	for _, f := range []struct {
 		k string
 		v *string
-	}{{"cwd", in.Cwd}, {"parentSession", in.ParentSession}, {"name", in.Name}, {"leafId", in.LeafID}} {
+	}{{"name", in.Name}, {"leafId", in.LeafID}} {
 		b = append(b, ',')
 		str(f.k)
 		b = append(b, ':')

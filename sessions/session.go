@@ -29,6 +29,10 @@ type Header struct {
 	ParentSession string
 	Line          int
 	Len           int
+
+	// CwdJSON and ParentJSON are cwd and parentSession as JSON.stringify
+	// prints what pi parsed ("" and non-strings included), "" when absent.
+	CwdJSON, ParentJSON string
 }
 
 // Diagnostic reports one problem found while reading a file.
@@ -332,6 +336,12 @@ func (s *Session) addLine(line []byte, off int64, lineNo int, unterminated bool)
 		}
 		s.Header = Header{ID: id, Version: 1, Timestamp: js.Str(r.timestamp), Cwd: js.Str(r.cwd),
 			ParentSession: js.Str(r.parentSession), Line: lineNo, Len: len(line)}
+		if len(r.cwd) > 0 {
+			s.Header.CwdJSON = js.Stringify(r.cwd)
+		}
+		if len(r.parentSession) > 0 {
+			s.Header.ParentJSON = js.Stringify(r.parentSession)
+		}
 		s.head = append([]byte(nil), line[:min(len(line), 128)]...)
 		s.headOff = off
 		var v float64

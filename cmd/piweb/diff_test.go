@@ -29,14 +29,22 @@ import (
 // to a few lines that still differ the same way.
 //
 // PIWEB_DIFF_N (default 100) files from PIWEB_DIFF_SEED (default "ci";
-// "random" picks one and prints it). PIWEB_DIFF_KEEP=1 writes each shrunk
-// file to testdata/diff as a fixed case.
+// "random" picks one and prints it), numbered from PIWEB_DIFF_FIRST (default
+// 0): file k of a seed is the same on every run, so PIWEB_DIFF_FIRST=k
+// PIWEB_DIFF_N=1 replays one. PIWEB_DIFF_KEEP=1 writes each shrunk file to
+// testdata/diff as a fixed case.
 
 const diffCases = "testdata/diff"
 
 // diffSettings reads the environment.
-func diffSettings(t *testing.T) (seed string, n int) {
+func diffSettings(t *testing.T) (seed string, first, n int) {
 	seed, n = "ci", 100
+	if v := os.Getenv("PIWEB_DIFF_FIRST"); v != "" {
+		var err error
+		if first, err = strconv.Atoi(v); err != nil || first < 0 {
+			t.Fatalf("PIWEB_DIFF_FIRST=%q", v)
+		}
+	}
 	if v := os.Getenv("PIWEB_DIFF_N"); v != "" {
 		var err error
 		if n, err = strconv.Atoi(v); err != nil || n < 1 {
@@ -48,7 +56,7 @@ func diffSettings(t *testing.T) (seed string, n int) {
 	} else if v != "" {
 		seed = v
 	}
-	return seed, n
+	return seed, first, n
 }
 
 // diffMismatch is one job on which piweb and pi differ.
@@ -63,8 +71,8 @@ type diffMismatch struct {
 // TestRandomAgainstPi is the randomised differential test (see above).
 func TestRandomAgainstPi(t *testing.T) {
 	oracle.Package(t) // skips without pi
-	seed, n := diffSettings(t)
-	fmt.Fprintf(os.Stderr, "piweb diff: %d random files, seed %q (replay: PIWEB_DIFF_SEED=%s PIWEB_DIFF_N=%d go test -run TestRandomAgainstPi ./cmd/piweb/)\n", n, seed, seed, n)
+	seed, first, n := diffSettings(t)
+	fmt.Fprintf(os.Stderr, "piweb diff: %d random files from %d, seed %q (replay: PIWEB_DIFF_SEED=%s PIWEB_DIFF_FIRST=%d PIWEB_DIFF_N=%d go test -run TestRandomAgainstPi ./cmd/piweb/)\n", n, first, seed, seed, first, n)
 	t.Setenv("HOME", oracle.TreeHome)
 	dir := t.TempDir()
 	workers := max(1, min(runtime.GOMAXPROCS(0), n))
@@ -73,8 +81,8 @@ func TestRandomAgainstPi(t *testing.T) {
 	files := make([][]oracle.RandomFile, workers)
 	var wg sync.WaitGroup
 	for w := range workers {
-		first, last := w*n/workers, (w+1)*n/workers
-		wg.Go(func() { files[w] = oracle.Random(t, dir, seed, first, last-first) })
+		from, to := first+w*n/workers, first+(w+1)*n/workers
+		wg.Go(func() { files[w] = oracle.Random(t, dir, seed, from, to-from) })
 	}
 	wg.Wait()
 

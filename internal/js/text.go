@@ -12,7 +12,13 @@ import (
 
 // Prefix decodes a raw JSON string until it holds at least n UTF-16
 // units (or ends). A lone surrogate escape becomes U+FFFD.
-func Prefix(raw []byte, n int) string {
+func Prefix(raw []byte, n int) string { return prefix(raw, n, false) }
+
+// PrefixWTF8 is Prefix keeping a lone surrogate as WTF-8 (see StringWTF8),
+// for text that is joined to other text before it is shown (FromWTF8).
+func PrefixWTF8(raw []byte, n int) string { return prefix(raw, n, true) }
+
+func prefix(raw []byte, n int, wtf8 bool) string {
 	if len(raw) < 2 || raw[0] != '"' || n <= 0 {
 		return ""
 	}
@@ -74,6 +80,10 @@ func Prefix(raw []byte, n int) string {
 				if r < 0xDC00 && ok && in[i] == '\\' && in[i+1] == 'u' && lo >= 0xDC00 && lo < 0xE000 {
 					r = utf16.DecodeRune(r, rune(lo))
 					i += 6
+				} else if wtf8 {
+					b.Write([]byte{0xED, byte(0xA0 | (r>>6)&0x1F), byte(0x80 | r&0x3F)})
+					units++
+					continue
 				} else {
 					r = utf8.RuneError
 				}
@@ -669,4 +679,32 @@ func HasLoneSurrogate(raw []byte) bool {
 		}
 	}
 	return false
+}
+
+// FromWTF8 turns a string holding lone surrogates as WTF-8 (StringWTF8,
+// PrefixWTF8), after pieces were joined, into UTF-8 as JavaScript would
+// show it: a high surrogate followed by a low one is the character they
+// make (pi joins text blocks, so an emoji cut in two blocks is whole again),
+// any other lone surrogate is U+FFFD.
+func FromWTF8(s string) string {
+	if !strings.Contains(s, "\xED") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		hi, ok := loneSurrogate(s[i:])
+		if !ok {
+			b.WriteByte(s[i])
+			i++
+			continue
+		}
+		if lo, ok := loneSurrogate(s[i+3:]); ok && hi < 0xDC00 && lo >= 0xDC00 {
+			b.WriteRune(utf16.DecodeRune(hi, lo))
+			i += 6
+			continue
+		}
+		b.WriteString("\uFFFD")
+		i += 3
+	}
+	return b.String()
 }

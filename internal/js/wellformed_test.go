@@ -60,3 +60,20 @@ func TestLoneSurrogates(t *testing.T) {
 		t.Errorf("String: %+q", s)
 	}
 }
+
+// TestFromWTF8 checks halves of a surrogate pair kept apart (PrefixWTF8)
+// make the character again once joined, as in JavaScript, and lone ones
+// are U+FFFD.
+func TestFromWTF8(t *testing.T) {
+	hi, _ := StringWTF8([]byte(`"a\ud83d"`))
+	lo := PrefixWTF8([]byte(`"\ude00b"`), 10)
+	if got := FromWTF8(hi + lo); got != "a😀b" {
+		t.Errorf("joined halves: %+q", got)
+	}
+	if got := FromWTF8(lo + hi); got != "\uFFFDba\uFFFD" {
+		t.Errorf("reversed halves: %+q", got)
+	}
+	if got := Prefix([]byte(`"\ud83d"`), 5); got != "\uFFFD" {
+		t.Errorf("Prefix: %+q", got)
+	}
+}
