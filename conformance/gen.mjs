@@ -54,6 +54,20 @@ const thinking = (t) => ({ type: "thinking", thinking: t, thinkingSignature: "si
 const image = () => ({ type: "image", data: PNG_1PX, mimeType: "image/png" });
 const toolCall = (id, name, args) => ({ type: "toolCall", id, name, arguments: args });
 
+// piEditDetails is what pi's edit tool records of a change (its own functions):
+// the display diff and the unified patch. The diff library reads the clock,
+// which is put back so the scenario's times stay the same.
+const { generateDiffString, generateUnifiedPatch } = await import(
+	"./node_modules/@earendil-works/pi-coding-agent/dist/core/tools/edit-diff.js"
+);
+function piEditDetails(path, before, after) {
+	const now = clock.now;
+	const { diff, firstChangedLine } = generateDiffString(before, after);
+	const patch = generateUnifiedPatch(path, before, after);
+	clock.set(now);
+	return { diff, patch, firstChangedLine };
+}
+
 // Usage with cost at $3 / $15 / $0.30 / $3.75 per million tokens.
 function usage(input, output, cacheRead = 0, cacheWrite = 0) {
 	const cost = {
@@ -484,6 +498,36 @@ scenario("fork-source", "/home/dev/webshop", (c, sm) => {
 		{ scenario: "fork", file: forkFile },
 		{ scenario: "fork-at-label", file: fork2File },
 	];
+});
+
+// File changes as pi's own tools record them: a write, edits whose details
+// are what pi's edit tool computes (display diff and unified patch), a failed
+// edit, a write over an earlier one, and a branch that changed another file.
+// piweb's files-changed reading is checked on it (sessions/changes_test.go).
+scenario("file-edits", "/home/dev/webshop", (c, sm) => {
+	const v1 = "export function total(items) {\n  return items.length;\n}\n";
+	const v2 = "export function total(items) {\n  return items.reduce((n, i) => n + i.qty, 0);\n}\n";
+	const v3 = "// Cart totals.\n" + v2;
+	const ask = c.user("Write src/total.js, then make total() sum the quantities.");
+	c.assistant([toolCall("toolu_w1", "write", { path: "src/total.js", content: v1 })]);
+	c.toolResult("toolu_w1", "write", "Successfully wrote 52 bytes to src/total.js");
+	c.assistant([toolCall("toolu_e1", "edit", { path: "src/total.js", edits: [{ oldText: "return items.length;", newText: "return items.reduce((n, i) => n + i.qty, 0);" }] })]);
+	c.toolResult("toolu_e1", "edit", "Successfully replaced 1 block(s) in src/total.js.", { details: piEditDetails("src/total.js", v1, v2) });
+	c.assistant([toolCall("toolu_e2", "edit", { path: "src/total.js", edits: [{ oldText: "nope", newText: "x" }] })]);
+	c.toolResult("toolu_e2", "edit", "Could not find the exact text in src/total.js.", { isError: true });
+	c.assistant([toolCall("toolu_e3", "edit", { path: "src/total.js", edits: [{ oldText: "export function", newText: "// Cart totals.\nexport function" }] })]);
+	c.toolResult("toolu_e3", "edit", "Successfully replaced 1 block(s) in src/total.js.", { details: piEditDetails("src/total.js", v2, v3) });
+	c.assistant([toolCall("toolu_w2", "write", { path: "README.md", content: "# shop\n" })]);
+	c.toolResult("toolu_w2", "write", "Successfully wrote 7 bytes to README.md");
+	c.assistant([toolCall("toolu_w3", "write", { path: "README.md", content: "# shop\n\nCart totals sum quantities.\n" })]);
+	c.toolResult("toolu_w3", "write", "Successfully wrote 38 bytes to README.md");
+	c.assistant([toolCall("toolu_b1", "bash", { command: "npm test" })]);
+	c.toolResult("toolu_b1", "bash", "ok");
+	c.assistant("Done.");
+	// Another attempt from the question: it only wrote a test.
+	sm.branch(ask);
+	c.assistant([toolCall("toolu_w4", "write", { path: "test/total.test.js", content: "test('total', () => {});\n" })]);
+	c.toolResult("toolu_w4", "write", "Successfully wrote 25 bytes to test/total.test.js");
 });
 
 // ---------------------------------------------------------------------------

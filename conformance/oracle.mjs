@@ -13,21 +13,7 @@
 // 3 not a valid pi session ({"error": ...} on stdout);
 // 4 a parent cycle on which pi would loop forever ({"error": ...} on stdout).
 
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { basename, join } from "node:path";
-import { installSeededRandom } from "./determinism.mjs";
-import { assertTreeTerminates, inspect, OracleError, writtenVersion } from "./reading.mjs";
-
-// pi gives v1 entries random ids when it migrates them; seed its randomness so
-// the oracle prints the same ids on every run.
-installSeededRandom("oracle");
-
-// The package "exports" map only exposes "." (which needs Node 22), so import the
-// session manager by file path.
-const { SessionManager } = await import(
-	"./node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js"
-);
+import { OracleError, run } from "./reading.mjs";
 
 function usage(message) {
 	throw new OracleError(`${message}\nusage: node oracle.mjs FILE [--leaf ID | --all-leaves]`, 2);
@@ -53,59 +39,6 @@ function parseArgs(argv) {
 	if (opts.file === undefined) usage("missing FILE");
 	if (opts.leaf !== undefined && opts.allLeaves) usage("--leaf and --all-leaves are exclusive");
 	return opts;
-}
-
-function run(opts) {
-	let text;
-	let size;
-	try {
-		size = statSync(opts.file).size;
-		text = readFileSync(opts.file, "utf8");
-	} catch (error) {
-		throw new OracleError(`cannot read ${opts.file}: ${error.message}`, 2);
-	}
-	// pi turns an empty (0-byte) file into a brand-new session with a random id:
-	// that is not a reading of the file.
-	if (size === 0) throw new OracleError("empty file: pi would write a new session header into it", 3);
-	const version = writtenVersion(text);
-
-	const dir = mkdtempSync(join(tmpdir(), "pi-oracle-"));
-	try {
-		const copy = join(dir, basename(opts.file));
-		copyFileSync(opts.file, copy);
-		let sm;
-		try {
-			sm = SessionManager.open(copy);
-		} catch (error) {
-			// Name the user's file, not our temp copy.
-			throw new OracleError(error.message.replaceAll(copy, opts.file), 3);
-		}
-		assertTreeTerminates(sm.getEntries());
-
-		if (opts.allLeaves) {
-			// Default leaf first: once branch() has moved the leaf there is no way back.
-			// A prototype-less object, so ids like "__proto__" are plain keys.
-			const out = Object.create(null);
-			out[""] = inspect(sm, version);
-			for (const entry of sm.getEntries()) {
-				const id = entry?.id;
-				if (typeof id !== "string" || Object.hasOwn(out, id)) continue;
-				sm.branch(id);
-				out[id] = inspect(sm, version);
-			}
-			return out;
-		}
-		if (opts.leaf !== undefined) {
-			try {
-				sm.branch(opts.leaf);
-			} catch (error) {
-				throw new OracleError(error.message, 2);
-			}
-		}
-		return inspect(sm, version);
-	} finally {
-		rmSync(dir, { recursive: true, force: true });
-	}
 }
 
 try {

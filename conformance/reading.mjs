@@ -1,7 +1,19 @@
-// reading.mjs: pi's reading of a session, shared by oracle.mjs and pidiff.mjs.
-//
-// inspect(sm, version) is what `piweb inspect` must print; the two checks
-// throw an OracleError (exit code 4) where pi itself would loop forever.
+// reading.mjs: pi's own reading of a session file, for oracle.mjs (one file
+// on the command line) and batch.mjs (many files and leaves in one process).
+// See oracle.mjs for what is read and why a copy is opened.
+
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, join } from "node:path";
+import { installSeededRandom } from "./determinism.mjs";
+
+// pi gives v1 entries random ids when it migrates them; seed its randomness so
+// the oracle prints the same ids on every run.
+installSeededRandom("oracle");
+
+const { SessionManager } = await import(
+	"./node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js"
+);
 
 export class OracleError extends Error {
 	constructor(message, exitCode) {
@@ -13,7 +25,7 @@ export class OracleError extends Error {
 // The header's version as written, before pi migrates anything. Mirrors pi's
 // loader: split on "\n", skip blank lines, unparsable lines and falsy JSON values;
 // the first value left is the header.
-export function writtenVersion(text) {
+function writtenVersion(text) {
 	for (const line of text.split("\n")) {
 		if (!line.trim()) continue;
 		let value;
@@ -31,7 +43,7 @@ export function writtenVersion(text) {
 // pi's getTree() spins forever if, through duplicate ids, its node graph has a
 // cycle reachable from a root. Mirror its linking (nodes keyed by id, last entry
 // wins) and look for such a cycle before calling it.
-export function assertTreeTerminates(entries) {
+function assertTreeTerminates(entries) {
 	const keys = new Set(entries.map((e) => e.id));
 	const children = new Map(); // key -> child keys
 	const roots = [];
@@ -71,7 +83,7 @@ export function assertTreeTerminates(entries) {
 
 // pi's getBranch() / buildSessionContext() walk parentId links with no cycle
 // check. Walk the same links (from the same start entry pi uses) first.
-export function assertPathTerminates(sm) {
+function assertPathTerminates(sm) {
 	const entries = sm.getEntries();
 	const leafId = sm.getLeafId();
 	// getBranch() starts at the leaf; buildSessionContext() falls back to the
@@ -92,7 +104,7 @@ export function assertPathTerminates(sm) {
 }
 
 // pi's reading at the session manager's current leaf.
-export function inspect(sm, version) {
+function inspect(sm, version) {
 	assertPathTerminates(sm);
 	const header = sm.getHeader();
 
@@ -127,53 +139,56 @@ export function inspect(sm, version) {
 	};
 }
 
+export function run(opts) {
+	let text;
+	let size;
+	try {
+		size = statSync(opts.file).size;
+		text = readFileSync(opts.file, "utf8");
+	} catch (error) {
+		throw new OracleError(`cannot read ${opts.file}: ${error.message}`, 2);
+	}
+	// pi turns an empty (0-byte) file into a brand-new session with a random id:
+	// that is not a reading of the file.
+	if (size === 0) throw new OracleError("empty file: pi would write a new session header into it", 3);
+	const version = writtenVersion(text);
 
-// A theme without colors: every style returns its text unchanged.
-const plain = (_color, s) => s;
+	const dir = mkdtempSync(join(tmpdir(), "pi-oracle-"));
+	try {
+		const copy = join(dir, basename(opts.file));
+		copyFileSync(opts.file, copy);
+		let sm;
+		try {
+			sm = SessionManager.open(copy);
+		} catch (error) {
+			// Name the user's file, not our temp copy.
+			throw new OracleError(error.message.replaceAll(copy, opts.file), 3);
+		}
+		assertTreeTerminates(sm.getEntries());
 
-/**
- * Import pi's SessionManager and /tree component from the package folder pkg,
- * with a theme that adds no colors (set before the component is imported).
- */
-export async function loadTreeView(pkg) {
-	globalThis[Symbol.for("@earendil-works/pi-coding-agent:theme")] = {
-		fg: plain,
-		bg: plain,
-		bold: (s) => s,
-		italic: (s) => s,
-		underline: (s) => s,
-		inverse: (s) => s,
-		strikethrough: (s) => s,
-	};
-	const { SessionManager } = await import(`${pkg}/dist/core/session-manager.js`);
-	const { TreeSelectorComponent } = await import(`${pkg}/dist/modes/interactive/components/tree-selector.js`);
-	return { SessionManager, TreeSelectorComponent };
+		if (opts.allLeaves) {
+			// Default leaf first: once branch() has moved the leaf there is no way back.
+			// A prototype-less object, so ids like "__proto__" are plain keys.
+			const out = Object.create(null);
+			out[""] = inspect(sm, version);
+			for (const entry of sm.getEntries()) {
+				const id = entry?.id;
+				if (typeof id !== "string" || Object.hasOwn(out, id)) continue;
+				sm.branch(id);
+				out[id] = inspect(sm, version);
+			}
+			return out;
+		}
+		if (opts.leaf !== undefined) {
+			try {
+				sm.branch(opts.leaf);
+			} catch (error) {
+				throw new OracleError(error.message, 2);
+			}
+		}
+		return inspect(sm, version);
+	} finally {
+		rmSync(dir, { recursive: true, force: true });
+	}
 }
 
-/**
- * Render pi's /tree list of sm as `piweb tree` prints it, for a job
- * {leaf?, filter?, search?, fold?: [ids], copy?}. With copy: the JSON of what
- * ctrl+x copies for each entry (null for nothing), in file order. onList(list)
- * may change pi's TreeList before it filters and renders (pidiff.mjs applies
- * deliberate differences there).
- */
-export function renderTree(view, sm, job, onList) {
-	if (job.leaf) sm.branch(job.leaf);
-	const tree = sm.getTree();
-	const leafId = sm.getLeafId();
-	const height = 2 * (sm.getEntries().length + 10);
-	const selector = new view.TreeSelectorComponent(tree, leafId, height, () => {}, () => {}, () => {}, undefined, job.filter || "default");
-	const list = selector.getTreeList();
-	onList?.(list);
-	if (job.copy) {
-		return JSON.stringify(sm.getEntries().map((entry) => list.getEntryCopyText({ entry }) ?? null));
-	}
-	if (job.search || job.fold?.length) {
-		list.searchQuery = job.search ?? "";
-		list.foldedNodes = new Set(job.fold ?? []);
-		list.applyFilter();
-		// Select as pi does when it opens: the leaf or its nearest visible ancestor.
-		list.selectedIndex = list.findNearestVisibleIndex(leafId);
-	}
-	return list.render(100000).map((l) => l.replace(/\x1b\[0m$/, "") + "\n").join("");
-}

@@ -221,6 +221,7 @@ type Layout struct {
 	prev  []string // previews by row
 	have  []bool   // previews filled
 	calls map[int]map[string]string
+	every map[string]string // every tool call of the session by id, once one was not found nearby
 }
 
 // lrow is a row's structure, before a caller asks for its text.
@@ -276,8 +277,19 @@ func New(s *sessions.Session, r *sessions.Reader, opt Options) (*Layout, error) 
 	}
 	// The active path, which pi also sorts first among siblings.
 	onPath := make([]bool, n)
+	pathIDs := map[string]bool{}
 	for v := leaf; v >= 0; v = s.Parent(v) {
 		onPath[v] = true
+		pathIDs[s.Entries[v].ID] = true
+	}
+	// pi keeps the path as a set of ids: an entry sharing an id with one on
+	// the path (a duplicated line) is on it too.
+	if len(pathIDs) > 0 {
+		for i := range s.Entries {
+			if id := s.Entries[i].ID; id != "" && pathIDs[id] {
+				onPath[i] = true
+			}
+		}
 	}
 	l := &Layout{s: s, opt: opt, leaf: leaf, active: onPath}
 
@@ -552,6 +564,9 @@ func (l *Layout) Window(r *sessions.Reader, start, n int) ([]Row, error) {
 	return l.Rows(start, n), nil
 }
 
+// Pos returns the entry position of row i.
+func (l *Layout) Pos(i int) int { return int(l.rows[i].pos) }
+
 // RowOf returns the row showing entry pos, or -1 when it is not shown.
 func (l *Layout) RowOf(pos int) int {
 	if pos < 0 || pos >= len(l.rowOf) {
@@ -674,8 +689,7 @@ func (l *Layout) BranchDown(i int) int {
 	}
 }
 
-// searchTokens splits a query as pi does: lower-cased as JavaScript does
-// (final sigma, İ), on whitespace.
+// searchTokens splits a query as pi does: lower-cased, on whitespace.
 func searchTokens(q string) []string {
 	return strings.FieldsFunc(js.ToLower(q), js.IsSpace)
 }
@@ -734,6 +748,17 @@ func (l *Layout) Render(w io.Writer, r *sessions.Reader) error {
 		return bw.Flush()
 	}
 	sel := l.Find(l.leaf)
+	if l.leaf >= 0 {
+		// pi selects the last visible row showing the leaf's id (a
+		// duplicated line shows the same id twice).
+		id := l.s.Entries[l.leaf].ID
+		for k := len(l.rows) - 1; k > sel; k-- {
+			if l.s.Entries[l.rows[k].pos].ID == id {
+				sel = k
+				break
+			}
+		}
+	}
 	const chunk = 1024
 	for start := 0; start < len(l.rows); start += chunk {
 		rows, err := l.Window(r, start, chunk)

@@ -102,8 +102,7 @@ func (v *searchView) entry(i int) ([]byte, bool) {
 	return v.text[start:v.end[i]], true
 }
 
-// appendLower appends js.ToLower(s) to b (JavaScript's toLowerCase, as
-// pi's search), without allocating for ASCII.
+// appendLower appends js.ToLower(s) (JavaScript's toLowerCase) to b, without allocating for ASCII.
 func appendLower(b []byte, s string) []byte {
 	for k := 0; k < len(s); k++ {
 		if s[k] >= utf8.RuneSelf {

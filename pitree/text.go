@@ -153,11 +153,51 @@ func (l *Layout) toolResult(r *sessions.Reader, pos int, msg *sessions.Message) 
 			}
 		}
 	}
+	if id := msg.ToolCallID; id != "" {
+		// pi's map holds every call of the tree: a result whose call is on
+		// another branch (or farther up) still shows it.
+		all, err := l.allCalls(r)
+		if err != nil {
+			return "", err
+		}
+		if t, ok := all[id]; ok {
+			return t, nil
+		}
+	}
 	name := msg.Obj.Val("toolName")
 	if len(name) == 0 || js.IsNull(name) {
 		return "[tool]", nil
 	}
 	return "[" + js.ToString(name) + "]", nil
+}
+
+// allCalls returns every tool call of the session by id, read once per
+// layout and only when a result's call is not among its ancestors (pi's
+// toolCallMap, filled in tree order: a later call with the same id wins).
+func (l *Layout) allCalls(r *sessions.Reader) (map[string]string, error) {
+	if l.every != nil {
+		return l.every, nil
+	}
+	every := map[string]string{}
+	var err error
+	l.s.Walk(func(a, _ int) bool {
+		e := &l.s.Entries[a]
+		if err != nil || e.Type != sessions.TypeMessage || e.Role != sessions.RoleAssistant {
+			return err == nil
+		}
+		var calls map[string]string
+		if calls, err = l.callsOf(r, a); err == nil {
+			for id, t := range calls {
+				every[id] = t
+			}
+		}
+		return err == nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	l.every = every
+	return every, nil
 }
 
 // callsOf returns the formatted tool calls of assistant entry a by call id.

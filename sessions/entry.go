@@ -78,10 +78,6 @@ const (
 	FlagOddStop
 	// FlagLabelJSON marks a label entry whose truthy label is not a string: Text holds its JSON.
 	FlagLabelJSON
-	// FlagLoneSurrogate marks a label or session_info entry whose label or
-	// name has an escaped lone surrogate (pi cut an emoji in half): Text
-	// holds U+FFFD there, inspect reads the line to print it as pi does.
-	FlagLoneSurrogate
 )
 
 // NoTime is Entry.Time for a timestamp JavaScript's Date cannot parse.
@@ -240,8 +236,6 @@ func (e *Entry) fill(r *rawEntry, in interner) {
 			if e.Text == "" { // a truthy non-string label: keep its JSON text
 				e.Text = string(r.label)
 				e.Flags |= FlagLabelJSON
-			} else if js.HasLoneSurrogate(r.label) {
-				e.Flags |= FlagLoneSurrogate
 			}
 		}
 	case TypeContextEdit:
@@ -251,9 +245,6 @@ func (e *Entry) fill(r *rawEntry, in interner) {
 		}
 	case TypeSessionInfo:
 		e.Text = js.Str(r.name)
-		if js.HasLoneSurrogate(r.name) {
-			e.Flags |= FlagLoneSurrogate
-		}
 	case TypeCustom, TypeCustomMessage:
 		e.Text = in.str(r.customType)
 		if e.Type == TypeCustomMessage && !js.Truthy(r.display) {

@@ -1,8 +1,10 @@
 package sessions
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 
 	"github.com/piweb/piweb/internal/js"
 )
@@ -13,40 +15,54 @@ import (
 // the path from the root, labels included, each re-chained to the one
 // before it. pi's /import takes the file as the same session.
 func Export(s *Session, leafID string, opts Redact) ([]byte, error) {
-	leaf, err := s.leafPos(leafID)
-	if err != nil {
+	var b bytes.Buffer
+	if err := ExportTo(&b, s, leafID, opts); err != nil {
 		return nil, err
 	}
+	return b.Bytes(), nil
+}
+
+// ExportTo is Export writing the lines to w one at a time, so a long branch
+// is never held whole.
+func ExportTo(w io.Writer, s *Session, leafID string, opts Redact) error {
+	leaf, err := s.leafPos(leafID)
+	if err != nil {
+		return err
+	}
 	if leaf < 0 {
-		return nil, &Error{Kind: ErrNoEntry, Entry: leafID, Detail: "the session has no entries"}
+		return &Error{Kind: ErrNoEntry, Entry: leafID, Detail: "the session has no entries"}
 	}
 	if s.Entries[leaf].ID == "" {
-		return nil, &Error{Kind: ErrNoEntry, Entry: leafID, Detail: fmt.Sprintf("the last entry has no id (line %d)", s.Entries[leaf].Line)}
+		return &Error{Kind: ErrNoEntry, Entry: leafID, Detail: fmt.Sprintf("the last entry has no id (line %d)", s.Entries[leaf].Line)}
 	}
 	r, err := s.Open()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer r.Close()
 	header := js.Object{{K: "type", V: json.RawMessage(`"session"`)}, {K: "version", V: json.RawMessage("3")},
 		{K: "id", V: js.Quote(s.Header.ID)}, {K: "timestamp", V: js.Quote(js.NowISO())}, {K: "cwd", V: js.Quote(s.Header.Cwd)}}
-	out := append(header.JSON(), '\n')
+	if _, err := w.Write(append(header.JSON(), '\n')); err != nil {
+		return err
+	}
 	parent := json.RawMessage("null")
 	for _, i := range s.Path(leaf) {
 		e := &s.Entries[i]
 		raw, err := r.Raw(i)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		line := s.v3Line(i, raw)
 		if len(line) == 0 || line[0] != '{' {
-			return nil, fmt.Errorf("line %d: an entry on the path is not a JSON object", e.Line)
+			return fmt.Errorf("line %d: an entry on the path is not a JSON object", e.Line)
 		}
 		line = s.redactLine(e, js.SetMember(line, "parentId", parent), opts)
-		out = append(append(out, line...), '\n')
+		if _, err := w.Write(append(line[:len(line):len(line)], '\n')); err != nil {
+			return err
+		}
 		parent = js.Quote(e.ID)
 	}
-	return out, nil
+	return nil
 }
 
 // Whole lays out every entry of the session, in file order and with its own

@@ -1,9 +1,9 @@
 package sessions
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -34,6 +34,17 @@ type BranchEntry struct {
 
 // Branch lays out the path to entry leafID ("" for pi's leaf) as a new session, redacted as opts asks.
 func (s *Session) Branch(leafID string, opts Redact) (*Branch, error) {
+	return s.branch(leafID, opts, nil)
+}
+
+// BranchTo is Branch writing the new session's lines to w as it makes them
+// (header, path, labels) instead of keeping them: the Branch it returns
+// holds no line (JSON is nil), so a long branch is never held whole.
+func (s *Session) BranchTo(w io.Writer, leafID string, opts Redact) (*Branch, error) {
+	return s.branch(leafID, opts, w)
+}
+
+func (s *Session) branch(leafID string, opts Redact, w io.Writer) (*Branch, error) {
 	// A fresh header, the path without its label entries, then one label entry
 	// per label in force on the path. Every byte of an entry's line is kept but
 	// its parentId (and a compaction's firstKeptEntryId that named a dropped
@@ -66,6 +77,19 @@ func (s *Session) Branch(leafID string, opts Redact) (*Branch, error) {
 	b := &Branch{ID: sid.String(), Leaf: s.Entries[leaf].ID}
 	b.Header = js.Object{{K: "type", V: json.RawMessage(`"session"`)}, {K: "version", V: json.RawMessage("3")},
 		{K: "id", V: js.Quote(b.ID)}, {K: "timestamp", V: js.Quote(js.NowISO())}, {K: "cwd", V: js.Quote(cwd)}}.JSON()
+	// keep keeps a line, or writes it to w.
+	keep := func(line json.RawMessage) (json.RawMessage, error) {
+		if w == nil {
+			return line, nil
+		}
+		if _, err := w.Write(append(line[:len(line):len(line)], '\n')); err != nil {
+			return nil, err
+		}
+		return nil, nil
+	}
+	if _, err := keep(b.Header); err != nil {
+		return nil, err
+	}
 
 	// The path without labels, re-chained (pi's createBranchedSession).
 	replacement := map[string]string{} // dropped label id -> the kept entry after it
@@ -97,11 +121,14 @@ func (s *Session) Branch(leafID string, opts Redact) (*Branch, error) {
 			}
 		}
 		line = s.redactLine(e, line, opts)
-		b.Entries = append(b.Entries, BranchEntry{ID: e.ID, Type: e.Type, Role: e.Role, JSON: line})
 		if e.Type == TypeSessionInfo {
 			name, _ := js.Lookup(line, "name")
 			b.Name = js.Trim(js.Str(name))
 		}
+		if line, err = keep(line); err != nil {
+			return nil, err
+		}
+		b.Entries = append(b.Entries, BranchEntry{ID: e.ID, Type: e.Type, Role: e.Role, JSON: line})
 		parent = js.Quote(e.ID)
 		ids[e.ID] = true
 	}
@@ -131,6 +158,9 @@ func (s *Session) Branch(leafID string, opts Redact) (*Branch, error) {
 		label, _ = js.Lookup(line, "label")
 		text := js.ToString(label) // a non-string label as pi shows it, as LabelOf does
 		labels[target] = text
+		if line, err = keep(line); err != nil {
+			return nil, err
+		}
 		b.Labels = append(b.Labels, BranchEntry{ID: id, Type: TypeLabel, Label: text, JSON: line})
 		parent = js.Quote(id)
 	}
@@ -196,7 +226,7 @@ func (b *Branch) jsonl(header []byte) []byte {
 
 // Session indexes the branch as a session, so it can be projected and rendered like a file.
 func (b *Branch) Session() (*Session, error) {
-	return Parse(bytes.NewReader(b.JSONL()), b.ID+".jsonl")
+	return ParseBytes(b.JSONL(), b.ID+".jsonl")
 }
 
 // Fork writes the path to entryID as a new session file beside s's, as pi's createBranchedSession does.

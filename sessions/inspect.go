@@ -12,9 +12,10 @@ import (
 type Inspection struct {
 	SessionID     string          `json:"sessionId"`
 	Version       int             `json:"version"`
-	Cwd           json.RawMessage `json:"cwd"` // as pi prints them: "" is not null
-	ParentSession json.RawMessage `json:"parentSession"`
+	Cwd           *string         `json:"cwd"`
+	ParentSession *string         `json:"parentSession"`
 	Name          *string         `json:"name"`
+	nameJSON      json.RawMessage // Name as pi's JSON.stringify writes it
 	LeafID        *string         `json:"leafId"`
 	EntryCount    int             `json:"entryCount"`
 	Tree          []InspectNode   `json:"tree"`
@@ -24,18 +25,11 @@ type Inspection struct {
 
 // InspectNode is one tree node of an Inspection.
 type InspectNode struct {
-	ID       json.RawMessage   `json:"id"` // these three as pi prints them: "" is not null, nor 5 "5"
-	ParentID json.RawMessage   `json:"parentId"`
-	Type     json.RawMessage   `json:"type"`
-	Label    json.RawMessage   `json:"label"` // a string, or the JSON of a non-string label as pi keeps it
-	Children []json.RawMessage `json:"children"`
-}
-
-func rawOrNil(s string) json.RawMessage {
-	if s == "" {
-		return nil
-	}
-	return json.RawMessage(s)
+	ID       *string         `json:"id"`
+	ParentID *string         `json:"parentId"`
+	Type     *string         `json:"type"`
+	Label    json.RawMessage `json:"label"` // a string, or the JSON of a non-string label as pi keeps it
+	Children []*string       `json:"children"`
 }
 
 func strOrNil(s string) *string {
@@ -51,81 +45,40 @@ func (s *Session) labelJSON(i int) json.RawMessage {
 	if l < 0 {
 		return nil
 	}
-	e := &s.Entries[l]
-	switch {
-	case e.Flags.Has(FlagLabelJSON):
+	if e := &s.Entries[l]; e.Flags.Has(FlagLabelJSON) {
 		return json.RawMessage(e.Text)
-	case e.Flags.Has(FlagLoneSurrogate):
-		if raw := s.member(l, "label"); raw != nil {
-			return json.RawMessage(js.Stringify(raw))
+	}
+	// As written, through JSON.stringify: a lone surrogate stays "\ud83d".
+	if line, err := s.Raw(l); err == nil {
+		if raw, ok := js.Lookup(line, "label"); ok {
+			if out, ok := js.Restringify(raw, false); ok {
+				return out
+			}
 		}
 	}
-	return js.Quote(e.Text)
+	return js.Quote(s.Entries[l].Text)
 }
 
-// member reads entry i's line and returns its member k as written, or nil.
-func (s *Session) member(i int, k string) json.RawMessage {
-	line, err := s.Raw(i)
-	if err != nil {
-		return nil
-	}
-	v, _ := js.Lookup(line, k)
-	return v
-}
-
-// rawOf returns entry i's member k as JSON.stringify prints it, or nil
-// when it is absent (pi's undefined, printed null).
-func (s *Session) rawOf(i int, k string) json.RawMessage {
-	if v := s.member(i, k); v != nil {
-		return json.RawMessage(js.Stringify(v))
-	}
-	return nil
-}
-
-// idJSON is entry i's id as inspect prints it: a string id as it is ("" too);
-// a missing one null, any other value as written (read from the line).
-func (s *Session) idJSON(i int) json.RawMessage {
-	if e := &s.Entries[i]; !e.Flags.Has(FlagNoID) {
-		return js.Quote(e.ID)
-	}
-	return s.rawOf(i, "id")
-}
-
-// parentJSON is entry i's parentId as inspect prints it (see idJSON).
-func (s *Session) parentJSON(i int) json.RawMessage {
-	switch e := &s.Entries[i]; {
-	case e.Flags.Has(FlagNoParentKey):
-		return nil
-	case e.ParentID != "":
-		return js.Quote(e.ParentID)
-	}
-	return s.rawOf(i, "parentId") // null, "" or another value
-}
-
-// typeJSON is entry i's type as inspect prints it (see idJSON).
-func (s *Session) typeJSON(i int) json.RawMessage {
-	if e := &s.Entries[i]; e.Type != "" {
-		return js.Quote(e.Type)
-	}
-	return s.rawOf(i, "type")
-}
-
-// inspectName is the session's name as pi holds it: an escaped lone
-// surrogate in it stays one (Name has U+FFFD there).
-func (s *Session) inspectName() *string {
+// nameJSON returns the session name as pi's getSessionName gives it (the
+// last session_info's name, trimmed; nil when empty), as JSON.stringify writes it.
+func (s *Session) nameJSON() json.RawMessage {
 	for i := len(s.Entries) - 1; i >= 0; i-- {
-		e := &s.Entries[i]
-		if e.Type != TypeSessionInfo {
+		if s.Entries[i].Type != TypeSessionInfo {
 			continue
 		}
-		if e.Flags.Has(FlagLoneSurrogate) {
-			if name, ok := js.StringWTF8(s.member(i, "name")); ok {
-				return strOrNil(js.Trim(name))
+		if line, err := s.Raw(i); err == nil {
+			if raw, ok := js.Lookup(line, "name"); ok {
+				if out, ok := js.Restringify(raw, true); ok && string(out) != `""` {
+					return out
+				}
 			}
 		}
 		break
 	}
-	return strOrNil(s.Name())
+	if n := s.Name(); n != "" {
+		return js.Quote(n)
+	}
+	return nil
 }
 
 // Inspect builds the Inspection at the entry with id leafID ("" for the default leaf).
@@ -137,17 +90,16 @@ func (s *Session) Inspect(leafID string) (*Inspection, error) {
 	in := &Inspection{
 		SessionID:     s.Header.ID,
 		Version:       s.Header.Version,
-		Cwd:           rawOrNil(s.Header.CwdJSON),
-		ParentSession: rawOrNil(s.Header.ParentJSON),
-		Name:          s.inspectName(),
+		Cwd:           strOrNil(s.Header.Cwd),
+		ParentSession: strOrNil(s.Header.ParentSession),
+		Name:          strOrNil(s.Name()),
+		nameJSON:      s.nameJSON(),
 		EntryCount:    s.EntryCount(),
 		Tree:          []InspectNode{},
 		Path:          []string{},
 	}
 	if leaf >= 0 {
-		if e := &s.Entries[leaf]; !e.Flags.Has(FlagNoID) {
-			in.LeafID = &e.ID // "" included: pi prints the id as it is
-		}
+		in.LeafID = strOrNil(s.Entries[leaf].ID)
 	}
 	in.Tree = s.piTree()
 	// pi's getBranch starts from the leaf id; an id-less last entry gives an empty path,
@@ -190,17 +142,17 @@ func (in *Inspection) JSON() []byte {
 	str(in.SessionID)
 	b = append(b, `,"version":`...)
 	b = strconv.AppendInt(b, int64(in.Version), 10)
-	b = append(b, `,"cwd":`...)
-	raw(in.Cwd)
-	b = append(b, `,"parentSession":`...)
-	raw(in.ParentSession)
 	for _, f := range []struct {
 		k string
 		v *string
-	}{{"name", in.Name}, {"leafId", in.LeafID}} {
+	}{{"cwd", in.Cwd}, {"parentSession", in.ParentSession}, {"name", in.Name}, {"leafId", in.LeafID}} {
 		b = append(b, ',')
 		str(f.k)
 		b = append(b, ':')
+		if f.k == "name" && in.nameJSON != nil {
+			b = append(b, in.nameJSON...)
+			continue
+		}
 		opt(f.v)
 	}
 	b = append(b, `,"entryCount":`...)
@@ -211,11 +163,11 @@ func (in *Inspection) JSON() []byte {
 			b = append(b, ',')
 		}
 		b = append(b, `{"id":`...)
-		raw(n.ID)
+		opt(n.ID)
 		b = append(b, `,"parentId":`...)
-		raw(n.ParentID)
+		opt(n.ParentID)
 		b = append(b, `,"type":`...)
-		raw(n.Type)
+		opt(n.Type)
 		b = append(b, `,"label":`...)
 		raw(n.Label)
 		b = append(b, `,"children":[`...)
@@ -223,7 +175,7 @@ func (in *Inspection) JSON() []byte {
 			if j > 0 {
 				b = append(b, ',')
 			}
-			raw(c)
+			opt(c)
 		}
 		b = append(b, "]}"...)
 	}
@@ -285,12 +237,8 @@ func (s *Session) piTree() []InspectNode {
 		case e.Flags.Has(FlagNoParentKey):
 			pkey = undef
 		case e.ParentID == "" && !e.Flags.Has(FlagNoParentKey):
-			// parentId null; or "", which pi's getTree looks up like any id
-			// (its paths stop there, as piweb's do).
-			if _, ok := nodeOf[""]; !ok || string(s.member(i, "parentId")) != `""` {
-				roots = append(roots, node)
-				continue
-			}
+			roots = append(roots, node) // parentId null
+			continue
 		}
 		if pkey == key(e) {
 			roots = append(roots, node)
@@ -315,23 +263,29 @@ func (s *Session) piTree() []InspectNode {
 		depth int
 	}
 	var stack []item
-	var branch []int // nodes on the current root-to-node chain
+	var branch []int                         // nodes on the current root-to-node chain
+	onBranch := make([]bool, len(s.Entries)) // the same as a set: a node is on it at most once
 	for r := len(roots) - 1; r >= 0; r-- {
 		stack = append(stack, item{roots[r], 0})
 	}
 	for len(stack) > 0 && len(out) < limit {
 		it := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
+		for _, gone := range branch[it.depth:] {
+			onBranch[gone] = false
+		}
 		branch = append(branch[:it.depth], it.node)
-		n := InspectNode{ID: s.idJSON(it.node), ParentID: s.parentJSON(it.node), Type: s.typeJSON(it.node),
-			Label: s.labelJSON(it.node), Children: []json.RawMessage{}}
+		onBranch[it.node] = true
+		e := &s.Entries[it.node]
+		n := InspectNode{ID: strOrNil(e.ID), ParentID: strOrNil(e.ParentID), Type: strOrNil(e.Type),
+			Label: s.labelJSON(it.node), Children: []*string{}}
 		for _, c := range children[it.node] {
-			n.Children = append(n.Children, s.idJSON(c))
+			n.Children = append(n.Children, strOrNil(s.Entries[c].ID))
 		}
 		out = append(out, n)
 		kids := children[it.node]
 		for k := len(kids) - 1; k >= 0; k-- {
-			if !slices.Contains(branch, kids[k]) {
+			if !onBranch[kids[k]] {
 				stack = append(stack, item{kids[k], it.depth + 1})
 			}
 		}

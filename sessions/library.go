@@ -367,6 +367,16 @@ func (l *Library) Current(file string, fi os.FileInfo) bool {
 	return false
 }
 
+// Grew reports whether the file is a session the library holds and fi is
+// larger than what it read of it: an append, most likely, rather than a
+// rewrite (which truncates first).
+func (l *Library) Grew(file string, fi os.FileInfo) bool {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	s, ok := l.files[file]
+	return ok && fi.Size() > s.Size
+}
+
 // Known lists the files the library holds or tried, sessions and problems.
 func (l *Library) Known() []string {
 	l.mu.RLock()
@@ -475,6 +485,15 @@ func own(all []Change, file string) Change {
 		}
 	}
 	return Change{File: file}
+}
+
+// RefreshSettled is Refresh for a change seen on disk: it first waits for
+// any write of piweb's own to the file to end, so it never reads one half
+// done (its space reserved, its line not yet written).
+func (l *Library) RefreshSettled(file string) (Change, error) {
+	unlock := l.lockWrites(file)
+	defer unlock()
+	return l.Refresh(file)
 }
 
 // Remove drops file from the library and publishes it.

@@ -29,10 +29,6 @@ type Header struct {
 	ParentSession string
 	Line          int
 	Len           int
-
-	// CwdJSON and ParentJSON are cwd and parentSession as JSON.stringify
-	// prints what pi parsed ("" and non-strings included), "" when absent.
-	CwdJSON, ParentJSON string
 }
 
 // Diagnostic reports one problem found while reading a file.
@@ -159,6 +155,7 @@ func (s *Session) reserve(f io.ReaderAt, size int64) error {
 	lines := 1
 	for off := int64(0); off < size; {
 		n, err := f.ReadAt(buf, off)
+		readBytes.Add(int64(n))
 		lines += bytes.Count(buf[:n], []byte{'\n'})
 		off += int64(n)
 		if err == io.EOF || n == 0 {
@@ -178,6 +175,11 @@ func Parse(r io.Reader, name string) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	return ParseBytes(data, name)
+}
+
+// ParseBytes is Parse of data held in memory, which the session keeps (not a copy).
+func ParseBytes(data []byte, name string) (*Session, error) {
 	s := &Session{File: name, data: data}
 	if err := s.read(bytes.NewReader(data), 0); err != nil {
 		return nil, err
@@ -206,6 +208,7 @@ func (s *Session) readSized(r io.Reader, off int64, hint int64) error {
 	skipping := false
 	for {
 		n, err := r.Read(buf)
+		readBytes.Add(int64(n))
 		chunk := buf[:n]
 		for len(chunk) > 0 {
 			nl := bytes.IndexByte(chunk, '\n')
@@ -336,12 +339,6 @@ func (s *Session) addLine(line []byte, off int64, lineNo int, unterminated bool)
 		}
 		s.Header = Header{ID: id, Version: 1, Timestamp: js.Str(r.timestamp), Cwd: js.Str(r.cwd),
 			ParentSession: js.Str(r.parentSession), Line: lineNo, Len: len(line)}
-		if len(r.cwd) > 0 {
-			s.Header.CwdJSON = js.Stringify(r.cwd)
-		}
-		if len(r.parentSession) > 0 {
-			s.Header.ParentJSON = js.Stringify(r.parentSession)
-		}
 		s.head = append([]byte(nil), line[:min(len(line), 128)]...)
 		s.headOff = off
 		var v float64

@@ -203,7 +203,31 @@ func (r *Reader) Raw(i int) ([]byte, error) {
 		}
 	}
 	if e.Flags.Has(FlagBadUTF8) {
-		b = js.WellFormed(b) // as Node decodes the file
+		b = js.ToValidUTF8(b) // as pi's decoder reads it
+	}
+	return b, nil
+}
+
+// rawQuick returns the JSON line of entry i for readers of many lines: it
+// checks the line still holds the entry's id, without validating all of it
+// as Raw does. The index validated the line when it read it.
+func (r *Reader) rawQuick(i int) ([]byte, error) {
+	e := &r.s.Entries[i]
+	b := make([]byte, e.Len)
+	if _, err := r.f.ReadAt(b, e.Off); err != nil {
+		if err == io.EOF {
+			return nil, ErrChanged
+		}
+		return nil, err
+	}
+	if e.ID != "" && r.s.Header.Version >= 2 {
+		k := bytes.Index(b, []byte(`"id"`))
+		if k < 0 || !bytes.Contains(b[k:min(len(b), k+len(e.ID)+16)], []byte(`"`+e.ID+`"`)) {
+			return r.Raw(i) // an escaped id, or a changed file: Raw tells
+		}
+	}
+	if e.Flags.Has(FlagBadUTF8) {
+		b = js.ToValidUTF8(b) // as pi's decoder reads it
 	}
 	return b, nil
 }

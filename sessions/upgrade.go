@@ -230,7 +230,7 @@ func migrateFile(root, path string, v int) ([]byte, error) {
 			return nil
 		}
 		kv := kept[k]
-		val := js.WellFormed(parsedValue(line)) // as pi decodes, then rewrites, the file
+		val := js.ToValidUTF8(parsedValue(line))
 		switch {
 		case !kv.object:
 		case kv.session:

@@ -221,8 +221,11 @@ func (b *Batch) write(tx *sql.Tx, names map[int64]nameInfo, words []invertedWord
 			}
 		case opDelete, opDeleteDocs:
 			fid, err := pathID(tx, o.rec.File, false)
-			if err != nil || fid == 0 {
+			if err != nil {
 				return err
+			}
+			if fid == 0 {
+				continue // nothing of the file stored: nothing to drop
 			}
 			if err := deleteDocs(tx, fid); err != nil {
 				return err

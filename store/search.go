@@ -259,6 +259,10 @@ func months(q *search.Query) []string {
 	return out
 }
 
+// maxGroupWords is the most words of a filter group candidates unites
+// once the query's own words have narrowed the candidates.
+const maxGroupWords = 4
+
 // candidates returns the ids of the documents the word index finds for q,
 // ascending; ok is false when the index cannot narrow them (scan instead).
 func candidates(tx *sql.Tx, segs []int64, q *search.Query, groups []wordGroup) (ids []int64, ok bool, err error) {
@@ -294,7 +298,10 @@ func candidates(tx *sql.Tx, segs []int64, q *search.Query, groups []wordGroup) (
 		return union(lists), nil
 	}
 	for _, g := range groups {
-		if g.exclude {
+		if g.exclude || ok && len(g.words) > maxGroupWords {
+			// A group of many words (a project: or after: that admits most
+			// projects or months) costs more to unite than it narrows:
+			// check applies the filter to each candidate anyway.
 			continue
 		}
 		list, err := groupIDs(g)

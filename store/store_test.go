@@ -358,3 +358,23 @@ func TestBatchRetry(t *testing.T) {
 	}
 	checkIndex(t, s2)
 }
+
+// TestDeleteUnknownThenPut: dropping a file the store does not know does
+// not end the batch: what follows it is written.
+func TestDeleteUnknownThenPut(t *testing.T) {
+	s := openT(t, filepath.Join(t.TempDir(), "index.db"))
+	b := s.Batch()
+	b.DeleteDocs("/new.jsonl")
+	b.Delete("/other.jsonl")
+	b.Put(Record{File: "/new.jsonl", Size: 1, ModTime: 2, Blob: []byte("x")})
+	b.AddDocs("/new.jsonl", []Doc{{EntryID: "a", Text: "hello", Role: "user"}})
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := s.Get("/new.jsonl"); !ok || err != nil {
+		t.Fatalf("record not written: %v", err)
+	}
+	if st, _ := s.Stats(); st.Docs != 1 {
+		t.Fatalf("%d documents", st.Docs)
+	}
+}

@@ -21,6 +21,9 @@ type PathView struct {
 	Items      []Item
 	Earlier    int          // entries (or context entries) before this page
 	EarlierURL string       // the previous page; "" at the root
+	Later      int          // entries after this page (a page opened at a depth)
+	LaterURL   string       // the next page down; "" at the end
+	JumpURL    string       // the conversation's page at a depth: add depth=N (1-based)
 	Page       bool         // an earlier page: items only
 	LeafURL    string       // the session page viewing the path to the entry (pi's leaf unchanged)
 	Viewing    string       // the leaf of the path the page views when it is not pi's, else ""
@@ -29,13 +32,19 @@ type PathView struct {
 	LinkURL    string       // a deep link to the entry
 	Actions    *ActionsView // the write actions on the entry; nil on an earlier page
 	State      TreeState
-	Note       string // why another entry than the one asked for is shown: the page reloads its rows
+	Note       string     // why another entry than the one asked for is shown: the page reloads its rows
+	Path       Totals     // summed along the path (pi's arithmetic)
+	Files      int        // files changed along the path
+	Commands   int        // bash calls along the path (may have changed files, not tracked)
+	FilesView  *FilesView // the files tab
+	CompareURL string     // the comparison page with this entry as "a"; the second entry is added as b
 }
 
 // Tabs of the conversation pane.
 const (
 	TabConversation = "conversation"
 	TabContext      = "context"
+	TabFiles        = "files"
 )
 
 // EntryInfo identifies an entry.
@@ -156,7 +165,7 @@ func EntryURL(session, ref, tab string, before int, st TreeState) string {
 	st.Target = ""
 	v := st.Values()
 	v.Set("e", ref)
-	if tab == TabContext {
+	if tab == TabContext || tab == TabFiles {
 		v.Set("view", tab)
 	}
 	if before >= 0 {
@@ -166,8 +175,8 @@ func EntryURL(session, ref, tab string, before int, st TreeState) string {
 }
 
 func tabQuery(name string) string {
-	if name == TabContext {
-		return "&view=context"
+	if name == TabContext || name == TabFiles {
+		return "&view=" + name
 	}
 	return ""
 }
@@ -203,6 +212,8 @@ func diffLines(d string) []DiffLine {
 	for i, l := range lines {
 		c := "ctx"
 		switch {
+		case strings.HasPrefix(l, "+++ "), strings.HasPrefix(l, "--- "), strings.HasPrefix(l, "@@"):
+			c = "hunk"
 		case strings.HasPrefix(l, "+"):
 			c = "add"
 		case strings.HasPrefix(l, "-"):
@@ -211,4 +222,12 @@ func diffLines(d string) []DiffLine {
 		out[i] = DiffLine{c, l + "\n"}
 	}
 	return out
+}
+
+// filesTab is the files tab's label with the number of files.
+func filesTab(n int) string {
+	if n == 0 {
+		return "Files"
+	}
+	return "Files (" + Itoa(n) + ")"
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/a-h/templ"
+
 	"github.com/piweb/piweb/static"
 )
 
@@ -24,6 +26,9 @@ type ExportView struct {
 	Cost      float64
 	Redacted  []string // what was redacted, for people ("secrets", "thinking", "tool output")
 	Items     []Item
+	// Body, when set, writes the items instead (a long branch, rendered a
+	// page at a time so the export never holds them all).
+	Body templ.Component
 	// A whole-session export: every entry in tree order as runs, pi's tree beside them.
 	Whole    bool
 	Runs     []ExportRun

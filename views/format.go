@@ -164,3 +164,30 @@ func Bytes(n int64) string {
 		return fmt.Sprintf("%d MB", (n+500_000)/1_000_000)
 	}
 }
+
+// Num formats a token count in full, grouped (1 234 567).
+func Num(f float64) string {
+	if f != f || f > 1e15 || f < -1e15 {
+		return fmt.Sprint(f)
+	}
+	if f != float64(int64(f)) {
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	if f < 0 {
+		return "-" + Count(int(-f))
+	}
+	return Count(int(f))
+}
+
+// Duration formats a span of time briefly: "45 s", "12 min", "3 h 5 min", "2 d 4 h".
+func Duration(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%d s", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%d min", int(d.Minutes()))
+	case d < 24*time.Hour:
+		return fmt.Sprintf("%d h %d min", int(d.Hours()), int(d.Minutes())%60)
+	}
+	return fmt.Sprintf("%d d %d h", int(d.Hours())/24, int(d.Hours())%24)
+}

@@ -1,6 +1,9 @@
 package views
 
-import "time"
+import (
+	"strconv"
+	"time"
+)
 
 // ListView is the sessions page.
 type ListView struct {
@@ -11,7 +14,10 @@ type ListView struct {
 	Shown    int // sessions matching Query
 	Demo     bool
 	Root     string
-	Problems int // files under the root that are not readable sessions
+	Problems int           // files under the root that are not readable sessions
+	Progress *ProgressView // indexing progress, while piweb indexes (nil when done)
+	More     int           // matching sessions after the window shown
+	MoreURL  string        // the next window
 }
 
 // Sort orders of the sessions page.
@@ -19,15 +25,18 @@ const (
 	SortActivity = "activity"
 	SortName     = "name"
 	SortFirst    = "first"
+	SortFamilies = "families" // forks under the session they came from, newest family first
 )
 
 // ProjectGroup is the sessions of one working directory.
 type ProjectGroup struct {
-	DOMID    string
-	Cwd      string
-	Sessions []SessionItem
-	Tokens   int64
-	Cost     float64
+	DOMID     string
+	Cwd       string
+	Sessions  []SessionItem // the group's sessions in the window shown
+	Count     int           // all its sessions matching the search
+	Continued bool          // the window starts inside the group: its first sessions came before
+	Tokens    int64
+	Cost      float64
 }
 
 // SessionItem is one row of the sessions page.
@@ -50,6 +59,8 @@ type SessionItem struct {
 	Tokens       int64
 	Cost         float64
 	Models       []string
+	Depth        int    // in the families view: how many forks down from its family's first session
+	ShowCwd      bool   // the row says its project (the families view mixes them)
 	ParentKey    string // the session it was forked from, when indexed
 	ParentTitle  string
 	ParentFile   string // parentSession as written, when it is not indexed
@@ -63,4 +74,13 @@ func (s SessionItem) Title() string {
 		return s.Name
 	}
 	return s.FirstMessage
+}
+
+// familyIndent is the class that indents a fork under the session it came
+// from (no inline styles: the CSP forbids them).
+func familyIndent(depth int) string {
+	if depth <= 0 {
+		return ""
+	}
+	return "depth-" + strconv.Itoa(min(depth, 6))
 }

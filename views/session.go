@@ -20,6 +20,8 @@ type SessionView struct {
 	ParentKey    string
 	ParentTitle  string
 	ParentFile   string
+	ParentAt     string     // the entry of the parent session the fork left from ("" when unknown)
+	ChildForks   []ForkLink // sessions forked from this one
 	Diagnostics  []string
 	State        TreeState
 	Tree         TreeWindow
@@ -29,6 +31,7 @@ type SessionView struct {
 	Note         string // why the page shows another entry than the one its address names
 	Format       int    // the file's format version when it is not 3 (read-only), else 0
 	Pane         string // on a narrow screen, the pane shown first: "tree" or "conv"
+	ShowMap      bool   // the tree pane shows the map (?view=map)
 }
 
 // SessionStats are a session's counts for the page header.
@@ -39,6 +42,10 @@ type SessionStats struct {
 	Tokens   int64
 	Cost     float64
 	Models   []string
+	// What pi's /session shows (getSessionStats), the part off pi's path, and by model.
+	File      Totals
+	Abandoned Totals
+	ByModel   []ModelUse
 }
 
 // TreeState is what the tree shows: pi's filter, search and folds, the
@@ -114,6 +121,12 @@ type RowView struct {
 	Lead     string // the colored lead of the preview ("user: ")
 	Text     string // the rest of the preview
 	Hint     string // tooltip: type, id and time
+	Spent    string // on the first row of each branch of a branch point: what that attempt cost
+	// A run of settings rows folded into this one: how many, and its words
+	// ("× 1,204 thinking-level changes"); the others name this row's entry.
+	NoiseRun  int
+	NoiseText string
+	NoiseOf   int // the entry of the row that folds this one, 0 for none (a run never starts at the first entry: it needs a parent)
 }
 
 // Mark returns pi's active-path marker for the row, or "".
@@ -149,4 +162,10 @@ func (r RowView) ForkText() string {
 		return ""
 	}
 	return "  (" + Itoa(r.Forks) + " branches)"
+}
+
+// ForkLink is a session forked from this one and the entry it left from.
+type ForkLink struct {
+	Key, Title string
+	At         string // the entry of this session it left from ("" when unknown)
 }

@@ -104,7 +104,7 @@ func (w *Watcher) refresh(p string) {
 		w.lib.Remove(p)
 		return
 	}
-	c, err := w.lib.Refresh(p)
+	c, err := w.lib.RefreshSettled(p)
 	switch {
 	case err == nil, errors.Is(err, fs.ErrNotExist):
 	case errors.Is(err, sessions.ErrOutsideRoot):

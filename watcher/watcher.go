@@ -83,6 +83,7 @@ type Watcher struct {
 type pending struct {
 	t     *time.Timer
 	first time.Time
+	dirty bool // something changed since the file was last queued: read it when the timer fires
 }
 
 // New returns a Watcher for lib's root; call Run to start it.
@@ -226,11 +227,21 @@ func (w *Watcher) handle(ev fsnotify.Event) {
 		// session is reported as living on there rather than removed.
 		wait = 2 * w.debounce
 	}
+	// The first write to a quiet file that grew it is read at once (an append
+	// reaches open pages without waiting out the debounce); writes that follow
+	// within the debounce are read together when it ends. A file that did not
+	// grow may be in the middle of a rewrite (truncated, not yet written): it
+	// waits out the debounce.
+	lead := false
+	if ev.Op == fsnotify.Write {
+		fi, err := os.Stat(p)
+		lead = err == nil && w.lib.Grew(p, fi)
+	}
 	dir, name := filepath.Dir(p), filepath.Base(p)
 	switch {
 	case dir == w.root:
 		if sessions.IsSessionFileName(name) {
-			w.touch(p, wait)
+			w.touch(p, wait, false)
 		}
 		if ev.Has(fsnotify.Create) {
 			w.addProject(p)
@@ -246,7 +257,7 @@ func (w *Watcher) handle(ev fsnotify.Event) {
 			}
 		}
 	case filepath.Dir(dir) == w.root && sessions.IsSessionFileName(name):
-		w.touch(p, wait)
+		w.touch(p, wait, lead)
 	}
 }
 
@@ -281,20 +292,47 @@ func explain(err error, what string) error {
 	return fmt.Errorf("%s: %w", what, err)
 }
 
-// touch (re)starts the debounce timer of a session file path.
-func (w *Watcher) touch(p string, wait time.Duration) {
+// touch (re)starts the debounce timer of a session file path. With lead,
+// a file with no timer running is queued at once and the timer only
+// gathers what follows.
+func (w *Watcher) touch(p string, wait time.Duration, lead bool) {
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	if w.stopped {
+		w.mu.Unlock()
 		return
 	}
 	if t, ok := w.timers[p]; ok {
+		t.dirty = true
 		t.t.Reset(min(wait, max(0, w.maxWait-time.Since(t.first))))
+		w.mu.Unlock()
 		return
 	}
-	t := &pending{first: time.Now()}
+	t := &pending{first: time.Now(), dirty: !lead}
 	t.t = time.AfterFunc(wait, func() { w.fire(p, t) })
 	w.timers[p] = t
+	if lead {
+		w.queueLocked(p)
+	}
+	w.mu.Unlock()
+	if lead {
+		w.wake()
+	}
+}
+
+// queueLocked adds p to the files the worker reads next.
+func (w *Watcher) queueLocked(p string) {
+	if !w.isDue[p] {
+		w.isDue[p] = true
+		w.due = append(w.due, p)
+	}
+}
+
+// wake tells the worker files are due.
+func (w *Watcher) wake() {
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
 }
 
 // fire queues p for the worker once its quiet period ended.
@@ -305,15 +343,13 @@ func (w *Watcher) fire(p string, t *pending) {
 		return // stopped, or a stale run of a timer reset while it fired
 	}
 	delete(w.timers, p)
-	if !w.isDue[p] {
-		w.isDue[p] = true
-		w.due = append(w.due, p)
+	if !t.dirty {
+		w.mu.Unlock()
+		return // nothing changed since the first write was read
 	}
+	w.queueLocked(p)
 	w.mu.Unlock()
-	select {
-	case w.kick <- struct{}{}:
-	default:
-	}
+	w.wake()
 }
 
 // requestRescan asks the worker for a full rescan soon.
@@ -343,7 +379,7 @@ func (w *Watcher) addProject(p string) {
 	}
 	for _, e := range entries {
 		if sessions.IsSessionFileName(e.Name()) {
-			w.touch(filepath.Join(p, e.Name()), w.debounce)
+			w.touch(filepath.Join(p, e.Name()), w.debounce, false)
 		}
 	}
 }

@@ -700,3 +700,15 @@ func leafID(s *sessions.Session) string {
 	}
 	return ""
 }
+
+// TestFirstWriteAtOnce: the first write to a quiet file is read without
+// waiting out the debounce (here an hour, so only the leading read can
+// deliver it), and a rewritten name still waits for its debounce.
+func TestFirstWriteAtOnce(t *testing.T) {
+	root := t.TempDir()
+	p := project(root, "--w--", "s")
+	writeFile(t, p, header("S")+"\n"+chain("e1"))
+	h := start(t, root, Options{Debounce: time.Hour}, nil)
+	appendFile(t, p, entry("e2", "e1")+"\n")
+	h.expect("the first append, read at once", sessions.Change{Key: "S", File: p, Kind: sessions.KindAppend, NewIDs: []string{"e2"}, Leaf: "e2", OldLeaf: "e1"})
+}

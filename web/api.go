@@ -41,6 +41,7 @@ func renderAPIError(c echo.Context, pe *pageError) error {
 
 // apiList answers GET /api/sessions: every session's metadata, most recent activity first.
 func (s *Server) apiList(c echo.Context) error {
+	s.markIndexing(c)
 	return c.JSON(http.StatusOK, s.lib.List())
 }
 

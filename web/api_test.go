@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -74,7 +73,7 @@ func inspect(t testing.TB, lib *sessions.Library, id, leaf string) *sessions.Ins
 // labelOf returns the label inspect shows on entry id ("" for none).
 func labelOf(in *sessions.Inspection, id string) string {
 	for _, n := range in.Tree {
-		if string(n.ID) == strconv.Quote(id) && n.Label != nil {
+		if n.ID != nil && *n.ID == id && n.Label != nil {
 			var l string
 			if err := json.Unmarshal(n.Label, &l); err != nil {
 				return string(n.Label)
@@ -581,9 +580,8 @@ func collect(ch <-chan sessions.Change, d time.Duration) []sessions.Change {
 func withoutLabels(in *sessions.Inspection) []string {
 	label := map[string]bool{}
 	for _, n := range in.Tree {
-		var id, typ string
-		if json.Unmarshal(n.ID, &id) == nil && json.Unmarshal(n.Type, &typ) == nil && typ == sessions.TypeLabel {
-			label[id] = true
+		if n.ID != nil && deref(n.Type) == sessions.TypeLabel {
+			label[*n.ID] = true
 		}
 	}
 	var out []string

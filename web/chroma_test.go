@@ -34,3 +34,23 @@ func TestChromaCSS(t *testing.T) {
 		t.Fatalf("%s is not what chroma makes (%v): run go test ./web -run TestChromaCSS -update", file, err)
 	}
 }
+
+// TestLexerForNames: names find their lexers through the cache as they do
+// without it: by extension, by a whole name, and none for an unknown one.
+func TestLexerForNames(t *testing.T) {
+	for _, c := range []struct{ file, want string }{
+		{"src/a.go", "Go"}, {"b.go", "Go"}, {"/x/Makefile", "Makefile"}, {"Dockerfile", "Docker"},
+		{"x.PY", "Python"}, {"notes", ""}, {"src/zz9", ""}, {"a.tsx", "TypeScript"},
+	} {
+		for range 2 { // the second answer comes from the cache
+			l := lexerFor("", c.file)
+			got := ""
+			if l != nil {
+				got = l.Config().Name
+			}
+			if got != c.want {
+				t.Errorf("lexerFor(%q) = %q, want %q", c.file, got, c.want)
+			}
+		}
+	}
+}

@@ -29,19 +29,31 @@ func (s *Server) entry(c echo.Context) error {
 	if e == "" {
 		return errBadRequest("Which entry? The address names none.", nil)
 	}
-	before := -1
-	if b := c.QueryParam("before"); b != "" {
-		if before, err = strconv.Atoi(b); err != nil || before < 0 {
-			return errBadRequest("Bad page position.", err)
+	at := pageAt{before: -1, from: -1, down: c.QueryParam("dir") == "down"}
+	for name, dst := range map[string]*int{"before": &at.before, "from": &at.from} {
+		if b := c.QueryParam(name); b != "" {
+			if *dst, err = strconv.Atoi(b); err != nil || *dst < 0 {
+				return errBadRequest("Bad page position.", err)
+			}
 		}
+	}
+	if d := c.QueryParam("depth"); d != "" && at.from < 0 { // the jump form's 1-based depth
+		n, err := strconv.Atoi(d)
+		if err != nil || n < 1 {
+			return errBadRequest("The depth is a number from 1 (the root) to the path's length.", err)
+		}
+		at.from = n - 1
+	}
+	if at.before >= 0 && at.from >= 0 {
+		return errBadRequest("A page starts at a depth (from) or ends before an entry (before), not both.", nil)
 	}
 	var v views.PathView
 	err = s.view(id, func(ss *sessions.Session, r *sessions.Reader) error {
 		target, ok := resolve(ss, e)
 		note := ""
 		if !ok {
-			if before >= 0 {
-				return errStale() // an earlier page of an entry that is gone
+			if at.page() {
+				return errStale() // another page of an entry that is gone
 			}
 			// The page's rows are older than the file (pi migrated it with new
 			// ids): show where pi resumes, and have the page reload its rows.
@@ -52,7 +64,7 @@ func (s *Server) entry(c echo.Context) error {
 			}
 			target, note = t.target, t.note
 		}
-		v, err = s.pathView(id, ss, r, st, target, c.QueryParam("view"), before)
+		v, err = s.pathView(id, ss, r, st, target, c.QueryParam("view"), at)
 		v.Note = note
 		return err
 	})
@@ -65,24 +77,52 @@ func (s *Server) entry(c echo.Context) error {
 	return respond(c, views.Conversation(v))
 }
 
+// pageAt says which page of a path to show: the last (all -1), the one
+// ending before entry `before`, or the one starting at depth `from` (with
+// down, a continuation below the page shown, without its earlier button).
+type pageAt struct {
+	before, from int
+	down         bool
+}
+
+// lastPage is the page a path opens on: its end.
+var lastPage = pageAt{before: -1, from: -1}
+
+func (p pageAt) page() bool { return p.before >= 0 || p.from >= 0 }
+
 // pathView builds the conversation along the root-to-target path (or the
-// model context at target), the page that ends before entry `before` when it is >= 0.
-func (s *Server) pathView(id string, ss *sessions.Session, r *sessions.Reader, st views.TreeState, target int, tab string, before int) (views.PathView, error) {
+// model context at target), at the page at names.
+func (s *Server) pathView(id string, ss *sessions.Session, r *sessions.Reader, st views.TreeState, target int, tab string, at pageAt) (views.PathView, error) {
+	before := at.before
 	b := &builder{md: s.md, s: ss, key: id, home: s.opt.Home, clip: true}
 	path := ss.Path(target)
-	v := views.PathView{Key: id, Target: b.info(target), Tab: views.TabConversation, Depth: len(path), Page: before >= 0, State: st}
-	if tab == views.TabContext {
+	v := views.PathView{Key: id, Target: b.info(target), Tab: views.TabConversation, Depth: len(path), Page: at.page(), State: st}
+	if tab == views.TabContext || tab == views.TabFiles {
 		v.Tab = tab
 	}
+	var changes *sessions.Changes
 	if !v.Page { // an earlier page shows no header
 		var err error
 		if v.Model, v.Thinking, v.Tokens, v.Cost, err = pathTotals(ss, r, path); err != nil {
 			return v, err
 		}
+		l, err := s.ledger(ss, r)
+		if err != nil {
+			return v, err
+		}
+		v.Path = totalsView(l.Sum(ss, path))
+		v.Files = len(l.Files(path))
+		if tab == views.TabFiles {
+			if changes, err = r.Changes(path); err != nil {
+				return v, err
+			}
+		}
+		v.CompareURL = views.SessionURL(id) + "/compare?a=" + url.QueryEscape(v.Target.Ref)
 	}
 	link := st
 	link.Target = v.Target.Ref
 	v.LinkURL = views.StateURL(id, link)
+	v.JumpURL = views.EntryURL(id, v.Target.Ref, views.TabConversation, -1, st)
 	link.Leaf = v.Target.Ref
 	v.LeafURL = views.StateURL(id, link)
 	if l, ok := resolve(ss, st.Leaf); ok && st.Leaf != "" && l != ss.Leaf() {
@@ -100,9 +140,16 @@ func (s *Server) pathView(id string, ss *sessions.Session, r *sessions.Reader, s
 		v.Actions = &a
 	}
 	var err error
-	if v.Tab == views.TabContext {
+	switch {
+	case v.Tab == views.TabFiles && changes != nil:
+		fv := filesView(id, ss, changes)
+		fv.PatchURL = views.SessionURL(id) + "/patch?leaf=" + url.QueryEscape(v.Target.Ref)
+		v.FilesView = &fv
+	case v.Tab == views.TabContext:
 		err = b.contextPage(&v, r, target, before)
-	} else {
+	case at.from >= 0:
+		err = b.pathFrom(&v, r, path, target, at)
+	default:
 		err = b.pathPage(&v, r, path, target, before)
 	}
 	for k := range v.Items {
@@ -199,6 +246,40 @@ func (b *builder) pathItems(r *sessions.Reader, page []int) ([]views.Item, error
 		}
 	}
 	return items, nil
+}
+
+// pathFrom fills v with the page of the path that starts at depth at.from:
+// about one page of entries forward, never ending between a tool call and
+// its results, with a button for the page below and, unless it continues a
+// page shown (at.down), one for the page above.
+func (b *builder) pathFrom(v *views.PathView, r *sessions.Reader, path []int, target int, at pageAt) error {
+	ss := b.s
+	start := min(at.from, max(len(path)-1, 0))
+	end, n := start, 0
+	for end < len(path) && end-start < pageEntries && n < pageBytes {
+		n += ss.Entries[path[end]].Len
+		end++
+	}
+	for limit := 0; end < len(path) && limit < 1000 && isToolResult(&ss.Entries[path[end]]); limit++ {
+		end++
+	}
+	items, err := b.pathItems(r, path[start:end])
+	if err != nil {
+		return err
+	}
+	for k := range items {
+		items[k].Target = items[k].Entry.Pos == target
+		markResultTarget(&items[k], target)
+	}
+	v.Items, v.Earlier = items, start
+	if start > 0 && !at.down {
+		v.EarlierURL = views.EntryURL(v.Key, v.Target.Ref, v.Tab, path[start], v.State)
+	}
+	if end < len(path) {
+		v.Later = len(path) - end
+		v.LaterURL = views.EntryURL(v.Key, v.Target.Ref, v.Tab, -1, v.State) + "&from=" + strconv.Itoa(end) + "&dir=down"
+	}
+	return nil
 }
 
 // markResultTarget marks a paired tool result that is the selected entry.

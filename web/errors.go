@@ -72,8 +72,15 @@ func (s *Server) handleError(err error, c echo.Context) {
 		return // the client went away
 	}
 	pe := classify(err)
+	if se := (*sessions.Error)(nil); pe.status == http.StatusNotFound && errors.As(err, &se) && se.Kind == sessions.ErrNoSession && s.indexing() {
+		// Not reached yet, rather than not there: ask again soon.
+		pe = s.errStillIndexing(err)
+		c.Response().Header().Set("Retry-After", "2")
+	}
 	attrs := []any{"method", req.Method, "path", req.URL.Path, "status", pe.status, "err", err}
 	switch {
+	case pe.status == http.StatusServiceUnavailable:
+		s.log.Info("request refused: busy", attrs...)
 	case pe.status >= 500:
 		s.log.Error("request failed", attrs...)
 	default:
@@ -81,6 +88,9 @@ func (s *Server) handleError(err error, c echo.Context) {
 	}
 	if c.Response().Committed {
 		return
+	}
+	if pe.status == http.StatusServiceUnavailable {
+		c.Response().Header().Set("Retry-After", "5")
 	}
 	if req.Method == http.MethodHead || req.Header.Get("Accept") == "text/event-stream" {
 		_ = c.NoContent(pe.status)

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -131,7 +133,8 @@ func (s *Server) sessionEvents(c echo.Context) error {
 				return err
 			}
 			snap, ver, stats = takeSnapshot(t), version(ss), s.sessionHeader(id, ss).Stats
-			return nil
+			snap.gen = ss.Gen()
+			return s.statsHeader(&stats, ss, r)
 		})
 		if err != nil {
 			return err
@@ -148,6 +151,7 @@ func (s *Server) sessionEvents(c echo.Context) error {
 		}
 		return w.send("reset", ver)
 	}
+	state := stateKey(st)
 	return s.follow(c, start, func(w *stream, ev sessions.Change) error {
 		if ev.Key != id || ev.Kind == sessions.KindError {
 			return nil
@@ -155,55 +159,126 @@ func (s *Server) sessionEvents(c echo.Context) error {
 		if ev.Kind == sessions.KindRemove {
 			return w.send("gone", "")
 		}
-		var delta *views.TreeDelta
-		var stats views.SessionStats
-		var ver string
-		err := s.view(id, func(ss *sessions.Session, r *sessions.Reader) error {
-			t, err := s.layout(ss, r, st)
-			if err != nil {
-				return err
-			}
-			next := takeSnapshot(t)
-			if ev.Kind == sessions.KindAppend {
-				if delta, err = t.delta(r, snap, next); err != nil {
-					return err
-				}
-			}
-			snap, ver, stats = next, version(ss), s.sessionHeader(id, ss).Stats
-			return nil
-		})
+		// Every stream with this state at this version gets the same answer
+		// to this change: the first to ask computes it, the others share it.
+		step := s.steps.get(liveKey{key: id, state: state, from: snap.gen, append: ev.Kind == sessions.KindAppend})
+		step.once.Do(func() { step.compute(context.Background(), s, id, st, &snap, ev.Kind == sessions.KindAppend) }) // not the asking stream's context: the others share the answer
 		var pe *pageError
 		switch {
-		case errors.As(err, &pe) && pe.status == http.StatusNotFound:
+		case errors.As(step.err, &pe) && pe.status == http.StatusNotFound:
 			return w.send("gone", "") // the session, or the state's leaf, is no longer there
-		case err != nil:
+		case step.err != nil:
+			return step.err
+		}
+		snap = *step.snap
+		if err := w.send("stats", step.stats); err != nil {
 			return err
 		}
-		if html, err := htmlOf(ctx, views.SessionStatsView(stats)); err != nil {
-			return err
-		} else if err := w.send("stats", html); err != nil {
-			return err
-		}
-		if delta == nil {
-			return w.send("reset", ver)
-		}
-		if len(delta.Remove)+len(delta.Replace)+len(delta.Insert) == 0 {
+		switch {
+		case step.reset:
+			return w.send("reset", step.ver)
+		case step.delta == "":
 			return nil
 		}
-		html, err := htmlOf(ctx, views.TreeDeltaView(*delta))
-		if err != nil {
-			return err
-		}
-		return w.send("delta", html)
+		return w.send("delta", step.delta)
 	})
 }
 
-// snapshot is what a live stream remembers of the tree it last sent: each
-// row's entry and a hash of how it is drawn (previews aside: an entry's
-// text never changes).
+// liveKey names one change as a stream sees it: the session, the tree's
+// state, the version the stream showed and whether the change was an append.
+type liveKey struct {
+	key, state string
+	from       uint64
+	append     bool
+}
+
+// liveStep is the answer to one change for every stream that showed the
+// same state at the same version: computed once.
+type liveStep struct {
+	once  sync.Once
+	err   error
+	snap  *snapshot // the rows after the change
+	ver   string
+	stats string // the header's counts, as HTML
+	delta string // the rows that changed, as HTML; "" for none
+	reset bool   // the page reloads its rows instead
+}
+
+// compute lays the tree out after the change and diffs it with the rows
+// the streams showed (old).
+func (step *liveStep) compute(ctx context.Context, s *Server, id string, st views.TreeState, old *snapshot, isAppend bool) {
+	var delta *views.TreeDelta
+	var stats views.SessionStats
+	step.err = s.view(id, func(ss *sessions.Session, r *sessions.Reader) error {
+		t, err := s.layout(ss, r, st)
+		if err != nil {
+			return err
+		}
+		next := takeSnapshot(t)
+		next.gen = ss.Gen()
+		if isAppend {
+			if delta, err = t.delta(r, *old, next); err != nil {
+				return err
+			}
+		}
+		step.snap, step.ver, stats = &next, version(ss), s.sessionHeader(id, ss).Stats
+		return s.statsHeader(&stats, ss, r)
+	})
+	if step.err != nil {
+		return
+	}
+	if step.stats, step.err = htmlOf(ctx, views.SessionStatsView(stats)); step.err != nil {
+		return
+	}
+	switch {
+	case delta == nil:
+		step.reset = true
+	case len(delta.Remove)+len(delta.Replace)+len(delta.Insert) > 0:
+		step.delta, step.err = htmlOf(ctx, views.TreeDeltaView(*delta))
+	}
+}
+
+// liveSteps keeps the answers to the latest changes, for the streams that
+// have not asked yet.
+type liveSteps struct {
+	mu    sync.Mutex
+	m     map[liveKey]*liveStep
+	order []liveKey
+}
+
+// liveKept is how many answers liveSteps keeps: a stream asks within moments
+// of the change, so only the latest few matter.
+const liveKept = 256
+
+// get returns the step of k, new and not computed when there is none.
+func (l *liveSteps) get(k liveKey) *liveStep {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if st, ok := l.m[k]; ok {
+		return st
+	}
+	if l.m == nil {
+		l.m = map[liveKey]*liveStep{}
+	}
+	if len(l.order) >= liveKept {
+		delete(l.m, l.order[0])
+		l.order = l.order[1:]
+	}
+	st := &liveStep{}
+	l.m[k] = st
+	l.order = append(l.order, k)
+	return st
+}
+
+// stateKey is a tree state as one string, for keys.
+func stateKey(st views.TreeState) string {
+	return st.Filter + "\x00" + st.Search + "\x00" + strings.Join(st.Folds, ",") + "\x00" + st.Leaf
+}
+
 type snapshot struct {
 	rows []rowSig
-	leaf int // entry of the row marked "← active", -1 for none
+	leaf int    // entry of the row marked "← active", -1 for none
+	gen  uint64 // the session's generation it was taken at
 }
 
 type rowSig struct {
@@ -233,6 +308,9 @@ func takeSnapshot(t *tree) snapshot {
 		buf = strconv.AppendBool(append(buf, ' '), r.Foldable)
 		buf = append(append(buf, ' '), r.Prefix()...)
 		buf = append(append(buf, 0), r.Label...)
+		if sp, _ := spent(t.s, t.ledger, r.Pos, parent); sp != "" {
+			buf = append(append(buf, 0), sp...) // what a branch cost grows as pi appends to it
+		}
 		if l := t.s.LabelEntry(t.s.Entries[r.Pos].ID); r.Labeled && l >= 0 {
 			buf = strconv.AppendInt(append(buf, 0), int64(l), 10) // a label set again, maybe to the same text, has a new time
 		}

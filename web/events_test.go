@@ -18,7 +18,7 @@ import (
 type sseEvent struct{ Name, Data string }
 
 // openStream connects to an event stream and returns its events as they arrive.
-func openStream(t *testing.T, ctx context.Context, url string) (<-chan sseEvent, *http.Response) {
+func openStream(t testing.TB, ctx context.Context, url string) (<-chan sseEvent, *http.Response) {
 	t.Helper()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	req.Header.Set("Accept", "text/event-stream")
@@ -287,5 +287,59 @@ func TestEventsUnknownSession(t *testing.T) {
 	srv := newServer(t, openLib(t, demoRoot(t)), nil).Handler()
 	if rec := get(t, srv, "/s/nope/events", "Accept", "text/event-stream"); rec.Code != http.StatusNotFound || rec.Body.Len() != 0 {
 		t.Errorf("unknown session: status %d, body %q", rec.Code, rec.Body)
+	}
+}
+
+// TestSessionEventsShared: pages that show the same state get the same
+// answer to a change, computed once; a page with another filter gets its own.
+func TestSessionEventsShared(t *testing.T) {
+	lib := openLib(t, demoRoot(t))
+	fe := newFakeEvents()
+	srv := newServer(t, lib, fe)
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ver := sessionVersion(t, lib, mainID)
+	var streams []<-chan sseEvent
+	var chans []chan sessions.Change
+	for _, q := range []string{"", "", "&filter=all"} {
+		ev, _ := openStream(t, ctx, ts.URL+"/s/"+mainID+"/events?v="+ver+q)
+		chans = append(chans, fe.next(t))
+		if e := nextEvent(t, ev); e.Name != "hello" {
+			t.Fatalf("first event %+v", e)
+		}
+		streams = append(streams, ev)
+	}
+	file := sessionFile(t, lib, mainID)
+	appendLines(t, file, `{"type":"message","id":"feed0001","parentId":"4638afcc","timestamp":"2026-05-12T09:00:00.000Z","message":{"role":"user","content":"again","timestamp":1778576400000}}`)
+	if _, err := lib.Refresh(file); err != nil {
+		t.Fatal(err)
+	}
+	for _, ch := range chans {
+		ch <- sessions.Change{Key: mainID, File: file, Kind: sessions.KindAppend, NewIDs: []string{"feed0001"}, Leaf: "feed0001", OldLeaf: "4638afcc"}
+	}
+	var deltas []string
+	for _, ev := range streams {
+		if e := nextEvent(t, ev); e.Name != "stats" {
+			t.Fatalf("event %+v, want stats", e)
+		}
+		d := nextEvent(t, ev)
+		if d.Name != "delta" || !strings.Contains(d.Data, `data-ref="feed0001"`) {
+			t.Fatalf("event %+v, want a delta with the new row", d)
+		}
+		deltas = append(deltas, d.Data)
+	}
+	if deltas[0] != deltas[1] {
+		t.Errorf("two pages with one state got different deltas")
+	}
+	if deltas[0] == deltas[2] {
+		t.Errorf("the page with filter=all got the default filter's delta")
+	}
+	srv.steps.mu.Lock()
+	n := len(srv.steps.m)
+	srv.steps.mu.Unlock()
+	if n != 2 {
+		t.Errorf("%d answers computed for two states, want 2", n)
 	}
 }

@@ -6,16 +6,20 @@ package web
 // next to the session.
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
 	"context"
 	"fmt"
+	"io"
 	"mime"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"unicode"
 
+	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 	"github.com/piweb/piweb/secrets"
 	"github.com/piweb/piweb/sessions"
@@ -70,6 +74,27 @@ type exportFile struct {
 	name string // a file name for it
 	mime string
 	data []byte
+	// write, when set instead of data, writes the export: a long branch's
+	// page streams a page of entries at a time, outside the library's lock.
+	write func(ctx context.Context, w io.Writer) error
+	spill string // a temporary file write reads and removes; removed by done when write is not called
+}
+
+// done removes what the export left behind when it was not written.
+func (f *exportFile) done() {
+	if f.spill != "" {
+		os.Remove(f.spill)
+	}
+}
+
+// bytes returns the whole export.
+func (f *exportFile) bytes(ctx context.Context) ([]byte, error) {
+	if f.write == nil {
+		return f.data, nil
+	}
+	var b bytes.Buffer
+	err := f.write(ctx, &b)
+	return b.Bytes(), err
 }
 
 // export answers GET /api/sessions/:key/export and /s/:key/export with the branch as a download.
@@ -82,28 +107,61 @@ func (s *Server) export(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	f, err := s.exported(c.Request().Context(), sessionKey(c), q)
+	ctx := c.Request().Context()
+	select {
+	case s.exports <- struct{}{}:
+		defer func() { <-s.exports }()
+	default:
+		return errBusy
+	}
+	f, err := s.exported(ctx, sessionKey(c), q)
 	if err != nil {
 		return err
 	}
+	defer f.done()
 	h := c.Response().Header()
 	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": f.name}))
 	h.Set("Cache-Control", "no-store")
-	return c.Blob(http.StatusOK, f.mime, f.data)
+	if f.write == nil {
+		return c.Blob(http.StatusOK, f.mime, f.data)
+	}
+	h.Set(echo.HeaderContentType, f.mime)
+	c.Response().WriteHeader(http.StatusOK)
+	if err := f.write(ctx, c.Response()); err != nil && ctx.Err() == nil {
+		s.log.Error("export stopped half way", "key", sessionKey(c), "err", err) // the status is sent: the page is cut short
+	}
+	return nil
 }
 
 // saveExport writes the export next to the session, under a new name, and
 // returns its path (a saved JSONL file is a session of its own: the library
 // lists it at once).
 func (s *Server) saveExport(key string, q exportReq) (string, error) {
-	f, err := s.exported(context.Background(), key, q)
+	select {
+	case s.exports <- struct{}{}:
+		defer func() { <-s.exports }()
+	default:
+		return "", errBusy
+	}
+	ctx := context.Background()
+	f, err := s.exported(ctx, key, q)
 	if err != nil {
 		return "", err
 	}
-	return s.lib.SaveBeside(key, f.name, f.data)
+	defer f.done()
+	data, err := f.bytes(ctx)
+	if err != nil {
+		return "", err
+	}
+	return s.lib.SaveBeside(key, f.name, data)
 }
 
-// exported builds the export of session id.
+// errBusy refuses heavy work while as much as piweb allows is running.
+var errBusy = &pageError{status: http.StatusServiceUnavailable, title: "Busy",
+	msg: "piweb is building as many exports as it allows at once. Try again in a few seconds."}
+
+// exported builds the export of session id. Callers hold one of the
+// Options.Exports slots (s.exports) while they build and send it.
 func (s *Server) exported(ctx context.Context, id string, q exportReq) (exportFile, error) {
 	var f exportFile
 	err := s.view(id, func(ss *sessions.Session, _ *sessions.Reader) error {
@@ -112,10 +170,17 @@ func (s *Server) exported(ctx context.Context, id string, q exportReq) (exportFi
 		}
 		var b *sessions.Branch
 		var err error
-		if q.whole {
+		spill := "" // the branch's lines in a temporary file, for its HTML page
+		switch {
+		case q.whole:
 			b, err = ss.Whole(q.red)
-		} else {
-			b, err = ss.Branch(q.leaf, q.red)
+		case q.format == "jsonl":
+			b, err = ss.BranchTo(io.Discard, q.leaf, q.red) // its name and leaf; Export writes the lines
+		default:
+			// The page is drawn from the branch as written (redacted), not from
+			// the source, so nothing redacted can reach it; from a file, so the
+			// export holds an index of the lines, never the lines themselves.
+			spill, b, err = spillBranch(ss, q)
 		}
 		if err != nil {
 			return err
@@ -128,57 +193,144 @@ func (s *Server) exported(ctx context.Context, id string, q exportReq) (exportFi
 			base += "-redacted"
 		}
 		if q.format == "jsonl" {
+			// pi's /export layout, which pi's /import takes; spilled to a
+			// temporary file under the lock and sent after it.
 			f.name, f.mime = base+".jsonl", "application/x-ndjson; charset=utf-8"
-			f.data, err = sessions.Export(ss, q.leaf, q.red) // pi's /export layout, which pi's /import takes
-			return err
+			f.spill, err = spillTo(func(w io.Writer) error { return sessions.ExportTo(w, ss, q.leaf, q.red) })
+			if err != nil {
+				return err
+			}
+			file := f.spill
+			f.write = func(_ context.Context, w io.Writer) error {
+				defer os.Remove(file)
+				in, err := os.Open(file)
+				if err != nil {
+					return err
+				}
+				defer in.Close()
+				_, err = io.Copy(w, in)
+				return err
+			}
+			return nil
 		}
 		f.name, f.mime = base+".html", echo.MIMETextHTMLCharsetUTF8
 		if q.whole {
 			f.data, err = s.exportSessionHTML(ctx, ss, b, q.red)
-		} else {
-			f.data, err = s.exportHTML(ctx, ss, b, q.red)
+			return err
 		}
-		return err
+		// The page is drawn from the spilled lines after the library's lock is let go.
+		v := views.ExportView{SessionID: ss.Header.ID, Cwd: ss.Header.Cwd, Created: ss.Meta().Created,
+			Title: oneLine(exportTitle(ss, b, q.red), 120)}
+		f.write = func(ctx context.Context, w io.Writer) error { return s.exportHTML(ctx, v, b, spill, q.red, w) }
+		f.spill = spill
+		return nil
 	})
+	if err != nil && f.spill != "" {
+		os.Remove(f.spill)
+		f.spill = ""
+	}
 	return f, err
 }
 
-// exportHTML renders branch b of ss as a self-contained page.
-func (s *Server) exportHTML(ctx context.Context, ss *sessions.Session, b *sessions.Branch, red sessions.Redact) ([]byte, error) {
-	// The page is drawn from the branch as written (redacted), not from the
-	// source, so nothing redacted can reach it.
-	bs, err := b.Session()
+// spillBranch writes the branch q names to a temporary file and returns
+// its path with the branch (which holds no lines).
+func spillBranch(ss *sessions.Session, q exportReq) (string, *sessions.Branch, error) {
+	var b *sessions.Branch
+	file, err := spillTo(func(w io.Writer) error {
+		var err error
+		b, err = ss.BranchTo(w, q.leaf, q.red)
+		return err
+	})
+	return file, b, err
+}
+
+// spillTo writes through fn into a new temporary file and returns its path
+// (nothing is left behind when it fails).
+func spillTo(fn func(io.Writer) error) (string, error) {
+	tmp, err := os.CreateTemp("", "piweb-export-*.jsonl")
 	if err != nil {
-		return nil, err
+		return "", err
+	}
+	bw := bufio.NewWriterSize(tmp, 1<<20)
+	err = fn(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return "", err
+	}
+	return tmp.Name(), nil
+}
+
+// exportHTML writes branch b as a self-contained page, v holding what the
+// source session tells. The entries are drawn a page at a time, so the
+// export holds the branch's lines but never all of its HTML.
+func (s *Server) exportHTML(ctx context.Context, v views.ExportView, b *sessions.Branch, file string, red sessions.Redact, w io.Writer) error {
+	defer os.Remove(file)
+	bs, err := sessions.Load(file)
+	if err != nil {
+		return err
 	}
 	leaf, ok := bs.Lookup(b.Leaf)
 	if !ok {
-		return nil, fmt.Errorf("export: the branch lost its leaf %q", b.Leaf)
+		return fmt.Errorf("export: the branch lost its leaf %q", b.Leaf)
 	}
 	r, err := bs.Open()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer r.Close()
 	path := bs.Path(leaf)
 	bld := &builder{md: exportMarkdown(), s: bs, home: s.opt.Home}
-	items, err := bld.pathItems(r, path)
-	if err != nil {
-		return nil, err
-	}
-	for k := range items {
-		items[k].Export = true
-	}
 	m := bs.Meta()
-	v := views.ExportView{Name: b.Name, SessionID: ss.Header.ID, Cwd: ss.Header.Cwd, Leaf: b.Leaf, Models: m.Models,
-		Created: ss.Meta().Created, Exported: views.Now(), Entries: len(path), Messages: m.Messages, Tokens: m.Tokens,
-		Cost: m.Cost, Items: items}
-	v.Title = oneLine(exportTitle(ss, b, red), 120)
-	return renderExport(ctx, v, red)
+	v.Name, v.Leaf, v.Models, v.Exported, v.Entries, v.Messages, v.Tokens, v.Cost = b.Name, b.Leaf, m.Models, views.Now(), len(path), m.Messages, m.Tokens, m.Cost
+	v.Body = templ.ComponentFunc(func(ctx context.Context, w io.Writer) error {
+		shown := 0
+		for start := 0; start < len(path); {
+			end := min(start+exportPage, len(path))
+			for end < len(path) && isToolResult(&bs.Entries[path[end]]) {
+				end++ // a call's results stay on its page
+			}
+			items, err := bld.pathItems(r, path[start:end])
+			if err != nil {
+				return err
+			}
+			for k := range items {
+				items[k].Export = true
+				if err := views.ItemView(items[k]).Render(ctx, w); err != nil {
+					return err
+				}
+			}
+			shown += len(items)
+			start = end
+		}
+		if shown == 0 {
+			_, err := io.WriteString(w, `<p class="empty">This branch has no entries to show.</p>`)
+			return err
+		}
+		return nil
+	})
+	return renderExportTo(ctx, v, red, w)
 }
+
+// exportPage is how many entries an export draws at once.
+const exportPage = 200
 
 // renderExport notes the redactions on an export page and renders it.
 func renderExport(ctx context.Context, v views.ExportView, red sessions.Redact) ([]byte, error) {
+	var out bytes.Buffer
+	if err := renderExportTo(ctx, v, red, &out); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+// renderExportTo is renderExport writing to w.
+func renderExportTo(ctx context.Context, v views.ExportView, red sessions.Redact, w io.Writer) error {
 	if red.Secrets {
 		v.Cwd = "" // folder names tell who and what; the JSONL keeps its cwd, which pi needs
 		v.Redacted = append(v.Redacted, "secrets")
@@ -189,11 +341,7 @@ func renderExport(ctx context.Context, v views.ExportView, red sessions.Redact) 
 	if red.ToolOutput {
 		v.Redacted = append(v.Redacted, "tool output")
 	}
-	var out bytes.Buffer
-	if err := views.ExportPage(v).Render(ctx, &out); err != nil {
-		return nil, err
-	}
-	return out.Bytes(), nil
+	return views.ExportPage(v).Render(ctx, w)
 }
 
 // exportTitle names an export: the session name in force on the branch, else

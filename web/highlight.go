@@ -11,7 +11,10 @@ import (
 	"bytes"
 	"html"
 	"path"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/alecthomas/chroma/v2"
 	chromahtml "github.com/alecthomas/chroma/v2/formatters/html"
@@ -55,18 +58,82 @@ var codeFormatter = chromahtml.New(chromahtml.WithClasses(true), chromahtml.Prev
 
 // lexerFor finds a lexer by a code block's language or a file's name; nil when none fits.
 func lexerFor(lang, file string) chroma.Lexer {
+	key := "lang:" + strings.ToLower(lang)
+	name := path.Base(file)
+	if lang == "" {
+		if file == "" {
+			return nil
+		}
+		// By extension: names differ far more often than their types do.
+		// A name with no extension (Makefile, Dockerfile) is its own key.
+		key = "file:" + name
+		if ext := path.Ext(name); ext != "" && ext != name {
+			key, name = "ext:"+strings.ToLower(ext), "x"+strings.ToLower(ext)
+		}
+		if !plainName(name) {
+			return nil // no lexer's pattern takes spaces or symbols: not worth a Match
+		}
+	}
+	if v, ok := lexerCache.Load(key); ok {
+		l, _ := v.(chroma.Lexer) // nil: nothing fits
+		return l
+	}
 	var l chroma.Lexer
 	if lang != "" {
 		l = lexers.Get(strings.ToLower(lang))
 	}
 	if l == nil && file != "" {
-		l = lexers.Match(path.Base(file))
+		// Match tries every lexer's file name patterns: costly enough to remember.
+		if strings.HasPrefix(key, "file:") {
+			l = noExtLexers().Match(name) // the few lexers a name without extension can match
+		} else {
+			l = lexers.Match(name)
+		}
 	}
-	if l == nil {
-		return nil
+	if l != nil {
+		l = chroma.Coalesce(l)
 	}
-	return chroma.Coalesce(l)
+	if lexerCached.Add(1) <= maxLexerCache {
+		lexerCache.Store(key, l)
+	}
+	return l
 }
+
+// lexerCache remembers lexerFor's answers (nil too), by language or file
+// name, up to maxLexerCache names.
+var (
+	lexerCache  sync.Map
+	lexerCached atomic.Int64
+)
+
+const maxLexerCache = 8192
+
+// plainName reports whether a file name (or "x.ext") is made of the
+// characters lexers' patterns use.
+func plainName(s string) bool {
+	for _, c := range []byte(s) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-' || c == '+') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// noExtLexers holds the lexers with a file name pattern other than "*.ext":
+// the only ones a name without an extension can match (Makefile, Dockerfile).
+var noExtLexers = sync.OnceValue(func() *chroma.LexerRegistry {
+	r := chroma.NewLexerRegistry()
+	for _, l := range lexers.GlobalLexerRegistry.Lexers {
+		c := l.Config()
+		for _, g := range append(slices.Clone(c.Filenames), c.AliasFilenames...) {
+			if !strings.HasPrefix(g, "*.") || strings.ContainsAny(g[2:], "*?[") {
+				r.Register(l)
+				break
+			}
+		}
+	}
+	return r
+})
 
 // highlight returns text as HTML spans coloured for the language or file
 // name ("" when nothing fits or the text is too long: show it plain).

@@ -29,6 +29,10 @@ func TestWidths(t *testing.T) {
 		{"session", "/s/" + mainID, "#tree .row.sel"},
 		{"session-context", "/s/" + mainID + "?target=c8578d56&view=context", "#conv-inner"},
 		{"session-tools", "/s/" + mainID + "?target=8640c87c", "#conv-inner"},
+		{"session-files", "/s/" + mainID + "?target=b82f83d6&view=files", ".files"},
+		{"compare", "/s/" + mainID + "/compare?a=b82f83d6&b=4ee5d1f8", ".cmp-strip"},
+		{"families", "/?sort=families", "#sessions"},
+		{"map", "/s/" + mainID + "?view=map", "#map-view svg"},
 	}
 	for _, w := range []int64{390, 1440} {
 		for _, scheme := range []string{"light", "dark"} {

@@ -1,39 +1,138 @@
 package web
 
 import (
+	"bytes"
 	"cmp"
+	"compress/gzip"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"hash/fnv"
+	"net/http"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
+	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/views"
 )
 
-// list renders the sessions page, or just the list for an htmx search.
+// list renders the sessions page, or just the list for an htmx search, or
+// the next window of it (offset=N).
 func (s *Server) list(c echo.Context) error {
-	v := s.listView(listQuery(c))
-	if isHTMX(c) {
-		return respond(c, views.SessionList(v))
+	p := listQuery(c)
+	s.markIndexing(c)
+	metas := s.lib.List()
+	progress := s.progressView("/index/progress", false)
+	// Many pages ask for the same list: it is drawn once per state of the
+	// library (and half minute, for its "5 min ago" times) and query.
+	key := listKey{sig: listSig(metas), q: p.q, sort: p.sort, offset: p.offset, htmx: isHTMX(c), when: time.Now().Unix() / 30}
+	if progress == nil {
+		if page := s.lists.get(key); page != nil {
+			return writeHTML(c, page)
+		}
 	}
-	return respond(c, views.ListPage(v))
+	v := s.listView(p, metas)
+	var comp templ.Component
+	switch {
+	case p.offset > 0:
+		comp = views.SessionsMore(v)
+	case key.htmx:
+		comp = views.SessionList(v)
+	default:
+		v.Progress = progress
+		comp = views.ListPage(v)
+	}
+	var b bytes.Buffer
+	if err := comp.Render(context.WithoutCancel(c.Request().Context()), &b); err != nil {
+		return err
+	}
+	page := &drawnList{html: b.Bytes()}
+	var z bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&z, gzip.BestCompression) // once per state: worth the best
+	zw.Write(page.html)
+	zw.Close()
+	page.gzip = z.Bytes()
+	if progress == nil {
+		s.lists.put(key, page)
+	}
+	return writeHTML(c, page)
+}
+
+// drawnList is a drawn sessions list, as it is and compressed: the list
+// compresses itself once (the gzip middleware skips it), so many clients
+// asking at once cost neither a render nor a compressor each.
+type drawnList struct {
+	html, gzip []byte
+}
+
+// listKey names a drawn sessions list.
+type listKey struct {
+	sig     uint64 // the library's state (listSig)
+	q, sort string
+	offset  int
+	htmx    bool
+	when    int64 // the half minute it was drawn in
+}
+
+// listSig sums up what the sessions list shows of every session.
+func listSig(metas []sessions.Meta) uint64 {
+	h := fnv.New64a()
+	var buf []byte
+	for i := range metas {
+		m := &metas[i]
+		buf = append(buf[:0], m.Key...)
+		buf = strconv.AppendInt(append(buf, 0), m.Size, 10)
+		buf = strconv.AppendInt(append(buf, 0), m.FileModified.UnixNano(), 10)
+		buf = strconv.AppendInt(append(buf, 0), int64(m.Entries), 10)
+		buf = append(append(buf, 0), m.Name...)
+		buf = append(append(buf, 0), m.CopyOf...)
+		buf = append(append(buf, 0), m.ParentKey...)
+		h.Write(buf)
+	}
+	return h.Sum64()
+}
+
+// writeHTML sends a drawn list, compressed for a client that takes gzip.
+func writeHTML(c echo.Context, page *drawnList) error {
+	h := c.Response().Header()
+	h.Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
+	h.Add("Vary", "HX-Request, Accept-Encoding")
+	h.Set("Cache-Control", "no-store")
+	body := page.html
+	if strings.Contains(c.Request().Header.Get("Accept-Encoding"), "gzip") {
+		h.Set("Content-Encoding", "gzip")
+		body = page.gzip
+	}
+	c.Response().WriteHeader(http.StatusOK)
+	_, err := c.Response().Write(body)
+	return err
 }
 
 // listParams are the sessions page's search and sort.
 type listParams struct {
-	q    string
-	sort string
+	q      string
+	sort   string
+	offset int // the first session of the window shown (the page shows listWindow at a time)
 }
+
+// listWindow is how many sessions the sessions page shows at once; the rest
+// come a window at a time as the page scrolls ("Show more").
+const listWindow = 200
 
 func listQuery(c echo.Context) listParams {
 	p := listParams{q: strings.TrimSpace(c.QueryParam("q")), sort: c.QueryParam("sort")}
+	if o, err := strconv.Atoi(c.QueryParam("offset")); err == nil && o > 0 {
+		p.offset = o
+	}
 	if len(p.q) > 200 {
 		p.q = p.q[:200]
 	}
 	switch p.sort {
-	case views.SortName, views.SortFirst:
+	case views.SortName, views.SortFirst, views.SortFamilies:
 	default:
 		p.sort = views.SortActivity
 	}
@@ -41,8 +140,7 @@ func listQuery(c echo.Context) listParams {
 }
 
 // listView builds the sessions page from the library.
-func (s *Server) listView(p listParams) views.ListView {
-	metas := s.lib.List()
+func (s *Server) listView(p listParams, metas []sessions.Meta) views.ListView {
 	byKey := make(map[string]*sessions.Meta, len(metas))
 	for i := range metas {
 		byKey[metas[i].Key] = &metas[i]
@@ -68,20 +166,113 @@ func (s *Server) listView(p listParams) views.ListView {
 		g.Tokens += m.Tokens
 		g.Cost += m.Cost
 	}
+	if p.sort == views.SortFamilies {
+		order = families(order)
+	}
 	for _, g := range order {
-		slices.SortStableFunc(g.Sessions, p.compare)
+		if p.sort != views.SortFamilies {
+			slices.SortStableFunc(g.Sessions, p.compare)
+		}
 	}
 	// Projects: by their most recent session for the activity sort, by folder otherwise.
 	slices.SortStableFunc(order, func(a, b *views.ProjectGroup) int {
-		if p.sort == views.SortActivity {
+		if p.sort == views.SortActivity || p.sort == views.SortFamilies {
 			return b.Sessions[0].Modified.Compare(a.Sessions[0].Modified)
 		}
 		return cmp.Compare(a.Cwd, b.Cwd)
 	})
+	// The window: sessions [offset, offset+listWindow) in the order shown.
+	// A group the window starts inside goes on from the window before.
+	at, end := 0, p.offset+listWindow
 	for _, g := range order {
-		v.Groups = append(v.Groups, *g)
+		n := len(g.Sessions)
+		lo, hi := max(p.offset-at, 0), min(end-at, n)
+		at += n
+		if lo >= hi {
+			continue
+		}
+		w := *g
+		w.Sessions = g.Sessions[lo:hi]
+		w.Count = n
+		w.Continued = lo > 0
+		v.Groups = append(v.Groups, w)
+	}
+	if end < v.Shown {
+		v.More = v.Shown - end
+		v.MoreURL = "/" + views.Query("q", p.q, "sort", p.sort, "offset", strconv.Itoa(end))
 	}
 	return v
+}
+
+// families regroups the sessions of all projects as one list of families:
+// each session with no parent in the list, then the sessions forked from
+// it, under it (forks of forks deeper), newest family first and newest fork
+// first. Without recursion: forks can chain as far as users fork.
+func families(groups []*views.ProjectGroup) []*views.ProjectGroup {
+	var all []views.SessionItem
+	for _, g := range groups {
+		all = append(all, g.Sessions...)
+	}
+	idx := make(map[string]int, len(all))
+	for i := range all {
+		idx[all[i].Key] = i
+	}
+	kids := map[string][]int{}
+	var roots []int
+	for i := range all {
+		if p := all[i].ParentKey; p != "" && p != all[i].Key {
+			if _, ok := idx[p]; ok {
+				kids[p] = append(kids[p], i)
+				continue
+			}
+		}
+		roots = append(roots, i)
+	}
+	newest := func(a, b int) int { return all[b].Modified.Compare(all[a].Modified) }
+	for _, k := range kids {
+		slices.SortStableFunc(k, newest)
+	}
+	// A family is as recent as its newest member.
+	latest := make(map[int]time.Time, len(roots))
+	var members [][]int
+	for _, r := range roots {
+		var fam []int
+		stack := []int{r}
+		depth := map[int]int{r: 0}
+		seen := map[int]bool{}
+		for len(stack) > 0 {
+			i := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if seen[i] {
+				continue // a fork cycle (hand-made parentSession links)
+			}
+			seen[i] = true
+			all[i].Depth, all[i].ShowCwd = depth[i], true
+			fam = append(fam, i)
+			if all[i].Modified.After(latest[r]) {
+				latest[r] = all[i].Modified
+			}
+			k := kids[all[i].Key]
+			for j := len(k) - 1; j >= 0; j-- {
+				depth[k[j]] = depth[i] + 1
+				stack = append(stack, k[j])
+			}
+		}
+		members = append(members, fam)
+	}
+	slices.SortStableFunc(members, func(a, b []int) int { return latest[b[0]].Compare(latest[a[0]]) })
+	g := &views.ProjectGroup{DOMID: "families", Cwd: "every project, as families of forks"}
+	for _, fam := range members {
+		for _, i := range fam {
+			g.Sessions = append(g.Sessions, all[i])
+			g.Tokens += all[i].Tokens
+			g.Cost += all[i].Cost
+		}
+	}
+	if len(g.Sessions) == 0 {
+		return nil
+	}
+	return []*views.ProjectGroup{g}
 }
 
 // matches reports whether every search token occurs in the session's name,

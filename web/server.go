@@ -8,11 +8,14 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+	"github.com/piweb/piweb/catalog"
 	"github.com/piweb/piweb/sessions"
 )
 
@@ -51,6 +54,13 @@ type Options struct {
 	// 30s; headers alone get a third of it), so a body that trickles in
 	// cannot hold a connection. Live streams lift it once they start.
 	ReadTimeout time.Duration
+	// Exports is how many exports (HTML and JSONL shares, saved or
+	// downloaded) may be built at once (default 2); more get 503 with
+	// Retry-After, so a few large ones cannot take all the memory.
+	Exports int
+	// Catalog indexes the library in the background and searches it; nil
+	// with a *sessions.Library searches it by scanning (tests).
+	Catalog *catalog.Catalog
 }
 
 // Server is piweb's HTTP server: echo routes over a Library, fed live by its changes.
@@ -62,6 +72,10 @@ type Server struct {
 	hosts   hostAllowlist
 	layouts *layoutCache
 	md      *markdown
+	exports chan struct{}             // one token per export being built
+	steps   liveSteps                 // each live change's answer, shared by the streams that see it
+	lists   *lru[listKey, *drawnList] // drawn sessions lists
+	cat     *catalog.Catalog
 
 	quit     chan struct{} // closed by Close: live streams end
 	quitOnce sync.Once
@@ -76,6 +90,9 @@ func New(lib Library, opt Options) *Server {
 	if opt.Heartbeat <= 0 {
 		opt.Heartbeat = 15 * time.Second
 	}
+	if opt.Exports <= 0 {
+		opt.Exports = 2
+	}
 	if opt.ReadTimeout <= 0 {
 		opt.ReadTimeout = 30 * time.Second
 	}
@@ -86,14 +103,29 @@ func New(lib Library, opt Options) *Server {
 		hosts:   newHostAllowlist(opt.Addr),
 		layouts: newLayoutCache(16),
 		md:      newMarkdown(),
+		exports: make(chan struct{}, opt.Exports),
+		lists:   newLRU[listKey, *drawnList](16),
 		quit:    make(chan struct{}),
+		cat:     opt.Catalog,
+	}
+	if l, ok := lib.(*sessions.Library); ok && s.cat == nil {
+		s.cat = catalog.Loaded(l, catalog.Options{Logger: opt.Logger})
 	}
 	e := echo.New()
 	e.HideBanner = true
 	e.HidePort = true
 	e.Logger.SetOutput(io.Discard)
 	e.HTTPErrorHandler = s.handleError
-	e.Use(s.secure, limitBody)
+	e.Use(s.secure, limitBody, middleware.GzipWithConfig(middleware.GzipConfig{
+		// Text compresses 5-10x; level 5 costs a third of the CPU of the
+		// default for nearly the same size. Live streams stay uncompressed:
+		// each event must reach the page at once.
+		Level: 5, MinLength: 1024,
+		Skipper: func(c echo.Context) bool {
+			p := c.Request().URL.Path
+			return strings.HasSuffix(p, "/events") || p == "/" // the sessions list compresses itself (list.go)
+		},
+	}))
 	s.routes(e)
 	s.echo = e
 	return s
@@ -115,20 +147,33 @@ func (s *Server) routes(e *echo.Echo) {
 	e.GET("/s/:key/events", s.sessionEvents)
 	e.GET("/s/:key/export", s.export)
 	e.GET("/s/:key/redactions", s.redactions)
+	e.GET("/s/:key/patch", s.patchFile)
+	e.GET("/s/:key/compare", s.comparePage)
+	e.GET("/s/:key/map", s.sessionMap)
+	e.GET("/s/:key/minimap", s.minimap)
+	e.GET("/s/:key/family.svg", s.familySVG)
 	e.POST("/s/:key/actions/label", s.actLabel)
 	e.POST("/s/:key/actions/rewind", s.actRewind)
 	e.POST("/s/:key/actions/fork", s.actFork)
 	e.POST("/s/:key/actions/share", s.actShare)
 	e.POST("/s/:key/actions/upgrade", s.actUpgrade)
 	e.Match(page, "/static/*", s.asset)
+	e.Match(page, "/search", s.searchPage)
+	e.Match(page, "/palette", s.palette)
+	e.Match(page, "/index/progress", s.indexProgress)
 
 	api := e.Group("/api")
 	api.GET("/sessions", s.apiList)
+	api.GET("/search", s.apiSearch)
+	api.GET("/index", s.apiIndex)
 	api.GET("/sessions/:key", s.apiSession)
 	api.POST("/sessions/:key/label", s.apiLabel)
 	api.POST("/sessions/:key/rewind", s.apiRewind)
 	api.POST("/sessions/:key/fork", s.apiFork)
 	api.GET("/sessions/:key/export", s.export)
+	api.GET("/sessions/:key/stats", s.apiStats)
+	api.GET("/sessions/:key/files", s.apiFiles)
+	api.GET("/sessions/:key/compare", s.apiCompare)
 	api.POST("/sessions/:key/export", s.apiSaveExport)
 	api.POST("/sessions/:key/upgrade", s.apiUpgrade)
 }

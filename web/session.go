@@ -49,16 +49,23 @@ func (s *Server) session(c echo.Context) error {
 			return err
 		}
 		v = s.sessionHeader(id, ss)
+		if err := s.statsHeader(&v.Stats, ss, r); err != nil {
+			return err
+		}
 		v.State, v.Note = st, t.note
+		v.ShowMap = tab == "map"
+		if i, ok := resolve(ss, st.Target); ok && v.Note == "" && st.Target != "" {
+			v.Note = targetNote(ss, i) // the entry asked for, not the visible row standing for it
+		}
 		v.Pane = "tree" // a phone opens on the tree, or on the conversation when the address names an entry
-		if st.Target != "" || tab != "" {
+		if st.Target != "" || tab != "" && tab != "map" {
 			v.Pane = "conv"
 		}
 		if v.Tree, err = t.around(r, id); err != nil {
 			return err
 		}
 		if t.target >= 0 {
-			pv, err := s.pathView(id, ss, r, st, t.target, tab, -1)
+			pv, err := s.pathView(id, ss, r, st, t.target, tab, lastPage)
 			if err != nil {
 				return err
 			}
@@ -75,20 +82,53 @@ func (s *Server) session(c echo.Context) error {
 }
 
 // family fills in what the library knows of the session with key beside
-// its own file: the file it is a copy of, and the session it was forked
-// from. Called outside View: the library's lock is not taken twice.
+// its own file: the file it is a copy of, the session it was forked from and
+// the entry it left from, and the sessions forked from it. Called outside
+// View: the library's lock is not taken twice.
 func (s *Server) family(v *views.SessionView, key string) {
 	m, err := s.lib.Meta(key)
 	if err != nil {
 		return
 	}
 	v.CopyOf = m.CopyOf
-	if m.ParentKey == "" {
-		return
+	if m.ParentKey != "" {
+		if pm, err := s.lib.Meta(m.ParentKey); err == nil {
+			v.ParentKey, v.ParentTitle, v.ParentFile = pm.Key, oneLine(cmp.Or(pm.Name, pm.FirstMessage), 80), ""
+			v.ParentAt = s.forkPoint(key, m.ParentKey)
+		}
 	}
-	if pm, err := s.lib.Meta(m.ParentKey); err == nil {
-		v.ParentKey, v.ParentTitle, v.ParentFile = pm.Key, oneLine(cmp.Or(pm.Name, pm.FirstMessage), 80), ""
+	for _, c := range s.lib.List() {
+		if c.ParentKey == key && c.Key != key {
+			v.ChildForks = append(v.ChildForks, views.ForkLink{Key: c.Key, Title: oneLine(cmp.Or(c.Name, c.FirstMessage), 60),
+				At: s.forkPoint(c.Key, key)})
+		}
 	}
+}
+
+// forkPoint is the entry of session parent that session child was forked
+// from: pi's fork copies the path to it with the ids kept, so it is the last
+// of the child's first entries that the parent holds too ("" when none is).
+func (s *Server) forkPoint(child, parent string) string {
+	var ids []string
+	_ = s.lib.View(child, func(cs *sessions.Session) error {
+		for i := range cs.Entries {
+			if cs.Entries[i].Type != sessions.TypeLabel { // labels are recreated with new ids
+				ids = append(ids, cs.Entries[i].ID)
+			}
+		}
+		return nil
+	})
+	at := ""
+	_ = s.lib.View(parent, func(ps *sessions.Session) error {
+		for _, id := range ids {
+			if _, ok := ps.Lookup(id); !ok || id == "" {
+				break
+			}
+			at = id
+		}
+		return nil
+	})
+	return at
 }
 
 // sessionHeader fills the page header from the session's summary.
@@ -138,6 +178,15 @@ func (s *Server) rows(c echo.Context) error {
 		w = views.TreeWindow{Key: id, Total: t.lay.Len(), Selected: -1}
 		var start, end int
 		switch {
+		case c.QueryParam("row") != "": // a row anywhere (the minimap): the page around it
+			k, err := strconv.Atoi(c.QueryParam("row"))
+			if err != nil || k < 0 {
+				return errBadRequest("Bad row.", err)
+			}
+			k = min(k, max(w.Total-1, 0))
+			start = max(0, k-pageRows/2)
+			end = min(w.Total, start+pageRows)
+			w.Before, w.After = start > 0, end < w.Total
 		case c.QueryParam("after") != "":
 			k, err := anchorRow(t, c.QueryParam("after"))
 			if err != nil {
@@ -167,6 +216,7 @@ func (s *Server) rows(c echo.Context) error {
 	h.Set("X-Tree-Total", strconv.Itoa(w.Total))
 	h.Set("X-Tree-Selected", strconv.Itoa(w.Selected))
 	h.Set("X-Tree-Version", ver)
+	h.Set("X-Tree-First", strconv.Itoa(w.First))
 	if note != "" {
 		h.Set("X-Tree-Note", url.PathEscape(note)) // the entry named is gone: the rows are around the leaf
 	}

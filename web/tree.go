@@ -74,8 +74,9 @@ type tree struct {
 	// resumeRow is the row of pi's own leaf (or its nearest visible ancestor)
 	// when the page views another path, else -1: "← active" stays where pi resumes.
 	resumeRow int
-	target    int    // the selected entry, -1 for none: the row the page highlights (actions act on it)
-	note      string // why the tree shows another entry than the one asked for ("" when it does not)
+	target    int              // the selected entry, -1 for none: the row the page highlights (actions act on it)
+	ledger    *sessions.Ledger // what each branch cost
+	note      string           // why the tree shows another entry than the one asked for ("" when it does not)
 }
 
 // layout lays out s for st, through the cache. The caller holds the library's read lock.
@@ -104,6 +105,10 @@ func (srv *Server) layout(s *sessions.Session, r *sessions.Reader, st views.Tree
 		t.note = "Entry " + gone + " is no longer in this session (the file was rewritten on disk): showing where pi resumes."
 	}
 	defer t.highlight()
+	var err error
+	if t.ledger, err = srv.ledger(s, r); err != nil {
+		return nil, err
+	}
 	key := layoutKey{gen: s.Gen(), leaf: t.leaf, filter: st.Filter, search: st.Search, folds: strings.Join(st.Folds, ",")}
 	if l := srv.layouts.get(key); l != nil {
 		t.use(l)
@@ -162,7 +167,53 @@ func (t *tree) window(r *sessions.Reader, start, n int) ([]views.RowView, error)
 	for k := range rows {
 		out[k] = t.rowView(start+k, &rows[k])
 	}
+	t.foldNoise(out)
 	return out, nil
+}
+
+// noiseRun is how many settings rows in a row fold into one line.
+const noiseRun = 4
+
+// foldNoise folds runs of rows nobody reads (model and thinking-level
+// changes, each the only child of the one before, unlabeled: sessions where
+// a tool flipped the level thousands of times) into their first row, which
+// says "× N thinking-level changes" and unfolds them on a click. The rows
+// stay in the page (hidden), so places, keys and live updates are unchanged.
+func (t *tree) foldNoise(rows []views.RowView) {
+	noise := func(k int) string {
+		e := &t.s.Entries[rows[k].Pos]
+		if rows[k].Labeled || rows[k].Kids > 1 || rows[k].Forks > 0 || rows[k].Leaf || rows[k].Resume {
+			return ""
+		}
+		switch e.Type {
+		case sessions.TypeThinking:
+			return "thinking-level changes"
+		case sessions.TypeModelChange:
+			return "model changes"
+		}
+		return ""
+	}
+	for i := 0; i < len(rows); {
+		kind := noise(i)
+		if kind == "" {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(rows) && noise(j) != "" && rows[j].Parent == rows[j-1].Pos {
+			if noise(j) != kind {
+				kind = "settings changes"
+			}
+			j++
+		}
+		if j-i >= noiseRun {
+			rows[i].NoiseRun, rows[i].NoiseText = j-i, "× "+views.Count(j-i)+" "+kind
+			for k := i + 1; k < j; k++ {
+				rows[k].NoiseOf = rows[i].Pos
+			}
+		}
+		i = j
+	}
 }
 
 // around returns the window of rows showing the selected entry (or its nearest visible ancestor).
@@ -213,6 +264,10 @@ func (t *tree) rowView(k int, row *pitree.Row) views.RowView {
 	if row.BranchPoint {
 		v.Forks = len(s.Children(row.Pos))
 		v.Hint += " · branch point: " + strconv.Itoa(v.Forks) + " branches"
+	}
+	var hint string
+	if v.Spent, hint = spent(s, t.ledger, row.Pos, v.Parent); hint != "" {
+		v.Hint += " · " + hint
 	}
 	return v
 }
@@ -298,7 +353,8 @@ type layoutKey struct {
 // names another file.
 type layoutCache struct {
 	*lru[layoutKey, *pitree.Layout]
-	search *lru[string, *pitree.SearchIndex]
+	search  *lru[string, *pitree.SearchIndex]
+	ledgers *lru[string, *sessions.Ledger] // by file: usage and subtree sums, extended as files grow
 }
 
 // searchedSessions is how many sessions keep a search index: each costs
@@ -306,7 +362,8 @@ type layoutCache struct {
 const searchedSessions = 3
 
 func newLayoutCache(n int) *layoutCache {
-	return &layoutCache{newLRU[layoutKey, *pitree.Layout](n), newLRU[string, *pitree.SearchIndex](searchedSessions)}
+	return &layoutCache{newLRU[layoutKey, *pitree.Layout](n), newLRU[string, *pitree.SearchIndex](searchedSessions),
+		newLRU[string, *sessions.Ledger](n)}
 }
 
 // searchIndex returns the search index of session id, made empty on first use.

@@ -10,11 +10,16 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"syscall"
 	"time"
 
+	"github.com/piweb/piweb/catalog"
 	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/static"
+	"github.com/piweb/piweb/store"
 	"github.com/piweb/piweb/watcher"
 	"github.com/piweb/piweb/web"
 )
@@ -28,8 +33,10 @@ func serve(ctx context.Context, args []string) error {
 	addr := fset.String("addr", defaultAddr, "`host:port` to listen on")
 	dir := fset.String("session-dir", "", "sessions root `DIR` (default: as pi finds it: $PI_CODING_AGENT_SESSION_DIR, $PI_CODING_AGENT_DIR/sessions or ~/.pi/agent/sessions)")
 	demo := fset.Bool("demo", false, "serve the built-in demo sessions instead of yours")
+	cacheDir := fset.String("cache-dir", "", "keep the index store in `DIR` (default $XDG_CACHE_HOME/piweb)")
+	noCache := fset.Bool("no-cache", false, "keep no index store: read every file on each start; search scans")
 	fset.Usage = func() {
-		fmt.Fprintln(fset.Output(), "usage: piweb [--addr HOST:PORT] [--session-dir DIR] [--demo]\n       piweb inspect|tree FILE")
+		fmt.Fprintln(fset.Output(), "usage: piweb [--addr HOST:PORT] [--session-dir DIR] [--demo] [--cache-dir DIR | --no-cache]\n       piweb inspect|tree FILE")
 		fset.PrintDefaults()
 	}
 	if err := fset.Parse(args); err != nil {
@@ -39,14 +46,16 @@ func serve(ctx context.Context, args []string) error {
 		fset.Usage()
 		return usageError{fmt.Sprintf("unknown command %q", fset.Arg(0))}
 	}
-	return listenAndServe(ctx, os.Stdout, config{addr: *addr, root: *dir, demo: *demo})
+	return listenAndServe(ctx, os.Stdout, config{addr: *addr, root: *dir, demo: *demo, cacheDir: *cacheDir, noCache: *noCache})
 }
 
 // config is what serve was asked for.
 type config struct {
-	addr string
-	root string // "" for pi's default
-	demo bool
+	addr     string
+	root     string // "" for pi's default
+	demo     bool
+	cacheDir string // "" for $XDG_CACHE_HOME/piweb
+	noCache  bool
 }
 
 // listenAndServe opens the library (or the demo), starts the watcher and
@@ -60,11 +69,11 @@ func listenAndServe(ctx context.Context, out io.Writer, cfg config) error {
 		// A folder named on purpose that is not there is a typo, not a wish for the demo.
 		return usageError{fmt.Sprintf("--session-dir %s: no such folder (run with --demo for the built-in demo sessions)", root)}
 	}
-	lib, err := sessions.OpenLibrary(root)
-	if err != nil {
+	files, err := sessions.SessionFiles(root)
+	if err != nil && !cfg.demo {
 		return fmt.Errorf("reading sessions under %s: %w", root, err)
 	}
-	if cfg.demo || lib.Len() == 0 {
+	if cfg.demo || len(files) == 0 {
 		if !cfg.demo {
 			fmt.Fprintf(out, "piweb: no sessions under %s\n", root)
 		}
@@ -72,14 +81,18 @@ func listenAndServe(ctx context.Context, out io.Writer, cfg config) error {
 			return fmt.Errorf("copying the demo sessions: %w", err)
 		}
 		defer os.RemoveAll(root)
-		if lib, err = sessions.OpenLibrary(root); err != nil {
-			return fmt.Errorf("reading the demo sessions: %w", err)
-		}
-		cfg.demo = true
-		fmt.Fprintf(out, "piweb: serving DEMO data: %s copied to %s\n", sessionCount(lib.Len(), "built-in "), root)
+		cfg.demo, cfg.noCache = true, true // the demo is small and temporary: no store
+		files, _ = sessions.SessionFiles(root)
+		fmt.Fprintf(out, "piweb: serving DEMO data: %s copied to %s\n", sessionCount(len(files), "built-in "), root)
 	} else {
-		fmt.Fprintf(out, "piweb: serving %s from %s\n", sessionCount(lib.Len(), ""), root)
+		fmt.Fprintf(out, "piweb: serving %s from %s\n", sessionCount(len(files), ""), root)
 	}
+	lib := sessions.NewLibrary(root)
+	st := openStore(out, log, cfg)
+	if st != nil {
+		defer st.Close()
+	}
+	cat := catalog.New(lib, catalog.Options{Store: st, Logger: log})
 
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
@@ -106,9 +119,22 @@ func listenAndServe(ctx context.Context, out io.Writer, cfg config) error {
 		return err
 	}
 	watched := make(chan error, 1)
-	go func() { watched <- w.Run(ctx) }()
+	go func() {
+		// After the catalog's fill: the watcher's first scan reads every
+		// file the library does not hold yet, which the fill restores
+		// from the store for much less.
+		select {
+		case <-cat.Ready():
+			limitMemory(log)
+			watched <- w.Run(ctx)
+		case <-ctx.Done():
+		}
+	}()
+	cataloged := make(chan error, 1)
+	go func() { cataloged <- cat.Run(ctx) }()
+	go reportProgress(ctx, out, cat)
 
-	srv := web.New(lib, web.Options{Addr: bound, Root: root, Demo: cfg.demo, Logger: log, Home: homeDir()})
+	srv := web.New(lib, web.Options{Addr: bound, Root: root, Demo: cfg.demo, Logger: log, Home: homeDir(), Catalog: cat})
 	hs := srv.HTTPServer()
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
@@ -120,6 +146,11 @@ func listenAndServe(ctx context.Context, out io.Writer, cfg config) error {
 		if err != nil {
 			err = fmt.Errorf("watching %s: %w", root, err)
 		}
+	case err = <-cataloged:
+		cataloged = nil // done: nothing to wait for below
+		if err != nil {
+			err = fmt.Errorf("indexing %s: %w", root, err)
+		}
 	case <-ctx.Done():
 	}
 	shut, done := context.WithTimeout(context.Background(), 5*time.Second)
@@ -128,6 +159,12 @@ func listenAndServe(ctx context.Context, out io.Writer, cfg config) error {
 		err = serr
 	}
 	cancel()
+	if cataloged != nil {
+		select { // the catalog commits what it has before the store closes
+		case <-cataloged:
+		case <-time.After(5 * time.Second):
+		}
+	}
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}
@@ -175,4 +212,87 @@ func copyDemo() (string, error) {
 		return "", err
 	}
 	return root, nil
+}
+
+// openStore opens the index store as cfg asks, or returns nil: with
+// --no-cache, or when no store can be made (piweb then runs without one).
+func openStore(out io.Writer, log *slog.Logger, cfg config) *store.Store {
+	if cfg.noCache {
+		return nil
+	}
+	path, err := store.DefaultPath()
+	if cfg.cacheDir != "" {
+		path, err = filepath.Join(cfg.cacheDir, "index.db"), nil
+	}
+	if err == nil {
+		var st *store.Store
+		if st, err = store.Open(path); err == nil {
+			return st
+		}
+	}
+	fmt.Fprintf(out, "piweb: no index store (%v): every start reads every session file\n", err)
+	log.Warn("running without an index store", "err", err)
+	return nil
+}
+
+// reportProgress says when the sessions are indexed; while they are, and
+// stderr is a terminal, it keeps a progress line there.
+func reportProgress(ctx context.Context, out io.Writer, cat *catalog.Catalog) {
+	term := isTerminal(os.Stderr)
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	shown := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-cat.Ready():
+			if shown {
+				fmt.Fprint(os.Stderr, "\r\033[K")
+			}
+			p := cat.Progress()
+			fmt.Fprintf(out, "piweb: indexed %s (%s) in %s\n", sessionCount(cat.Library().Len(), ""),
+				megabytes(p.BytesTotal), p.Elapsed.Round(time.Millisecond))
+			return
+		case <-tick.C:
+			if term {
+				p := cat.Progress()
+				fmt.Fprintf(os.Stderr, "\r\033[Kpiweb: indexing %d/%d files, %s of %s (%s/s)", p.FilesDone, p.FilesTotal,
+					megabytes(p.BytesDone), megabytes(p.BytesTotal), megabytes(int64(p.Rate)))
+				shown = true
+			}
+		}
+	}
+}
+
+// megabytes writes n bytes for people.
+func megabytes(n int64) string {
+	if n < 1e6 {
+		return fmt.Sprintf("%.0f kB", float64(n)/1e3)
+	}
+	return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+}
+
+// isTerminal reports whether f is a character device (a terminal).
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// limitMemory sets a soft memory limit once the library is filled, unless
+// GOMEMLIMIT says otherwise: the index is most of what piweb keeps, and by
+// default Go lets the heap grow to twice what is live before it collects,
+// so a burst of requests would double piweb's memory. The limit leaves room
+// for a quarter more than the index plus 96 MiB of work, and never less
+// than 256 MiB; the GC works harder near it rather than growing past it.
+func limitMemory(log *slog.Logger) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	limit := max(int64(256<<20), int64(m.HeapAlloc)*5/4+96<<20)
+	debug.SetMemoryLimit(limit)
+	log.Info("memory limit set", "MiB", limit>>20, "index MiB", m.HeapAlloc>>20)
 }

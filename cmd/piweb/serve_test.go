@@ -38,6 +38,7 @@ var urlRE = regexp.MustCompile(`open (http://\S+/)`)
 // start runs listenAndServe until the test ends and returns its URL and output.
 func start(t *testing.T, cfg config) (string, *syncBuffer) {
 	t.Helper()
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // the index store: never the user's
 	ctx, cancel := context.WithCancel(context.Background())
 	out := &syncBuffer{}
 	done := make(chan error, 1)
@@ -103,6 +104,10 @@ func TestServeSessionDir(t *testing.T) {
 	url, out := start(t, config{addr: "127.0.0.1:0", root: root})
 	if !strings.Contains(out.String(), "serving 1 session from "+root) {
 		t.Errorf("output:\n%s", out)
+	}
+	waitOutput(t, out, "indexed 1 session")
+	if _, err := os.Stat(filepath.Join(os.Getenv("XDG_CACHE_HOME"), "piweb", "index.db")); err != nil {
+		t.Errorf("no index store in $XDG_CACHE_HOME/piweb: %v", err)
 	}
 	res, err := http.Get(url + "s/mine")
 	if err != nil {
@@ -180,5 +185,17 @@ func TestServeMissingSessionDir(t *testing.T) {
 	err := listenAndServe(t.Context(), io.Discard, config{addr: "127.0.0.1:0", root: missing})
 	if err == nil || !strings.Contains(err.Error(), "no such folder") || exitCode(err) != 2 {
 		t.Fatalf("listenAndServe with a missing --session-dir: %v (exit %d); want a usage error", err, exitCode(err))
+	}
+}
+
+// waitOutput waits until the server's output holds want.
+func waitOutput(t *testing.T, out *syncBuffer, want string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(out.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q in the output:\n%s", want, out)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -89,3 +89,21 @@ func FuzzScan(f *testing.F) {
 		}
 	})
 }
+
+// FuzzUnquote: String decodes every string as encoding/json does.
+func FuzzUnquote(f *testing.F) {
+	for _, s := range []string{`"a\nb"`, `"\ud83d\ude00"`, `"\ud83d"`, `"\ud83dx"`, `"\u00e9\t\\\/"`, "\"\xff\"", `"\q"`, "\"a\x01\"", `"\"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+			return
+		}
+		var want string
+		werr := json.Unmarshal(raw, &want)
+		got, ok := unquote(raw[1 : len(raw)-1])
+		if ok && (werr != nil || got != want) {
+			t.Fatalf("%q: unquote %q, encoding/json %q (%v)", raw, got, want, werr)
+		}
+	})
+}

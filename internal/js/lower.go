@@ -7,14 +7,14 @@ import (
 )
 
 // ToLower is JavaScript's String.prototype.toLowerCase: Unicode's full
-// lower-case mapping without a locale. It differs from strings.ToLower in
-// two places: İ (U+0130) becomes "i̇" (i and U+0307), and Σ becomes final ς
-// at the end of a word (Final_Sigma: after a cased letter, not before one,
-// case-ignorable characters skipped both ways).
+// lowercase mapping, not Go's rune by rune one. It differs from
+// strings.ToLower in two places pi's searches meet: "İ" (U+0130) becomes
+// "i" and a combining dot above (U+0307), and a capital sigma at the end of
+// a word becomes the final form "ς" (Unicode's Final_Sigma condition).
 func ToLower(s string) string {
 	ascii := true
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
+	for k := 0; k < len(s); k++ {
+		if s[k] >= utf8.RuneSelf {
 			ascii = false
 			break
 		}
@@ -23,14 +23,13 @@ func ToLower(s string) string {
 		return strings.ToLower(s)
 	}
 	var b strings.Builder
-	b.Grow(len(s) + 2)
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
+	b.Grow(len(s))
+	for i, r := range s {
 		switch r {
 		case 'İ':
 			b.WriteString("i\u0307")
 		case 'Σ':
-			if finalSigma(s, i, i+n) {
+			if finalSigma(s, i) {
 				b.WriteRune('ς')
 			} else {
 				b.WriteRune('σ')
@@ -38,18 +37,18 @@ func ToLower(s string) string {
 		default:
 			b.WriteRune(unicode.ToLower(r))
 		}
-		i += n
 	}
 	return b.String()
 }
 
-// finalSigma reports whether the Σ at s[at:end] is at a word's end: a
-// cased letter before it and none after it, case-ignorables skipped.
-func finalSigma(s string, at, end int) bool {
+// finalSigma reports Unicode's Final_Sigma condition for the sigma at byte
+// i of s: a cased letter before it and none after it, skipping
+// case-ignorable characters on both sides.
+func finalSigma(s string, i int) bool {
 	before := false
-	for i := at; i > 0; {
-		r, n := utf8.DecodeLastRuneInString(s[:i])
-		i -= n
+	for j := i; j > 0; {
+		r, n := utf8.DecodeLastRuneInString(s[:j])
+		j -= n
 		if caseIgnorable(r) {
 			continue
 		}
@@ -59,9 +58,9 @@ func finalSigma(s string, at, end int) bool {
 	if !before {
 		return false
 	}
-	for i := end; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		i += n
+	for j := i + len("Σ"); j < len(s); {
+		r, n := utf8.DecodeRuneInString(s[j:])
+		j += n
 		if caseIgnorable(r) {
 			continue
 		}
@@ -70,18 +69,17 @@ func finalSigma(s string, at, end int) bool {
 	return true
 }
 
-// cased is Unicode's Cased property: Lowercase, Uppercase or Lt.
+// cased is Unicode's Cased property.
 func cased(r rune) bool {
-	return unicode.IsLower(r) || unicode.IsUpper(r) || unicode.IsTitle(r) ||
-		unicode.Is(unicode.Other_Lowercase, r) || unicode.Is(unicode.Other_Uppercase, r)
+	return unicode.In(r, unicode.Lu, unicode.Ll, unicode.Lt, unicode.Other_Lowercase, unicode.Other_Uppercase)
 }
 
-// caseIgnorable is Unicode's Case_Ignorable property: Mn, Me, Cf, Lm, Sk,
-// and the Word_Break classes MidLetter, MidNumLet and Single_Quote.
+// caseIgnorable is Unicode's Case_Ignorable property: marks, format
+// characters, modifiers, and the characters that may sit inside a word
+// (Word_Break MidLetter, MidNumLet, Single_Quote).
 func caseIgnorable(r rune) bool {
 	switch r {
-	case '\'', '.', ':', '\u00B7', '\u0387', '\u055F', '\u05F4', '\u2018', '\u2019', '\u2024', '\u2027',
-		'\uFE13', '\uFE52', '\uFE55', '\uFF07', '\uFF0E', '\uFF1A':
+	case '\'', '.', ':', '·', '\u0387', '\u055F', '\u05F4', '\u2018', '\u2019', '\u2024', '\u2027', '\uFE13', '\uFE52', '\uFE55', '\uFF07', '\uFF0E', '\uFF1A', '\u00AD':
 		return true
 	}
 	return unicode.In(r, unicode.Mn, unicode.Me, unicode.Cf, unicode.Lm, unicode.Sk)

@@ -351,9 +351,7 @@ func Key(raw []byte) string {
 }
 
 // String decodes a raw JSON value that must be a string. ok is false for
-// any other JSON type. Invalid UTF-8 becomes U+FFFD, one per maximal
-// invalid subpart, as Node's decoder does (WellFormed); so does an escaped
-// lone surrogate (see StringWTF8 to keep it).
+// any other JSON type. Invalid UTF-8 becomes U+FFFD, as Node's decoder does.
 func String(raw []byte) (s string, ok bool) {
 	if len(raw) < 2 || raw[0] != '"' {
 		return "", false
@@ -362,8 +360,8 @@ func String(raw []byte) (s string, ok bool) {
 	if !HasBackslash(inner) && utf8.Valid(inner) {
 		return string(inner), true
 	}
-	if !utf8.Valid(inner) {
-		raw = WellFormed(raw)
+	if s, ok := unquote(inner); ok {
+		return s, true
 	}
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return "", false

@@ -12,13 +12,7 @@ import (
 
 // Prefix decodes a raw JSON string until it holds at least n UTF-16
 // units (or ends). A lone surrogate escape becomes U+FFFD.
-func Prefix(raw []byte, n int) string { return prefix(raw, n, false) }
-
-// PrefixWTF8 is Prefix keeping a lone surrogate as WTF-8 (see StringWTF8),
-// for text that is joined to other text before it is shown (FromWTF8).
-func PrefixWTF8(raw []byte, n int) string { return prefix(raw, n, true) }
-
-func prefix(raw []byte, n int, wtf8 bool) string {
+func Prefix(raw []byte, n int) string {
 	if len(raw) < 2 || raw[0] != '"' || n <= 0 {
 		return ""
 	}
@@ -80,10 +74,6 @@ func prefix(raw []byte, n int, wtf8 bool) string {
 				if r < 0xDC00 && ok && in[i] == '\\' && in[i+1] == 'u' && lo >= 0xDC00 && lo < 0xE000 {
 					r = utf16.DecodeRune(r, rune(lo))
 					i += 6
-				} else if wtf8 {
-					b.Write([]byte{0xED, byte(0xA0 | (r>>6)&0x1F), byte(0x80 | r&0x3F)})
-					units++
-					continue
 				} else {
 					r = utf8.RuneError
 				}
@@ -420,7 +410,7 @@ func Stringify(raw []byte) string {
 			i++
 		case c == '"':
 			end := skipString(raw, i)
-			s, _ := StringWTF8(raw[i:end])
+			s, _ := String(raw[i:end])
 			quoteTo(&b, s)
 			i = end
 		case c == '-' || IsDigit(c):
@@ -440,24 +430,11 @@ func Stringify(raw []byte) string {
 	return b.String()
 }
 
-// quoteTo writes s quoted as JSON.stringify does; a lone surrogate (held
-// as WTF-8, see StringWTF8) is escaped as \udxxx.
+// quoteTo writes s quoted as JSON.stringify does.
 func quoteTo(b *strings.Builder, s string) {
 	const hex = "0123456789abcdef"
 	b.WriteByte('"')
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n == 1 {
-			if u, ok := loneSurrogate(s[i:]); ok {
-				b.WriteString(`\u`)
-				for sh := 12; sh >= 0; sh -= 4 {
-					b.WriteByte(hex[u>>sh&15])
-				}
-				i += 3
-				continue
-			}
-		}
-		i += n
+	for _, r := range s {
 		switch r {
 		case '"':
 			b.WriteString(`\"`)
@@ -533,178 +510,100 @@ func Trim(s string) string {
 	})
 }
 
-// WellFormed returns b with each maximal invalid UTF-8 subpart replaced by
-// one U+FFFD, as the WHATWG decoder (Node's readFileSync(…, "utf8"),
-// TextDecoder) does; unlike bytes.ToValidUTF8, which replaces whole runs,
-// and a per-byte decode. b itself is returned when it is valid.
-func WellFormed(b []byte) []byte {
-	if utf8.Valid(b) {
-		return b
+// Restringify is JSON.stringify(JSON.parse(raw)) for a raw JSON string,
+// trimmed first as String.prototype.trim does when trim is set. It works on
+// UTF-16 code units as JavaScript does, so a lone surrogate (pi cuts text by
+// UTF-16 length, which can halve an emoji) comes out as JSON.stringify
+// writes it, "\ud83d", not as U+FFFD. ok is false when raw is not a string.
+func Restringify(raw []byte, trim bool) (out json.RawMessage, ok bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return nil, false
 	}
-	out := make([]byte, 0, len(b)+8)
-	for i := 0; i < len(b); {
-		if b[i] < utf8.RuneSelf {
-			out = append(out, b[i])
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRune(b[i:])
-		if r != utf8.RuneError || n > 1 {
-			out = append(out, b[i:i+n]...)
-		} else {
-			out = append(out, "\uFFFD"...)
-			n = invalidLen(b[i:])
-		}
-		i += n
-	}
-	return out
-}
-
-// invalidLen is the length of the maximal subpart of an ill-formed UTF-8
-// sequence at the start of b: a lead byte and the continuation bytes that
-// fit it (Unicode 15, table 3-7), at least 1.
-func invalidLen(b []byte) int {
-	need, lo, hi := 0, byte(0x80), byte(0xBF)
-	switch c := b[0]; {
-	case c >= 0xC2 && c <= 0xDF:
-		need = 1
-	case c == 0xE0:
-		need, lo = 2, 0xA0
-	case c == 0xED:
-		need, hi = 2, 0x9F
-	case c >= 0xE1 && c <= 0xEF:
-		need = 2
-	case c == 0xF0:
-		need, lo = 3, 0x90
-	case c == 0xF4:
-		need, hi = 3, 0x8F
-	case c >= 0xF1 && c <= 0xF3:
-		need = 3
-	default:
-		return 1
-	}
-	i := 1
-	for i <= need && i < len(b) {
-		l, h := byte(0x80), byte(0xBF)
-		if i == 1 {
-			l, h = lo, hi
-		}
-		if b[i] < l || b[i] > h {
-			break
-		}
-		i++
-	}
-	return i
-}
-
-// StringWTF8 decodes a raw JSON string as String does, except that an
-// escaped lone surrogate (\ud83d, as JSON.stringify writes what pi cut in
-// half) is kept as its three-byte WTF-8 form, which Quote and Stringify
-// escape again as JSON.stringify does. Such a string is not valid UTF-8:
-// use it only to print JSON.
-func StringWTF8(raw []byte) (string, bool) {
-	if len(raw) < 2 || raw[0] != '"' {
-		return "", false
-	}
-	if !bytes.Contains(raw, []byte(`\u`)) {
-		return String(raw)
-	}
-	in := WellFormed(raw[1 : len(raw)-1])
-	var b strings.Builder
+	in := raw[1 : len(raw)-1]
+	units := make([]uint16, 0, len(in))
 	for i := 0; i < len(in); {
 		c := in[i]
 		if c != '\\' {
-			b.WriteByte(c)
-			i++
+			r, size := utf8.DecodeRune(in[i:])
+			i += size
+			if r >= 0x10000 {
+				a, b := utf16.EncodeRune(r)
+				units = append(units, uint16(a), uint16(b))
+			} else {
+				units = append(units, uint16(r))
+			}
 			continue
 		}
 		if i+1 >= len(in) {
-			return "", false
+			return nil, false
 		}
-		switch e := in[i+1]; e {
-		case 'b':
-			b.WriteByte('\b')
-		case 'f':
-			b.WriteByte('\f')
-		case 'n':
-			b.WriteByte('\n')
-		case 'r':
-			b.WriteByte('\r')
-		case 't':
-			b.WriteByte('\t')
-		case 'u':
-			v, ok := hex4(in, i+2)
-			if !ok {
-				return "", false
-			}
-			r := rune(v)
-			i += 6
-			if utf16.IsSurrogate(r) {
-				if lo, ok := hex4(in, i+2); r < 0xDC00 && ok && i+1 < len(in) && in[i] == '\\' && in[i+1] == 'u' && lo >= 0xDC00 && lo < 0xE000 {
-					b.WriteRune(utf16.DecodeRune(r, rune(lo)))
-					i += 6
-				} else {
-					b.Write([]byte{0xED, byte(0xA0 | (r>>6)&0x1F), byte(0x80 | r&0x3F)})
-				}
-				continue
-			}
-			b.WriteRune(r)
-			continue
-		default:
-			b.WriteByte(e)
-		}
+		e := in[i+1]
 		i += 2
-	}
-	return b.String(), true
-}
-
-// loneSurrogate reports whether s starts with the WTF-8 form of a lone
-// surrogate (U+D800 to U+DFFF encoded as if it were a character) and returns it.
-func loneSurrogate(s string) (rune, bool) {
-	if len(s) < 3 || s[0] != 0xED || s[1] < 0xA0 || s[1] > 0xBF || s[2] < 0x80 || s[2] > 0xBF {
-		return 0, false
-	}
-	return 0xD000 | rune(s[1]&0x3F)<<6 | rune(s[2]&0x3F), true
-}
-
-// HasLoneSurrogate reports whether a raw JSON string escapes a lone surrogate.
-func HasLoneSurrogate(raw []byte) bool {
-	if !bytes.Contains(raw, []byte(`\u`)) {
-		return false
-	}
-	s, _ := StringWTF8(raw)
-	for i := 0; i < len(s); i++ {
-		if _, ok := loneSurrogate(s[i:]); ok {
-			return true
+		switch e {
+		case 'b':
+			units = append(units, '\b')
+		case 'f':
+			units = append(units, '\f')
+		case 'n':
+			units = append(units, '\n')
+		case 'r':
+			units = append(units, '\r')
+		case 't':
+			units = append(units, '\t')
+		case 'u':
+			if i+4 > len(in) {
+				return nil, false
+			}
+			v, err := strconv.ParseUint(string(in[i:i+4]), 16, 16)
+			if err != nil {
+				return nil, false
+			}
+			units = append(units, uint16(v))
+			i += 4
+		default: // " \ /
+			units = append(units, uint16(e))
 		}
 	}
-	return false
-}
-
-// FromWTF8 turns a string holding lone surrogates as WTF-8 (StringWTF8,
-// PrefixWTF8), after pieces were joined, into UTF-8 as JavaScript would
-// show it: a high surrogate followed by a low one is the character they
-// make (pi joins text blocks, so an emoji cut in two blocks is whole again),
-// any other lone surrogate is U+FFFD.
-func FromWTF8(s string) string {
-	if !strings.Contains(s, "\xED") {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		hi, ok := loneSurrogate(s[i:])
-		if !ok {
-			b.WriteByte(s[i])
-			i++
-			continue
+	if trim {
+		lo, hi := 0, len(units)
+		for lo < hi && IsSpace(rune(units[lo])) {
+			lo++
 		}
-		if lo, ok := loneSurrogate(s[i+3:]); ok && hi < 0xDC00 && lo >= 0xDC00 {
-			b.WriteRune(utf16.DecodeRune(hi, lo))
-			i += 6
-			continue
+		for hi > lo && IsSpace(rune(units[hi-1])) {
+			hi--
 		}
-		b.WriteString("\uFFFD")
-		i += 3
+		units = units[lo:hi]
 	}
-	return b.String()
+	const hex = "0123456789abcdef"
+	b := make([]byte, 0, len(in)+2)
+	b = append(b, '"')
+	for k := 0; k < len(units); k++ {
+		u := units[k]
+		switch {
+		case u == '"':
+			b = append(b, `\"`...)
+		case u == '\\':
+			b = append(b, `\\`...)
+		case u == '\b':
+			b = append(b, `\b`...)
+		case u == '\f':
+			b = append(b, `\f`...)
+		case u == '\n':
+			b = append(b, `\n`...)
+		case u == '\r':
+			b = append(b, `\r`...)
+		case u == '\t':
+			b = append(b, `\t`...)
+		case u < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hex[u>>4], hex[u&15])
+		case u >= 0xD800 && u < 0xDC00 && k+1 < len(units) && units[k+1] >= 0xDC00 && units[k+1] < 0xE000:
+			b = utf8.AppendRune(b, utf16.DecodeRune(rune(u), rune(units[k+1])))
+			k++
+		case u >= 0xD800 && u < 0xE000: // a lone surrogate
+			b = append(b, '\\', 'u', hex[u>>12], hex[u>>8&15], hex[u>>4&15], hex[u&15])
+		default:
+			b = utf8.AppendRune(b, rune(u))
+		}
+	}
+	return append(b, '"'), true
 }

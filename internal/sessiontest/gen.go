@@ -26,7 +26,7 @@ import (
 
 // Version must change whenever the generator's output changes: it names
 // the benchmark cache directories.
-const Version = 2
+const Version = 3
 
 // ChainScale makes a generated 100k-entry chain (Options{Chain: true}) about 65 MB.
 const ChainScale = 0.15
@@ -377,7 +377,7 @@ func (g *genState) assistant() {
 		sep()
 		tc := genCall{id: fmt.Sprintf("toolu_%016x%08x", g.r.Uint64(), g.r.Uint32()), name: genTools[g.r.Intn(len(genTools))]}
 		g.pending = append(g.pending, tc)
-		g.buf = append(g.buf, `{"type":"genCall","id":"`...)
+		g.buf = append(g.buf, `{"type":"toolCall","id":"`...)
 		g.buf = append(g.buf, tc.id...)
 		g.buf = append(g.buf, `","name":"`...)
 		g.buf = append(g.buf, tc.name...)

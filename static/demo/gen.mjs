@@ -22,6 +22,21 @@ const { SessionManager } = await import(
 	"../../conformance/node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js"
 );
 
+const { generateDiffString, generateUnifiedPatch } = await import(
+	"../../conformance/node_modules/@earendil-works/pi-coding-agent/dist/core/tools/edit-diff.js"
+);
+
+// editDetails is what pi's edit tool records of a change: its display diff and unified patch.
+// The diff library reads the clock; the fake clock is put back so the demo's times stay as they were.
+function editDetails(path, before, oldText, newText) {
+	const now = clock.now;
+	const after = before.replace(oldText, newText);
+	const { diff, firstChangedLine } = generateDiffString(before, after);
+	const patch = generateUnifiedPatch(path, before, after);
+	clock.set(now);
+	return { diff, patch, firstChangedLine };
+}
+
 const projectDir = (cwd) => join(here, `--${cwd.replace(/^[/\\]/, "").replace(/[/\\:]/g, "-")}--`);
 
 // A small PNG: a sky-blue card with a sun and a grey cloud, like a forecast widget.
@@ -117,6 +132,7 @@ const ask = c.user("The forecast page sometimes shows **yesterday's** weather af
 c.tool("bash", { command: "grep -rn \"cache\" src/forecast" },
 	"src/forecast/cache.ts:3:const cache = new Map<string, Entry>();\nsrc/forecast/cache.ts:12:export function cached(city: string) {\nsrc/forecast/api.ts:8:import { cached, store } from \"./cache\";",
 	{ think: "Stale data after midnight smells like a cache keyed without the date, or a TTL measured from the wrong clock.", say: "Let me look at how forecasts are cached." });
+const cacheTs = "type Entry = { at: number; data: Forecast };\n\nconst cache = new Map<string, Entry>();\nconst TTL = 24 * 60 * 60 * 1000; // one day\n\nexport function store(city: string, data: Forecast) {\n  cache.set(city, { at: Date.now(), data });\n}\n\nexport function cached(city: string) {\n  const e = cache.get(city);\n  if (e && Date.now() - e.at < TTL) return e.data;\n}\n";
 const readCache = c.tool("read", { path: "src/forecast/cache.ts" },
 	"type Entry = { at: number; data: Forecast };\n\nconst cache = new Map<string, Entry>();\nconst TTL = 24 * 60 * 60 * 1000; // one day\n\nexport function store(city: string, data: Forecast) {\n  cache.set(city, { at: Date.now(), data });\n}\n\nexport function cached(city: string) {\n  const e = cache.get(city);\n  if (e && Date.now() - e.at < TTL) return e.data;\n}\n");
 const explain = c.assistant([
@@ -141,7 +157,7 @@ const edit = c.tool("edit", { path: "src/forecast/cache.ts", oldText: "const TTL
 c.tool("bash", { command: "sed -i 's/\\r$//' src/forecast/cache.ts && git diff --stat" }, " src/forecast/cache.ts | 28 ++++++++++++++--------------\n 1 file changed, 14 insertions(+), 14 deletions(-)",
 	{ say: "The file has Windows line endings; normalising them first." });
 c.tool("edit", { path: "src/forecast/cache.ts", oldText: "const cache = new Map<string, Entry>();\nconst TTL = 24 * 60 * 60 * 1000; // one day", newText: "const cache = new Map<string, Entry>();\nconst TTL = 30 * 60 * 1000; // 30 minutes\nconst key = (city: string) => `${city}/${new Date().toLocaleDateString(\"sv\")}`;" },
-	"Applied 1 edit to src/forecast/cache.ts", { details: { diff: "-const TTL = 24 * 60 * 60 * 1000; // one day\n+const TTL = 30 * 60 * 1000; // 30 minutes\n+const key = (city: string) => `${city}/${new Date().toLocaleDateString(\"sv\")}`;" } });
+	"Applied 1 edit to src/forecast/cache.ts", { details: editDetails("src/forecast/cache.ts", cacheTs, "const cache = new Map<string, Entry>();\nconst TTL = 24 * 60 * 60 * 1000; // one day", "const cache = new Map<string, Entry>();\nconst TTL = 30 * 60 * 1000; // 30 minutes\nconst key = (city: string) => `${city}/${new Date().toLocaleDateString(\"sv\")}`;") });
 const fixed = c.assistant("Done. Entries are now keyed by `city/YYYY-MM-DD` and expire after **30 minutes**:\n\n```ts\nconst TTL = 30 * 60 * 1000; // 30 minutes\nconst key = (city: string) => `${city}/${new Date().toLocaleDateString(\"sv\")}`;\n```\n\n`store` and `cached` use `key(city)`.");
 sm.appendLabelChange(fixed, "fix landed");
 
@@ -193,7 +209,8 @@ const fork = SessionManager.forkFrom(mainFile, apiCwd, projectDir(apiCwd));
 const c3 = new Chat(fork, "claude-opus-4-5");
 c3.user("Port the same cache fix to the API service (src/cache.go).");
 c3.tool("read", { path: "src/cache.go" }, "var ttl = 24 * time.Hour\n\nfunc key(city string) string { return city }\n", { say: "Same bug here?" });
-c3.tool("edit", { path: "src/cache.go", oldText: "var ttl = 24 * time.Hour\n\nfunc key(city string) string { return city }", newText: "var ttl = 30 * time.Minute\n\nfunc key(city string) string { return city + \"/\" + time.Now().Format(time.DateOnly) }" }, "Applied 1 edit to src/cache.go");
+c3.tool("edit", { path: "src/cache.go", oldText: "var ttl = 24 * time.Hour\n\nfunc key(city string) string { return city }", newText: "var ttl = 30 * time.Minute\n\nfunc key(city string) string { return city + \"/\" + time.Now().Format(time.DateOnly) }" }, "Applied 1 edit to src/cache.go",
+	{ details: editDetails("src/cache.go", "var ttl = 24 * time.Hour\n\nfunc key(city string) string { return city }\n", "var ttl = 24 * time.Hour\n\nfunc key(city string) string { return city }", "var ttl = 30 * time.Minute\n\nfunc key(city string) string { return city + \"/\" + time.Now().Format(time.DateOnly) }") });
 c3.assistant("Ported: the Go cache now keys by city and date with a 30 minute TTL.");
 fork.appendSessionInfo("Port cache fix to the API");
 

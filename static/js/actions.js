@@ -80,6 +80,7 @@
     "keydown",
     (e) => {
       if (e.key !== "Enter" || e.shiftKey || e.ctrlKey || e.altKey || e.metaKey) return;
+      if (document.body.dataset.comparePick) return; // Enter picks the entry to compare with (app.js)
       const t = e.target;
       const tree = document.getElementById("tree");
       if (!tree || !(t === tree || t === document.body || t.id === "tree-q")) return;

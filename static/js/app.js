@@ -18,7 +18,9 @@
   function replaceById(html) {
     const el = fragment(html).firstElementChild;
     const old = el && el.id && document.getElementById(el.id);
-    if (old) old.replaceWith(el);
+    if (!old) return;
+    if (old.tagName === "DETAILS" && old.open) el.open = true; // an open popover stays open as counts change
+    old.replaceWith(el);
   }
 
   // liveStream holds a page's EventSource: connect() (re)opens it with
@@ -143,7 +145,7 @@
       if (tab && /view=context/.test(tab.getAttribute("href") || "")) p.set("view", "context");
       history.replaceState(null, "", base + (p.toString() ? "?" + p : ""));
     }
-    const rows = () => $$(".row", tree);
+    const rows = () => $$(".row:not(.noise-hidden)", tree); // a folded run of settings rows moves as one
     const rowOf = (pos) => document.getElementById("n" + pos);
     const selected = () => $(".row.sel", tree);
 
@@ -284,13 +286,17 @@
       observe();
       syncURL();
       connect();
+      // The map (map.js) marks the search's hits: it reads them from here.
+      tree.dataset.q = S.q;
+      tree.dataset.filter = S.filter;
+      document.dispatchEvent(new CustomEvent("piweb:changed"));
     }
 
     // loadMore fetches the page of rows before or after the loaded ones.
     async function loadMore(dir) {
       const btn = $('.more[data-more="' + dir + '"]', tree);
       if (!btn || loading[dir]) return;
-      const all = rows();
+      const all = $$(".row", tree); // folded rows too: the page goes on after the last row it holds
       if (!all.length) return;
       loading[dir] = true;
       try {
@@ -417,6 +423,34 @@
       reloadTree();
     }
 
+    // Compare: "compare with…" (or shift+C) takes the selected entry as A;
+    // the next row clicked, or Enter on a row, is B (Esc cancels).
+    // Shift+click compares the selected row with the row clicked at once.
+    const compareURL = (a, b) => base + "/compare?a=" + encodeURIComponent(a) + "&b=" + encodeURIComponent(b);
+    function pickCompare(a) {
+      if (!a) return;
+      document.body.dataset.comparePick = a;
+      const sw = $('.pane-switch [data-pane="tree"]');
+      if (sw && getComputedStyle(sw.parentElement).display !== "none") sw.click();
+      const n = $("#tree-note");
+      if (n) {
+        clearTimeout(noteTimer);
+        n.classList.remove("fail");
+        n.textContent = "Compare " + a + " with… click a row, or Enter on the selected one (Esc cancels)";
+      }
+      tree.focus({ preventScroll: true });
+    }
+    function cancelPick() {
+      delete document.body.dataset.comparePick;
+      const n = $("#tree-note");
+      if (n) n.textContent = "";
+    }
+    function finishPick(row) {
+      const a = document.body.dataset.comparePick;
+      cancelPick();
+      location.href = compareURL(a, row.dataset.ref);
+    }
+
     const filterKeys = { d: "default", t: "no-tools", u: "user-only", l: "labeled-only", a: "all" };
 
     function onKey(e) {
@@ -426,8 +460,18 @@
       const mod = e.ctrlKey || e.altKey;
       const k = e.key;
       const lower = k.length === 1 ? k.toLowerCase() : k;
+      if (document.body.dataset.comparePick && (k === "Escape" || k === "Enter")) {
+        e.preventDefault();
+        const cur = selected();
+        if (k === "Escape" || !cur) cancelPick();
+        else finishPick(cur);
+        return;
+      }
       let handled = true;
-      if (mod && !e.metaKey && filterKeys[lower] && !e.shiftKey) {
+      if (k === "C" && e.shiftKey && !mod && !e.metaKey && !inSearch) {
+        const cur = selected();
+        if (cur) pickCompare(cur.dataset.ref);
+      } else if (mod && !e.metaKey && filterKeys[lower] && !e.shiftKey) {
         lower === "d" ? setFilter("default") : toggleFilter(filterKeys[lower]);
       } else if (e.ctrlKey && !e.altKey && !e.metaKey && lower === "x" && !(inSearch && search.selectionStart !== search.selectionEnd)) {
         copyEntry(); // pi's ctrl+x; a selection in the search box is cut as usual
@@ -462,6 +506,13 @@
     search.addEventListener("input", () => setSearch(search.value));
 
     tree.addEventListener("click", (e) => {
+      const fold = e.target.closest("[data-noise-toggle]");
+      if (fold) {
+        const open = fold.getAttribute("aria-expanded") !== "true";
+        fold.setAttribute("aria-expanded", String(open));
+        $$('.row[data-noise="' + fold.dataset.noiseToggle + '"]', tree).forEach((r) => r.classList.toggle("noise-hidden", !open));
+        return;
+      }
       const more = e.target.closest(".more");
       if (more) return loadMore(more.dataset.more);
       const row = e.target.closest(".row");
@@ -470,6 +521,9 @@
         if (row.hasAttribute("data-folded")) return setFold(row.dataset.ref, false);
         if (row.hasAttribute("data-foldable")) return setFold(row.dataset.ref, true);
       }
+      if (document.body.dataset.comparePick) return finishPick(row);
+      const cur = selected();
+      if (e.shiftKey && cur && cur !== row) return (location.href = compareURL(cur.dataset.ref, row.dataset.ref));
       select(row, { scroll: false });
       tree.focus({ preventScroll: true });
     });
@@ -483,16 +537,48 @@
 
     // Links in the conversation to an entry select it in the tree.
     conv.addEventListener("click", (e) => {
+      const pick = e.target.closest("[data-compare-pick]");
+      const inner = $("#conv-inner", conv);
+      if (pick && inner) return pickCompare(inner.dataset.ref);
       const a = e.target.closest("a[data-jump]");
       if (!a) return;
       e.preventDefault();
       const row = rowOf(a.dataset.jump);
       if (row) return select(row, { scroll: true });
-      S.target = a.textContent.trim();
+      S.target = a.dataset.ref || a.textContent.trim();
+      reloadTree().then(() => loadConversation(S.target));
+    });
+
+    // The minimap (map.js) asks for the rows around a row anywhere in the tree.
+    document.addEventListener("piweb:row", async (e) => {
+      const k = e.detail && e.detail.row;
+      if (typeof k !== "number") return;
+      const res = await fetch(base + "/rows?" + params({ row: k }), { headers: { "HX-Request": "true" } });
+      if (!res.ok) return;
+      tree.innerHTML = await res.text();
+      status(res.headers.get("X-Tree-Total"));
+      const first = Number(res.headers.get("X-Tree-First") || 0);
+      tree.dataset.first = String(first);
+      const all = $$(".row", tree);
+      let row = all[Math.max(0, Math.min(all.length - 1, k - first))];
+      if (row && row.dataset.noise) row = rowOf(row.dataset.noise) || row; // a folded row: its run's first
+      if (row) select(row, { scroll: true });
+      markPath();
+      observe();
+    });
+
+    // The map (map.js) asks to select a segment's entry.
+    document.addEventListener("piweb:select", (e) => {
+      const ref = e.detail && e.detail.ref;
+      if (!ref) return;
+      const row = $$("#tree .row").find((r) => r.dataset.ref === ref);
+      if (row) return select(row, { scroll: true });
+      S.target = ref;
       reloadTree().then(() => loadConversation(S.target));
     });
 
     document.body.addEventListener("htmx:afterSwap", (e) => {
+      if (e.target === conv) document.dispatchEvent(new CustomEvent("piweb:changed"));
       if (e.target !== conv) return;
       scrollToTarget();
       const inner = $("#conv-inner", conv);
@@ -516,8 +602,12 @@
         es.addEventListener("reset", (e) => {
           S.version = e.data;
           reloadTree();
+          document.dispatchEvent(new CustomEvent("piweb:changed"));
         });
-        es.addEventListener("delta", (e) => applyDelta(e.data));
+        es.addEventListener("delta", (e) => {
+          applyDelta(e.data);
+          document.dispatchEvent(new CustomEvent("piweb:changed"));
+        });
         es.addEventListener("stats", (e) => replaceById(e.data));
         es.addEventListener("gone", () => {
           const c = $("#tree-count");

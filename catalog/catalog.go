@@ -1,0 +1,590 @@
+// Package catalog joins the session library and the index store: it
+// fills the library at start (from the store's kept indexes where the
+// files are unchanged, reading only appended bytes where they grew),
+// keeps the store current from the library's change feed, builds the
+// full-text index of every entry, reports indexing progress, and answers
+// searches (through the store's word index, or without a store by a
+// bounded scan of the files).
+package catalog
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"log/slog"
+	"os"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/piweb/piweb/sessions"
+	"github.com/piweb/piweb/store"
+)
+
+// Options configure a Catalog.
+type Options struct {
+	// Store keeps indexes and the search index across runs; nil runs
+	// without one (every start reads every file; search scans).
+	Store  *store.Store
+	Logger *slog.Logger
+	// OnFile, when set, is called before each file of the first fill is
+	// loaded (tests hold the fill half way with it).
+	OnFile func(path string)
+}
+
+// Catalog is the library, the store and the search index, kept together.
+type Catalog struct {
+	lib *sessions.Library
+	st  *store.Store
+	log *slog.Logger
+	opt Options
+
+	ready     chan struct{} // closed when every file is in the library
+	searched  chan struct{} // closed when every file's entries are in the search index
+	readyOnce sync.Once
+	srchOnce  sync.Once
+
+	prog progress
+
+	mu     sync.Mutex
+	files  map[string]*fileState // search index state, by file
+	queue  []string              // files to bring up to date, live changes first
+	queued map[string]bool
+	live   map[string]bool // queued files that changed since the start
+	busy   map[string]bool
+	wake   chan struct{}
+
+	places placeCache
+}
+
+// fileState is what the search index holds of one file.
+type fileState struct {
+	epoch uint64 // the session epoch its documents were read in
+	docN  int    // entries [0, docN) have their documents in the store
+	valid bool   // the store's documents of the file belong to epoch (else delete them first)
+	saved uint64 // the generation whose index the store holds
+}
+
+// progress counts indexing work; read through Progress.
+type progress struct {
+	start                 time.Time
+	filesTotal, filesDone atomic.Int64
+	bytesTotal, bytesDone atomic.Int64
+	searchTotal           atomic.Int64
+	searchDone            atomic.Int64
+	end                   atomic.Int64 // unix nanos when the library was complete
+}
+
+// Progress is a snapshot of indexing.
+type Progress struct {
+	Indexing    bool          `json:"indexing"` // the library is still being filled
+	FilesDone   int64         `json:"filesDone"`
+	FilesTotal  int64         `json:"filesTotal"`
+	BytesDone   int64         `json:"bytesDone"`
+	BytesTotal  int64         `json:"bytesTotal"`
+	Elapsed     time.Duration `json:"elapsedNs"`
+	Rate        float64       `json:"bytesPerSecond"`
+	Searching   bool          `json:"searchIndexing"` // the search index is still being built
+	SearchDone  int64         `json:"searchFilesDone"`
+	SearchTotal int64         `json:"searchFilesTotal"`
+}
+
+// New returns a catalog over lib (usually empty: Run fills it).
+func New(lib *sessions.Library, opt Options) *Catalog {
+	if opt.Logger == nil {
+		opt.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	c := &Catalog{lib: lib, st: opt.Store, log: opt.Logger, opt: opt,
+		ready: make(chan struct{}), searched: make(chan struct{}),
+		files: map[string]*fileState{}, queued: map[string]bool{}, live: map[string]bool{}, busy: map[string]bool{},
+		wake: make(chan struct{}, 1)}
+	c.prog.start = time.Now()
+	return c
+}
+
+// Loaded returns a catalog over a library that is already filled (tests,
+// the demo): ready at once, and searching by scanning when st is nil.
+func Loaded(lib *sessions.Library, opt Options) *Catalog {
+	c := New(lib, opt)
+	c.markReady()
+	if c.st == nil {
+		c.srchOnce.Do(func() { close(c.searched) })
+	}
+	return c
+}
+
+// Library returns the catalog's library.
+func (c *Catalog) Library() *sessions.Library { return c.lib }
+
+// Ready is closed once every file under the root is in the library.
+func (c *Catalog) Ready() <-chan struct{} { return c.ready }
+
+// SearchReady is closed once the search index covers every file (at once without a store).
+func (c *Catalog) SearchReady() <-chan struct{} { return c.searched }
+
+// Indexing reports whether the library is still being filled.
+func (c *Catalog) Indexing() bool {
+	select {
+	case <-c.ready:
+		return false
+	default:
+		return true
+	}
+}
+
+func (c *Catalog) markReady() {
+	c.readyOnce.Do(func() {
+		c.prog.end.Store(time.Now().UnixNano())
+		close(c.ready)
+	})
+}
+
+// Progress returns how far indexing is.
+func (c *Catalog) Progress() Progress {
+	p := Progress{Indexing: c.Indexing(), FilesDone: c.prog.filesDone.Load(), FilesTotal: c.prog.filesTotal.Load(),
+		BytesDone: c.prog.bytesDone.Load(), BytesTotal: c.prog.bytesTotal.Load(),
+		SearchDone: c.prog.searchDone.Load(), SearchTotal: c.prog.searchTotal.Load()}
+	select {
+	case <-c.searched:
+	default:
+		p.Searching = true
+	}
+	end := time.Now()
+	if e := c.prog.end.Load(); e != 0 {
+		end = time.Unix(0, e)
+	}
+	p.Elapsed = end.Sub(c.prog.start)
+	if s := p.Elapsed.Seconds(); s > 0 {
+		p.Rate = float64(p.BytesDone) / s
+	}
+	return p
+}
+
+// Run fills the library from the store and the files, then keeps the
+// store and the search index current with the library's changes until
+// ctx is done. Store failures are logged, never fatal: a damaged store is
+// emptied and rebuilt.
+func (c *Catalog) Run(ctx context.Context) error {
+	changes, stop := c.lib.Subscribe()
+	defer stop()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	wg.Go(func() { c.follow(ctx, changes) })
+	if err := c.fill(ctx); err != nil {
+		return err
+	}
+	if c.st == nil {
+		c.srchOnce.Do(func() { close(c.searched) })
+		<-ctx.Done()
+		return nil
+	}
+	for range max(1, runtime.GOMAXPROCS(0)) {
+		wg.Go(func() { c.worker(ctx) })
+	}
+	<-ctx.Done()
+	return nil
+}
+
+// follow queues the files of the library's changes for the store.
+func (c *Catalog) follow(ctx context.Context, changes <-chan sessions.Change) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ch, ok := <-changes:
+			if !ok {
+				return
+			}
+			if ch.File == "" || c.st == nil || c.Indexing() {
+				continue // during the fill: its own changes, and fill queues every file after it
+			}
+			c.enqueue(ch.File, true)
+		}
+	}
+}
+
+// enqueue asks the workers to bring file's store record and documents up
+// to date; live changes go before the backlog of a first build.
+func (c *Catalog) enqueue(file string, live bool) {
+	c.mu.Lock()
+	switch {
+	case live && !c.live[file]:
+		if c.queued[file] {
+			c.queue = slices.DeleteFunc(c.queue, func(f string) bool { return f == file })
+		}
+		c.live[file] = true
+		c.queue = append([]string{file}, c.queue...)
+	case !c.queued[file]:
+		c.queue = append(c.queue, file)
+	}
+	c.queued[file] = true
+	c.mu.Unlock()
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// fileInfo is one file under the root, as the start found it.
+type fileInfo struct {
+	path string
+	size int64
+	mod  time.Time
+	rec  *store.Record
+}
+
+// fill puts every file under the root into the library: restored from
+// the store's kept index when it has one, else read. The newest files go
+// first, so the sessions page shows the recent ones soonest.
+func (c *Catalog) fill(ctx context.Context) error {
+	defer c.markReady()
+	paths, err := sessions.SessionFiles(c.lib.Root)
+	if err != nil {
+		return err
+	}
+	recs := map[string]*store.Record{}
+	if c.st != nil {
+		all, err := c.st.All()
+		if err != nil {
+			c.storeFailed(err)
+		}
+		for i := range all {
+			recs[all[i].File] = &all[i]
+		}
+	}
+	files := make([]fileInfo, 0, len(paths))
+	var total int64
+	for _, p := range paths {
+		size, mod, err := sessions.Stat(p)
+		if err != nil {
+			size = 0
+		}
+		files = append(files, fileInfo{path: p, size: size, mod: mod, rec: recs[p]})
+		total += size
+	}
+	slices.SortFunc(files, func(a, b fileInfo) int { return b.mod.Compare(a.mod) })
+	c.prog.filesTotal.Store(int64(len(files)))
+	c.prog.bytesTotal.Store(total)
+
+	jobs := make(chan *fileInfo)
+	var wg sync.WaitGroup
+	for range max(2, runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			for f := range jobs {
+				if c.opt.OnFile != nil {
+					c.opt.OnFile(f.path)
+				}
+				c.load(f)
+				c.prog.filesDone.Add(1)
+				c.prog.bytesDone.Add(f.size)
+			}
+		})
+	}
+	for i := range files {
+		if ctx.Err() != nil {
+			break
+		}
+		jobs <- &files[i]
+	}
+	close(jobs)
+	wg.Wait()
+	if c.st == nil {
+		return nil
+	}
+	if _, err := c.st.Retain(paths); err != nil {
+		c.storeFailed(err)
+	}
+	// The search index and the kept indexes catch up in the background,
+	// oldest file first: documents are numbered in the order added, and
+	// that order is what "recent first" means to the ranking.
+	c.prog.searchTotal.Store(int64(len(files)))
+	for i := len(files) - 1; i >= 0; i-- {
+		c.enqueue(files[i].path, false)
+	}
+	c.checkSearched()
+	return nil
+}
+
+// load puts one file into the library.
+func (c *Catalog) load(f *fileInfo) {
+	if f.rec == nil {
+		c.lib.Refresh(f.path)
+		return
+	}
+	rec, ok, err := c.st.Get(f.path)
+	if err != nil || !ok {
+		if err != nil {
+			c.storeFailed(err)
+		}
+		c.lib.Refresh(f.path)
+		return
+	}
+	_, reused, _ := c.lib.Restore(f.path, rec.Blob)
+	if !reused {
+		return // read in full: its documents in the store go (see sync)
+	}
+	snap, ok := c.lib.SnapshotFile(f.path, false)
+	if !ok {
+		return
+	}
+	docN := stampDocs(rec.Stamp)
+	if docN > snap.Entries {
+		docN = 0
+	}
+	c.mu.Lock()
+	st := &fileState{epoch: snap.Epoch, docN: docN, valid: true}
+	if snap.Entries == docN && snap.Size == rec.Size && snap.ModTime.UnixNano() == rec.ModTime {
+		st.saved = snap.Gen // nothing new: the record is current
+	}
+	c.files[f.path] = st
+	c.mu.Unlock()
+}
+
+// stamp encodes what a record's documents cover.
+func stamp(docN int) []byte { return binary.AppendUvarint([]byte{1}, uint64(docN)) }
+
+func stampDocs(b []byte) int {
+	if len(b) < 2 || b[0] != 1 {
+		return 0
+	}
+	n, k := binary.Uvarint(b[1:])
+	if k <= 0 || n > 1<<31 {
+		return 0
+	}
+	return int(n)
+}
+
+// storeFailed logs a store error; a damaged store is emptied and every
+// file queued to be written again.
+func (c *Catalog) storeFailed(err error) {
+	if !errors.Is(err, store.ErrCorrupt) {
+		c.log.Warn("index store", "err", err)
+		return
+	}
+	c.log.Warn("index store damaged: rebuilding it", "err", err)
+	if rerr := c.st.Reset(); rerr != nil {
+		c.log.Error("index store: cannot rebuild it", "err", rerr)
+		return
+	}
+	c.mu.Lock()
+	c.files = map[string]*fileState{}
+	c.mu.Unlock()
+	for _, f := range c.lib.Known() {
+		c.enqueue(f, false)
+	}
+}
+
+// batchText is how much text a worker gathers before it commits.
+const batchText = 16 << 20
+
+// worker brings queued files up to date in the store, committing a batch
+// when it holds batchText of text, when it took a live change, or when
+// the queue is empty.
+func (c *Catalog) worker(ctx context.Context) {
+	b := c.st.Batch()
+	text := 0
+	var done []string // files of the batch, released after its commit
+	commit := func() {
+		if err := b.Commit(); err != nil {
+			c.storeFailed(err)
+			b = c.st.Batch()
+		}
+		c.mu.Lock()
+		for _, f := range done {
+			delete(c.busy, f)
+		}
+		c.mu.Unlock()
+		c.prog.searchDone.Add(int64(len(done)))
+		done, text = done[:0], 0
+		c.checkSearched()
+		select { // a file another worker waited for may be free now
+		case c.wake <- struct{}{}:
+		default:
+		}
+	}
+	for {
+		if ctx.Err() != nil { // stopping: keep what is done, leave the rest for the next start
+			if len(done) > 0 {
+				commit()
+			}
+			return
+		}
+		f, live := c.next()
+		if f == "" {
+			if len(done) > 0 {
+				commit()
+				continue
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-c.wake:
+				continue
+			}
+		}
+		text += c.sync(b, f)
+		done = append(done, f)
+		if live || text >= batchText {
+			commit()
+		}
+	}
+}
+
+// next takes the first queued file no worker holds, and reports whether
+// it came from a live change.
+func (c *Catalog) next() (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, f := range c.queue {
+		if c.busy[f] {
+			continue
+		}
+		c.queue = slices.Delete(c.queue, i, i+1)
+		live := c.live[f]
+		delete(c.queued, f)
+		delete(c.live, f)
+		c.busy[f] = true
+		return f, live
+	}
+	return "", false
+}
+
+// checkSearched closes SearchReady when the first build is done.
+func (c *Catalog) checkSearched() {
+	select {
+	case <-c.ready:
+	default:
+		return
+	}
+	c.mu.Lock()
+	idle := len(c.queue) == 0 && len(c.busy) == 0
+	c.mu.Unlock()
+	if idle {
+		c.srchOnce.Do(func() { close(c.searched) })
+	}
+}
+
+// sync adds to b what file needs: its record (kept index) and the
+// documents of its entries not yet indexed; the documents of a file read
+// again are replaced, those of a gone file dropped. It returns the bytes
+// of text added.
+func (c *Catalog) sync(b *store.Batch, file string) int {
+	snap, ok := c.lib.SnapshotFile(file, false)
+	c.mu.Lock()
+	st := c.files[file]
+	c.mu.Unlock()
+	if ok && st != nil && st.valid && st.epoch == snap.Epoch && st.saved == snap.Gen && st.docN == snap.Entries {
+		return 0 // the store is current
+	}
+	if ok {
+		snap, ok = c.lib.SnapshotFile(file, true)
+	}
+	if !ok {
+		b.Delete(file)
+		c.mu.Lock()
+		delete(c.files, file)
+		c.mu.Unlock()
+		return 0
+	}
+	if st == nil {
+		st = &fileState{}
+	}
+	if !st.valid || st.epoch != snap.Epoch {
+		b.DeleteDocs(file)
+		st = &fileState{epoch: snap.Epoch, valid: true}
+	}
+	text := 0
+	docN := st.docN
+	if docN < snap.Entries {
+		var docs []store.Doc
+		epoch, err := c.lib.ReadLines(file, docN, func(pos int, e *sessions.Entry, line []byte) error {
+			if pos >= snap.Entries {
+				return errStop
+			}
+			for _, p := range pieces(e, line) {
+				docs = append(docs, store.Doc{EntryID: e.ID, Position: pos, Part: p.part, Type: p.typ,
+					Role: p.role, Time: entryTime(e), Project: snap.Project, Text: p.text})
+				text += len(p.text)
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, errStop) || epoch != snap.Epoch {
+			c.enqueue(file, true) // changed while read: again
+			return 0
+		}
+		b.AddDocs(file, docs)
+		docN = snap.Entries
+	}
+	// Without a kept index (an old-format file, an unfinished last line)
+	// the next start reads the file again and replaces its documents.
+	b.Put(store.Record{File: file, Size: snap.Size, ModTime: snap.ModTime.UnixNano(), Stamp: stamp(docN), Blob: snap.Index})
+	c.mu.Lock()
+	c.files[file] = &fileState{epoch: snap.Epoch, docN: docN, valid: true, saved: snap.Gen}
+	c.mu.Unlock()
+	return text
+}
+
+var errStop = errors.New("stop")
+
+func entryTime(e *sessions.Entry) int64 {
+	if e.Time == sessions.NoTime {
+		return 0
+	}
+	return e.Time
+}
+
+// Wait blocks until the library is filled and the store holds what the
+// library holds now: every file's kept index and documents are of its
+// current generation, and gone files are gone (tests, benchmarks).
+// Without a store it only waits for the library.
+func (c *Catalog) Wait(ctx context.Context) error {
+	for {
+		if !c.Indexing() && c.current() {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
+}
+
+// current reports whether the store is up to date with the library.
+func (c *Catalog) current() bool {
+	if c.st == nil {
+		return true
+	}
+	known := c.lib.Known()
+	c.mu.Lock()
+	idle := len(c.queue) == 0 && len(c.busy) == 0
+	states := make(map[string]fileState, len(c.files))
+	for f, st := range c.files {
+		states[f] = *st
+	}
+	c.mu.Unlock()
+	if !idle {
+		return false
+	}
+	in := make(map[string]bool, len(known))
+	for _, f := range known {
+		snap, ok := c.lib.SnapshotFile(f, false)
+		if !ok {
+			continue // not a session
+		}
+		in[f] = true
+		if st, ok := states[f]; !ok || st.saved != snap.Gen {
+			return false
+		}
+	}
+	for f := range states {
+		if !in[f] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,126 @@
+package catalog
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/piweb/piweb/internal/sessiontest"
+	"github.com/piweb/piweb/search"
+)
+
+// handRoot writes one session with a branch, a compaction, a label, a
+// tool call and a bash run, each holding a word of its own.
+func handRoot(t *testing.T) (root, file string) {
+	root = t.TempDir()
+	dir := filepath.Join(root, "--home-dev-weather--")
+	os.MkdirAll(dir, 0o755)
+	file = filepath.Join(dir, "2026-01-01T00-00-00-000Z_s1.jsonl")
+	os.WriteFile(file, []byte(sessiontest.Lines(
+		`{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/home/dev/weather"}`,
+		sessiontest.Entry("model_change", "m0", "", 1, `,"provider":"anthropic","modelId":"claude-zebra"`),
+		sessiontest.User("u1", "m0", 2, "please fix the abandonedidea cache"),
+		sessiontest.Asst("a1", "u1", 3, "I tried abandonedidea first"),
+		sessiontest.User("u2", "m0", 4, "ancientword from the start"),
+		sessiontest.Entry("message", "a2", "u2", 5, `,"message":{"role":"assistant","content":[{"type":"thinking","thinking":"ponder quokka"},{"type":"toolCall","id":"t1","name":"bash","arguments":{"command":"grep -rn wombat src/"}}],"provider":"anthropic","model":"claude","stopReason":"toolUse","timestamp":5}`),
+		sessiontest.Entry("message", "r1", "a2", 6, `,"message":{"role":"toolResult","toolCallId":"t1","toolName":"bash","content":[{"type":"text","text":"src/x.go: platypus found"}],"isError":false,"timestamp":6}`),
+		sessiontest.Entry("compaction", "c1", "r1", 7, `,"summary":"summary of narwhal work","firstKeptEntryId":"a2","tokensBefore":100`),
+		sessiontest.Entry("label", "l1", "c1", 8, `,"targetId":"a2","label":"keeper"`),
+		sessiontest.User("u3", "l1", 9, "recentword here"),
+		sessiontest.Entry("message", "b1", "u3", 10, `,"message":{"role":"bashExecution","command":"make lynx","output":"built ok","exitCode":0,"cancelled":false,"truncated":false,"timestamp":10}`),
+		sessiontest.Entry("session_info", "n1", "b1", 11, `,"name":"Gecko session"`),
+	)), 0o644)
+	return root, file
+}
+
+func find(t *testing.T, c *Catalog, query string) []Hit {
+	t.Helper()
+	q, err := search.Parse(query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Search(context.Background(), q, 50, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Hits
+}
+
+func hitIDs(hs []Hit) []string {
+	var out []string
+	for _, h := range hs {
+		out = append(out, h.EntryID+":"+h.Type+":"+h.Place)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func testSearch(t *testing.T, db string) {
+	root, file := handRoot(t)
+	c, stop := run(t, root, db)
+	defer stop()
+	cases := []struct {
+		q    string
+		want []string
+	}{
+		{"abandonedidea", []string{"a1:text:offpath", "u1:text:offpath"}},
+		{"abandonedidea role:user", []string{"u1:text:offpath"}},
+		{"ancientword", []string{"u2:text:compacted"}},
+		{"quokka", []string{"a2:thinking:path"}},
+		{"wombat", []string{"a2:toolCall:path"}},
+		{"platypus", []string{"r1:toolResult:path"}},
+		{"narwhal role:summary", []string{"c1:compaction:path"}},
+		{"keeper", []string{"l1:label:path"}},
+		{"lynx role:bash", []string{"b1:bash:path"}},
+		{"gecko", []string{"n1:name:path"}},
+		{"zebra", []string{"m0:model:compacted"}},
+		{`"grep -rn wombat"`, []string{"a2:toolCall:path"}},
+		{"re:plat[y]pus", []string{"r1:toolResult:path"}},
+		{"is:offpath abandonedidea", []string{"a1:text:offpath", "u1:text:offpath"}},
+		{"-is:offpath abandonedidea", nil},
+		{"label:keeper quokka", []string{"a2:thinking:path"}},
+		{"label:other quokka", nil},
+		{"project:weather recentword", []string{"u3:text:path"}},
+		{"project:nothere recentword", nil},
+		{"before:2025-01-01 recentword", nil},
+	}
+	for _, tc := range cases {
+		got := hitIDs(find(t, c, tc.q))
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%q: %v, want %v", tc.q, got, tc.want)
+		}
+	}
+	h := find(t, c, "platypus")[0]
+	if h.Key != "s1" || h.SessionID != "s1" || h.Role != "tool" || h.Timestamp == nil || h.Session != "Gecko session" || len(h.Ranges) != 1 {
+		t.Errorf("hit: %+v", h)
+	}
+	// Live: an appended entry is found once the catalog caught up; a
+	// rewritten file leaves no stale hit.
+	sessiontest.Append(t, file, sessiontest.Lines(sessiontest.User("u4", "n1", 12, "freshword arrives")))
+	c.lib.Refresh(file)
+	c.Wait(context.Background())
+	if got := hitIDs(find(t, c, "freshword")); !slices.Equal(got, []string{"u4:text:path"}) {
+		t.Errorf("appended: %v", got)
+	}
+	os.WriteFile(file, []byte(sessiontest.Lines(`{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/x"}`,
+		sessiontest.User("z1", "", 1, "only this now"))), 0o644)
+	c.lib.Refresh(file)
+	c.Wait(context.Background())
+	if got := find(t, c, "freshword"); len(got) != 0 {
+		t.Errorf("stale hits after a rewrite: %v", hitIDs(got))
+	}
+	if got := hitIDs(find(t, c, "only")); !slices.Equal(got, []string{"z1:text:path"}) {
+		t.Errorf("rewritten: %v", got)
+	}
+	os.Remove(file)
+	c.lib.Refresh(file)
+	c.Wait(context.Background())
+	if got := find(t, c, "only"); len(got) != 0 {
+		t.Errorf("hits of a deleted file: %v", hitIDs(got))
+	}
+}
+
+func TestSearchStore(t *testing.T) { testSearch(t, filepath.Join(t.TempDir(), "index.db")) }
+func TestSearchScan(t *testing.T)  { testSearch(t, "") }

@@ -1,0 +1,219 @@
+package sessions
+
+import (
+	"bytes"
+	"cmp"
+	"strings"
+
+	"github.com/piweb/piweb/internal/js"
+	"github.com/piweb/piweb/patch"
+)
+
+// FileChange is one change pi's edit or write tool made to a file.
+type FileChange struct {
+	EntryID string `json:"entryId"` // the tool result's entry
+	Pos     int    `json:"-"`
+	Tool    string `json:"tool"`  // "edit" or "write"
+	Patch   string `json:"patch"` // unified diff of this change
+	Added   int    `json:"-"`
+	Removed int    `json:"-"`
+	// Created marks a write to a file no earlier change on the path wrote:
+	// a new file, or one replaced whose content before is not in the session.
+	Created bool `json:"created,omitempty"`
+}
+
+// FileChanges are the changes to one file along a path, in order.
+type FileChanges struct {
+	Path    string       `json:"path"`
+	Added   int          `json:"added"`
+	Removed int          `json:"removed"`
+	Changes []FileChange `json:"changes"`
+
+	base    string // content before the first change, when known ("" for a created file)
+	final   string // content after the last change, while known
+	known   bool   // final is the whole file
+	created bool   // the first change created the file (as far as the session tells)
+}
+
+// Command is a bash call along a path: it may have changed files, which
+// are not tracked.
+type Command struct {
+	EntryID string `json:"entryId"`
+	Pos     int    `json:"-"`
+	Command string `json:"command"`
+}
+
+// Changes are the files pi's tools changed along a path, and the shell
+// commands that may have changed others.
+type Changes struct {
+	Files []*FileChanges
+	Bash  []Command
+}
+
+// Paths returns the changed files' paths, in order of first change.
+func (c *Changes) Paths() []string {
+	out := make([]string, len(c.Files))
+	for i, f := range c.Files {
+		out[i] = f.Path
+	}
+	return out
+}
+
+// Changes reads the file changes along the entries at positions (a path,
+// root first): each successful edit (its result's details.patch, or its
+// display diff) and write (the content in its arguments), and each bash
+// call, whether pi ran it as a tool or as a "!" command.
+func (r *Reader) Changes(positions []int) (*Changes, error) {
+	type call struct {
+		name string
+		args js.Object
+	}
+	calls := map[string]call{}
+	out := &Changes{}
+	byPath := map[string]*FileChanges{}
+	seq := r.Sequential()
+	for _, p := range positions {
+		e := &r.s.Entries[p]
+		if e.Type != TypeMessage || (e.Role != RoleAssistant && e.Role != RoleToolResult && e.Role != RoleBash) {
+			continue
+		}
+		line, err := seq.rawQuick(p)
+		if err != nil {
+			return nil, err
+		}
+		// Most lines change no file: look before decoding.
+		switch e.Role {
+		case RoleAssistant:
+			if !bytes.Contains(line, []byte(`"toolCall"`)) {
+				continue
+			}
+		case RoleToolResult:
+			msg, _ := js.Lookup(line, "message")
+			id, _ := js.Lookup(msg, "toolCallId")
+			if c, ok := calls[js.Str(id)]; !ok || (c.name != "edit" && c.name != "write") {
+				continue
+			}
+		}
+		m := DecodeBody(e, line).Msg
+		if m == nil {
+			continue
+		}
+		switch m.Role {
+		case RoleAssistant:
+			for _, b := range m.ToolCalls() {
+				calls[b.ID] = call{b.Name, js.ObjectOf(b.Args)}
+				if b.Name == "bash" {
+					out.Bash = append(out.Bash, Command{e.ID, p, js.Str(js.ObjectOf(b.Args).Val("command"))})
+				}
+			}
+		case RoleBash:
+			out.Bash = append(out.Bash, Command{e.ID, p, "!" + m.Command})
+		case RoleToolResult:
+			c, ok := calls[m.ToolCallID]
+			if !ok || m.IsError || (c.name != "edit" && c.name != "write") {
+				continue
+			}
+			path := cmp.Or(js.Str(c.args.Val("path")), js.Str(c.args.Val("file_path")))
+			if path == "" {
+				continue
+			}
+			f := byPath[path]
+			if f == nil {
+				f = &FileChanges{Path: path}
+				byPath[path] = f
+				out.Files = append(out.Files, f)
+			}
+			ch := FileChange{EntryID: e.ID, Pos: p, Tool: c.name}
+			if c.name == "write" {
+				content := js.Str(c.args.Val("content"))
+				first := len(f.Changes) == 0
+				ch.Created = first || !f.known
+				before := ""
+				if f.known {
+					before = f.final
+				}
+				ch.Patch = patch.Diff(path, before, content, ch.Created)
+				if first {
+					f.created, f.base = true, ""
+				}
+				f.final, f.known = content, true
+			} else {
+				d := js.ObjectOf(m.Details)
+				ch.Patch = js.Str(d.Val("patch"))
+				if ch.Patch != "" {
+					ch.Patch = patch.Relabel(ch.Patch, path)
+				} else {
+					ch.Patch = patch.FromDisplay(path, js.Str(d.Val("diff")))
+				}
+				if ch.Patch == "" {
+					ch.Patch = editArgsPatch(path, c.args)
+				}
+				if f.known {
+					next, err := patch.Apply(ch.Patch, f.final)
+					f.final, f.known = next, err == nil
+				}
+			}
+			ch.Added, ch.Removed = patch.Count(ch.Patch)
+			f.Added += ch.Added
+			f.Removed += ch.Removed
+			f.Changes = append(f.Changes, ch)
+		}
+	}
+	return out, nil
+}
+
+// Patch returns the net unified patch of the changes: for a file the path
+// created, one diff from nothing to its final content; for any other file,
+// its changes' diffs in order (its content before them is not in the
+// session), which patch(1) and git apply take one after another.
+func (c *Changes) Patch() string {
+	var b strings.Builder
+	for _, f := range c.Files {
+		if f.created && f.known {
+			b.WriteString(patch.Diff(f.Path, f.base, f.final, true))
+			continue
+		}
+		for _, ch := range f.Changes {
+			if ch.Created {
+				b.WriteString("# " + oneLineOf(f.Path) + ": written whole; its content before is not in the session\n")
+			}
+			b.WriteString(ch.Patch)
+			if ch.Patch != "" && !strings.HasSuffix(ch.Patch, "\n") {
+				b.WriteByte('\n')
+			}
+		}
+	}
+	return b.String()
+}
+
+// oneLineOf keeps a path on one line of a patch's comment.
+func oneLineOf(s string) string { return strings.NewReplacer("\n", " ", "\r", " ").Replace(s) }
+
+// editArgsPatch is the patch of an edit whose result records no diff: its
+// arguments' old and new texts (pi's edits[] or the older oldText/newText),
+// each a hunk whose line numbers count from the text itself; patch(1) finds
+// the place by its context lines.
+func editArgsPatch(path string, args js.Object) string {
+	var b strings.Builder
+	pair := func(o js.Object) {
+		old, nw := js.Str(o.Val("oldText")), js.Str(o.Val("newText"))
+		if old == nw {
+			return
+		}
+		d := patch.Diff(path, old+"\n", nw+"\n", false)
+		if b.Len() > 0 {
+			_, d, _ = strings.Cut(d, "\n+++ ") // one header for the file
+			_, d, _ = strings.Cut(d, "\n")
+		}
+		b.WriteString(d)
+	}
+	if edits := args.Val("edits"); len(edits) > 0 {
+		js.Elems(edits, func(el []byte) bool {
+			pair(js.ObjectOf(el))
+			return true
+		})
+	} else {
+		pair(args)
+	}
+	return b.String()
+}

@@ -1,0 +1,496 @@
+package sessions
+
+// The serialised form of a session's index, so that a restart need not
+// read every file again (the catalog keeps it in the index store), and
+// the library's side of restoring one.
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/piweb/piweb/internal/js"
+)
+
+// indexMagic starts every serialised index; indexVersion is raised
+// whenever the format or the meaning of a field changes (an index of
+// another version is refused, and the file read again).
+const (
+	indexMagic   = "PWIX"
+	indexVersion = 1
+)
+
+// ErrBadIndex is returned by UnmarshalIndex for data that is not a valid
+// index of this version: damaged, truncated, foreign or older.
+var ErrBadIndex = errors.New("not a valid session index")
+
+// readBytes counts the bytes of session files read to index them (full
+// reads and appended bytes), for tests and benchmarks: see BytesRead.
+var readBytes atomic.Int64
+
+// BytesRead returns how many bytes of session files this process has read
+// to index them so far (the line counting pass of a full read included).
+func BytesRead() int64 { return readBytes.Load() }
+
+// Persistable reports whether MarshalIndex keeps s: a current-format file
+// whose last line is complete. Others are simply read again.
+func (s *Session) Persistable() bool {
+	return s.data == nil && s.Header.ID != "" && s.Header.Version >= 3 && !s.hasTail && !s.noHeader
+}
+
+// MarshalIndex serialises what indexing s learned: the header, every
+// entry's index record, the diagnostics and what Update needs to check the
+// file and read only what was appended. The tree is derived again on
+// UnmarshalIndex. The form is versioned and checksummed.
+func (s *Session) MarshalIndex() []byte {
+	e := indexEncoder{refs: map[string]uint64{}}
+	e.fields = make([]byte, 0, 64+len(s.Entries)*24)
+	e.str(s.Header.ID)
+	e.int(int64(s.Header.Version))
+	e.str(s.Header.Timestamp)
+	e.str(s.Header.Cwd)
+	e.str(s.Header.ParentSession)
+	e.int(int64(s.Header.Line))
+	e.int(int64(s.Header.Len))
+	e.int(s.Size)
+	e.int(s.ModTime.UnixNano())
+	e.str(s.FirstMessage)
+	e.str(string(s.tail))
+	e.str(string(s.head))
+	e.int(s.headOff)
+	e.int(int64(s.lines))
+	var flags uint64
+	if s.hasTail {
+		flags |= 1
+	}
+	if s.noHeader {
+		flags |= 2
+	}
+	e.uint(flags)
+	e.str(s.v1prev)
+	e.uint(uint64(len(s.v1lines)))
+	for _, v := range s.v1lines {
+		e.int(int64(v.line))
+		e.int(int64(v.pos))
+	}
+	e.uint(uint64(len(s.Diags)))
+	for _, d := range s.Diags {
+		e.int(int64(d.Line))
+		e.str(d.Kind)
+		e.str(d.Detail)
+	}
+	e.uint(uint64(len(s.Entries)))
+	var prevEnd int64
+	prevLine := 0
+	for i := range s.Entries {
+		en := &s.Entries[i]
+		e.str(en.ID)
+		e.str(en.ParentID)
+		e.str(en.Type)
+		e.int(en.Time)
+		e.int(en.Off - prevEnd)
+		e.int(int64(en.Len))
+		e.int(int64(en.Line - prevLine))
+		prevEnd, prevLine = en.Off+int64(en.Len)+1, en.Line
+		var has uint64
+		for k, v := range []bool{en.Role != "", en.Target != "", en.Text != "", en.FirstKept != "", en.FromID != "", en.Tokens != 0, en.Cost != 0} {
+			if v {
+				has |= 1 << k
+			}
+		}
+		e.uint(has)
+		e.uint(uint64(en.Flags))
+		for k, v := range []string{en.Role, en.Target, en.Text, en.FirstKept, en.FromID} {
+			if has&(1<<k) != 0 {
+				e.str(v)
+			}
+		}
+		if en.Tokens != 0 {
+			e.int(en.Tokens)
+		}
+		if en.Cost != 0 {
+			e.uint(math.Float64bits(en.Cost))
+		}
+	}
+	out := make([]byte, 0, len(indexMagic)+1+binary.MaxVarintLen64+len(e.pool)+len(e.fields)+4)
+	out = append(out, indexMagic...)
+	out = append(out, indexVersion)
+	out = binary.AppendUvarint(out, uint64(len(e.pool)))
+	out = append(out, e.pool...)
+	out = append(out, e.fields...)
+	return binary.LittleEndian.AppendUint32(out, crc32.ChecksumIEEE(out))
+}
+
+// indexEncoder writes fields, with every string kept once in a pool.
+type indexEncoder struct {
+	pool   []byte
+	fields []byte
+	refs   map[string]uint64 // short strings already in the pool, by offset
+}
+
+func (e *indexEncoder) uint(v uint64) { e.fields = binary.AppendUvarint(e.fields, v) }
+func (e *indexEncoder) int(v int64)   { e.fields = binary.AppendVarint(e.fields, v) }
+
+func (e *indexEncoder) str(s string) {
+	e.uint(uint64(len(s)))
+	if s == "" {
+		return
+	}
+	if off, ok := e.refs[s]; ok {
+		e.uint(off)
+		return
+	}
+	off := uint64(len(e.pool))
+	e.pool = append(e.pool, s...)
+	if len(s) <= 256 {
+		e.refs[s] = off
+	}
+	e.uint(off)
+}
+
+// indexDecoder reads what indexEncoder wrote; the first error sticks.
+type indexDecoder struct {
+	pool string
+	b    []byte
+	err  error
+}
+
+func (d *indexDecoder) fail() {
+	if d.err == nil {
+		d.err = ErrBadIndex
+	}
+	d.b = nil
+}
+
+func (d *indexDecoder) uint() uint64 {
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.fail()
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *indexDecoder) int() int64 {
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.fail()
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+// small reads an int that must lie in [lo, hi].
+func (d *indexDecoder) small(lo, hi int64) int {
+	v := d.int()
+	if v < lo || v > hi {
+		d.fail()
+		return 0
+	}
+	return int(v)
+}
+
+// count reads a number of items, each taking at least one byte.
+func (d *indexDecoder) count() int {
+	n := d.uint()
+	if n > uint64(len(d.b)) {
+		d.fail()
+		return 0
+	}
+	return int(n)
+}
+
+func (d *indexDecoder) str() string {
+	n := d.uint()
+	if n == 0 {
+		return ""
+	}
+	off := d.uint()
+	if d.err != nil || off > uint64(len(d.pool)) || n > uint64(len(d.pool))-off {
+		d.fail()
+		return ""
+	}
+	return d.pool[off : off+n] // shares the pool: no allocation per string
+}
+
+// UnmarshalIndex rebuilds a session from MarshalIndex's output, as the
+// file at path inside root (root "" for none). It does not look at the
+// file: Update (or Library.Restore) checks the session against it. Data
+// that is damaged or of another version gives ErrBadIndex.
+func UnmarshalIndex(data []byte, path, root string) (*Session, error) {
+	const fixed = len(indexMagic) + 1 + 4
+	if len(data) < fixed || string(data[:len(indexMagic)]) != indexMagic || data[len(indexMagic)] != indexVersion {
+		return nil, ErrBadIndex
+	}
+	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
+	if crc32.ChecksumIEEE(body) != sum {
+		return nil, ErrBadIndex
+	}
+	d := &indexDecoder{b: body[len(indexMagic)+1:]}
+	pl := d.uint()
+	if d.err != nil || pl > uint64(len(d.b)) {
+		return nil, ErrBadIndex
+	}
+	d.pool, d.b = string(d.b[:pl]), d.b[pl:]
+	const maxInt = math.MaxInt32
+	s := &Session{File: path, root: root}
+	s.Header.ID = d.str()
+	s.Header.Version = d.small(1, maxInt)
+	s.Header.Timestamp = d.str()
+	s.Header.Cwd = d.str()
+	s.Header.ParentSession = d.str()
+	s.Header.Line = d.small(0, maxInt)
+	s.Header.Len = d.small(0, maxInt)
+	s.Size = int64(d.small(0, math.MaxInt64))
+	s.ModTime = time.Unix(0, d.int())
+	s.FirstMessage = d.str()
+	s.tail = []byte(d.str())
+	s.head = []byte(d.str())
+	s.headOff = int64(d.small(0, math.MaxInt64))
+	s.lines = d.small(0, maxInt)
+	flags := d.uint()
+	s.hasTail, s.noHeader = flags&1 != 0, flags&2 != 0
+	s.v1prev = d.str()
+	if n := d.count(); n > 0 {
+		s.v1lines = make([]v1line, n)
+		for i := range s.v1lines {
+			s.v1lines[i] = v1line{d.small(0, maxInt), d.small(-1, maxInt)}
+		}
+	}
+	if n := d.count(); n > 0 {
+		s.Diags = make([]Diagnostic, n)
+		for i := range s.Diags {
+			s.Diags[i] = Diagnostic{Line: d.small(0, maxInt), Kind: d.str(), Detail: d.str()}
+		}
+	}
+	n := d.count()
+	s.Entries = make([]Entry, n)
+	var prevEnd int64
+	prevLine := 0
+	for i := range s.Entries {
+		en := &s.Entries[i]
+		en.ID, en.ParentID, en.Type = d.str(), d.str(), d.str()
+		en.Time = d.int()
+		en.Off = prevEnd + d.int()
+		en.Len = d.small(0, maxInt)
+		en.Line = prevLine + d.small(-maxInt, maxInt)
+		if en.Off < 0 {
+			d.fail()
+		}
+		prevEnd, prevLine = en.Off+int64(en.Len)+1, en.Line
+		has := d.uint()
+		en.Flags = Flags(d.uint())
+		for k, p := range []*string{&en.Role, &en.Target, &en.Text, &en.FirstKept, &en.FromID} {
+			if has&(1<<k) != 0 {
+				*p = d.str()
+			}
+		}
+		if has&(1<<5) != 0 {
+			en.Tokens = d.int()
+		}
+		if has&(1<<6) != 0 {
+			en.Cost = math.Float64frombits(d.uint())
+		}
+		if d.err != nil {
+			return nil, d.err
+		}
+	}
+	if d.err != nil || len(d.b) != 0 || s.Header.ID == "" {
+		return nil, ErrBadIndex
+	}
+	s.inter = interner{}
+	s.rebuild()
+	s.fresh()
+	return s, nil
+}
+
+// Restore adds the session of file from blob (MarshalIndex's output, kept
+// from an earlier run) after checking it against the file as Update does:
+// when the file is what was indexed (same size, modification time, first
+// and last bytes) nothing is read; when it only grew, only the appended
+// bytes are; otherwise (a bad blob, a rewritten or replaced file) the file
+// is read again in full. reused reports that the blob was used (the file
+// holds the entries it describes, maybe more). A file the library already
+// holds is left to Refresh. It publishes the change and returns it.
+func (l *Library) Restore(file string, blob []byte) (c Change, reused bool, err error) {
+	l.mu.RLock()
+	_, known := l.files[file]
+	l.mu.RUnlock()
+	if known {
+		c, err = l.Refresh(file)
+		return c, false, err
+	}
+	s, err := UnmarshalIndex(blob, file, l.Root)
+	if err != nil || s.File != file {
+		c, err = l.Refresh(file)
+		return c, false, err
+	}
+	d, err := s.update(true)
+	if err != nil {
+		c, err = l.Refresh(file) // gone, unreadable or no longer a session: as Refresh says
+		return c, false, err
+	}
+	l.mu.Lock()
+	if cur, ok := l.files[file]; ok { // indexed meanwhile
+		c := Change{Key: l.key[cur], File: file, Gen: cur.gen}
+		l.mu.Unlock()
+		return c, false, nil
+	}
+	all := l.putLocked(file, s, nil)
+	l.mu.Unlock()
+	l.publish(all...)
+	return own(all, file), !d.Reloaded, nil
+}
+
+// Snapshot is what the catalog persists of one session file.
+type Snapshot struct {
+	Key     string
+	Gen     uint64
+	Epoch   uint64
+	Entries int   // entries indexed
+	Size    int64 // bytes indexed
+	ModTime time.Time
+	Project string
+	Index   []byte // MarshalIndex's output; nil when the session is not Persistable
+}
+
+// SnapshotFile returns the session of file as the catalog persists it; ok
+// is false when the library does not hold file. With index false, Index
+// is left nil (the cheap fields only).
+func (l *Library) SnapshotFile(file string, index bool) (snap Snapshot, ok bool) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	s, ok := l.files[file]
+	if !ok {
+		return Snapshot{}, false
+	}
+	snap = Snapshot{Key: l.key[s], Gen: s.gen, Epoch: s.epoch, Entries: len(s.Entries), Size: s.Size, ModTime: s.ModTime,
+		Project: s.Meta().Project}
+	if index && s.Persistable() {
+		snap.Index = s.MarshalIndex()
+	}
+	return snap, true
+}
+
+// ReadLines reads the lines of file's entries from position from onward,
+// in file order, calling fn with each entry's position, index record and
+// line (fn must not keep line). It reads the file outside the library's
+// lock; epoch is the session's epoch when the entries were taken (if the
+// session's Epoch differs afterwards, the file was read again meanwhile
+// and what fn saw may be stale). An entry whose line changed is skipped.
+func (l *Library) ReadLines(file string, from int, fn func(pos int, e *Entry, line []byte) error) (epoch uint64, err error) {
+	l.mu.RLock()
+	s, ok := l.files[file]
+	if !ok {
+		l.mu.RUnlock()
+		return 0, fs.ErrNotExist
+	}
+	from = max(0, from)
+	snap := &Session{File: s.File, root: s.root, data: s.data, Header: s.Header}
+	if from < len(s.Entries) {
+		snap.Entries = slices.Clone(s.Entries[from:])
+	}
+	epoch = s.epoch
+	l.mu.RUnlock()
+	if len(snap.Entries) == 0 {
+		return epoch, nil
+	}
+	r, err := snap.Open()
+	if err != nil {
+		return epoch, err
+	}
+	defer r.Close()
+	r = r.Sequential()
+	for k := range snap.Entries {
+		line, err := r.Raw(k)
+		if err != nil {
+			if errors.Is(err, ErrChanged) {
+				continue
+			}
+			return epoch, err
+		}
+		if err := fn(from+k, &snap.Entries[k], line); err != nil {
+			return epoch, err
+		}
+	}
+	return epoch, nil
+}
+
+// ViewFile calls fn with the session of file under the library's read
+// lock, as View does by key.
+func (l *Library) ViewFile(file string, fn func(s *Session) error) error {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	s, ok := l.files[file]
+	if !ok {
+		return &Error{Kind: ErrNoSession, Key: file}
+	}
+	return fn(s)
+}
+
+// Stat returns the size and modification time of file, for deciding
+// whether a record is worth restoring.
+func Stat(file string) (size int64, mod time.Time, err error) {
+	fi, err := os.Stat(file)
+	if err != nil {
+		return 0, time.Time{}, err
+	}
+	if !fi.Mode().IsRegular() {
+		return 0, time.Time{}, fmt.Errorf("%s: not a regular file", file)
+	}
+	return fi.Size(), fi.ModTime(), nil
+}
+
+// EntryOf returns a copy of entry pos of file when the library holds it
+// there with that id; checkID says whether its line holds that id (not
+// in a version 1 file, whose ids piweb made).
+func (l *Library) EntryOf(file string, pos int, id string) (e Entry, checkID, ok bool) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	s, found := l.files[file]
+	if !found || pos < 0 || pos >= len(s.Entries) || s.Entries[pos].ID != id {
+		return Entry{}, false, false
+	}
+	return s.Entries[pos], s.Header.Version >= 2, true
+}
+
+// OpenRead opens file for reading, inside the library's root.
+func (l *Library) OpenRead(file string) (*os.File, error) {
+	if l.Root == "" {
+		return os.Open(file)
+	}
+	f, _, err := openIn(l.Root, file, os.O_RDONLY)
+	return f, err
+}
+
+// ReadLine reads entry e's line from f, checking (with checkID) the line
+// is still e's; ErrChanged when it is not.
+func ReadLine(f io.ReaderAt, e *Entry, checkID bool) ([]byte, error) {
+	line := make([]byte, e.Len)
+	if _, err := f.ReadAt(line, e.Off); err != nil {
+		if err == io.EOF {
+			return nil, ErrChanged
+		}
+		return nil, err
+	}
+	if e.ID != "" && checkID {
+		var got rawEntry
+		if _, err := js.EachMember(line, 0, got.set); err != nil || js.Str(got.id) != e.ID {
+			return nil, ErrChanged
+		}
+	}
+	if e.Flags.Has(FlagBadUTF8) {
+		line = js.ToValidUTF8(line)
+	}
+	return line, nil
+}
