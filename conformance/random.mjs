@@ -93,7 +93,7 @@ function gen(fileSeed) {
 			case "ls":
 				return chance(0.5) ? {} : { path: pick(WORDS), limit: 3 };
 			default:
-				return { any: words(3), n: Math.floor(r() * 9) };
+				return { any: cut(words(3)), n: Math.floor(r() * 9) }; // shown as JSON in the tree: a lone surrogate escaped
 		}
 	};
 
@@ -124,7 +124,9 @@ function gen(fileSeed) {
 					timestamp: clock.tick(),
 				});
 			} else if (x < 0.45) {
-				sm.appendMessage({ role: "user", content: chance(0.7) ? cut(words(8)) : [{ type: "text", text: words(5) }], timestamp: clock.tick() });
+				// Text in two blocks split at a UTF-16 index: pi joins them, so halves of an emoji meet again.
+				const split = (s, k = Math.floor(r() * (s.length + 1))) => [{ type: "text", text: s.slice(0, k) }, { type: "text", text: s.slice(k) }];
+				sm.appendMessage({ role: "user", content: chance(0.6) ? cut(words(8)) : chance(0.5) ? split(words(5)) : [{ type: "text", text: words(5) }], timestamp: clock.tick() });
 			} else if (x < 0.65) {
 				const blocks = [];
 				if (chance(0.3)) blocks.push({ type: "thinking", thinking: words(6), ...(chance(0.3) ? { thinkingSignature: "sig" } : {}) });
@@ -205,10 +207,15 @@ function gen(fileSeed) {
 		buf = Buffer.from(lines.join("\n") + "\n", "utf8");
 		if (d === "cut-last") buf = buf.subarray(0, buf.length - 1 - Math.floor(r() * Math.min(40, lines[lines.length - 1].length)));
 		if (d === "bad-utf8") {
-			// Replace a few bytes inside a string of some line with invalid UTF-8.
-			const bad = [Buffer.from([0xff]), Buffer.from([0xe2, 0x82]), Buffer.from([0xc3]), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from([0xf0, 0x9f, 0x98]), Buffer.from([0x80, 0x80])];
-			const at = buf.indexOf('"text":"');
-			if (at >= 0) buf = Buffer.concat([buf.subarray(0, at + 8), pick(bad), buf.subarray(at + 8)]);
+			// Put invalid UTF-8 at the start of a string value (a text, an id, a
+			// type, a name...) of some line after the header.
+			const bad = [Buffer.from([0xff]), Buffer.from([0xe2, 0x82]), Buffer.from([0xc3]), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from([0xf0, 0x9f, 0x98]), Buffer.from([0x80, 0x80]), Buffer.from([0xf4, 0x90, 0x80, 0x80]), Buffer.from([0xe0, 0x80, 0xaf])];
+			const spots = [];
+			for (let i = buf.indexOf(0x0a) + 1; i > 0 && i < buf.length - 1; i++) if (buf[i] === 0x3a && buf[i + 1] === 0x22) spots.push(i + 2);
+			if (spots.length) {
+				const at = pick(spots);
+				buf = Buffer.concat([buf.subarray(0, at), pick(bad), buf.subarray(at)]);
+			}
 		}
 		writeFileSync(file, buf);
 	}

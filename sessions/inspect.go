@@ -12,8 +12,8 @@ import (
 type Inspection struct {
 	SessionID     string          `json:"sessionId"`
 	Version       int             `json:"version"`
-	Cwd           *string         `json:"cwd"`
-	ParentSession *string         `json:"parentSession"`
+	Cwd           json.RawMessage `json:"cwd"` // as pi prints them: "" is not null
+	ParentSession json.RawMessage `json:"parentSession"`
 	Name          *string         `json:"name"`
 	nameJSON      json.RawMessage // Name as pi's JSON.stringify writes it
 	LeafID        *string         `json:"leafId"`
@@ -25,11 +25,80 @@ type Inspection struct {
 
 // InspectNode is one tree node of an Inspection.
 type InspectNode struct {
-	ID       *string         `json:"id"`
-	ParentID *string         `json:"parentId"`
-	Type     *string         `json:"type"`
-	Label    json.RawMessage `json:"label"` // a string, or the JSON of a non-string label as pi keeps it
-	Children []*string       `json:"children"`
+	ID       json.RawMessage   `json:"id"` // these three as pi prints them: "" is not null, nor 5 "5"
+	ParentID json.RawMessage   `json:"parentId"`
+	Type     json.RawMessage   `json:"type"`
+	Label    json.RawMessage   `json:"label"` // a string, or the JSON of a non-string label as pi keeps it
+	Children []json.RawMessage `json:"children"`
+}
+
+// headerJSON is the header's member k (whose string value is v) as pi
+// prints it: a string as it is, "" too; absent, null; another value as
+// written. Only an empty v needs the header line read again.
+func (s *Session) headerJSON(k, v string) json.RawMessage {
+	if v != "" {
+		return js.Quote(v)
+	}
+	r, err := s.Open()
+	if err != nil {
+		return nil
+	}
+	defer r.Close()
+	line := make([]byte, s.Header.Len)
+	if _, err := r.f.ReadAt(line, s.headOff); err != nil {
+		return nil
+	}
+	if raw, ok := js.Lookup(js.ToValidUTF8(line), k); ok {
+		return json.RawMessage(js.Stringify(raw))
+	}
+	return nil
+}
+
+// member reads entry i's line and returns its member k as written, or nil.
+func (s *Session) member(i int, k string) json.RawMessage {
+	line, err := s.Raw(i)
+	if err != nil {
+		return nil
+	}
+	v, _ := js.Lookup(line, k)
+	return v
+}
+
+// rawOf returns entry i's member k as JSON.stringify prints it, or nil
+// when it is absent (pi's undefined, printed null).
+func (s *Session) rawOf(i int, k string) json.RawMessage {
+	if v := s.member(i, k); v != nil {
+		return json.RawMessage(js.Stringify(v))
+	}
+	return nil
+}
+
+// idJSON is entry i's id as inspect prints it: a string id as it is ("" too);
+// a missing one null, any other value as written (read from the line).
+func (s *Session) idJSON(i int) json.RawMessage {
+	if e := &s.Entries[i]; !e.Flags.Has(FlagNoID) {
+		return js.Quote(e.ID)
+	}
+	return s.rawOf(i, "id")
+}
+
+// parentJSON is entry i's parentId as inspect prints it (see idJSON).
+func (s *Session) parentJSON(i int) json.RawMessage {
+	switch e := &s.Entries[i]; {
+	case e.Flags.Has(FlagNoParentKey):
+		return nil
+	case e.ParentID != "":
+		return js.Quote(e.ParentID)
+	}
+	return s.rawOf(i, "parentId") // null, "" or another value
+}
+
+// typeJSON is entry i's type as inspect prints it (see idJSON).
+func (s *Session) typeJSON(i int) json.RawMessage {
+	if e := &s.Entries[i]; e.Type != "" {
+		return js.Quote(e.Type)
+	}
+	return s.rawOf(i, "type")
 }
 
 func strOrNil(s string) *string {
@@ -90,8 +159,8 @@ func (s *Session) Inspect(leafID string) (*Inspection, error) {
 	in := &Inspection{
 		SessionID:     s.Header.ID,
 		Version:       s.Header.Version,
-		Cwd:           strOrNil(s.Header.Cwd),
-		ParentSession: strOrNil(s.Header.ParentSession),
+		Cwd:           s.headerJSON("cwd", s.Header.Cwd),
+		ParentSession: s.headerJSON("parentSession", s.Header.ParentSession),
 		Name:          strOrNil(s.Name()),
 		nameJSON:      s.nameJSON(),
 		EntryCount:    s.EntryCount(),
@@ -99,7 +168,9 @@ func (s *Session) Inspect(leafID string) (*Inspection, error) {
 		Path:          []string{},
 	}
 	if leaf >= 0 {
-		in.LeafID = strOrNil(s.Entries[leaf].ID)
+		if e := &s.Entries[leaf]; !e.Flags.Has(FlagNoID) {
+			in.LeafID = &e.ID // "" included: pi prints the id as it is
+		}
 	}
 	in.Tree = s.piTree()
 	// pi's getBranch starts from the leaf id; an id-less last entry gives an empty path,
@@ -142,10 +213,14 @@ func (in *Inspection) JSON() []byte {
 	str(in.SessionID)
 	b = append(b, `,"version":`...)
 	b = strconv.AppendInt(b, int64(in.Version), 10)
+	b = append(b, `,"cwd":`...)
+	raw(in.Cwd)
+	b = append(b, `,"parentSession":`...)
+	raw(in.ParentSession)
 	for _, f := range []struct {
 		k string
 		v *string
-	}{{"cwd", in.Cwd}, {"parentSession", in.ParentSession}, {"name", in.Name}, {"leafId", in.LeafID}} {
+	}{{"name", in.Name}, {"leafId", in.LeafID}} {
 		b = append(b, ',')
 		str(f.k)
 		b = append(b, ':')
@@ -163,11 +238,11 @@ func (in *Inspection) JSON() []byte {
 			b = append(b, ',')
 		}
 		b = append(b, `{"id":`...)
-		opt(n.ID)
+		raw(n.ID)
 		b = append(b, `,"parentId":`...)
-		opt(n.ParentID)
+		raw(n.ParentID)
 		b = append(b, `,"type":`...)
-		opt(n.Type)
+		raw(n.Type)
 		b = append(b, `,"label":`...)
 		raw(n.Label)
 		b = append(b, `,"children":[`...)
@@ -175,7 +250,7 @@ func (in *Inspection) JSON() []byte {
 			if j > 0 {
 				b = append(b, ',')
 			}
-			opt(c)
+			raw(c)
 		}
 		b = append(b, "]}"...)
 	}
@@ -237,8 +312,12 @@ func (s *Session) piTree() []InspectNode {
 		case e.Flags.Has(FlagNoParentKey):
 			pkey = undef
 		case e.ParentID == "" && !e.Flags.Has(FlagNoParentKey):
-			roots = append(roots, node) // parentId null
-			continue
+			// parentId null; or "", which pi's getTree looks up like any id
+			// (its paths stop there, as piweb's do).
+			if _, ok := nodeOf[""]; !ok || string(s.member(i, "parentId")) != `""` {
+				roots = append(roots, node)
+				continue
+			}
 		}
 		if pkey == key(e) {
 			roots = append(roots, node)
@@ -276,11 +355,10 @@ func (s *Session) piTree() []InspectNode {
 		}
 		branch = append(branch[:it.depth], it.node)
 		onBranch[it.node] = true
-		e := &s.Entries[it.node]
-		n := InspectNode{ID: strOrNil(e.ID), ParentID: strOrNil(e.ParentID), Type: strOrNil(e.Type),
-			Label: s.labelJSON(it.node), Children: []*string{}}
+		n := InspectNode{ID: s.idJSON(it.node), ParentID: s.parentJSON(it.node), Type: s.typeJSON(it.node),
+			Label: s.labelJSON(it.node), Children: []json.RawMessage{}}
 		for _, c := range children[it.node] {
-			n.Children = append(n.Children, strOrNil(s.Entries[c].ID))
+			n.Children = append(n.Children, s.idJSON(c))
 		}
 		out = append(out, n)
 		kids := children[it.node]

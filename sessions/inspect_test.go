@@ -3,6 +3,7 @@ package sessions
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -49,5 +50,48 @@ func TestInspectionJSON(t *testing.T) {
 	}
 	if out := in.JSON(); !bytes.Contains(out, []byte(`"leafId": "a1"`)) || !bytes.Contains(out, []byte(deep[:1000])) {
 		t.Errorf("deep content: %.300s", out)
+	}
+}
+
+// TestInspectPrintsValuesAsPi checks inspect prints an empty id, parentId,
+// type and cwd as pi does ("", not null: pi prints `value ?? null`), an
+// absent one as null, and hangs an entry whose parentId is "" under the
+// line whose id is "" as pi's getTree does.
+func TestInspectPrintsValuesAsPi(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "s.jsonl")
+	lines := strings.Join([]string{
+		`{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":""}`,
+		`{"type":"","id":"","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"a","timestamp":1}}`,
+		`{"type":"message","id":"b","parentId":"","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"user","content":"b","timestamp":2}}`,
+		`{"id":"c","parentId":"b","timestamp":"2026-01-01T00:00:03.000Z"}`,
+	}, "\n") + "\n"
+	if err := os.WriteFile(file, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := s.Inspect("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Cwd           *string `json:"cwd"`
+		ParentSession *string `json:"parentSession"`
+		Tree          []struct {
+			ID, ParentID, Type any
+			Children           []any
+		} `json:"tree"`
+	}
+	if err := json.Unmarshal(in.JSON(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Cwd == nil || *got.Cwd != "" || got.ParentSession != nil {
+		t.Errorf("cwd %v parentSession %v: want \"\" and null", got.Cwd, got.ParentSession)
+	}
+	if len(got.Tree) != 3 || got.Tree[0].ID != "" || got.Tree[0].Type != "" || got.Tree[0].ParentID != nil ||
+		len(got.Tree[0].Children) != 1 || got.Tree[0].Children[0] != "b" || got.Tree[1].ParentID != "" || got.Tree[2].Type != nil {
+		t.Errorf("tree: %+v", got.Tree)
 	}
 }

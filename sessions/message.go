@@ -101,11 +101,15 @@ func (c Content) FullText() string {
 	js.Elems(c.raw, func(el []byte) bool {
 		blk := js.ObjectOf(el)
 		if ty, _ := js.String(blk.Val("type")); ty == BlockText {
-			b.WriteString(js.ToString(blk.Val("text")))
+			if s, ok := js.StringWTF8(blk.Val("text")); ok {
+				b.WriteString(s) // halves of an emoji in two blocks join up, as in pi
+			} else {
+				b.WriteString(js.ToString(blk.Val("text")))
+			}
 		}
 		return true
 	})
-	return b.String()
+	return js.FromWTF8(b.String())
 }
 
 // Prefix is pi's extractContent: the text of the content cut to n UTF-16
@@ -122,16 +126,16 @@ func (c Content) Prefix(n int) string {
 		if ty, _ := js.String(blk.Val("type")); ty == BlockText {
 			var t string
 			if text := blk.Val("text"); len(text) > 0 && text[0] == '"' {
-				t = js.Prefix(text, n-units)
+				t = js.PrefixWTF8(text, n-units) // halves of an emoji in two blocks join up, as in pi
 			} else {
 				t = js.ToString(text)
 			}
 			b.WriteString(t)
-			units += js.UTF16Len(t)
+			units += js.UTF16Len(js.FromWTF8(t))
 		}
 		return units < n // the rest would be cut anyway
 	})
-	return js.UTF16Prefix(b.String(), n)
+	return js.UTF16Prefix(js.FromWTF8(b.String()), n)
 }
 
 // HasText is pi's hasTextContent: a string, or a text block, that is not blank.

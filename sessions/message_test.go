@@ -54,3 +54,18 @@ func TestContentOnGarbage(t *testing.T) {
 		_ = DecodeMessage([]byte(raw))
 	}
 }
+
+// TestContentJoinsHalves checks an emoji whose halves are in two text
+// blocks reads whole, as pi joins the blocks before it shows or searches them.
+func TestContentJoinsHalves(t *testing.T) {
+	c := Content{raw: []byte(`[{"type":"text","text":"\ud83d"},{"type":"text","text":"\ude00!"}]`)}
+	if got := c.Prefix(200); got != "😀!" {
+		t.Errorf("Prefix: %+q", got)
+	}
+	if got := c.Prefix(1); got != "\uFFFD" {
+		t.Errorf("Prefix cut inside the pair: %+q", got)
+	}
+	if got := c.FullText(); got != "😀!" {
+		t.Errorf("FullText: %+q", got)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -73,7 +74,7 @@ func inspect(t testing.TB, lib *sessions.Library, id, leaf string) *sessions.Ins
 // labelOf returns the label inspect shows on entry id ("" for none).
 func labelOf(in *sessions.Inspection, id string) string {
 	for _, n := range in.Tree {
-		if n.ID != nil && *n.ID == id && n.Label != nil {
+		if string(n.ID) == strconv.Quote(id) && n.Label != nil {
 			var l string
 			if err := json.Unmarshal(n.Label, &l); err != nil {
 				return string(n.Label)
@@ -580,8 +581,9 @@ func collect(ch <-chan sessions.Change, d time.Duration) []sessions.Change {
 func withoutLabels(in *sessions.Inspection) []string {
 	label := map[string]bool{}
 	for _, n := range in.Tree {
-		if n.ID != nil && deref(n.Type) == sessions.TypeLabel {
-			label[*n.ID] = true
+		var id, typ string
+		if json.Unmarshal(n.ID, &id) == nil && json.Unmarshal(n.Type, &typ) == nil && typ == sessions.TypeLabel {
+			label[id] = true
 		}
 	}
 	var out []string

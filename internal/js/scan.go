@@ -360,6 +360,15 @@ func String(raw []byte) (s string, ok bool) {
 	if !HasBackslash(inner) && utf8.Valid(inner) {
 		return string(inner), true
 	}
+	if !utf8.Valid(inner) {
+		// As Node decodes the file (WHATWG: one U+FFFD per maximal invalid
+		// subpart), not as encoding/json does (one per byte).
+		inner = ToValidUTF8(inner)
+		if !HasBackslash(inner) {
+			return string(inner), true
+		}
+		raw = append(append([]byte{'"'}, inner...), '"')
+	}
 	if s, ok := unquote(inner); ok {
 		return s, true
 	}

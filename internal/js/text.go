@@ -12,7 +12,14 @@ import (
 
 // Prefix decodes a raw JSON string until it holds at least n UTF-16
 // units (or ends). A lone surrogate escape becomes U+FFFD.
-func Prefix(raw []byte, n int) string {
+func Prefix(raw []byte, n int) string { return prefix(raw, n, false) }
+
+// PrefixWTF8 is Prefix keeping a lone surrogate escape as its three-byte
+// WTF-8 form, for text joined to other text before it is shown: FromWTF8
+// then pairs halves that meet, as JavaScript's strings do.
+func PrefixWTF8(raw []byte, n int) string { return prefix(raw, n, true) }
+
+func prefix(raw []byte, n int, wtf8 bool) string {
 	if len(raw) < 2 || raw[0] != '"' || n <= 0 {
 		return ""
 	}
@@ -74,6 +81,10 @@ func Prefix(raw []byte, n int) string {
 				if r < 0xDC00 && ok && in[i] == '\\' && in[i+1] == 'u' && lo >= 0xDC00 && lo < 0xE000 {
 					r = utf16.DecodeRune(r, rune(lo))
 					i += 6
+				} else if wtf8 {
+					b.WriteString(wtf8Surrogate(r))
+					units++
+					continue
 				} else {
 					r = utf8.RuneError
 				}
@@ -410,8 +421,12 @@ func Stringify(raw []byte) string {
 			i++
 		case c == '"':
 			end := skipString(raw, i)
-			s, _ := String(raw[i:end])
-			quoteTo(&b, s)
+			if out, ok := Restringify(raw[i:end], false); ok {
+				b.Write(out) // a lone surrogate stays "\ud83d", as JSON.stringify writes it
+			} else {
+				s, _ := String(raw[i:end])
+				quoteTo(&b, s)
+			}
 			i = end
 		case c == '-' || IsDigit(c):
 			end := max(Skip(raw, i), i+1)
@@ -519,7 +534,7 @@ func Restringify(raw []byte, trim bool) (out json.RawMessage, ok bool) {
 	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
 		return nil, false
 	}
-	in := raw[1 : len(raw)-1]
+	in := ToValidUTF8(raw[1 : len(raw)-1]) // as Node decodes the file
 	units := make([]uint16, 0, len(in))
 	for i := 0; i < len(in); {
 		c := in[i]
@@ -606,4 +621,58 @@ func Restringify(raw []byte, trim bool) (out json.RawMessage, ok bool) {
 		}
 	}
 	return append(b, '"'), true
+}
+
+// wtf8Surrogate is the three-byte WTF-8 form of surrogate u (not UTF-8).
+func wtf8Surrogate(u rune) string {
+	return string([]byte{0xED, byte(0xA0 | (u>>6)&0x1F), byte(0x80 | u&0x3F)})
+}
+
+// loneSurrogate reports whether s starts with a surrogate in WTF-8, and which.
+func loneSurrogate(s string) (rune, bool) {
+	if len(s) < 3 || s[0] != 0xED || s[1] < 0xA0 || s[1] > 0xBF || s[2] < 0x80 || s[2] > 0xBF {
+		return 0, false
+	}
+	return 0xD000 | rune(s[1]&0x3F)<<6 | rune(s[2]&0x3F), true
+}
+
+// StringWTF8 decodes a raw JSON string as String does, except that a lone
+// surrogate escape is kept in WTF-8 (see PrefixWTF8, FromWTF8).
+func StringWTF8(raw []byte) (string, bool) {
+	if !bytes.Contains(raw, []byte(`\u`)) {
+		return String(raw)
+	}
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", false
+	}
+	raw = ToValidUTF8(raw)
+	return PrefixWTF8(raw, len(raw)), true
+}
+
+// FromWTF8 turns text holding lone surrogates in WTF-8, once its pieces
+// are joined, into UTF-8 as JavaScript shows it: a high surrogate right
+// before a low one is the character they make (pi joins a message's text
+// blocks, so an emoji cut into two blocks is whole again), any other is
+// U+FFFD.
+func FromWTF8(s string) string {
+	if !strings.Contains(s, "\xED") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		hi, ok := loneSurrogate(s[i:])
+		if !ok {
+			b.WriteByte(s[i])
+			i++
+			continue
+		}
+		if lo, ok := loneSurrogate(s[i+3:]); ok && hi < 0xDC00 && lo >= 0xDC00 {
+			b.WriteRune(utf16.DecodeRune(hi, lo))
+			i += 6
+			continue
+		}
+		b.WriteString("\uFFFD")
+		i += 3
+	}
+	return b.String()
 }
