@@ -489,8 +489,5 @@ func ReadLine(f io.ReaderAt, e *Entry, checkID bool) ([]byte, error) {
 			return nil, ErrChanged
 		}
 	}
-	if e.Flags.Has(FlagBadUTF8) {
-		line = js.ToValidUTF8(line)
-	}
-	return line, nil
+	return js.ToValidUTF8(line), nil
 }

@@ -31,6 +31,24 @@ func FuzzScan(f *testing.F) {
 		}
 		v := bytes.TrimLeft(data, " \t\r\n")
 		v = bytes.TrimRight(v, " \t\r\n")
+		// A nested walk finds the members the trusted walk finds in the value.
+		if v[0] == '{' {
+			var nested []string
+			var top string
+			end, err := EachMemberNested(v, 0, func(m Member) {
+				if string(m.Key) == `"m"` && m.Val[0] == '{' {
+					top = string(m.Val)
+				}
+			}, &Nested{Key: "m", Begin: func() { nested = nested[:0] }, Fn: func(m Member) { nested = append(nested, string(m.Key)+"="+string(m.Val)) }})
+			if err != nil || end != len(v) {
+				t.Fatalf("EachMemberNested(%q) = %d, %v", v, end, err)
+			}
+			if top != "" {
+				if want := tTrustedMembers([]byte(top)); strings.Join(nested, "\x00") != strings.Join(want, "\x00") {
+					t.Fatalf("nested members of %q: %q, want %q", top, nested, want)
+				}
+			}
+		}
 		valid := bytes.ToValidUTF8(v, []byte("\uFFFD"))
 		var ref any
 		refErr := json.Unmarshal(valid, &ref)
