@@ -166,6 +166,17 @@ type rawEntry struct {
 type msgMembers struct {
 	role, content, provider, model, usage, stop []byte
 	begun, walked                               bool
+
+	// The content array's blocks, read in the same pass (contentWalked)
+	// unless its key was written with escapes or it is not an array.
+	blockType, blockText        []byte
+	contentBegun, contentWalked bool
+	text                        bool // a block of the walked content is a text that is not blank
+
+	// The usage object, read in the same pass (usageWalked) unless its key
+	// was written with escapes or it is not an object.
+	use                     usageReader
+	usageBegun, usageWalked bool
 }
 
 // set keeps m when the index reads it.
@@ -175,22 +186,43 @@ func (mm *msgMembers) set(m js.Member) {
 		mm.role = m.Val
 	case "content":
 		mm.content = m.Val
+		mm.contentWalked, mm.contentBegun = mm.contentBegun, false
 	case "provider":
 		mm.provider = m.Val
 	case "model":
 		mm.model = m.Val
 	case "usage":
 		mm.usage = m.Val
+		mm.usageWalked, mm.usageBegun = mm.usageBegun, false
 	case "stopReason":
 		mm.stop = m.Val
 	}
 }
 
-// beginMessage starts the members of a message object (a later one replaces an earlier, as in JSON.parse).
-func (r *rawEntry) beginMessage() { r.msg = msgMembers{begun: true} }
-
-// setMessage keeps a member of the message object being read.
-func (r *rawEntry) setMessage(m js.Member) { r.msg.set(m) }
+// nested returns what the line's reading reads of the message in the same
+// pass: its members, and its content blocks' type and text.
+func (r *rawEntry) nested() []*js.Nested {
+	mm := &r.msg
+	blocks := &js.Nested{Key: "content", Each: true,
+		Start: func() { mm.text, mm.contentBegun = false, true },
+		Begin: func() { mm.blockType, mm.blockText = nil, nil },
+		Fn: func(m js.Member) {
+			if js.KeyIs(m.Key, "type") {
+				mm.blockType = m.Val
+			} else if js.KeyIs(m.Key, "text") {
+				mm.blockText = m.Val
+			}
+		},
+		End: func() { mm.text = mm.text || isTextBlock(mm.blockType, mm.blockText) },
+	}
+	cost := &js.Nested{Key: "cost", Start: func() { mm.use.costBegun = true }, Fn: mm.use.setCost}
+	usage := &js.Nested{Key: "usage", Start: func() { mm.use.start(); mm.usageBegun = true }, Fn: mm.use.set, In: []*js.Nested{cost}}
+	return []*js.Nested{{Key: "message",
+		Start: func() { *mm = msgMembers{begun: true} }, // a later message replaces an earlier, as in JSON.parse
+		Fn:    mm.set,
+		In:    []*js.Nested{blocks, usage},
+	}}
+}
 
 func (r *rawEntry) set(m js.Member) {
 	k := m.Key
@@ -346,7 +378,13 @@ func (e *Entry) fillMessage(m *msgMembers, in interner) {
 	e.Role = in.str(m.role)
 	if e.Role == RoleAssistant {
 		e.Text = in.model(m.provider, m.model)
-		e.Tokens, e.Cost = usageTotals(m.usage)
+		if m.usageWalked {
+			if u, ok := m.use.result(); ok {
+				e.Tokens, e.Cost = int64(u.Tokens()), u.Cost
+			}
+		} else {
+			e.Tokens, e.Cost = usageTotals(m.usage)
+		}
 		st := in.str(m.stop)
 		if st == "error" || st == "aborted" {
 			e.Flags |= FlagError
@@ -356,7 +394,7 @@ func (e *Entry) fillMessage(m *msgMembers, in interner) {
 		if js.Truthy(m.stop) && st != "stop" && st != "toolUse" {
 			e.Flags |= FlagOddStop
 		}
-		if hasText(m.content) {
+		if m.contentWalked && m.text || !m.contentWalked && hasText(m.content) {
 			e.Flags |= FlagText
 		}
 	}

@@ -75,6 +75,9 @@ type Session struct {
 	lines    int // physical lines consumed up to Size
 	inter    interner
 	ids      idArena
+	raw      rawEntry     // the line being read (kept to reuse nest's closures)
+	nest     []*js.Nested // what reading a line reads in the same pass, into *nestOf
+	nestOf   *rawEntry
 	byID     map[string]int
 	parent   []int // parent position, -1 for roots
 	children [][]int
@@ -269,6 +272,7 @@ func (s *Session) readSized(r io.Reader, off int64, hint int64) error {
 			return err
 		}
 	}
+	defer func() { s.raw = rawEntry{} }() // it points into buf
 	if skipping {
 		s.diag(s.lines+1, DiagTooLong, "unterminated last line too long; skipped")
 	} else if len(carry) > 0 {
@@ -303,6 +307,7 @@ func (s *Session) parse(data []byte, off int64) {
 		off += int64(nl + 1)
 		data = data[nl+1:]
 	}
+	defer func() { s.raw = rawEntry{} }() // it points into data
 	if last != nil {
 		s.Size = off
 		s.setTail(last)
@@ -338,9 +343,12 @@ func (s *Session) addLine(line []byte, off int64, lineNo int, unterminated bool)
 	if i == len(line) || len(bytes.TrimSpace(line)) == 0 {
 		return false // blank, skipped as pi does
 	}
-	var r rawEntry
-	nest := js.Nested{Key: "message", Begin: r.beginMessage, Fn: r.setMessage}
-	end, err := js.EachMemberNested(line, i, r.set, &nest)
+	r := &s.raw
+	*r = rawEntry{}
+	if s.nestOf != r { // made for this session's raw (a copied Session has its own)
+		s.nest, s.nestOf = r.nested(), r
+	}
+	end, err := js.EachMemberNested(line, i, r.set, s.nest)
 	notObject := false
 	if err == js.ErrNotObject {
 		notObject = true
@@ -410,9 +418,9 @@ func (s *Session) addLine(line []byte, off int64, lineNo int, unterminated bool)
 			s.diag(lineNo, DiagExtraHeader, "a second session header; ignored, as pi does")
 			return false
 		}
-		e.fill(&r, s.inter, &s.ids)
+		e.fill(r, s.inter, &s.ids)
 		if s.Header.Version < 2 {
-			s.migrateV1(&e, &r)
+			s.migrateV1(&e, r)
 		}
 		if s.Header.Version < 3 && e.Role == "hookMessage" {
 			e.Role = "custom"

@@ -16,7 +16,7 @@ import (
 // that the helpers reading its spans agree with encoding/json.
 func FuzzScan(f *testing.F) {
 	for _, s := range []string{
-		`{"a":[1,2,{"b":null}],"c":"\u00e9\n"}`, `[1e400,-0,0.5]`, `"\ud800"`, "\"\xff\"", `01`, `{"a":1,}`,
+		`{"a":[1,2,{"b":null}],"c":"\u00e9\n"}`, `{"m":{"x":[1]},"e":[{"a":1},2,{"b":{"c":3}}]}`, `[1e400,-0,0.5]`, `"\ud800"`, "\"\xff\"", `01`, `{"a":1,}`,
 		strings.Repeat("[", 10001) + strings.Repeat("]", 10001),
 	} {
 		f.Add([]byte(s))
@@ -33,19 +33,40 @@ func FuzzScan(f *testing.F) {
 		v = bytes.TrimRight(v, " \t\r\n")
 		// A nested walk finds the members the trusted walk finds in the value.
 		if v[0] == '{' {
-			var nested []string
-			var top string
+			var nested, elems []string
+			var top, arr string
+			member := func(to *[]string) func(m Member) {
+				return func(m Member) { *to = append(*to, string(m.Key)+"="+string(m.Val)) }
+			}
 			end, err := EachMemberNested(v, 0, func(m Member) {
 				if string(m.Key) == `"m"` && m.Val[0] == '{' {
 					top = string(m.Val)
 				}
-			}, &Nested{Key: "m", Begin: func() { nested = nested[:0] }, Fn: func(m Member) { nested = append(nested, string(m.Key)+"="+string(m.Val)) }})
+				if string(m.Key) == `"e"` && m.Val[0] == '[' {
+					arr = string(m.Val)
+				}
+			}, []*Nested{
+				{Key: "m", Start: func() { nested = nested[:0] }, Fn: member(&nested)},
+				{Key: "e", Each: true, Start: func() { elems = elems[:0] }, Begin: func() { elems = append(elems, "{") }, Fn: member(&elems)},
+			})
 			if err != nil || end != len(v) {
 				t.Fatalf("EachMemberNested(%q) = %d, %v", v, end, err)
 			}
 			if top != "" {
 				if want := tTrustedMembers([]byte(top)); strings.Join(nested, "\x00") != strings.Join(want, "\x00") {
 					t.Fatalf("nested members of %q: %q, want %q", top, nested, want)
+				}
+			}
+			if arr != "" {
+				var want []string
+				Elems([]byte(arr), func(el []byte) bool {
+					if el[0] == '{' {
+						want = append(append(want, "{"), tTrustedMembers(el)...)
+					}
+					return true
+				})
+				if strings.Join(elems, "\x00") != strings.Join(want, "\x00") {
+					t.Fatalf("nested elements of %q: %q, want %q", arr, elems, want)
 				}
 			}
 		}

@@ -415,21 +415,104 @@ var ErrNotObject = errors.New("not an object")
 // EachMember validates the object b[i:] and calls fn for each member.
 // It returns the index just past the object. Values are validated in full.
 func EachMember(b []byte, i int, fn func(m Member)) (int, error) {
-	return EachMemberNested(b, i, fn, nil)
+	return eachNested(b, i, fn, nil)
 }
 
-// Nested asks EachMemberNested for the members of one member's object value
-// too, read in the same pass as the rest.
+// at returns b[i], or 0 past the end.
+func at(b []byte, i int) byte {
+	if i < len(b) {
+		return b[i]
+	}
+	return 0
+}
+
+// Nested asks EachMemberNested to read, in the same pass, the members of
+// the value of one member: an object, or with Each the objects of an array.
 type Nested struct {
 	Key   string       // the member's key as written, without escapes
-	Begin func()       // called before the members of each such object
-	Fn    func(Member) // called for each of its members, before the member itself
+	Each  bool         // the value is an array, whose object elements are read
+	Start func()       // before such a value is read (a later member of the same key replaces an earlier)
+	Begin func()       // before the members of each object, when not nil
+	Fn    func(Member) // for each member of those objects
+	End   func()       // after them, when not nil
+	In    []*Nested    // what to read the same way inside those objects
 }
 
-// EachMemberNested is EachMember that, when nest is not nil, also calls
-// nest.Fn for the members of the value of nest.Key when that value is an
-// object (one level: nest is not passed down).
-func EachMemberNested(b []byte, i int, fn func(m Member), nest *Nested) (int, error) {
+// EachMemberNested is EachMember that also reads, as it goes, the values
+// that the Nested in describe. The depth of what it reads is that of in,
+// whatever the input.
+func EachMemberNested(b []byte, i int, fn func(m Member), in []*Nested) (int, error) {
+	end, err := eachNested(b, i, fn, in)
+	if err != nil && len(in) > 0 && err != ErrNotObject {
+		_, err = eachNested(b, i, func(Member) {}, nil) // the error as EachMember words it
+	}
+	return end, err
+}
+
+// nestedFor returns the Nested of in that reads the value v of key k, or nil.
+func nestedFor(in []*Nested, k []byte, v byte) *Nested {
+	for _, n := range in {
+		open := byte('{')
+		if n.Each {
+			open = '['
+		}
+		if v == open && len(k) == len(n.Key)+2 && string(k[1:len(k)-1]) == n.Key {
+			return n
+		}
+	}
+	return nil
+}
+
+// readNested reads the value at b[i] that n describes and returns its end.
+func readNested(b []byte, i int, n *Nested) (int, error) {
+	if n.Start != nil {
+		n.Start()
+	}
+	if !n.Each {
+		return readObject(b, i, n)
+	}
+	i = SkipWS(b, i+1) // past '['
+	if i < len(b) && b[i] == ']' {
+		return i + 1, nil
+	}
+	for {
+		var end int
+		var err error
+		if i < len(b) && b[i] == '{' {
+			end, err = readObject(b, i, n)
+		} else {
+			end, err = ScanValue(b, i)
+		}
+		if err != nil {
+			return 0, err
+		}
+		if i = SkipWS(b, end); i >= len(b) {
+			return 0, ErrAt(i, "unexpected end of input")
+		}
+		if b[i] == ']' {
+			return i + 1, nil
+		}
+		if b[i] != ',' {
+			return 0, ErrAt(i, "expected ',' or ']', got %q", b[i])
+		}
+		i = SkipWS(b, i+1)
+	}
+}
+
+// readObject reads the object at b[i] for n.
+func readObject(b []byte, i int, n *Nested) (int, error) {
+	if n.Begin != nil {
+		n.Begin()
+	}
+	end, err := eachNested(b, i, n.Fn, n.In)
+	if err == nil && n.End != nil {
+		n.End()
+	}
+	return end, err
+}
+
+// eachNested is EachMemberNested with errors worded where they are found.
+func eachNested(b []byte, i int, fn func(m Member), in []*Nested) (int, error) {
 	i = SkipWS(b, i)
 	if i >= len(b) {
 		return 0, ErrAt(i, "unexpected end of input")
@@ -456,9 +539,8 @@ func EachMemberNested(b []byte, i int, fn func(m Member), nest *Nested) (int, er
 		}
 		vs := SkipWS(b, i+1)
 		var ve int
-		if nest != nil && vs < len(b) && b[vs] == '{' && ke-ks == len(nest.Key)+2 && string(b[ks+1:ke-1]) == nest.Key {
-			nest.Begin()
-			ve, err = EachMemberNested(b, vs, nest.Fn, nil)
+		if n := nestedFor(in, b[ks:ke], at(b, vs)); n != nil {
+			ve, err = readNested(b, vs, n)
 		} else {
 			ve, err = ScanValue(b, vs)
 		}

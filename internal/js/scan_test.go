@@ -287,30 +287,37 @@ func TestScanStringBlocks(t *testing.T) {
 	}
 }
 
-// TestEachMemberNested checks that the nested members are the members of
-// the last object under the key, read in the same pass, and that other
-// values and keys written with escapes are left to the caller.
+// TestEachMemberNested checks that the nested members are those of the
+// objects under the key (each element's, for an array), read in the same
+// pass, that other values and keys written with escapes are left to the
+// caller, and that errors are EachMember's.
 func TestEachMemberNested(t *testing.T) {
 	for _, c := range []struct {
 		in, want string
 	}{
-		{`{"a":1,"message":{"role":"user","content":[{"x":"}"}]},"b":2}`, `begin "role"="user" "content"=[{"x":"}"}]`},
-		{`{"message":{"role":"a"},"message":{"role":"b"}}`, `begin "role"="a" begin "role"="b"`},
+		{`{"a":1,"message":{"role":"user","content":[{"x":"}"}]},"b":2}`, `start begin "role"="user" contents block "x"="}" blockend "content"=[{"x":"}"}] end`},
+		{`{"message":{"role":"a"},"message":{"role":"b"}}`, `start begin "role"="a" end start begin "role"="b" end`},
 		{`{"message":"text"}`, ``},
 		{`{"mess\u0061ge":{"role":"a"}}`, ``},
 		{`{"msg":{"role":"a"}}`, ``},
-		{`{"message": { } }`, `begin`},
+		{`{"message": { } }`, `start begin end`},
+		{`{"message":{"content":[{"type":"text","text":"hi"}, 5, {"type":"x"} ,[{"type":"no"}]]}}`,
+			`start begin contents block "type"="text" "text"="hi" blockend block "type"="x" blockend "content"=[{"type":"text","text":"hi"}, 5, {"type":"x"} ,[{"type":"no"}]] end`},
+		{`{"message":{"content":[ ]}}`, `start begin contents "content"=[ ] end`},
+		{`{"message":{"content":"plain","content":{"type":"x"}}}`, `start begin "content"="plain" "content"={"type":"x"} end`},
 	} {
 		var got []string
-		nest := &Nested{Key: "message", Begin: func() { got = append(got, "begin") },
-			Fn: func(m Member) { got = append(got, string(m.Key)+"="+string(m.Val)) }}
+		add := func(s string) func() { return func() { got = append(got, s) } }
+		member := func(m Member) { got = append(got, string(m.Key)+"="+string(m.Val)) }
+		content := &Nested{Key: "content", Each: true, Start: add("contents"), Begin: add("block"), Fn: member, End: add("blockend")}
+		nest := &Nested{Key: "message", Start: add("start"), Begin: add("begin"), Fn: member, End: add("end"), In: []*Nested{content}}
 		var top []string
-		end, err := EachMemberNested([]byte(c.in), 0, func(m Member) { top = append(top, string(m.Key)) }, nest)
+		end, err := EachMemberNested([]byte(c.in), 0, func(m Member) { top = append(top, string(m.Key)) }, []*Nested{nest})
 		if err != nil || end != len(c.in) {
 			t.Errorf("EachMemberNested(%s) = %d, %v", c.in, end, err)
 		}
 		if g := strings.Join(got, " "); g != c.want {
-			t.Errorf("EachMemberNested(%s) nested: %s, want %s", c.in, g, c.want)
+			t.Errorf("EachMemberNested(%s) nested:\n got %s\nwant %s", c.in, g, c.want)
 		}
 		var plain []string
 		EachMember([]byte(c.in), 0, func(m Member) { plain = append(plain, string(m.Key)) })
@@ -318,10 +325,13 @@ func TestEachMemberNested(t *testing.T) {
 			t.Errorf("EachMemberNested(%s) members %q, EachMember %q", c.in, top, plain)
 		}
 	}
-	for _, bad := range []string{`{"message":{"role":}}`, `{"message":{"role":"a"}`, `{"message":{"a":"\x"}}`} {
-		nest := &Nested{Key: "message", Begin: func() {}, Fn: func(Member) {}}
-		if _, err := EachMemberNested([]byte(bad), 0, func(Member) {}, nest); err == nil {
-			t.Errorf("EachMemberNested(%s): no error", bad)
+	for _, bad := range []string{`{"message":{"role":}}`, `{"message":{"role":"a"}`, `{"message":{"a":"\x"}}`,
+		`{"message":{"content":[{"a":1} {"b":2}]}}`, `{"message":{"content":[{"a":1},]}}`, `{"message":{"content":[{"a":1}`} {
+		nest := &Nested{Key: "message", Fn: func(Member) {}, In: []*Nested{{Key: "content", Each: true, Fn: func(Member) {}}}}
+		_, err := EachMemberNested([]byte(bad), 0, func(Member) {}, []*Nested{nest})
+		_, want := EachMember([]byte(bad), 0, func(Member) {})
+		if err == nil || want == nil || err.Error() != want.Error() {
+			t.Errorf("EachMemberNested(%s): %v, EachMember: %v", bad, err, want)
 		}
 	}
 }
