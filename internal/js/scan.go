@@ -486,17 +486,27 @@ func readNested(b []byte, i int, n *Nested) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		if i = SkipWS(b, end); i >= len(b) {
-			return 0, ErrAt(i, "unexpected end of input")
+		var done bool
+		if i, done, err = afterItem(b, end, ']'); err != nil || done {
+			return i, err
 		}
-		if b[i] == ']' {
-			return i + 1, nil
-		}
-		if b[i] != ',' {
-			return 0, ErrAt(i, "expected ',' or ']', got %q", b[i])
-		}
-		i = SkipWS(b, i+1)
 	}
+}
+
+// afterItem reads what follows an element or a member ending at b[i]:
+// the closing byte (done) or a comma, and returns the index after it and
+// after the whitespace that follows.
+func afterItem(b []byte, i int, close byte) (int, bool, error) {
+	if i = SkipWS(b, i); i >= len(b) {
+		return 0, false, ErrAt(i, "unexpected end of input")
+	}
+	if b[i] == close {
+		return i + 1, true, nil
+	}
+	if b[i] != ',' {
+		return 0, false, ErrAt(i, "expected ',' or '%c', got %q", close, b[i])
+	}
+	return SkipWS(b, i+1), false, nil
 }
 
 // readObject reads the object at b[i] for n.
@@ -548,17 +558,10 @@ func eachNested(b []byte, i int, fn func(m Member), in []*Nested) (int, error) {
 			return 0, err
 		}
 		fn(Member{Key: b[ks:ke], Val: b[vs:ve]})
-		i = SkipWS(b, ve)
-		if i >= len(b) {
-			return 0, ErrAt(i, "unexpected end of input")
+		var done bool
+		if i, done, err = afterItem(b, ve, '}'); err != nil || done {
+			return i, err
 		}
-		if b[i] == '}' {
-			return i + 1, nil
-		}
-		if b[i] != ',' {
-			return 0, ErrAt(i, "expected ',' or '}', got %q", b[i])
-		}
-		i = SkipWS(b, i+1)
 	}
 }
 
