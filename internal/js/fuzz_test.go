@@ -146,3 +146,22 @@ func FuzzUnquote(f *testing.F) {
 		}
 	})
 }
+
+// FuzzLongString reads data as the inside of a long string, so that the
+// 64-byte blocks of ScanString see it at every offset, and checks they
+// agree with the reading one special byte at a time: end, escapes, error.
+func FuzzLongString(f *testing.F) {
+	for _, s := range []string{`a\"b`, `\\\\"`, "\x01", `\u00e9\u12`, "é\xff\"", strings.Repeat(`\\`, 40) + `"`} {
+		f.Add([]byte(s), uint8(0))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, pad uint8) {
+		b := append([]byte{'"'}, bytes.Repeat([]byte{'a'}, longString+int(pad%64))...)
+		b = append(append(b, data...), '"')
+		b = append(b, bytes.Repeat([]byte{' '}, 64)...)
+		end, esc, err := ScanString(b, 0)
+		wend, wesc, werr := scanFrom(b, 1, 0, false, false)
+		if end != wend || esc != wesc || (err == nil) != (werr == nil) || (err != nil && err.Error() != werr.Error()) {
+			t.Fatalf("ScanString(%q) = %d, %v, %v; one byte at a time: %d, %v, %v", b, end, esc, err, wend, wesc, werr)
+		}
+	})
+}
