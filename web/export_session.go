@@ -36,10 +36,7 @@ func (s *Server) exportSessionHTML(ctx context.Context, v views.ExportView, b *s
 	}
 	defer r.Close()
 	leaf := bs.Leaf()
-	var onPath map[int]bool
-	if leaf >= 0 {
-		onPath = bs.OnPath(leaf)
-	}
+	onPath := pathMarks(bs, leaf)
 	order := readingOrder(bs, onPath)
 
 	// The sidebar: pi's /tree with its default filter, every row a link.
@@ -83,7 +80,7 @@ func (s *Server) exportSessionHTML(ctx context.Context, v views.ExportView, b *s
 // a time. A tool call shows its result wherever in its run the result is,
 // as when a run is drawn at once: the first result with the call's id
 // after it, which is then not shown again on its own.
-func writeRuns(ctx context.Context, w io.Writer, bld *builder, r *sessions.Reader, order []int, onPath map[int]bool, page int) error {
+func writeRuns(ctx context.Context, w io.Writer, bld *builder, r *sessions.Reader, order []int, onPath []bool, page int) error {
 	bs := bld.s
 	if len(order) == 0 {
 		return views.ExportEmptySession().Render(ctx, w)
@@ -200,11 +197,23 @@ func pendingMessages(r *sessions.Reader, results map[string]*pendingResult, pos 
 	return nil
 }
 
+// pathMarks marks the entries on the path to leaf (none when it is -1):
+// a flag an entry rather than a map, for a session of any length.
+func pathMarks(s *sessions.Session, leaf int) []bool {
+	on := make([]bool, len(s.Entries))
+	if leaf >= 0 {
+		for _, i := range s.Path(leaf) {
+			on[i] = true
+		}
+	}
+	return on
+}
+
 // readingOrder lists every entry for reading the whole tree: depth first
 // from each root, the child towards pi's leaf before the others, so the
 // path pi resumes reads as one run and each abandoned branch follows as a
 // run of its own; entries no root reaches (a cycle) come last, in file order.
-func readingOrder(s *sessions.Session, onPath map[int]bool) []int {
+func readingOrder(s *sessions.Session, onPath []bool) []int {
 	order := make([]int, 0, len(s.Entries))
 	seen := make([]bool, len(s.Entries))
 	var stack []int

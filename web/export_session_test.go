@@ -158,10 +158,7 @@ func wholeInMemory(s *Server, key string, red sessions.Redact) ([]byte, error) {
 		}
 		defer r.Close()
 		leaf := bs.Leaf()
-		var onPath map[int]bool
-		if leaf >= 0 {
-			onPath = bs.OnPath(leaf)
-		}
+		onPath := pathMarks(bs, leaf)
 		bld := &builder{md: exportMarkdown(), s: bs, home: s.opt.Home}
 		type run struct {
 			x     views.ExportRun
