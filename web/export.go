@@ -150,11 +150,13 @@ func (s *Server) saveExport(key string, q exportReq) (string, error) {
 		return "", err
 	}
 	defer f.done()
-	data, err := f.bytes(ctx)
-	if err != nil {
-		return "", err
-	}
-	return s.lib.SaveBeside(key, f.name, data)
+	return s.lib.SaveBesideTo(key, f.name, func(w io.Writer) error { // drawn into the file, never held whole
+		if f.write == nil {
+			_, err := w.Write(f.data)
+			return err
+		}
+		return f.write(ctx, w)
+	})
 }
 
 // errBusy refuses heavy work while as much as piweb allows is running.

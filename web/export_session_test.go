@@ -430,3 +430,27 @@ func TestExportWholeCancelled(t *testing.T) {
 	}
 	noSpills("a cancelled request")
 }
+
+// TestExportWholeSaved: the whole-session page saved beside the session is
+// the page downloaded, written into the file as it is drawn.
+func TestExportWholeSaved(t *testing.T) {
+	lib := openLib(t, demoRoot(t))
+	srv := newServer(t, lib, nil).Handler()
+	api := "/api/sessions/" + mainID + "/export"
+	download := get(t, srv, api+"?format=html-session&redact=secrets").Body.String()
+	rec := postJSON(t, srv, api, `{"format":"html-session","redact":["secrets"]}`)
+	if rec.Code != http.StatusCreated {
+		t.Fatalf("status %d\n%s", rec.Code, rec.Body)
+	}
+	var r struct{ File string }
+	decode(t, rec, &r)
+	if filepath.Base(r.File) != "fix-stale-forecast-cache-session-redacted.html" {
+		t.Errorf("saved as %s", r.File)
+	}
+	if b, err := os.ReadFile(r.File); err != nil || string(b) != download {
+		t.Errorf("the saved page differs from the download (%v)", err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(r.File), ".piweb-*")); len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+}
