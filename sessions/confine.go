@@ -12,10 +12,12 @@ package sessions
 // own directory.
 
 import (
+	"bufio"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -190,6 +192,20 @@ func createIn(root, path string, data []byte, perm os.FileMode) error {
 // writeTempIn writes data to a new file named prefix+random+".tmp" in folder
 // dir of r, syncs and closes it, and returns its name relative to r.
 func writeTempIn(r *os.Root, dir, prefix string, data []byte, perm os.FileMode) (string, error) {
+	return writeTempTo(r, dir, prefix, writeData(data), perm)
+}
+
+// writeData returns a func writing data.
+func writeData(data []byte) func(io.Writer) error {
+	return func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	}
+}
+
+// writeTempTo is writeTempIn with the contents written by write (through a
+// buffer); when write fails, the file is removed.
+func writeTempTo(r *os.Root, dir, prefix string, write func(io.Writer) error, perm os.FileMode) (string, error) {
 	var (
 		f    *os.File
 		name string
@@ -207,7 +223,11 @@ func writeTempIn(r *os.Root, dir, prefix string, data []byte, perm os.FileMode) 
 	if err != nil {
 		return "", err
 	}
-	_, err = f.Write(data)
+	bw := bufio.NewWriterSize(f, 64<<10)
+	err = write(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
 	if err == nil {
 		err = f.Chmod(perm)
 	}
@@ -235,11 +255,18 @@ func syncDirIn(r *os.Root, dir string) {
 // SaveBeside saves data beside the file of the session with key, as the
 // function SaveBeside does; a saved session file is indexed and published.
 func (l *Library) SaveBeside(key, name string, data []byte) (string, error) {
+	return l.SaveBesideTo(key, name, writeData(data))
+}
+
+// SaveBesideTo is SaveBeside with the contents written by write, so a large
+// export is never held whole; when write fails, nothing is saved. The
+// library is not locked while write runs.
+func (l *Library) SaveBesideTo(key, name string, write func(io.Writer) error) (string, error) {
 	file, root, err := l.locate(key)
 	if err != nil {
 		return "", err
 	}
-	path, err := SaveBeside(&Session{File: file, root: root}, name, data)
+	path, err := saveBeside(&Session{File: file, root: root}, name, write)
 	if err != nil {
 		return "", withKey(err, key)
 	}
@@ -254,6 +281,10 @@ func (l *Library) SaveBeside(key, name string, data []byte) (string, error) {
 // session file's permissions, and returns its path. The file appears whole
 // or not at all, and never replaces another. name must be a plain file name.
 func SaveBeside(s *Session, name string, data []byte) (string, error) {
+	return saveBeside(s, name, writeData(data))
+}
+
+func saveBeside(s *Session, name string, write func(io.Writer) error) (string, error) {
 	if s == nil || s.data != nil || s.File == "" {
 		return "", errNotFile
 	}
@@ -276,7 +307,7 @@ func SaveBeside(s *Session, name string, data []byte) (string, error) {
 	}
 	defer r.Close()
 	dir := filepath.Dir(rel)
-	tmp, err := writeTempIn(r, dir, ".piweb-save-", data, st.Mode().Perm())
+	tmp, err := writeTempTo(r, dir, ".piweb-save-", write, st.Mode().Perm())
 	if err != nil {
 		return "", outside(s.File, err)
 	}

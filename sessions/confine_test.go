@@ -4,6 +4,7 @@ package sessions
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -546,4 +547,29 @@ func TestSaveBeside(t *testing.T) {
 	}
 	cfSame(t, "outside", out, beforeOut)
 	cfSame(t, "root", filepath.Dir(dir), beforeDir)
+}
+
+// TestSaveBesideTo: a save written through a func lands whole, and one
+// whose func fails leaves nothing behind.
+func TestSaveBesideTo(t *testing.T) {
+	_, file, h, _ := cfIndexed(t, cfV3)
+	dir := filepath.Dir(file)
+	before := cfTree(t, dir)
+	_, err := saveBeside(h, "e.html", func(w io.Writer) error {
+		io.WriteString(w, "half a page")
+		return errors.New("the request went away")
+	})
+	if err == nil {
+		t.Fatal("a failed write saved a file")
+	}
+	cfSame(t, "after a failed save", dir, before)
+	p, err := saveBeside(h, "e.html", func(w io.Writer) error {
+		for range 1000 {
+			io.WriteString(w, "0123456789")
+		}
+		return nil
+	})
+	if b, _ := os.ReadFile(p); err != nil || len(b) != 10000 || string(b[:10]) != "0123456789" {
+		t.Errorf("saved %q (%d bytes), %v", p, len(b), err)
+	}
 }

@@ -70,6 +70,17 @@ func ExportTo(w io.Writer, s *Session, leafID string, opts Redact) error {
 // (an HTML page with the tree beside it). Its header keeps the session's
 // id and folder; lines that are not entries are left out.
 func (s *Session) Whole(opts Redact) (*Branch, error) {
+	return s.whole(opts, nil)
+}
+
+// WholeTo is Whole writing the lines (the header, then the entries) to w as
+// it makes them instead of keeping them: the Branch it returns holds no
+// entries, so a long session is never held whole.
+func (s *Session) WholeTo(w io.Writer, opts Redact) (*Branch, error) {
+	return s.whole(opts, w)
+}
+
+func (s *Session) whole(opts Redact, w io.Writer) (*Branch, error) {
 	r, err := s.Open()
 	if err != nil {
 		return nil, err
@@ -78,6 +89,11 @@ func (s *Session) Whole(opts Redact) (*Branch, error) {
 	b := &Branch{ID: s.Header.ID}
 	b.Header = js.Object{{K: "type", V: json.RawMessage(`"session"`)}, {K: "version", V: json.RawMessage("3")},
 		{K: "id", V: js.Quote(s.Header.ID)}, {K: "timestamp", V: js.Quote(js.NowISO())}, {K: "cwd", V: js.Quote(s.Header.Cwd)}}.JSON()
+	if w != nil {
+		if _, err := w.Write(append(b.Header[:len(b.Header):len(b.Header)], '\n')); err != nil {
+			return nil, err
+		}
+	}
 	for i := range s.Entries {
 		e := &s.Entries[i]
 		raw, err := r.Raw(i)
@@ -89,10 +105,14 @@ func (s *Session) Whole(opts Redact) (*Branch, error) {
 			continue
 		}
 		line = s.redactLine(e, line, opts)
-		b.Entries = append(b.Entries, BranchEntry{ID: e.ID, Type: e.Type, Role: e.Role, JSON: line})
 		if e.Type == TypeSessionInfo {
 			name, _ := js.Lookup(line, "name")
 			b.Name = js.Trim(js.Str(name))
+		}
+		if w == nil {
+			b.Entries = append(b.Entries, BranchEntry{ID: e.ID, Type: e.Type, Role: e.Role, JSON: line})
+		} else if _, err := w.Write(append(line[:len(line):len(line)], '\n')); err != nil {
+			return nil, err
 		}
 	}
 	if l := s.Leaf(); l >= 0 {

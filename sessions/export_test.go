@@ -338,3 +338,38 @@ func TestWhole(t *testing.T) {
 		t.Errorf("Secrets() of the unredacted layout finds nothing (%v)", err)
 	}
 }
+
+// TestWholeTo: WholeTo writes the lines Whole lays out (the header's time
+// aside), keeps none of them, and stops at the first failed write.
+func TestWholeTo(t *testing.T) {
+	for _, name := range []string{"basic.jsonl", "v2.jsonl", "unterminated.jsonl"} {
+		s := mustLoad(t, copyFixture(t, name))
+		for _, opts := range []Redact{{}, {Secrets: true}, {Secrets: true, Thinking: true, ToolOutput: true}} {
+			b, err := s.Whole(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			bt, err := s.WholeTo(&out, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, want, _ := bytes.Cut(b.JSONL(), []byte("\n"))
+			head, got, _ := bytes.Cut(out.Bytes(), []byte("\n"))
+			if !bytes.Equal(got, want) {
+				t.Errorf("%s %+v: WholeTo wrote\n%s\nwant\n%s", name, opts, got, want)
+			}
+			if !bytes.Equal(head, bt.Header) || bt.ID != b.ID || bt.Leaf != b.Leaf || bt.Name != b.Name || bt.Entries != nil {
+				t.Errorf("%s %+v: WholeTo's branch %+v, want %+v without entries", name, opts, bt, b)
+			}
+		}
+		if _, err := s.WholeTo(failWriter{}, Redact{}); err == nil {
+			t.Errorf("%s: WholeTo to a failing writer succeeded", name)
+		}
+	}
+}
+
+// failWriter fails every write.
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }

@@ -27,11 +27,11 @@ type ExportView struct {
 	Redacted  []string // what was redacted, for people ("secrets", "thinking", "tool output")
 	Items     []Item
 	// Body, when set, writes the items instead (a long branch, rendered a
-	// page at a time so the export never holds them all).
+	// page at a time so the export never holds them all). A whole-session
+	// export always has one: its runs (ExportRunView), drawn the same way.
 	Body templ.Component
 	// A whole-session export: every entry in tree order as runs, pi's tree beside them.
 	Whole    bool
-	Runs     []ExportRun
 	Tree     []ExportRow
 	TreeCut  string // why the tree shows fewer rows than it has ("" when it shows all)
 	Branches int
@@ -43,7 +43,6 @@ type ExportRun struct {
 	From    int    // position of the entry the run continues, -1 for a root
 	FromRef string // its ref
 	OnPath  bool   // the run is on the path to the session's leaf
-	Items   []Item
 }
 
 // ExportRow is one row of pi's tree beside a whole-session export.

@@ -37,6 +37,7 @@ type exportReq struct {
 	format string // "jsonl" or "html"
 	whole  bool   // the whole session, with its tree (html only), not one branch
 	red    sessions.Redact
+	page   int // entries an HTML page draws at once; 0 for exportPage (tests make it small)
 }
 
 // exportQuery checks an export's parameters; redact values may also be comma-separated lists.
@@ -149,11 +150,13 @@ func (s *Server) saveExport(key string, q exportReq) (string, error) {
 		return "", err
 	}
 	defer f.done()
-	data, err := f.bytes(ctx)
-	if err != nil {
-		return "", err
-	}
-	return s.lib.SaveBeside(key, f.name, data)
+	return s.lib.SaveBesideTo(key, f.name, func(w io.Writer) error { // drawn into the file, never held whole
+		if f.write == nil {
+			_, err := w.Write(f.data)
+			return err
+		}
+		return f.write(ctx, w)
+	})
 }
 
 // errBusy refuses heavy work while as much as piweb allows is running.
@@ -170,17 +173,22 @@ func (s *Server) exported(ctx context.Context, id string, q exportReq) (exportFi
 		}
 		var b *sessions.Branch
 		var err error
-		spill := "" // the branch's lines in a temporary file, for its HTML page
+		spill := "" // the branch's (or session's) lines in a temporary file, for its HTML page
 		switch {
 		case q.whole:
-			b, err = ss.Whole(q.red)
+			// As a branch's page below: drawn from the redacted lines, spilled.
+			spill, err = spillTo(ctx, func(w io.Writer) error {
+				var err error
+				b, err = ss.WholeTo(w, q.red)
+				return err
+			})
 		case q.format == "jsonl":
 			b, err = ss.BranchTo(io.Discard, q.leaf, q.red) // its name and leaf; Export writes the lines
 		default:
 			// The page is drawn from the branch as written (redacted), not from
 			// the source, so nothing redacted can reach it; from a file, so the
 			// export holds an index of the lines, never the lines themselves.
-			spill, b, err = spillBranch(ss, q)
+			spill, b, err = spillBranch(ctx, ss, q)
 		}
 		if err != nil {
 			return err
@@ -196,7 +204,7 @@ func (s *Server) exported(ctx context.Context, id string, q exportReq) (exportFi
 			// pi's /export layout, which pi's /import takes; spilled to a
 			// temporary file under the lock and sent after it.
 			f.name, f.mime = base+".jsonl", "application/x-ndjson; charset=utf-8"
-			f.spill, err = spillTo(func(w io.Writer) error { return sessions.ExportTo(w, ss, q.leaf, q.red) })
+			f.spill, err = spillTo(ctx, func(w io.Writer) error { return sessions.ExportTo(w, ss, q.leaf, q.red) })
 			if err != nil {
 				return err
 			}
@@ -214,14 +222,16 @@ func (s *Server) exported(ctx context.Context, id string, q exportReq) (exportFi
 			return nil
 		}
 		f.name, f.mime = base+".html", echo.MIMETextHTMLCharsetUTF8
-		if q.whole {
-			f.data, err = s.exportSessionHTML(ctx, ss, b, q.red)
-			return err
-		}
 		// The page is drawn from the spilled lines after the library's lock is let go.
 		v := views.ExportView{SessionID: ss.Header.ID, Cwd: ss.Header.Cwd, Created: ss.Meta().Created,
 			Title: oneLine(exportTitle(ss, b, q.red), 120)}
 		f.write = func(ctx context.Context, w io.Writer) error { return s.exportHTML(ctx, v, b, spill, q.red, w) }
+		if q.whole {
+			page := cmp.Or(q.page, exportPage)
+			f.write = func(ctx context.Context, w io.Writer) error {
+				return s.exportSessionHTML(ctx, v, b, spill, q.red, page, w)
+			}
+		}
 		f.spill = spill
 		return nil
 	})
@@ -234,9 +244,9 @@ func (s *Server) exported(ctx context.Context, id string, q exportReq) (exportFi
 
 // spillBranch writes the branch q names to a temporary file and returns
 // its path with the branch (which holds no lines).
-func spillBranch(ss *sessions.Session, q exportReq) (string, *sessions.Branch, error) {
+func spillBranch(ctx context.Context, ss *sessions.Session, q exportReq) (string, *sessions.Branch, error) {
 	var b *sessions.Branch
-	file, err := spillTo(func(w io.Writer) error {
+	file, err := spillTo(ctx, func(w io.Writer) error {
 		var err error
 		b, err = ss.BranchTo(w, q.leaf, q.red)
 		return err
@@ -245,14 +255,15 @@ func spillBranch(ss *sessions.Session, q exportReq) (string, *sessions.Branch, e
 }
 
 // spillTo writes through fn into a new temporary file and returns its path
-// (nothing is left behind when it fails).
-func spillTo(fn func(io.Writer) error) (string, error) {
+// (nothing is left behind when it fails). Once ctx is done, writes fail
+// with its error, so a cancelled export stops writing.
+func spillTo(ctx context.Context, fn func(io.Writer) error) (string, error) {
 	tmp, err := os.CreateTemp("", "piweb-export-*.jsonl")
 	if err != nil {
 		return "", err
 	}
 	bw := bufio.NewWriterSize(tmp, 1<<20)
-	err = fn(bw)
+	err = fn(ctxWriter{ctx, bw})
 	if err == nil {
 		err = bw.Flush()
 	}
@@ -264,6 +275,19 @@ func spillTo(fn func(io.Writer) error) (string, error) {
 		return "", err
 	}
 	return tmp.Name(), nil
+}
+
+// ctxWriter is w failing with ctx's error once ctx is done.
+type ctxWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (c ctxWriter) Write(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.w.Write(p)
 }
 
 // exportHTML writes branch b as a self-contained page, v holding what the
@@ -291,6 +315,9 @@ func (s *Server) exportHTML(ctx context.Context, v views.ExportView, b *sessions
 	v.Body = templ.ComponentFunc(func(ctx context.Context, w io.Writer) error {
 		shown := 0
 		for start := 0; start < len(path); {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 			end := min(start+exportPage, len(path))
 			for end < len(path) && isToolResult(&bs.Entries[path[end]]) {
 				end++ // a call's results stay on its page

@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -38,9 +39,36 @@ func peakHeap(fn func()) float64 {
 	return float64(peak.Load()) / (1 << 20)
 }
 
+// resetPeakRSS resets the process's peak resident set size (Linux's
+// VmHWM), so peakRSS tells the peak of what runs after it.
+func resetPeakRSS() {
+	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
+}
+
+// peakRSS returns the process's peak resident set size in MB since it
+// started or since resetPeakRSS, or 0 where /proc does not tell it.
+func peakRSS() float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")))
+			if err != nil {
+				return 0
+			}
+			return float64(kb) / 1024
+		}
+	}
+	return 0
+}
+
 // BenchmarkExport100k: sharing the whole path of the 100k chain (66 MB) as
-// one HTML page and as JSONL, downloaded; the peak heap while it runs is the
-// figure that matters (it must not grow with the session). With
+// one HTML page and as JSONL, and the whole session as one HTML page with
+// its tree (html-session), downloaded; the peak heap while it runs is the
+// figure that matters (it must not grow with the session), with the
+// process's peak RSS beside it where Linux can reset it. With
 // PIWEB_BENCH_EXPORT_ENTRIES=200000, a chain of that length instead.
 func BenchmarkExport100k(b *testing.B) {
 	n := sessiontest.ChainEntries
@@ -51,10 +79,11 @@ func BenchmarkExport100k(b *testing.B) {
 	runtime.GC()
 	var idle runtime.MemStats
 	runtime.ReadMemStats(&idle)
-	for _, format := range []string{"jsonl", "html"} {
+	for _, format := range []string{"jsonl", "html", "html-session"} {
 		b.Run(format, func(b *testing.B) {
-			var peak float64
+			var peak, rss float64
 			for b.Loop() {
+				resetPeakRSS()
 				peak = max(peak, peakHeap(func() {
 					res, err := http.Get(rig.url + "/api/sessions/" + url.PathEscape(rig.key) + "/export?format=" + format)
 					if err != nil || res.StatusCode != 200 {
@@ -64,8 +93,12 @@ func BenchmarkExport100k(b *testing.B) {
 					res.Body.Close()
 					b.SetBytes(n)
 				}))
+				rss = max(rss, peakRSS())
 			}
 			b.ReportMetric(peak, "peak-heap-MB")
+			if rss > 0 {
+				b.ReportMetric(rss, "peak-rss-MB")
+			}
 			b.ReportMetric(float64(idle.HeapInuse)/(1<<20), "idle-heap-MB") // the library before any export
 		})
 	}

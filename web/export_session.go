@@ -3,6 +3,10 @@ package web
 import (
 	"context"
 	"fmt"
+	"io"
+	"os"
+
+	"github.com/a-h/templ"
 
 	"github.com/piweb/piweb/pitree"
 	"github.com/piweb/piweb/sessions"
@@ -13,70 +17,36 @@ import (
 // conversation below it still holds every entry.
 const sidebarRows = 20000
 
-// exportSessionHTML renders the whole session b (every entry, redacted as
+// exportSessionHTML writes the whole session b (every entry, redacted as
 // asked) as one offline page: pi's tree as a sidebar of links, and every
 // branch's entries in the tree's order, each run after a branch point
-// saying which entry it continues.
-func (s *Server) exportSessionHTML(ctx context.Context, ss *sessions.Session, b *sessions.Branch, red sessions.Redact) ([]byte, error) {
-	bs, err := b.Session() // drawn from the redacted lines only
+// saying which entry it continues. The page is drawn from file, the
+// session's lines as WholeTo wrote them, which it removes: it holds their
+// index, the reading order and the sidebar's rows, and draws the entries a
+// page at a time (page entries), never all of them.
+func (s *Server) exportSessionHTML(ctx context.Context, v views.ExportView, b *sessions.Branch, file string, red sessions.Redact, page int, w io.Writer) error {
+	defer os.Remove(file)
+	bs, err := sessions.Load(file) // drawn from the redacted lines only
 	if err != nil {
-		return nil, err
+		return err
 	}
 	r, err := bs.Open()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer r.Close()
 	leaf := bs.Leaf()
-	var onPath map[int]bool
-	if leaf >= 0 {
-		onPath = bs.OnPath(leaf)
-	}
-
+	onPath := pathMarks(bs, leaf)
 	order := readingOrder(bs, onPath)
-	bld := &builder{md: exportMarkdown(), s: bs, home: s.opt.Home}
-	var runs []views.ExportRun
-	var run []int
-	flush := func() error {
-		if len(run) == 0 {
-			return nil
-		}
-		items, err := bld.pathItems(r, run)
-		if err != nil {
-			return err
-		}
-		for k := range items {
-			items[k].Export = true
-		}
-		x := views.ExportRun{Items: items, From: -1}
-		if p := bs.Parent(run[0]); p >= 0 {
-			x.From, x.FromRef = p, ref(bs, p)
-		}
-		x.OnPath = onPath[run[0]]
-		runs = append(runs, x)
-		run = run[:0]
-		return nil
-	}
-	for _, i := range order {
-		if len(run) > 0 && bs.Parent(i) != run[len(run)-1] {
-			if err := flush(); err != nil {
-				return nil, err
-			}
-		}
-		run = append(run, i)
-	}
-	if err := flush(); err != nil {
-		return nil, err
-	}
 
 	// The sidebar: pi's /tree with its default filter, every row a link.
 	side, err := pitree.New(bs, r, pitree.Options{Leaf: leaf, Home: s.opt.Home})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	rows, err := side.Window(r, 0, min(side.Len(), sidebarRows))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	leafRow := -1 // pi's leaf's row, or its nearest visible ancestor's
 	if leaf >= 0 {
@@ -93,21 +63,157 @@ func (s *Server) exportSessionHTML(ctx context.Context, ss *sessions.Session, b 
 	}
 
 	m := bs.Meta()
-	v := views.ExportView{Whole: true, Name: b.Name, SessionID: ss.Header.ID, Cwd: ss.Header.Cwd, Leaf: b.Leaf,
-		Models: m.Models, Created: ss.Meta().Created, Exported: views.Now(), Entries: len(bs.Entries),
-		Messages: m.Messages, Tokens: m.Tokens, Cost: m.Cost, Runs: runs, Tree: tree, Branches: m.Leaves, LeafPos: leaf}
+	v.Whole, v.Name, v.Leaf, v.Models, v.Exported, v.Entries = true, b.Name, b.Leaf, m.Models, views.Now(), len(bs.Entries)
+	v.Messages, v.Tokens, v.Cost, v.Tree, v.Branches, v.LeafPos = m.Messages, m.Tokens, m.Cost, tree, m.Leaves, leaf
 	if side.Len() > len(rows) {
 		v.TreeCut = fmt.Sprintf("The tree shows its first %d rows of %d.", len(rows), side.Len())
 	}
-	v.Title = oneLine(exportTitle(ss, b, red), 120)
-	return renderExport(ctx, v, red)
+	bld := &builder{md: exportMarkdown(), s: bs, home: s.opt.Home}
+	v.Body = templ.ComponentFunc(func(ctx context.Context, w io.Writer) error {
+		return writeRuns(ctx, w, bld, r, order, onPath, page)
+	})
+	return renderExportTo(ctx, v, red, w)
+}
+
+// writeRuns writes the entries of the session in order (readingOrder) as
+// runs, each of entries each the child of the one before, page entries at
+// a time. A tool call shows its result wherever in its run the result is,
+// as when a run is drawn at once: the first result with the call's id
+// after it, which is then not shown again on its own.
+func writeRuns(ctx context.Context, w io.Writer, bld *builder, r *sessions.Reader, order []int, onPath []bool, page int) error {
+	bs := bld.s
+	if len(order) == 0 {
+		return views.ExportEmptySession().Render(ctx, w)
+	}
+	for start := 0; start < len(order); {
+		end := start + 1
+		for end < len(order) && bs.Parent(order[end]) == order[end-1] {
+			end++
+		}
+		run := order[start:end]
+		x := views.ExportRun{From: -1, OnPath: onPath[run[0]]}
+		if p := bs.Parent(run[0]); p >= 0 {
+			x.From, x.FromRef = p, ref(bs, p)
+		}
+		items := templ.ComponentFunc(func(ctx context.Context, w io.Writer) error {
+			return writeRun(ctx, w, bld, r, run, page)
+		})
+		if err := views.ExportRunView(x).Render(templ.WithChildren(ctx, items), w); err != nil {
+			return err
+		}
+		start = end
+	}
+	return nil
+}
+
+// writeRun writes the items of run, page entries at a time (more when tool
+// results follow, so that a call's results are read with it).
+func writeRun(ctx context.Context, w io.Writer, bld *builder, r *sessions.Reader, run []int, page int) error {
+	bs := bld.s
+	// The tool results of the run by call id, the first of each: what the
+	// calls pair with. Read up front only when the run takes more than a page.
+	var results map[string]*pendingResult
+	if len(run) > page {
+		results = map[string]*pendingResult{}
+		for _, i := range run {
+			if !isToolResult(&bs.Entries[i]) {
+				continue
+			}
+			body, err := r.Body(i)
+			if err != nil {
+				return err
+			}
+			if m := body.Msg; m.Role == sessions.RoleToolResult && m.ToolCallID != "" && results[m.ToolCallID] == nil {
+				results[m.ToolCallID] = &pendingResult{pos: i}
+			}
+		}
+	}
+	for start := 0; start < len(run); {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		end := min(start+page, len(run))
+		for end < len(run) && isToolResult(&bs.Entries[run[end]]) {
+			end++ // a call's results stay on its page
+		}
+		bodies, err := readBodies(r, run[start:end])
+		if err != nil {
+			return err
+		}
+		msgs := messagesOf(bodies)
+		if results == nil {
+			results = collectResults(run, msgs) // the run is this page
+		} else if err := pendingMessages(r, results, run[start:end], msgs); err != nil {
+			return err
+		}
+		for k, i := range run[start:end] {
+			if shownWithCall(results, i, msgs[k]) {
+				continue
+			}
+			it := bld.entryItem(bodies[k], results)
+			it.Export = true
+			if err := views.ItemView(it).Render(ctx, w); err != nil {
+				return err
+			}
+		}
+		for _, p := range results {
+			p.msg = nil // read again if a later page needs it
+		}
+		start = end
+	}
+	return nil
+}
+
+// pendingMessages gives the results a page's calls may pair with their
+// messages: from the page's own messages msgs (at positions pos), else
+// read from r.
+func pendingMessages(r *sessions.Reader, results map[string]*pendingResult, pos []int, msgs []*sessions.Message) error {
+	for k, m := range msgs {
+		if m != nil && m.Role == sessions.RoleToolResult {
+			if p := results[m.ToolCallID]; p != nil && p.pos == pos[k] {
+				p.msg = m
+			}
+		}
+	}
+	for _, m := range msgs {
+		if m == nil || m.Role != sessions.RoleAssistant {
+			continue
+		}
+		for _, bl := range m.Content.Blocks() {
+			if bl.Type != sessions.BlockToolCall {
+				continue
+			}
+			p := results[bl.ID]
+			if p == nil || p.used || p.msg != nil {
+				continue
+			}
+			body, err := r.Body(p.pos)
+			if err != nil {
+				return err
+			}
+			p.msg = body.Msg
+		}
+	}
+	return nil
+}
+
+// pathMarks marks the entries on the path to leaf (none when it is -1):
+// a flag an entry rather than a map, for a session of any length.
+func pathMarks(s *sessions.Session, leaf int) []bool {
+	on := make([]bool, len(s.Entries))
+	if leaf >= 0 {
+		for _, i := range s.Path(leaf) {
+			on[i] = true
+		}
+	}
+	return on
 }
 
 // readingOrder lists every entry for reading the whole tree: depth first
 // from each root, the child towards pi's leaf before the others, so the
 // path pi resumes reads as one run and each abandoned branch follows as a
 // run of its own; entries no root reaches (a cycle) come last, in file order.
-func readingOrder(s *sessions.Session, onPath map[int]bool) []int {
+func readingOrder(s *sessions.Session, onPath []bool) []int {
 	order := make([]int, 0, len(s.Entries))
 	seen := make([]bool, len(s.Entries))
 	var stack []int

@@ -33,7 +33,7 @@ type Library interface {
 	Rewind(key, target, summary string, guard sessions.Guard) (string, error)
 	Fork(key, entry string) (sessions.Forked, error)
 	Upgrade(key string) (backup string, err error)
-	SaveBeside(key, name string, data []byte) (string, error)
+	SaveBesideTo(key, name string, write func(io.Writer) error) (string, error)
 }
 
 // Options configure a Server.
