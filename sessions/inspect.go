@@ -193,7 +193,7 @@ func (s *Session) Inspect(leafID string) (*Inspection, error) {
 // nested more than 10,000 deep (pi takes any depth) and escapes what
 // JSON.stringify does not; the messages are spliced in as written.
 func (in *Inspection) JSON() []byte {
-	var b []byte
+	b := make([]byte, 0, 4096+200*len(in.Tree)) // about what a node takes, so it seldom grows
 	str := func(s string) { b = append(b, js.Quote(s)...) }
 	opt := func(s *string) {
 		if s == nil {
@@ -335,7 +335,7 @@ func (s *Session) piTree() []InspectNode {
 	// Pre-order with an explicit stack. Shared nodes repeat their subtree as
 	// in pi; a node already on the current branch would make pi loop forever,
 	// so it is not descended into again, and the output is capped.
-	out := []InspectNode{}
+	out := make([]InspectNode, 0, len(s.Entries))
 	limit := 4*len(s.Entries) + 16
 	type item struct {
 		node  int

@@ -213,7 +213,7 @@ func TrimSpace(b []byte) []byte {
 // compact: indenting every level would make the output quadratic in depth.
 func Indent(src []byte, indent string) []byte {
 	const maxIndent = 64
-	out := make([]byte, 0, len(src)+len(src)/4)
+	out := make([]byte, 0, len(src)+len(src)/2)
 	depth := 0
 	newline := func() {
 		if depth > maxIndent {
