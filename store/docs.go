@@ -2,7 +2,6 @@ package store
 
 import (
 	"database/sql"
-	"hash/maphash"
 	"math"
 	"math/bits"
 	"time"
@@ -52,6 +51,7 @@ type Batch struct {
 	texts   []string           // by batch position, until Commit (words are found again by offset)
 	pairs   [][]wordAt         // every word of every document, as a hash and a place, in chunks (never copied to grow)
 	filters map[string][]int32 // filter words: the batch positions holding them
+	hashes  []search.TermHash  // AddDocs' buffer
 }
 
 // pairChunk is how many word occurrences a chunk of Batch.pairs holds.
@@ -136,19 +136,19 @@ func (b *Batch) AddDocs(file string, docs []Doc) {
 			d.Text = d.Text[:math.MaxUint32] // offsets are 32 bits; a 4 GB entry is not a real one
 		}
 		pos := uint32(len(b.docs))
-		search.TermOffsets(d.Text, func(w []byte, off int) {
-			h := maphash.Bytes(seed, w)
-			slot := &recent[h%uint64(len(recent))]
-			if slot.h == h && slot.pos == pos {
-				return
+		b.hashes = search.AppendTermHashes(b.hashes[:0], d.Text, seed)
+		for _, th := range b.hashes {
+			slot := &recent[th.H%uint64(len(recent))]
+			if slot.h == th.H && slot.pos == pos {
+				continue
 			}
-			*slot = wordAt{h: h, pos: pos}
+			*slot = wordAt{h: th.H, pos: pos}
 			if n := len(b.pairs); n == 0 || len(b.pairs[n-1]) == cap(b.pairs[n-1]) {
 				b.pairs = append(b.pairs, make([]wordAt, 0, pairChunk))
 			}
 			c := &b.pairs[len(b.pairs)-1]
-			*c = append(*c, wordAt{h: h, pos: pos, off: uint32(off)})
-		})
+			*c = append(*c, wordAt{h: th.H, pos: pos, off: th.Off})
+		}
 		t := time.UnixMilli(d.Time).UTC()
 		for _, w := range []string{roleWord(d.Role), projectWord(d.Project), monthWord(t.Year()*100 + int(t.Month()))} {
 			b.filters[w] = append(b.filters[w], int32(pos))
