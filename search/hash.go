@@ -3,6 +3,7 @@ package search
 import (
 	"encoding/binary"
 	"math/bits"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -118,11 +119,42 @@ func init() {
 	}
 }
 
+// bmp holds class and isUpper of every rune below U+10000 (upper-case
+// ones have bit bmpUpper), built on first use: Unicode's tables cost tens
+// of nanoseconds a look-up.
+var (
+	bmp     *[0x10000]uint8
+	bmpOnce sync.Once
+)
+
+const bmpUpper = 4
+
+func buildBMP() {
+	t := new([0x10000]uint8)
+	for r := range rune(0x10000) {
+		t[r] = class(r)
+		if isUpper(r) {
+			t[r] |= bmpUpper
+		}
+	}
+	bmp = t
+}
+
+// classUpper returns class(r) and isUpper(r).
+func classUpper(r rune) (uint8, bool) {
+	if r < 0x10000 {
+		c := bmp[r]
+		return c &^ bmpUpper, c&bmpUpper != 0
+	}
+	return class(r), isUpper(r)
+}
+
 // AppendTermHashes appends to dst the hash (HashTerm under seed) and
 // offset of every term TermOffsets gives for text, in the same order. It
 // is TermOffsets for building an index: ASCII words are lower-cased and
 // hashed in place, never copied.
 func AppendTermHashes(dst []TermHash, text string, seed uint64) []TermHash {
+	bmpOnce.Do(buildBMP)
 	var buf []byte
 	var starts []int
 	i := 0
@@ -162,7 +194,8 @@ func AppendTermHashes(dst []TermHash, text string, seed uint64) []TermHash {
 		if r >= utf8.RuneSelf {
 			r, size = utf8.DecodeRuneInString(text[i:])
 		}
-		switch class(r) {
+		cl, _ = classUpper(r)
+		switch cl {
 		case cSep:
 			i += size
 		case cSym:
@@ -172,7 +205,7 @@ func AppendTermHashes(dst []TermHash, text string, seed uint64) []TermHash {
 			j := i + size
 			for j < len(text) {
 				r2, s2 := utf8.DecodeRuneInString(text[j:])
-				if class(r2) != cCJK {
+				if c2, _ := classUpper(r2); c2 != cCJK {
 					break
 				}
 				dst = append(dst, TermHash{HashTerm(seed, append(buf[:0], text[i:j+s2]...)), uint32(i)})
@@ -188,10 +221,11 @@ func AppendTermHashes(dst []TermHash, text string, seed uint64) []TermHash {
 				if r2 >= utf8.RuneSelf {
 					r2, s2 = utf8.DecodeRuneInString(text[j:])
 				}
-				if class(r2) != cWord {
+				c2, up := classUpper(r2)
+				if c2 != cWord {
 					break
 				}
-				upper = upper || isUpper(r2)
+				upper = upper || up
 				j += s2
 			}
 			run := text[i:j]

@@ -126,3 +126,9 @@ func BenchmarkAppendTermHashes(b *testing.B) {
 		dst = AppendTermHashes(dst[:0], benchText, 1)
 	}
 }
+
+func BenchmarkBuildBMP(b *testing.B) {
+	for range b.N {
+		buildBMP()
+	}
+}
