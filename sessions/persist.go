@@ -411,8 +411,12 @@ func (l *Library) ReadLines(file string, from int, fn func(pos int, e *Entry, li
 	}
 	defer r.Close()
 	r = r.Sequential()
+	var buf []byte // fn does not keep line: one buffer serves every line but the longest ones
 	for k := range snap.Entries {
-		line, err := r.Raw(k)
+		// The library's index validated each line when it read it: a
+		// line that still holds the entry's id is the entry's (as the
+		// ledger reads lines), else Raw's full check applies.
+		line, err := r.lineInto(buf, k, true)
 		if err != nil {
 			if errors.Is(err, ErrChanged) {
 				continue
@@ -421,6 +425,9 @@ func (l *Library) ReadLines(file string, from int, fn func(pos int, e *Entry, li
 		}
 		if err := fn(from+k, &snap.Entries[k], line); err != nil {
 			return epoch, err
+		}
+		if cap(line) > cap(buf) && cap(line) <= 1<<20 {
+			buf = line[:0]
 		}
 	}
 	return epoch, nil

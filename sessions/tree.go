@@ -197,9 +197,18 @@ func (r *Reader) rawQuick(i int) ([]byte, error) { return r.line(i, true) }
 
 // line reads entry i's line and checks it is still the entry: quickly (its
 // id where the index saw one) when quick, else by parsing its members.
-func (r *Reader) line(i int, quick bool) ([]byte, error) {
+func (r *Reader) line(i int, quick bool) ([]byte, error) { return r.lineInto(nil, i, quick) }
+
+// lineInto is line reading into buf when it is large enough (the line
+// returned may then be buf's).
+func (r *Reader) lineInto(buf []byte, i int, quick bool) ([]byte, error) {
 	e := &r.s.Entries[i]
-	b := make([]byte, e.Len)
+	var b []byte
+	if cap(buf) >= e.Len {
+		b = buf[:e.Len]
+	} else {
+		b = make([]byte, e.Len)
+	}
 	if _, err := r.f.ReadAt(b, e.Off); err != nil {
 		if err == io.EOF {
 			return nil, ErrChanged
