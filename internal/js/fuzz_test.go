@@ -107,3 +107,18 @@ func FuzzUnquote(f *testing.F) {
 		}
 	})
 }
+
+// FuzzAppendString: AppendString appends what String decodes.
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{`"a\nb"`, `"\ud83d\ude00"`, `"\ud83d"`, `"\ud83dx"`, `"\ud83d\u0041"`, `"\u00e9\t\\\/"`, "\"\xff\"", `"\q"`,
+		"\"a\x01\"", `"\"`, `"\'"`, `"x\"y"`, `"plain"`, `x`, `"`, `""`, "\"a\\nb\xe6\"", "\"\\u12\"", `"\u0000\b\f\r"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		want, wok := String(raw)
+		got, ok := AppendString([]byte("prefix"), raw)
+		if ok != wok || string(got) != "prefix"+want {
+			t.Fatalf("%q: AppendString %q %v, String %q %v", raw, got, ok, want, wok)
+		}
+	})
+}
