@@ -505,7 +505,7 @@ func (c *Catalog) sync(b *store.Batch, file string) int {
 			if pos >= snap.Entries {
 				return errStop
 			}
-			for _, p := range pieces(e, line) {
+			for _, p := range validPieces(e, line) {
 				docs = append(docs, store.Doc{EntryID: e.ID, Position: pos, Part: p.part, Type: p.typ,
 					Role: p.role, Time: entryTime(e), Project: snap.Project, Text: p.text})
 				text += len(p.text)

@@ -1,7 +1,9 @@
 package catalog
 
 import (
+	"bytes"
 	"strings"
+	"unsafe"
 
 	"github.com/piweb/piweb/internal/js"
 	"github.com/piweb/piweb/sessions"
@@ -25,10 +27,31 @@ const (
 
 // pieces returns the searchable pieces of entry e, whose line is line,
 // blank ones left out. It reads only the members search needs, in one
-// pass over the line and one over its message.
-func pieces(e *sessions.Entry, line []byte) []piece {
+// pass over the line and one over its message, and decodes each piece's
+// text straight into a string of its own (no piece aliases line).
+func pieces(e *sessions.Entry, line []byte) []piece { return decoder{js.AppendString}.pieces(e, line) }
+
+// validPieces is pieces of a line known to be valid UTF-8: as
+// Library.ReadLines gives them while the file is unchanged (the library
+// checked every line as it read it).
+func validPieces(e *sessions.Entry, line []byte) []piece {
+	return decoder{js.AppendValidString}.pieces(e, line)
+}
+
+// decoder decodes the strings of pieces with str (js.AppendString, or
+// js.AppendValidString when the line's UTF-8 is known to be valid).
+type decoder struct {
+	str func(dst, raw []byte) ([]byte, bool)
+}
+
+func (d decoder) pieces(e *sessions.Entry, line []byte) []piece {
 	var out []piece
-	add := func(part int, typ, role, text string) {
+	add := func(part int, typ, role string, text []byte) {
+		if len(bytes.TrimSpace(text)) != 0 {
+			out = append(out, piece{part, typ, role, own(text)})
+		}
+	}
+	addString := func(part int, typ, role, text string) {
 		if strings.TrimSpace(text) != "" {
 			out = append(out, piece{part, typ, role, text})
 		}
@@ -56,44 +79,72 @@ func pieces(e *sessions.Entry, line []byte) []piece {
 		}
 		switch role {
 		case sessions.RoleUser:
-			add(0, "text", "user", contentText(m.content))
+			add(0, "text", "user", d.appendContent(nil, m.content))
 		case sessions.RoleAssistant:
 			eachBlock(m.content, func(k int, bl *block) {
 				switch bl.typ {
 				case sessions.BlockText:
-					add(k, "text", "assistant", js.Str(bl.text))
+					add(k, "text", "assistant", d.decode(nil, bl.text))
 				case sessions.BlockThinking:
-					add(k, "thinking", "assistant", js.Str(bl.thinking))
+					add(k, "thinking", "assistant", d.decode(nil, bl.thinking))
 				case sessions.BlockToolCall:
-					add(k, "toolCall", "tool", toolCallText(js.Str(bl.name), bl.args))
+					add(k, "toolCall", "tool", d.appendToolCall(nil, bl.name, bl.args))
 				}
 			})
-			add(partError, "error", "assistant", js.Str(m.errorMessage))
+			add(partError, "error", "assistant", d.decode(nil, m.errorMessage))
 		case sessions.RoleToolResult:
-			add(0, "toolResult", "tool", js.Str(m.toolName)+"\n"+contentText(m.content))
+			add(0, "toolResult", "tool", d.appendContent(d.appendLine(nil, m.toolName, m.content), m.content))
 		case sessions.RoleBash:
-			add(0, "bash", "bash", "$ "+js.Str(m.command)+"\n"+js.Str(m.output))
+			b := make([]byte, 0, 3+len(m.command)+len(m.output))
+			b = append(b, "$ "...)
+			b, _ = d.str(b, m.command)
+			b = append(b, '\n')
+			b, _ = d.str(b, m.output)
+			add(0, "bash", "bash", b)
 		case sessions.RoleBranchSummary, sessions.RoleCompactionSummary:
-			add(0, role, "summary", js.Str(m.summary))
+			add(0, role, "summary", d.decode(nil, m.summary))
 		case sessions.RoleCustom, "hookMessage":
-			add(0, "custom", "custom", js.Str(m.customType)+"\n"+contentText(m.content))
+			add(0, "custom", "custom", d.appendContent(d.appendLine(nil, m.customType, m.content), m.content))
 		default:
-			add(0, "text", role, contentText(m.content))
+			add(0, "text", role, d.appendContent(nil, m.content))
 		}
 	case sessions.TypeCustomMessage:
-		add(0, "custom", "custom", js.Str(customType)+"\n"+contentText(content))
+		add(0, "custom", "custom", d.appendContent(d.appendLine(nil, customType, content), content))
 	case sessions.TypeCompaction:
-		add(0, "compaction", "summary", js.Str(summary))
+		add(0, "compaction", "summary", d.decode(nil, summary))
 	case sessions.TypeBranchSummary:
-		add(0, "branchSummary", "summary", js.Str(summary))
+		add(0, "branchSummary", "summary", d.decode(nil, summary))
 	case sessions.TypeLabel:
-		add(0, "label", "label", e.Label())
+		addString(0, "label", "label", e.Label())
 	case sessions.TypeSessionInfo:
-		add(0, "name", "name", e.Text)
+		addString(0, "name", "name", e.Text)
 	case sessions.TypeModelChange:
-		add(0, "model", "model", e.Text)
+		addString(0, "model", "model", e.Text)
 	}
 	return out
+}
+
+// own returns b as a string without copying it; b is never written again.
+func own(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// decode appends the decoded string raw (js.Str) to dst, allocating it
+// once at about its size when dst is nil.
+func (d decoder) decode(dst, raw []byte) []byte {
+	if dst == nil {
+		dst = make([]byte, 0, len(raw))
+	}
+	dst, _ = d.str(dst, raw)
+	return dst
+}
+
+// appendLine starts a piece with the decoded string raw and a newline,
+// leaving room for the decoded content after it.
+func (d decoder) appendLine(dst, raw, content []byte) []byte {
+	if dst == nil {
+		dst = make([]byte, 0, len(raw)+1+contentSize(content))
+	}
+	dst, _ = d.str(dst, raw)
+	return append(dst, '\n')
 }
 
 // msgFields are the members of a message search reads, as written.
@@ -164,43 +215,71 @@ func eachBlock(raw []byte, fn func(k int, bl *block)) {
 	})
 }
 
-// contentText is the text blocks of content joined by newlines (Content.Text("\n")).
-func contentText(raw []byte) string {
-	if s, ok := js.String(raw); ok {
-		return s
+// appendContent appends the text blocks of content raw joined by
+// newlines (Content.Text("\n")) to dst (allocated at its size when nil).
+func (d decoder) appendContent(dst, raw []byte) []byte {
+	if len(raw) > 0 && raw[0] == '"' {
+		if dst == nil {
+			dst = make([]byte, 0, len(raw))
+		}
+		// A string that does not decode is no text (js.String's ok).
+		if out, ok := d.str(dst, raw); ok {
+			return out
+		}
+		return dst
 	}
-	var sb strings.Builder
+	if dst == nil {
+		dst = make([]byte, 0, contentSize(raw))
+	}
 	n := 0
 	eachBlock(raw, func(_ int, bl *block) {
 		if bl.typ != sessions.BlockText {
 			return
 		}
 		if n > 0 {
-			sb.WriteByte('\n')
+			dst = append(dst, '\n')
 		}
 		n++
-		sb.WriteString(js.Str(bl.text))
+		dst, _ = d.str(dst, bl.text)
 	})
-	return sb.String()
+	return dst
 }
 
-// toolCallText is a tool call as searched: its name, then each argument
-// as `key: value` with string values decoded (so a command's words are
-// words, not JSON escapes).
-func toolCallText(name string, args []byte) string {
-	var sb strings.Builder
-	sb.WriteString(name)
+// contentSize bounds the bytes of appendContent(nil, raw) (not counting
+// strings that grow as invalid UTF-8 is replaced): raw's size when a
+// string, else the sum of its text blocks' sizes.
+func contentSize(raw []byte) int {
+	if len(raw) > 0 && raw[0] == '"' {
+		return len(raw)
+	}
+	n := 0
+	eachBlock(raw, func(_ int, bl *block) {
+		if bl.typ == sessions.BlockText {
+			n += len(bl.text) + 1
+		}
+	})
+	return n
+}
+
+// appendToolCall appends a tool call as searched: its name, then each
+// argument as `key: value` with string values decoded (so a command's
+// words are words, not JSON escapes).
+func (d decoder) appendToolCall(dst, name, args []byte) []byte {
+	if dst == nil {
+		dst = make([]byte, 0, len(name)+len(args))
+	}
+	dst, _ = d.str(dst, name)
 	for _, kv := range js.ObjectOf(args) {
-		sb.WriteString("\n")
-		sb.WriteString(kv.K)
-		sb.WriteString(": ")
-		if s, ok := js.String(kv.V); ok {
-			sb.WriteString(s)
+		dst = append(dst, '\n')
+		dst = append(dst, kv.K...)
+		dst = append(dst, ": "...)
+		if out, ok := d.str(dst, kv.V); ok {
+			dst = out
 		} else {
-			sb.Write(kv.V)
+			dst = append(dst, kv.V...)
 		}
 	}
-	return sb.String()
+	return dst
 }
 
 // pieceText returns part of an entry (false when it has no such part).

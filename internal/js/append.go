@@ -13,12 +13,21 @@ import (
 // to check the UTF-8, then runs between escapes copied whole, with no
 // string allocated. Anything unusual (invalid UTF-8, a control
 // character, a bad escape) is left to String.
-func AppendString(dst, raw []byte) ([]byte, bool) {
+func AppendString(dst, raw []byte) ([]byte, bool) { return appendString(dst, raw, false) }
+
+// AppendValidString is AppendString of a raw string known to hold valid
+// UTF-8 (a part of a line checked whole): it does not check it again.
+// Given invalid UTF-8 it copies it as it is.
+func AppendValidString(dst, raw []byte) ([]byte, bool) { return appendString(dst, raw, true) }
+
+func appendString(dst, raw []byte, valid bool) ([]byte, bool) {
 	if len(raw) < 2 || raw[0] != '"' {
 		return dst, false
 	}
 	inner := raw[1 : len(raw)-1]
-	if !utf8.Valid(inner) {
+	// A valid raw string's inside is valid when raw ends with its
+	// closing quote (String drops raw's last byte, whatever it is).
+	if !(valid && raw[len(raw)-1] == '"') && !utf8.Valid(inner) {
 		return appendSlow(dst, raw)
 	}
 	k := bytes.IndexByte(inner, '\\')

@@ -1,0 +1,87 @@
+package catalog
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/piweb/piweb/internal/sessiontest"
+	"github.com/piweb/piweb/sessions"
+)
+
+// oddLines are entries whose strings hold every kind of escape, invalid
+// UTF-8, lone surrogates, control characters and non-string values
+// where strings belong.
+var oddLines = []string{
+	`{"type":"message","id":"u1","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"a\nb\t\"c\" \\ \/ \u00e9 \ud83d\ude00 \ud83d x \ude00 \u0000 \b\f\r end"}}`,
+	"{\"type\":\"message\",\"id\":\"u2\",\"parentId\":\"u1\",\"timestamp\":\"2026-01-01T00:00:01.000Z\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"bad \xff\xfe utf8 \\n\"},{\"type\":\"image\",\"data\":\"AAAA\"},{\"type\":\"text\",\"text\":\"second \xe6\x97 block\"}]}}",
+	`{"type":"message","id":"a1","parentId":"u2","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"thinking","thinking":"hmm\u2028"},{"type":"text","text":42},{"type":"toolCall","id":"t","name":"bash","arguments":{"command":"ls -la\n","n":3,"o":{"x":"y"},"command":"again","s":"\ud800"}},{"type":"text","text":"  "}],"errorMessage":"boom \"quoted\""}}`,
+	`{"type":"message","id":"r1","parentId":"a1","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"toolResult","toolName":"b\u0061sh","content":[{"type":"text","text":"out\r\n"}]}}`,
+	`{"type":"message","id":"b1","parentId":"r1","timestamp":"2026-01-01T00:00:04.000Z","message":{"role":"bashExecution","command":"echo \"hi\"","output":"hi\n"}}`,
+	`{"type":"message","id":"c1","parentId":"b1","timestamp":"2026-01-01T00:00:05.000Z","message":{"role":"custom","customType":"note","content":"text"}}`,
+	`{"type":"message","id":"c2","parentId":"c1","timestamp":"2026-01-01T00:00:06.000Z","message":{"role":"custom","customType":null,"content":7}}`,
+	`{"type":"custom_message","id":"m1","parentId":"c2","timestamp":"2026-01-01T00:00:07.000Z","customType":"x\ty","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}`,
+	`{"type":"compaction","id":"k1","parentId":"m1","timestamp":"2026-01-01T00:00:08.000Z","summary":"sum\u00e9","firstKeptEntryId":"u1","tokensBefore":1}`,
+	`{"type":"branch_summary","id":"k2","parentId":"k1","timestamp":"2026-01-01T00:00:09.000Z","summary":"branch \\\\ sum","fromId":"u1"}`,
+	`{"type":"message","id":"s1","parentId":"k2","timestamp":"2026-01-01T00:00:10.000Z","message":{"role":"branchSummary","summary":"s\u0301"}}`,
+	`{"type":"message","id":"x1","parentId":"s1","timestamp":"2026-01-01T00:00:11.000Z","message":{"role":"weird","content":"other role"}}`,
+	`{"type":"label","id":"l1","parentId":"x1","timestamp":"2026-01-01T00:00:12.000Z","targetId":"u1","label":"todo \ud83d"}`,
+	`{"type":"session_info","id":"n1","parentId":"l1","timestamp":"2026-01-01T00:00:13.000Z","name":"name \u00e9"}`,
+	`{"type":"model_change","id":"mc","parentId":"n1","timestamp":"2026-01-01T00:00:14.000Z","provider":"p","modelId":"m-1"}`,
+}
+
+// TestPieces: pieces and validPieces (of the lines ReadLines gives) give
+// what refPieces gives, on generated sessions,
+// the damaged and odd sessions of the repository's test data, and odd lines.
+func TestPieces(t *testing.T) {
+	dir := t.TempDir()
+	var files []string
+	for seed := range int64(6) {
+		f := filepath.Join(dir, "gen", "s"+string(rune('a'+seed))+".jsonl")
+		if _, err := sessiontest.WriteFile(f, seed, 300, sessiontest.Options{BigEvery: 50}); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	odd := filepath.Join(dir, "odd", "odd.jsonl")
+	os.MkdirAll(filepath.Dir(odd), 0o755)
+	head := `{"type":"session","version":3,"id":"019b86c9-df09-7266-a32a-5468b5cddefe","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}`
+	if err := os.WriteFile(odd, []byte(head+"\n"+strings.Join(oddLines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, odd)
+	for _, pat := range []string{"../cmd/piweb/testdata/random/*.jsonl", "../sessions/testdata/*.jsonl", "../sessions/testdata/write/*.jsonl", "../pitree/testdata/*.jsonl"} {
+		m, _ := filepath.Glob(pat)
+		files = append(files, m...)
+	}
+	n, pieceN, oddN := 0, 0, 0
+	for _, f := range files {
+		abs, _ := filepath.Abs(f)
+		lib := sessions.NewLibrary(filepath.Dir(abs))
+		lib.Refresh(abs)
+		lib.ReadLines(abs, 0, func(pos int, e *sessions.Entry, line []byte) error {
+			n++
+			if f == odd {
+				oddN++
+			}
+			got, want := pieces(e, line), refPieces(e, line)
+			pieceN += len(got)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s:%d (%q): pieces\n%+v\nrefPieces\n%+v", f, pos, line, got, want)
+			}
+			if got := validPieces(e, line); !reflect.DeepEqual(got, want) {
+				t.Errorf("%s:%d (%q): validPieces\n%+v\nrefPieces\n%+v", f, pos, line, got, want)
+			}
+			return nil
+		})
+	}
+	if oddN != len(oddLines) {
+		t.Errorf("%d of the %d odd lines read", oddN, len(oddLines))
+	}
+	if n < 1000 || pieceN < 1000 {
+		t.Fatalf("only %d entries, %d pieces compared", n, pieceN)
+	}
+	t.Logf("%d files, %d entries, %d pieces", len(files), n, pieceN)
+}
