@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"math"
 	"math/bits"
+	"sync"
 	"time"
 
 	"github.com/piweb/piweb/search"
@@ -56,6 +57,12 @@ type Batch struct {
 
 // pairChunk is how many word occurrences a chunk of Batch.pairs holds.
 const pairChunk = 1 << 16
+
+// pairBuf is the array of a chunk; chunks go back to chunkPool once their
+// batch is committed.
+type pairBuf [pairChunk]wordAt
+
+var chunkPool = sync.Pool{New: func() any { return new(pairBuf) }}
 
 // wordAt is one occurrence of a word: its hash, the batch position of its
 // document and its offset in the text (search.TermAt finds it again).
@@ -144,7 +151,7 @@ func (b *Batch) AddDocs(file string, docs []Doc) {
 			}
 			*slot = wordAt{h: th.H, pos: pos}
 			if n := len(b.pairs); n == 0 || len(b.pairs[n-1]) == cap(b.pairs[n-1]) {
-				b.pairs = append(b.pairs, make([]wordAt, 0, pairChunk))
+				b.pairs = append(b.pairs, chunkPool.Get().(*pairBuf)[:0])
 			}
 			c := &b.pairs[len(b.pairs)-1]
 			*c = append(*c, wordAt{h: th.H, pos: pos, off: th.Off})
@@ -174,7 +181,9 @@ func (b *Batch) Commit() error {
 		return err
 	}
 	// Inverting is most of the work, and needs no database: before the lock.
-	words, levels := b.invert()
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	words, levels := b.invert(sc)
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	tx, err := s.db.Begin()
@@ -195,7 +204,12 @@ func (b *Batch) Commit() error {
 	if newNames {
 		s.forgetNames()
 	}
-	b.ops, b.docs, b.texts, b.pairs, b.filters = b.ops[:0], b.docs[:0], nil, nil, nil
+	for _, c := range b.pairs {
+		chunkPool.Put((*pairBuf)(c[:pairChunk]))
+	}
+	clear(b.texts) // let the texts go
+	clear(b.pairs)
+	b.ops, b.docs, b.texts, b.pairs, b.filters = b.ops[:0], b.docs[:0], b.texts[:0], b.pairs[:0], nil
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"slices"
+	"sync"
 
 	"github.com/piweb/piweb/search"
 )
@@ -27,14 +28,47 @@ type invertedWord struct {
 	pos  []int32
 }
 
+// scratch is the memory one inversion works in, kept in a pool between
+// commits: a first build commits hundreds of batches of millions of words.
+type scratch struct {
+	tmp, out []wordAt
+	distinct []int
+	words    []invertedWord
+	sorted   []invertedWord
+	keys     []keyedWord
+	arena    []byte
+	pos      []int32
+	levels   []int64
+}
+
+// keyedWord is a word's first 8 bytes (big-endian) and its index: sorting
+// these small pairs, not the words, orders the words.
+type keyedWord struct {
+	key uint64
+	i   int32
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+// grow returns s with length n, reusing its array when large enough.
+func grow[T any](s []T, n int) []T {
+	if cap(s) >= n {
+		return s[:n]
+	}
+	return make([]T, n, n+n/4)
+}
+
 // invert groups the batch's words and returns them with each document's
-// length level (by batch position).
-func (b *Batch) invert() ([]invertedWord, []int64) {
-	pairs := radixSort(b.pairs) // b.pairs stays, should the commit fail and be tried again
-	distinct := make([]int, len(b.docs))
-	words := make([]invertedWord, 0, len(pairs)/8+len(b.filters))
-	var arena []byte
-	posBuf := make([]int32, 0, len(pairs))
+// length level (by batch position). They live in sc until it goes back
+// to the pool.
+func (b *Batch) invert(sc *scratch) ([]invertedWord, []int64) {
+	pairs := radixSort(sc, b.pairs) // b.pairs stays, should the commit fail and be tried again
+	distinct := grow(sc.distinct, len(b.docs))
+	clear(distinct)
+	sc.distinct = distinct
+	words := sc.words[:0]
+	arena := sc.arena[:0]
+	posBuf := grow(sc.pos, len(pairs))[:0]
 	for i := 0; i < len(pairs); {
 		j := i + 1
 		for j < len(pairs) && pairs[j].h == pairs[i].h {
@@ -52,39 +86,48 @@ func (b *Batch) invert() ([]invertedWord, []int64) {
 		first := pairs[i]
 		a := len(arena)
 		arena = search.TermAt(arena, b.texts[first.pos], int(first.off))
+		// The arena may move as it grows: words keep offsets until it is whole.
 		words = append(words, invertedWord{word: arena[a:len(arena):len(arena)], pos: posBuf[start:len(posBuf):len(posBuf)]})
 		i = j
 	}
+	sc.pos = posBuf
+	// Point the words into the arena as it ends (earlier growth left some
+	// in arrays it copied from: their bytes are the same, but let them go).
+	off := 0
+	for k := range words {
+		n := len(words[k].word)
+		words[k].word = arena[off : off+n : off+n]
+		off += n
+	}
+	sc.arena = arena
 	for w, pos := range b.filters {
 		words = append(words, invertedWord{word: []byte(w), pos: pos})
 	}
-	// Sort small (key, index) pairs, not the words themselves.
-	type keyed struct {
-		key uint64
-		i   int32
-	}
-	keys := make([]keyed, len(words))
+	sc.words = words
+	keys := grow(sc.keys, len(words))
 	for i := range words {
 		var k [8]byte
 		copy(k[:], words[i].word)
-		keys[i] = keyed{binary.BigEndian.Uint64(k[:]), int32(i)}
+		keys[i] = keyedWord{binary.BigEndian.Uint64(k[:]), int32(i)}
 	}
-	slices.SortFunc(keys, func(x, y keyed) int {
+	slices.SortFunc(keys, func(x, y keyedWord) int {
 		if x.key != y.key {
 			return cmp.Compare(x.key, y.key)
 		}
 		return bytes.Compare(words[x.i].word, words[y.i].word)
 	})
-	sorted := make([]invertedWord, len(words))
+	sc.keys = keys
+	sorted := grow(sc.sorted, len(words))
 	for i, k := range keys {
 		sorted[i] = words[k.i]
 	}
-	words = sorted
-	levels := make([]int64, len(b.docs))
+	sc.sorted = sorted
+	levels := grow(sc.levels, len(b.docs))
 	for i, n := range distinct {
 		levels[i] = lenLevel(n)
 	}
-	return words, levels
+	sc.levels = levels
+	return sorted, levels
 }
 
 // radixSort returns the occurrences of chunks grouped by hash, keeping
@@ -92,12 +135,13 @@ func (b *Batch) invert() ([]invertedWord, []int64) {
 // the upper 33 bits, 11 at a time (2,048 buckets stay in cache), then a
 // stable sort of the rare runs whose upper bits are equal but whole
 // hashes are not.
-func radixSort(chunks [][]wordAt) []wordAt {
+func radixSort(sc *scratch, chunks [][]wordAt) []wordAt {
 	n := 0
 	for _, c := range chunks {
 		n += len(c)
 	}
-	tmp, out := make([]wordAt, n), make([]wordAt, n)
+	sc.tmp, sc.out = grow(sc.tmp, n), grow(sc.out, n)
+	tmp, out := sc.tmp, sc.out
 	const digit = 11
 	count := make([]int, 1<<digit)
 	scatter := func(src [][]wordAt, dst []wordAt, shift uint) {
