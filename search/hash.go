@@ -119,127 +119,270 @@ func init() {
 	}
 }
 
-// bmp holds class and isUpper of every rune below U+10000 (upper-case
-// ones have bit bmpUpper), built on first use: Unicode's tables cost tens
-// of nanoseconds a look-up.
+// runeTab holds class(r), isUpper(r) (bit tabUpper) and whether lower(r)
+// differs from r (bit tabLower) for every rune below tabRunes (the basic
+// plane and the one of emoji), built on first use (a few milliseconds):
+// Unicode's tables cost tens of nanoseconds a look-up.
 var (
-	bmp     *[0x10000]uint8
-	bmpOnce sync.Once
+	runeTab *[tabRunes]uint8
+	tabOnce sync.Once
 )
 
-const bmpUpper = 4
+const (
+	tabRunes = 0x20000
+	tabUpper = 4
+	tabLower = 8
+)
 
-func buildBMP() {
-	t := new([0x10000]uint8)
-	for r := range rune(0x10000) {
+func buildTab() {
+	t := new([tabRunes]uint8)
+	for r := range rune(len(t)) {
 		t[r] = class(r)
 		if isUpper(r) {
-			t[r] |= bmpUpper
+			t[r] |= tabUpper
+		}
+		if lower(r) != r {
+			t[r] |= tabLower
 		}
 	}
-	bmp = t
+	runeTab = t
 }
 
 // classUpper returns class(r) and isUpper(r).
 func classUpper(r rune) (uint8, bool) {
-	if r < 0x10000 {
-		c := bmp[r]
-		return c &^ bmpUpper, c&bmpUpper != 0
+	if r < tabRunes {
+		c := runeTab[r]
+		return c & 3, c&tabUpper != 0
 	}
 	return class(r), isUpper(r)
 }
 
+// lowerCut is appendLowerCut(dst, s) through runeTab.
+func lowerCut(dst []byte, s string) []byte {
+	start := len(dst)
+	for _, r := range s {
+		if r < tabRunes {
+			if runeTab[r]&tabLower != 0 {
+				r = lower(r)
+			}
+		} else {
+			r = lower(r)
+		}
+		if len(dst)-start+utf8.RuneLen(r) > MaxTerm {
+			return dst
+		}
+		dst = utf8.AppendRune(dst, r)
+	}
+	return dst
+}
+
+// classify8 reads 8 bytes at once (x, little-endian) and returns masks
+// holding bit 7 of each byte that is an ASCII letter or digit (word), an
+// upper-case ASCII letter (upper), or not ASCII (high). Every byte is
+// computed on its own (no carry crosses a byte: each sum stays below
+// 0x100), so every bit is exact.
+func classify8(x uint64) (word, upper, high uint64) {
+	const (
+		msb = 0x8080808080808080
+		low = 0x7f7f7f7f7f7f7f7f
+		b   = 0x0101010101010101
+	)
+	high = x & msb
+	x &= low
+	y := x | b*0x20 // a letter's lower case
+	letter := (y + b*(0x80-'a')) &^ (y + b*(0x80-'z'-1))
+	digit := (x + b*(0x80-'0')) &^ (x + b*(0x80-'9'-1))
+	word = (letter | digit) & msb &^ high
+	upper = letter &^ (x << 2) & msb &^ high // bit 5 (0x20: lower case) moved to bit 7
+	return
+}
+
+// gather8 moves bit 7 of each byte of m to bit k for byte k (the
+// products of the multiplication never meet, so nothing carries).
+func gather8(m uint64) uint64 { return (m >> 7) * 0x0102040810204080 >> 56 }
+
+// classify64 returns classify8's masks for the 64 bytes text[i:i+64],
+// one bit a byte: bit k for text[i+k].
+func classify64(text string, i int) (word, upper, high uint64) {
+	for k := 0; k < 64; k += 8 {
+		w, u, h := classify8(load64(text, i+k))
+		word |= gather8(w) << k
+		upper |= gather8(u) << k
+		high |= gather8(h) << k
+	}
+	return
+}
+
+// lowBits returns a mask of the n (0..64) low bits.
+func lowBits(n int) uint64 {
+	if n >= 64 {
+		return ^uint64(0)
+	}
+	return 1<<n - 1
+}
+
+// termHasher holds AppendTermHashes' state.
+type termHasher struct {
+	seed   uint64
+	dst    []TermHash
+	buf    []byte
+	starts []int
+}
+
 // AppendTermHashes appends to dst the hash (HashTerm under seed) and
 // offset of every term TermOffsets gives for text, in the same order. It
-// is TermOffsets for building an index: ASCII words are lower-cased and
-// hashed in place, never copied.
+// is TermOffsets for building an index: ASCII words are found 64 bytes at
+// a time from bit masks (classify64), lower-cased and hashed in place,
+// never copied; the rest is read as TermOffsets reads it.
 func AppendTermHashes(dst []TermHash, text string, seed uint64) []TermHash {
-	bmpOnce.Do(buildBMP)
-	var buf []byte
-	var starts []int
+	tabOnce.Do(buildTab)
+	t := termHasher{seed: seed, dst: dst}
 	i := 0
+	for i+64 <= len(text) {
+		word, upper, high := classify64(text, i)
+		from := 0 // the block's bytes before from are read
+		for {
+			// The ASCII words before the next non-ASCII byte, if they end before it.
+			lim := 64
+			if h := high &^ lowBits(from); h != 0 {
+				lim = bits.TrailingZeros64(h)
+			}
+			m := word & lowBits(lim) &^ lowBits(from)
+			starts := m &^ (m << 1) // (what ended at from was no ASCII word)
+			next := i + lim
+			for starts != 0 {
+				s := bits.TrailingZeros64(starts)
+				starts &= starts - 1
+				e := s + bits.TrailingZeros64(^(m >> s))
+				if e >= lim { // may go on past the block, or in non-ASCII letters
+					next = t.word(text, i+s)
+					break
+				}
+				t.dst = append(t.dst, TermHash{t.hashASCII(text, i+s, i+e), uint32(i + s)})
+				if upper&lowBits(e)&^lowBits(s+1) != 0 {
+					t.camel(text, i+s, i+e)
+				}
+			}
+			if next == i+lim && lim < 64 {
+				next = t.general(text, next)
+			}
+			if next >= i+64 {
+				i = next
+				break
+			}
+			from = next - i
+		}
+	}
 	for i < len(text) {
-		c := text[i]
-		cl := byteClass[c]
-		if cl == bSep {
+		if byteClass[text[i]] == bSep {
 			i++
 			continue
 		}
-		if cl != bHigh {
-			// An ASCII word, unless a non-ASCII letter continues it.
-			j := i + 1
-			var seen uint8 // bUpper's bit when an upper-case letter follows the first
-			for j < len(text) {
-				k := byteClass[text[j]]
-				if k&bLower == 0 {
-					break
-				}
-				seen |= k
-				j++
-			}
-			if j == len(text) || text[j] < utf8.RuneSelf {
-				dst = append(dst, TermHash{hashLowerASCII(seed, text, i, j), uint32(i)})
-				if seen&2 != 0 {
-					starts = asciiCamelStarts(starts[:0], text[i:j])
-					for _, s := range starts {
-						dst = append(dst, TermHash{hashLowerASCII(seed, text, i+s, j), uint32(i + s)})
-					}
-				}
-				i = j
-				continue
-			}
+		i = t.word(text, i)
+	}
+	return t.dst
+}
+
+// hashASCII is hashLowerASCII(t.seed, text, i, j), in one step for 8
+// bytes or fewer.
+func (t *termHasher) hashASCII(text string, i, j int) uint64 {
+	if j-i <= 8 && i+8 <= len(text) {
+		return mum((load64(text, i)|0x2020202020202020)&(^uint64(0)>>(64-8*(j-i)))^hk0, t.seed^hk2^uint64(j-i))
+	}
+	return hashLowerASCII(t.seed, text, i, j)
+}
+
+// word appends the terms of the word (or symbol, or CJK run) at text[i],
+// not a separator, and returns where it ends.
+func (t *termHasher) word(text string, i int) int {
+	if byteClass[text[i]] == bHigh {
+		return t.general(text, i)
+	}
+	// An ASCII word, unless a non-ASCII letter continues it.
+	j := i + 1
+	var seen uint8 // bUpper's bit when an upper-case letter follows the first
+	for j < len(text) {
+		k := byteClass[text[j]]
+		if k&bLower == 0 {
+			break
 		}
-		// Anything else as TermOffsets reads it.
-		r, size := rune(c), 1
-		if r >= utf8.RuneSelf {
-			r, size = utf8.DecodeRuneInString(text[i:])
+		seen |= k
+		j++
+	}
+	if j < len(text) && text[j] >= utf8.RuneSelf {
+		return t.general(text, i)
+	}
+	t.dst = append(t.dst, TermHash{t.hashASCII(text, i, j), uint32(i)})
+	if seen&2 != 0 {
+		t.camel(text, i, j)
+	}
+	return j
+}
+
+// camel appends the camel-case parts of the ASCII word text[i:j].
+func (t *termHasher) camel(text string, i, j int) {
+	t.starts = asciiCamelStarts(t.starts[:0], text[i:j])
+	for _, s := range t.starts {
+		t.dst = append(t.dst, TermHash{hashLowerASCII(t.seed, text, i+s, j), uint32(i + s)})
+	}
+}
+
+// general appends the terms of the word, CJK run or symbol at text[i]
+// as TermOffsets reads it, or skips a separator, and returns where the
+// next one may start.
+func (t *termHasher) general(text string, i int) int {
+	seed := t.seed
+	r, size := rune(text[i]), 1
+	if r >= utf8.RuneSelf {
+		r, size = utf8.DecodeRuneInString(text[i:])
+	}
+	cl, _ := classUpper(r)
+	switch cl {
+	case cSep:
+		return i + size
+	case cSym:
+		t.buf = append(t.buf[:0], text[i:i+size]...)
+		t.dst = append(t.dst, TermHash{HashTerm(seed, t.buf), uint32(i)})
+		return i + size
+	case cCJK:
+		j := i + size
+		for j < len(text) {
+			r2, s2 := utf8.DecodeRuneInString(text[j:])
+			if c2, _ := classUpper(r2); c2 != cCJK {
+				break
+			}
+			t.buf = append(t.buf[:0], text[i:j+s2]...)
+			t.dst = append(t.dst, TermHash{HashTerm(seed, t.buf), uint32(i)})
+			i, j = j, j+s2
 		}
-		cl, _ = classUpper(r)
-		switch cl {
-		case cSep:
-			i += size
-		case cSym:
-			dst = append(dst, TermHash{HashTerm(seed, append(buf[:0], text[i:i+size]...)), uint32(i)})
-			i += size
-		case cCJK:
-			j := i + size
-			for j < len(text) {
-				r2, s2 := utf8.DecodeRuneInString(text[j:])
-				if c2, _ := classUpper(r2); c2 != cCJK {
-					break
-				}
-				dst = append(dst, TermHash{HashTerm(seed, append(buf[:0], text[i:j+s2]...)), uint32(i)})
-				i, j = j, j+s2
-			}
-			dst = append(dst, TermHash{HashTerm(seed, append(buf[:0], text[i:j]...)), uint32(i)})
-			i = j
-		case cWord:
-			j := i + size
-			upper := false
-			for j < len(text) {
-				r2, s2 := rune(text[j]), 1
-				if r2 >= utf8.RuneSelf {
-					r2, s2 = utf8.DecodeRuneInString(text[j:])
-				}
-				c2, up := classUpper(r2)
-				if c2 != cWord {
-					break
-				}
-				upper = upper || up
-				j += s2
-			}
-			run := text[i:j]
-			buf, _ = appendLowerCut(buf[:0], run)
-			dst = append(dst, TermHash{HashTerm(seed, buf), uint32(i)})
-			if upper {
-				starts = camelStarts(starts[:0], run)
-				for _, s := range starts {
-					buf, _ = appendLowerCut(buf[:0], run[s:])
-					dst = append(dst, TermHash{HashTerm(seed, buf), uint32(i + s)})
-				}
-			}
-			i = j
+		t.buf = append(t.buf[:0], text[i:j]...)
+		t.dst = append(t.dst, TermHash{HashTerm(seed, t.buf), uint32(i)})
+		return j
+	}
+	// cWord
+	j := i + size
+	upper := false
+	for j < len(text) {
+		r2, s2 := rune(text[j]), 1
+		if r2 >= utf8.RuneSelf {
+			r2, s2 = utf8.DecodeRuneInString(text[j:])
+		}
+		c2, up := classUpper(r2)
+		if c2 != cWord {
+			break
+		}
+		upper = upper || up
+		j += s2
+	}
+	run := text[i:j]
+	t.buf = lowerCut(t.buf[:0], run)
+	t.dst = append(t.dst, TermHash{HashTerm(seed, t.buf), uint32(i)})
+	if upper {
+		t.starts = camelStarts(t.starts[:0], run)
+		for _, s := range t.starts {
+			t.buf = lowerCut(t.buf[:0], run[s:])
+			t.dst = append(t.dst, TermHash{HashTerm(seed, t.buf), uint32(i + s)})
 		}
 	}
-	return dst
+	return j
 }

@@ -1,12 +1,15 @@
 package search
 
 import (
+	"encoding/json"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/piweb/piweb/internal/sessiontest"
 )
 
 // checkHashes fails unless AppendTermHashes gives for text what
@@ -57,11 +60,14 @@ func TestAppendTermHashes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 20000 {
 		var sb strings.Builder
-		n := rng.IntN(120)
+		n := rng.IntN(300)
 		for range n {
-			if rng.IntN(4) == 0 {
+			switch rng.IntN(8) {
+			case 0, 1:
 				sb.WriteString(alphabet[rng.IntN(len(alphabet))])
-			} else {
+			case 2:
+				sb.WriteString(strings.Repeat(alphabet[rng.IntN(8)], rng.IntN(80))) // runs across blocks
+			default:
 				sb.WriteString(alphabet[rng.IntN(8)]) // mostly ASCII words
 			}
 		}
@@ -127,8 +133,105 @@ func BenchmarkAppendTermHashes(b *testing.B) {
 	}
 }
 
-func BenchmarkBuildBMP(b *testing.B) {
+func BenchmarkBuildTab(b *testing.B) {
 	for range b.N {
-		buildBMP()
+		buildTab()
+	}
+}
+
+// asciiText is benchText without its non-ASCII words.
+var asciiText = strings.Repeat("The requestHandler returned an error: cannot open /tmp/x.db (permission denied). "+
+	"func (s *Store) Batch() *Batch { return &Batch{s: s} } // see the docs\n", 200)
+
+func BenchmarkAppendTermHashesASCII(b *testing.B) {
+	b.SetBytes(int64(len(asciiText)))
+	var dst []TermHash
+	for range b.N {
+		dst = AppendTermHashes(dst[:0], asciiText, 1)
+	}
+}
+
+// genText is the longer strings of generated sessions, as the index
+// reads them (for the benchmarks).
+func genText(b *testing.B) []string {
+	var texts []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case string:
+			if len(v) > 20 {
+				texts = append(texts, v)
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		case map[string]any:
+			for _, x := range v {
+				walk(x)
+			}
+		}
+	}
+	for _, line := range strings.Split(sessiontest.String(1, 400, sessiontest.Options{}), "\n") {
+		var v any
+		if json.Unmarshal([]byte(line), &v) == nil {
+			walk(v)
+		}
+	}
+	return texts
+}
+
+func BenchmarkAppendTermHashesGen(b *testing.B) {
+	texts := genText(b)
+	n := 0
+	for _, s := range texts {
+		n += len(s)
+	}
+	b.SetBytes(int64(n))
+	b.ResetTimer()
+	var dst []TermHash
+	for range b.N {
+		for _, s := range texts {
+			dst = AppendTermHashes(dst[:0], s, 1)
+		}
+	}
+}
+
+func BenchmarkTermOffsetsGen(b *testing.B) {
+	texts := genText(b)
+	n := 0
+	for _, s := range texts {
+		n += len(s)
+	}
+	b.SetBytes(int64(n))
+	b.ResetTimer()
+	for range b.N {
+		for _, s := range texts {
+			var h uint64
+			TermOffsets(s, func(term []byte, off int) { h += HashTerm(1, term) })
+		}
+	}
+}
+
+// TestRuneTab: the table agrees with class, isUpper and appendLowerCut
+// for every rune it holds, and for some above.
+func TestRuneTab(t *testing.T) {
+	tabOnce.Do(buildTab)
+	for r := rune(0); r < tabRunes+0x1000; r++ {
+		c, up := classUpper(r)
+		if c != class(r) || up != isUpper(r) {
+			t.Fatalf("%U: table %d %v, class %d isUpper %v", r, c, up, class(r), isUpper(r))
+		}
+		s := strings.Repeat(string(r), 3)
+		want, _ := appendLowerCut(nil, s)
+		if got := lowerCut(nil, s); string(got) != string(want) {
+			t.Fatalf("%U: lowerCut %q, appendLowerCut %q", r, got, want)
+		}
+	}
+	for _, s := range []string{"x\xffy", "\xe6\x97", strings.Repeat("É", 40), strings.Repeat("İ", 30)} {
+		want, _ := appendLowerCut(nil, s)
+		if got := lowerCut(nil, s); string(got) != string(want) {
+			t.Fatalf("%q: lowerCut %q, appendLowerCut %q", s, got, want)
+		}
 	}
 }
