@@ -411,6 +411,7 @@ func (l *Library) ReadLines(file string, from int, fn func(pos int, e *Entry, li
 	}
 	defer r.Close()
 	r = r.Sequential()
+	defer r.release()
 	var buf []byte // fn does not keep line: one buffer serves every line but the longest ones
 	for k := range snap.Entries {
 		// The library's index validated each line when it read it: a

@@ -3,6 +3,7 @@ package sessions
 import (
 	"bytes"
 	"io"
+	"sync"
 
 	"github.com/piweb/piweb/internal/js"
 )
@@ -243,6 +244,21 @@ func (s *Session) Raw(i int) ([]byte, error) {
 	return r.Raw(i)
 }
 
+// windowSize is how much of a file a windowAt holds.
+const windowSize = 1 << 20
+
+// windowPool keeps windows between readers (Reader.release).
+var windowPool = sync.Pool{New: func() any { return new([windowSize]byte) }}
+
+// release gives a Sequential reader's window back for another reader;
+// r must not be read again.
+func (r *Reader) release() {
+	if w, ok := r.f.(*windowAt); ok && cap(w.buf) == windowSize {
+		windowPool.Put((*[windowSize]byte)(w.buf[:windowSize]))
+		w.buf = nil
+	}
+}
+
 // windowAt serves reads that move forward through a file from a window of
 // it, read 1 MiB at a time. A read the window cannot serve (a long line,
 // the end of the file, a failed read) goes to the file as it is.
@@ -256,10 +272,10 @@ func (w *windowAt) ReadAt(p []byte, off int64) (int, error) {
 	if off >= w.off && off+int64(len(p)) <= w.off+int64(len(w.buf)) {
 		return copy(p, w.buf[off-w.off:]), nil
 	}
-	const size = 1 << 20
+	const size = windowSize
 	if len(p) <= size {
 		if cap(w.buf) < size {
-			w.buf = make([]byte, size)
+			w.buf = windowPool.Get().(*[windowSize]byte)[:]
 		}
 		n, _ := w.f.ReadAt(w.buf[:size], off)
 		w.buf, w.off = w.buf[:n], off
