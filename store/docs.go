@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"math"
 	"math/bits"
+	"strings"
 	"sync"
 	"time"
 
@@ -256,12 +257,33 @@ func (b *Batch) write(tx *sql.Tx, names map[int64]nameInfo, words []invertedWord
 	if len(b.docs) == 0 {
 		return nil
 	}
-	// Ids only grow (AUTOINCREMENT): the newest documents are the last added.
-	ins, err := tx.Prepare(`INSERT INTO docs(fid, pos, part, entry, type, role, project, len, time, lvl) VALUES(?,?,?,?,?,?,?,?,?,?)`)
+	// Ids only grow (AUTOINCREMENT): the newest documents are the last
+	// added. They are given here as AUTOINCREMENT would (one past the
+	// greatest ever used), so that rows go in insertRows at a time.
+	var last int64
+	if err := tx.QueryRow(`SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name='docs'), 0),
+		coalesce((SELECT max(id) FROM docs), 0))`).Scan(&last); err != nil {
+		return err
+	}
+	ins, err := tx.Prepare(insertDocs(insertRows))
 	if err != nil {
 		return err
 	}
 	defer ins.Close()
+	args := make([]any, 0, insertRows*docColumns)
+	flush := func() error {
+		if len(args) == 0 {
+			return nil
+		}
+		var err error
+		if len(args) == cap(args) {
+			_, err = ins.Exec(args...)
+		} else {
+			_, err = tx.Exec(insertDocs(len(args)/docColumns), args...)
+		}
+		args = args[:0]
+		return err
+	}
 	byName := make(map[string]int64, len(names))
 	kinds := make(map[int64]int, len(names))
 	for id, n := range names {
@@ -306,18 +328,41 @@ func (b *Batch) write(tx *sql.Tx, names map[int64]nameInfo, words []invertedWord
 		if err != nil {
 			return err
 		}
-		res, err := ins.Exec(fid, p.d.Position, p.d.Part, p.d.EntryID, typ, role, proj, p.n, p.d.Time, levels[i])
-		if err != nil {
-			return err
+		last++
+		ids[i] = last
+		args = append(args, last, fid, p.d.Position, p.d.Part, p.d.EntryID, typ, role, proj, p.n, p.d.Time, levels[i])
+		if len(args) == cap(args) {
+			if err := flush(); err != nil {
+				return err
+			}
 		}
-		if ids[i], err = res.LastInsertId(); err != nil {
-			return err
-		}
+	}
+	if err := flush(); err != nil {
+		return err
 	}
 	if err := writeSegment(tx, words, ids, levels); err != nil {
 		return err
 	}
 	return mergeSegments(tx)
+}
+
+// insertRows is how many documents one INSERT adds; docColumns the values of each.
+const (
+	insertRows = 64
+	docColumns = 11
+)
+
+// insertDocs returns the statement inserting n documents.
+func insertDocs(n int) string {
+	var sb strings.Builder
+	sb.WriteString(`INSERT INTO docs(id, fid, pos, part, entry, type, role, project, len, time, lvl) VALUES`)
+	for k := range n {
+		if k > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteString(`(?,?,?,?,?,?,?,?,?,?,?)`)
+	}
+	return sb.String()
 }
 
 // deleteDocs drops every document of file fid; their ids stay in the word
