@@ -3,6 +3,7 @@ package js
 import (
 	"bytes"
 	"encoding/binary"
+	"slices"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -35,19 +36,39 @@ func appendString(dst, raw []byte, valid bool) ([]byte, bool) {
 		return append(dst, inner...), true // as String: no escape, nothing else checked
 	}
 	start := len(dst)
+	dst = slices.Grow(dst, len(inner))
+	dst = append(dst, inner[:k]...)
+	if !plainRun(inner[:k]) {
+		return appendSlow(dst[:start], raw)
+	}
+	inner = inner[k:]
 	for {
-		run := inner
-		if k >= 0 {
-			run = inner[:k]
+		// Copy 8 plain bytes at a time (no backslash, quote or control
+		// character), then one at a time up to the next escape.
+		for len(inner) >= 8 {
+			x := binary.LittleEndian.Uint64(inner)
+			if !plainWord(x) {
+				break
+			}
+			if n := len(dst); n+8 <= cap(dst) { // always, once grown: nothing decodes longer than written
+				dst = dst[:n+8]
+				binary.LittleEndian.PutUint64(dst[n:], x)
+			} else {
+				dst = append(dst, inner[:8]...)
+			}
+			inner = inner[8:]
 		}
-		if !plainRun(run) {
-			return appendSlow(dst[:start], raw)
+		for len(inner) > 0 && inner[0] != '\\' {
+			if c := inner[0]; c == '"' || c < 0x20 {
+				return appendSlow(dst[:start], raw)
+			}
+			dst = append(dst, inner[0])
+			inner = inner[1:]
 		}
-		dst = append(dst, run...)
-		if k < 0 {
+		if len(inner) == 0 {
 			return dst, true
 		}
-		inner = inner[k:] // at a backslash
+		// At a backslash.
 		if len(inner) < 2 {
 			return appendSlow(dst[:start], raw)
 		}
@@ -83,7 +104,6 @@ func appendString(dst, raw []byte, valid bool) ([]byte, bool) {
 			return appendSlow(dst[:start], raw)
 		}
 		inner = inner[n:]
-		k = bytes.IndexByte(inner, '\\')
 	}
 }
 
@@ -91,6 +111,16 @@ func appendString(dst, raw []byte, valid bool) ([]byte, bool) {
 func appendSlow(dst, raw []byte) ([]byte, bool) {
 	s, ok := String(raw)
 	return append(dst, s...), ok
+}
+
+// plainWord reports whether none of the 8 bytes of x is '"', '\\' or a
+// control character (the haszero and hasless tricks: exact for "is there
+// any such byte").
+func plainWord(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	q := x ^ (ones * '"')
+	b := x ^ (ones * '\\')
+	return ((q-ones)&^q|(b-ones)&^b|(x-ones*0x20)&^x)&highs == 0
 }
 
 // plainRun reports whether b holds no '"' and no control character
