@@ -143,19 +143,23 @@ func radixSort(sc *scratch, chunks [][]wordAt) []wordAt {
 	sc.tmp, sc.out = grow(sc.tmp, n), grow(sc.out, n)
 	tmp, out := sc.tmp, sc.out
 	const digit = 11
-	count := make([]int, 1<<digit)
-	scatter := func(src [][]wordAt, dst []wordAt, shift uint) {
-		clear(count)
-		for _, c := range src {
-			for _, p := range c {
-				count[p.h>>shift&(1<<digit-1)]++
-			}
+	// The three digits' counts in one pass, then each one's places.
+	var counts [3][1 << digit]int
+	for _, c := range chunks {
+		for _, p := range c {
+			counts[0][p.h>>(64-3*digit)&(1<<digit-1)]++
+			counts[1][p.h>>(64-2*digit)&(1<<digit-1)]++
+			counts[2][p.h>>(64-digit)]++
 		}
+	}
+	for d := range counts {
 		sum := 0
-		for k, c := range count {
-			count[k] = sum
+		for k, c := range counts[d] {
+			counts[d][k] = sum
 			sum += c
 		}
+	}
+	scatter := func(src [][]wordAt, dst []wordAt, count *[1 << digit]int, shift uint) {
 		for _, c := range src {
 			for _, p := range c {
 				k := p.h >> shift & (1<<digit - 1)
@@ -164,9 +168,9 @@ func radixSort(sc *scratch, chunks [][]wordAt) []wordAt {
 			}
 		}
 	}
-	scatter(chunks, out, 64-3*digit)
-	scatter([][]wordAt{out}, tmp, 64-2*digit)
-	scatter([][]wordAt{tmp}, out, 64-digit)
+	scatter(chunks, out, &counts[0], 64-3*digit)
+	scatter([][]wordAt{out}, tmp, &counts[1], 64-2*digit)
+	scatter([][]wordAt{tmp}, out, &counts[2], 64-digit)
 	for i := 0; i < len(out); {
 		j := i + 1
 		mixed := false
