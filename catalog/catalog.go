@@ -386,6 +386,7 @@ const batchText = 16 << 20
 // the queue is empty.
 func (c *Catalog) worker(ctx context.Context) {
 	b := c.st.Batch()
+	ar := &textArena{}
 	text := 0
 	var done []string // files of the batch, released after its commit
 	commit := func() {
@@ -426,7 +427,7 @@ func (c *Catalog) worker(ctx context.Context) {
 				continue
 			}
 		}
-		text += c.sync(b, f)
+		text += c.sync(b, f, ar)
 		done = append(done, f)
 		if live || text >= batchText {
 			commit()
@@ -471,8 +472,8 @@ func (c *Catalog) checkSearched() {
 // sync adds to b what file needs: its record (kept index) and the
 // documents of its entries not yet indexed; the documents of a file read
 // again are replaced, those of a gone file dropped. It returns the bytes
-// of text added.
-func (c *Catalog) sync(b *store.Batch, file string) int {
+// of text added. The texts are decoded into ar.
+func (c *Catalog) sync(b *store.Batch, file string, ar *textArena) int {
 	snap, ok := c.lib.SnapshotFile(file, false)
 	c.mu.Lock()
 	st := c.files[file]
@@ -501,11 +502,12 @@ func (c *Catalog) sync(b *store.Batch, file string) int {
 	docN := st.docN
 	if docN < snap.Entries {
 		var docs []store.Doc
+		ar.reset()
 		epoch, err := c.lib.ReadLines(file, docN, func(pos int, e *sessions.Entry, line []byte) error {
 			if pos >= snap.Entries {
 				return errStop
 			}
-			for _, p := range validPieces(e, line) {
+			for _, p := range validPieces(ar, e, line) {
 				docs = append(docs, store.Doc{EntryID: e.ID, Position: pos, Part: p.part, Type: p.typ,
 					Role: p.role, Time: entryTime(e), Project: snap.Project, Text: p.text})
 				text += len(p.text)
@@ -516,7 +518,8 @@ func (c *Catalog) sync(b *store.Batch, file string) int {
 			c.enqueue(file, true) // changed while read: again
 			return 0
 		}
-		b.AddDocs(file, docs)
+		b.AddDocs(file, docs) // which copies the texts it keeps
+		ar.reset()
 		docN = snap.Entries
 	}
 	// Without a kept index (an old-format file, an unfinished last line)

@@ -29,19 +29,69 @@ const (
 // blank ones left out. It reads only the members search needs, in one
 // pass over the line and one over its message, and decodes each piece's
 // text straight into a string of its own (no piece aliases line).
-func pieces(e *sessions.Entry, line []byte) []piece { return decoder{js.AppendString}.pieces(e, line) }
+func pieces(e *sessions.Entry, line []byte) []piece {
+	return decoder{str: js.AppendString}.pieces(e, line)
+}
 
-// validPieces is pieces of a line known to be valid UTF-8: as
+// validPieces is pieces of a line known to be valid UTF-8, as
 // Library.ReadLines gives them while the file is unchanged (the library
-// checked every line as it read it).
-func validPieces(e *sessions.Entry, line []byte) []piece {
-	return decoder{js.AppendValidString}.pieces(e, line)
+// checked every line as it read it), their texts in ar's memory: they
+// last until ar is reset.
+func validPieces(ar *textArena, e *sessions.Entry, line []byte) []piece {
+	return decoder{str: js.AppendValidString, ar: ar}.pieces(e, line)
 }
 
 // decoder decodes the strings of pieces with str (js.AppendString, or
-// js.AppendValidString when the line's UTF-8 is known to be valid).
+// js.AppendValidString when the line's UTF-8 is known to be valid), into
+// memory of their own or from ar.
 type decoder struct {
 	str func(dst, raw []byte) ([]byte, bool)
+	ar  *textArena
+}
+
+// alloc returns an empty buffer for about n bytes.
+func (d decoder) alloc(n int) []byte {
+	if d.ar == nil {
+		return make([]byte, 0, n)
+	}
+	return d.ar.alloc(n)
+}
+
+// textArena hands out the memory of a file's texts for the search index
+// from chunks it keeps from file to file: the store copies what it keeps.
+type textArena struct {
+	chunks [][]byte
+	cur    int // the chunk being filled
+}
+
+const arenaChunk = 1 << 20
+
+// alloc returns an empty buffer of capacity n (a longer text grows out of it).
+func (a *textArena) alloc(n int) []byte {
+	if n > arenaChunk/4 {
+		return make([]byte, 0, n)
+	}
+	for ; a.cur < len(a.chunks); a.cur++ {
+		if c := a.chunks[a.cur]; len(c)+n <= cap(c) {
+			a.chunks[a.cur] = c[:len(c)+n]
+			return c[len(c) : len(c) : len(c)+n]
+		}
+	}
+	a.chunks = append(a.chunks, make([]byte, n, arenaChunk))
+	return a.chunks[a.cur][:0:n]
+}
+
+// reset makes all the memory free again (what alloc gave is overwritten);
+// it keeps a few chunks.
+func (a *textArena) reset() {
+	if len(a.chunks) > 4 {
+		clear(a.chunks[4:])
+		a.chunks = a.chunks[:4]
+	}
+	for k := range a.chunks {
+		a.chunks[k] = a.chunks[k][:0]
+	}
+	a.cur = 0
 }
 
 func (d decoder) pieces(e *sessions.Entry, line []byte) []piece {
@@ -95,7 +145,7 @@ func (d decoder) pieces(e *sessions.Entry, line []byte) []piece {
 		case sessions.RoleToolResult:
 			add(0, "toolResult", "tool", d.appendContent(d.appendLine(nil, m.toolName, m.content), m.content))
 		case sessions.RoleBash:
-			b := make([]byte, 0, 3+len(m.command)+len(m.output))
+			b := d.alloc(3 + len(m.command) + len(m.output))
 			b = append(b, "$ "...)
 			b, _ = d.str(b, m.command)
 			b = append(b, '\n')
@@ -131,7 +181,7 @@ func own(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 // once at about its size when dst is nil.
 func (d decoder) decode(dst, raw []byte) []byte {
 	if dst == nil {
-		dst = make([]byte, 0, len(raw))
+		dst = d.alloc(len(raw))
 	}
 	dst, _ = d.str(dst, raw)
 	return dst
@@ -141,7 +191,7 @@ func (d decoder) decode(dst, raw []byte) []byte {
 // leaving room for the decoded content after it.
 func (d decoder) appendLine(dst, raw, content []byte) []byte {
 	if dst == nil {
-		dst = make([]byte, 0, len(raw)+1+contentSize(content))
+		dst = d.alloc(len(raw) + 1 + contentSize(content))
 	}
 	dst, _ = d.str(dst, raw)
 	return append(dst, '\n')
@@ -220,7 +270,7 @@ func eachBlock(raw []byte, fn func(k int, bl *block)) {
 func (d decoder) appendContent(dst, raw []byte) []byte {
 	if len(raw) > 0 && raw[0] == '"' {
 		if dst == nil {
-			dst = make([]byte, 0, len(raw))
+			dst = d.alloc(len(raw))
 		}
 		// A string that does not decode is no text (js.String's ok).
 		if out, ok := d.str(dst, raw); ok {
@@ -229,7 +279,7 @@ func (d decoder) appendContent(dst, raw []byte) []byte {
 		return dst
 	}
 	if dst == nil {
-		dst = make([]byte, 0, contentSize(raw))
+		dst = d.alloc(contentSize(raw))
 	}
 	n := 0
 	eachBlock(raw, func(_ int, bl *block) {
@@ -266,7 +316,7 @@ func contentSize(raw []byte) int {
 // words are words, not JSON escapes).
 func (d decoder) appendToolCall(dst, name, args []byte) []byte {
 	if dst == nil {
-		dst = make([]byte, 0, len(name)+len(args))
+		dst = d.alloc(len(name) + len(args))
 	}
 	dst, _ = d.str(dst, name)
 	for _, kv := range js.ObjectOf(args) {

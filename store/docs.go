@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/piweb/piweb/search"
 )
@@ -54,6 +55,7 @@ type Batch struct {
 	pairs   [][]wordAt         // every word of every document, as a hash and a place, in chunks (never copied to grow)
 	filters map[string][]int32 // filter words: the batch positions holding them
 	hashes  []search.TermHash  // AddDocs' buffer
+	chunks  [][]byte           // the texts' memory, from textPool (keep)
 }
 
 // pairChunk is how many word occurrences a chunk of Batch.pairs holds.
@@ -126,6 +128,9 @@ func (b *Batch) dropPending(file string) {
 // what "newest first" means to Search among hits of equal relevance (and
 // what its windows follow): add a file's documents in file order, and on a
 // first indexing add files from the least to the most recently modified.
+//
+// AddDocs keeps no reference to docs or their texts: the caller may reuse
+// their memory once it returns.
 func (b *Batch) AddDocs(file string, docs []Doc) {
 	if b.filters == nil {
 		b.filters = map[string][]int32{}
@@ -161,11 +166,34 @@ func (b *Batch) AddDocs(file string, docs []Doc) {
 		for _, w := range []string{roleWord(d.Role), projectWord(d.Project), monthWord(t.Year()*100 + int(t.Month()))} {
 			b.filters[w] = append(b.filters[w], int32(pos))
 		}
-		b.texts = append(b.texts, d.Text)
+		b.texts = append(b.texts, b.keep(d.Text))
 		n := len(d.Text)
 		d.Text = ""
 		b.docs = append(b.docs, pendingDoc{file: file, d: d, n: n})
 	}
+}
+
+// textChunk is the size of the chunks a batch keeps its texts in until it
+// commits (longer texts have arrays of their own).
+const textChunk = 1 << 20
+
+var textPool = sync.Pool{New: func() any { return new([textChunk]byte) }}
+
+// keep copies text into the batch's chunks: AddDocs' caller may reuse
+// the memory of the texts it gave, and the chunks serve batch after batch.
+func (b *Batch) keep(text string) string {
+	if len(text) > textChunk/4 {
+		return strings.Clone(text)
+	}
+	n := len(b.chunks)
+	if n == 0 || len(b.chunks[n-1])+len(text) > textChunk {
+		b.chunks = append(b.chunks, textPool.Get().(*[textChunk]byte)[:0])
+		n++
+	}
+	c := &b.chunks[n-1]
+	k := len(*c)
+	*c = append(*c, text...)
+	return unsafe.String(unsafe.SliceData((*c)[k:]), len(text))
 }
 
 // Len returns the number of documents waiting in the batch.
@@ -209,6 +237,11 @@ func (b *Batch) Commit() error {
 		chunkPool.Put((*pairBuf)(c[:pairChunk]))
 	}
 	clear(b.texts) // let the texts go
+	for _, c := range b.chunks {
+		textPool.Put((*[textChunk]byte)(c[:textChunk]))
+	}
+	clear(b.chunks)
+	b.chunks = b.chunks[:0]
 	clear(b.pairs)
 	b.ops, b.docs, b.texts, b.pairs, b.filters = b.ops[:0], b.docs[:0], b.texts[:0], b.pairs[:0], nil
 	return nil
