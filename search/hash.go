@@ -236,7 +236,7 @@ type termHasher struct {
 // never copied; the rest is read as TermOffsets reads it.
 func AppendTermHashes(dst []TermHash, text string, seed uint64) []TermHash {
 	tabOnce.Do(buildTab)
-	t := termHasher{seed: seed, dst: dst}
+	t := termHasher{seed: seed}
 	i := 0
 	for i+64 <= len(text) {
 		word, upper, high := classify64(text, i)
@@ -254,17 +254,39 @@ func AppendTermHashes(dst []TermHash, text string, seed uint64) []TermHash {
 				s := bits.TrailingZeros64(starts)
 				starts &= starts - 1
 				e := s + bits.TrailingZeros64(^(m >> s))
-				if e >= lim { // may go on past the block, or in non-ASCII letters
+				if e == 64 { // may go on past the block
+					t.dst = dst
 					next = t.word(text, i+s)
+					dst = t.dst
 					break
 				}
-				t.dst = append(t.dst, TermHash{t.hashASCII(text, i+s, i+e), uint32(i + s)})
+				if e == lim { // a non-ASCII letter may continue the word
+					r, _ := utf8.DecodeRuneInString(text[i+lim:])
+					if c, _ := classUpper(r); c == cWord {
+						t.dst = dst
+						next = t.general(text, i+s)
+						dst = t.dst
+						break
+					}
+				}
+				var h uint64
+				if n := e - s; n <= 8 && i+s+8 <= len(text) {
+					// hashLowerASCII in one step
+					h = mum((load64(text, i+s)|0x2020202020202020)&(^uint64(0)>>(64-8*n))^hk0, seed^hk2^uint64(n))
+				} else {
+					h = hashLowerASCII(seed, text, i+s, i+e)
+				}
+				dst = append(dst, TermHash{h, uint32(i + s)})
 				if upper&lowBits(e)&^lowBits(s+1) != 0 {
+					t.dst = dst
 					t.camel(text, i+s, i+e)
+					dst = t.dst
 				}
 			}
 			if next == i+lim && lim < 64 {
+				t.dst = dst
 				next = t.general(text, next)
+				dst = t.dst
 			}
 			if next >= i+64 {
 				i = next
@@ -273,6 +295,7 @@ func AppendTermHashes(dst []TermHash, text string, seed uint64) []TermHash {
 			from = next - i
 		}
 	}
+	t.dst = dst
 	for i < len(text) {
 		if byteClass[text[i]] == bSep {
 			i++
