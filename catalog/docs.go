@@ -34,9 +34,8 @@ func pieces(e *sessions.Entry, line []byte) []piece {
 }
 
 // validPieces is pieces of a line known to be valid UTF-8, as
-// Library.ReadLines gives them while the file is unchanged (the library
-// checked every line as it read it), their texts in ar's memory: they
-// last until ar is reset.
+// Library.ReadLines gives them (decoded as Node does when read), their
+// texts in ar's memory: they last until ar is reset.
 func validPieces(ar *textArena, e *sessions.Entry, line []byte) []piece {
 	return decoder{str: js.AppendValidString, ar: ar}.pieces(e, line)
 }

@@ -2,6 +2,8 @@ package sessions
 
 import (
 	"math"
+	"unicode/utf8"
+	"unsafe"
 
 	"github.com/piweb/piweb/internal/js"
 )
@@ -58,8 +60,10 @@ const (
 	FlagLabelSet
 	// FlagHasSummary marks a branch_summary with a non-empty summary.
 	FlagHasSummary
-	// FlagBadUTF8 marks a line holding invalid UTF-8.
-	FlagBadUTF8
+	// flagUnused was FlagBadUTF8 (a line holding invalid UTF-8), no longer
+	// set: lines are decoded as Node decodes them when they are read
+	// (js.ToValidUTF8), which checks them then. Kept so later bits keep their values.
+	flagUnused
 	// FlagUnterminated marks the last line of a file that has no newline.
 	FlagUnterminated
 	// FlagParentSelf marks an entry whose parentId is its own id.
@@ -152,6 +156,72 @@ type rawEntry struct {
 	usage, summary, replacement, display        []byte
 	version, cwd, parentSession, firstKeptIndex []byte
 	hasParentKey, hasLabelKey, hasTimestamp     bool
+
+	// The members of the message object, read in the same pass as the line
+	// (msg.walked) unless its key was written with escapes or its value is not an object.
+	msg msgMembers
+}
+
+// msgMembers are the members of a message object the index reads.
+type msgMembers struct {
+	role, content, provider, model, usage, stop []byte
+	begun, walked                               bool
+
+	// The content array's blocks, read in the same pass (contentWalked)
+	// unless its key was written with escapes or it is not an array.
+	blockType, blockText        []byte
+	contentBegun, contentWalked bool
+	text                        bool // a block of the walked content is a text that is not blank
+
+	// The usage object, read in the same pass (usageWalked) unless its key
+	// was written with escapes or it is not an object.
+	use                     usageReader
+	usageBegun, usageWalked bool
+}
+
+// set keeps m when the index reads it.
+func (mm *msgMembers) set(m js.Member) {
+	switch string(js.KeyBytes(m.Key)) {
+	case "role":
+		mm.role = m.Val
+	case "content":
+		mm.content = m.Val
+		mm.contentWalked, mm.contentBegun = mm.contentBegun, false
+	case "provider":
+		mm.provider = m.Val
+	case "model":
+		mm.model = m.Val
+	case "usage":
+		mm.usage = m.Val
+		mm.usageWalked, mm.usageBegun = mm.usageBegun, false
+	case "stopReason":
+		mm.stop = m.Val
+	}
+}
+
+// nested returns what the line's reading reads of the message in the same
+// pass: its members, and its content blocks' type and text.
+func (r *rawEntry) nested() []*js.Nested {
+	mm := &r.msg
+	blocks := &js.Nested{Key: "content", Each: true,
+		Start: func() { mm.text, mm.contentBegun = false, true },
+		Begin: func() { mm.blockType, mm.blockText = nil, nil },
+		Fn: func(m js.Member) {
+			if js.KeyIs(m.Key, "type") {
+				mm.blockType = m.Val
+			} else if js.KeyIs(m.Key, "text") {
+				mm.blockText = m.Val
+			}
+		},
+		End: func() { mm.text = mm.text || isTextBlock(mm.blockType, mm.blockText) },
+	}
+	cost := &js.Nested{Key: "cost", Start: func() { mm.use.costBegun = true }, Fn: mm.use.setCost}
+	usage := &js.Nested{Key: "usage", Start: func() { mm.use.start(); mm.usageBegun = true }, Fn: mm.use.set, In: []*js.Nested{cost}}
+	return []*js.Nested{{Key: "message",
+		Start: func() { *mm = msgMembers{begun: true} }, // a later message replaces an earlier, as in JSON.parse
+		Fn:    mm.set,
+		In:    []*js.Nested{blocks, usage},
+	}}
 }
 
 func (r *rawEntry) set(m js.Member) {
@@ -173,6 +243,7 @@ func (r *rawEntry) set(m js.Member) {
 		r.hasTimestamp = true
 	case "message":
 		r.message = m.Val
+		r.msg.walked, r.msg.begun = r.msg.begun, false // walked only when this very value was
 	case "targetId":
 		r.targetID = m.Val
 	case "label":
@@ -209,14 +280,44 @@ func (r *rawEntry) set(m js.Member) {
 	}
 }
 
-// fill sets e's fields from r. in interns repeating strings.
-func (e *Entry) fill(r *rawEntry, in interner) {
-	if s, ok := js.String(r.id); ok {
+// idArena keeps the bytes of a session's ids in shared blocks, one
+// allocation per block instead of one per id (there are two ids per entry).
+type idArena struct {
+	buf  []byte // the block being filled; strings point into the bytes before len
+	next int    // the size of the next block
+	last string // the id of the entry read before, most often the next one's parent
+}
+
+// str decodes the raw JSON string value, as js.String does.
+func (a *idArena) str(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", false
+	}
+	inner := raw[1 : len(raw)-1]
+	if len(inner) == 0 || len(inner) > 64 || js.HasBackslash(inner) || !utf8.Valid(inner) {
+		return js.String(raw)
+	}
+	if string(inner) == a.last {
+		return a.last, true
+	}
+	if cap(a.buf)-len(a.buf) < len(inner) {
+		a.buf = make([]byte, 0, max(a.next, 256))
+		a.next = min(2*cap(a.buf), 64<<10)
+	}
+	n := len(a.buf)
+	a.buf = append(a.buf, inner...)
+	return unsafe.String(&a.buf[n], len(inner)), true // bytes never written again
+}
+
+// fill sets e's fields from r. in interns repeating strings, ids keeps ids.
+func (e *Entry) fill(r *rawEntry, in interner, ids *idArena) {
+	if s, ok := ids.str(r.id); ok {
 		e.ID = s
 	} else {
 		e.Flags |= FlagNoID
 	}
-	e.ParentID = js.Str(r.parentID)
+	e.ParentID, _ = ids.str(r.parentID)
+	ids.last = e.ID
 	if !r.hasParentKey {
 		e.Flags |= FlagNoParentKey
 	}
@@ -227,7 +328,11 @@ func (e *Entry) fill(r *rawEntry, in interner) {
 	e.Time = js.Time(r.timestamp, r.hasTimestamp)
 	switch e.Type {
 	case TypeMessage:
-		e.fillMessage(r.message, in)
+		if !r.msg.walked {
+			r.msg = msgMembers{}
+			js.Members(r.message, r.msg.set)
+		}
+		e.fillMessage(&r.msg, in)
 	case TypeLabel:
 		e.Target = js.Str(r.targetID)
 		if js.Truthy(r.label) {
@@ -267,40 +372,29 @@ func (e *Entry) fill(r *rawEntry, in interner) {
 	}
 }
 
-// fillMessage reads role, model, usage and stop reason from a message
-// object. The line was validated as a whole, so the message is not checked again.
-func (e *Entry) fillMessage(raw []byte, in interner) {
-	var role, provider, model, usage, stop, content []byte
-	js.Members(raw, func(m js.Member) {
-		switch string(js.KeyBytes(m.Key)) {
-		case "role":
-			role = m.Val
-		case "content":
-			content = m.Val
-		case "provider":
-			provider = m.Val
-		case "model":
-			model = m.Val
-		case "usage":
-			usage = m.Val
-		case "stopReason":
-			stop = m.Val
-		}
-	})
-	e.Role = in.str(role)
+// fillMessage reads role, model, usage and stop reason from a message's
+// members. The line was validated as a whole, so they are not checked again.
+func (e *Entry) fillMessage(m *msgMembers, in interner) {
+	e.Role = in.str(m.role)
 	if e.Role == RoleAssistant {
-		e.Text = in.model(provider, model)
-		e.Tokens, e.Cost = usageTotals(usage)
-		st := in.str(stop)
+		e.Text = in.model(m.provider, m.model)
+		if m.usageWalked {
+			if u, ok := m.use.result(); ok {
+				e.Tokens, e.Cost = int64(u.Tokens()), u.Cost
+			}
+		} else {
+			e.Tokens, e.Cost = usageTotals(m.usage)
+		}
+		st := in.str(m.stop)
 		if st == "error" || st == "aborted" {
 			e.Flags |= FlagError
 		}
 		// pi's tree hides assistant turns that are only tool calls; these two
 		// flags let it decide without reading the line again (see layout.go).
-		if js.Truthy(stop) && st != "stop" && st != "toolUse" {
+		if js.Truthy(m.stop) && st != "stop" && st != "toolUse" {
 			e.Flags |= FlagOddStop
 		}
-		if hasText(content) {
+		if m.contentWalked && m.text || !m.contentWalked && hasText(m.content) {
 			e.Flags |= FlagText
 		}
 	}

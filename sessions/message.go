@@ -198,43 +198,69 @@ func decodeUsage(raw []byte) (u Usage, ok bool) {
 	if len(raw) == 0 || raw[0] != '{' {
 		return Usage{}, false
 	}
-	ok = true
-	num := func(dst *float64, raw []byte) {
-		v, good := js.Number(raw)
-		*dst, ok = v, ok && good
-	}
-	js.Members(raw, func(m js.Member) {
-		switch string(js.KeyBytes(m.Key)) {
-		case "totalTokens":
-			num(&u.TotalTokens, m.Val)
-		case "input":
-			num(&u.Input, m.Val)
-		case "output":
-			num(&u.Output, m.Val)
-		case "cacheRead":
-			num(&u.CacheRead, m.Val)
-		case "cacheWrite":
-			num(&u.CacheWrite, m.Val)
-		case "cost":
-			if js.IsNull(m.Val) {
-				u.Cost = 0
-				break
-			}
-			if m.Val[0] != '{' {
-				ok = false
-				break
-			}
-			js.Members(m.Val, func(c js.Member) {
-				if string(js.KeyBytes(c.Key)) == "total" {
-					num(&u.Cost, c.Val)
-				}
-			})
+	var ur usageReader
+	ur.start()
+	js.Members(raw, ur.set)
+	return ur.result()
+}
+
+// usageReader reads a usage object member by member, as js.Members or a
+// nested read (js.Nested) hands them over.
+type usageReader struct {
+	u         Usage
+	ok        bool
+	costBegun bool // the members of the cost value being set were read already, by a nested read
+}
+
+// start begins a usage object.
+func (ur *usageReader) start() { *ur = usageReader{ok: true} }
+
+// num reads a number into dst; a member that is not a number spoils the usage.
+func (ur *usageReader) num(dst *float64, raw []byte) {
+	v, good := js.Number(raw)
+	*dst, ur.ok = v, ur.ok && good
+}
+
+// set reads one member of the usage object.
+func (ur *usageReader) set(m js.Member) {
+	switch string(js.KeyBytes(m.Key)) {
+	case "totalTokens":
+		ur.num(&ur.u.TotalTokens, m.Val)
+	case "input":
+		ur.num(&ur.u.Input, m.Val)
+	case "output":
+		ur.num(&ur.u.Output, m.Val)
+	case "cacheRead":
+		ur.num(&ur.u.CacheRead, m.Val)
+	case "cacheWrite":
+		ur.num(&ur.u.CacheWrite, m.Val)
+	case "cost":
+		begun := ur.costBegun
+		ur.costBegun = false
+		switch {
+		case js.IsNull(m.Val):
+			ur.u.Cost = 0
+		case m.Val[0] != '{':
+			ur.ok = false
+		case !begun:
+			js.Members(m.Val, ur.setCost)
 		}
-	})
-	if !ok {
+	}
+}
+
+// setCost reads one member of the usage's cost object.
+func (ur *usageReader) setCost(c js.Member) {
+	if string(js.KeyBytes(c.Key)) == "total" {
+		ur.num(&ur.u.Cost, c.Val)
+	}
+}
+
+// result is the usage read, and whether it was readable.
+func (ur *usageReader) result() (Usage, bool) {
+	if !ur.ok {
 		return Usage{}, false
 	}
-	return u, true
+	return ur.u, true
 }
 
 // Message is an agent message as pi stores it.
@@ -465,6 +491,13 @@ func (r *Reader) Body(i int) (*Body, error) {
 	return b, nil
 }
 
+// isTextBlock reports whether a content block whose type and text members
+// are typ and text is a text that is not blank.
+func isTextBlock(typ, text []byte) bool {
+	return (string(typ) == `"text"` || (js.HasBackslash(typ) && js.Str(typ) == "text")) &&
+		len(text) > 0 && text[0] == '"' && !js.Blank(text)
+}
+
 // hasText is pi's hasTextContent: string or block content with a text that is not blank.
 func hasText(raw []byte) bool {
 	if len(raw) == 0 {
@@ -490,11 +523,7 @@ func hasText(raw []byte) bool {
 				text = m.Val
 			}
 		})
-		if string(typ) == `"text"` || (js.HasBackslash(typ) && js.Str(typ) == "text") {
-			if len(text) > 0 && text[0] == '"' && !js.Blank(text) {
-				found = true
-			}
-		}
+		found = isTextBlock(typ, text)
 		return !found
 	})
 	return found

@@ -414,9 +414,9 @@ func (l *Library) ReadLines(file string, from int, fn func(pos int, e *Entry, li
 	defer r.release()
 	var buf []byte // fn does not keep line: one buffer serves every line but the longest ones
 	for k := range snap.Entries {
-		// The library's index validated each line when it read it: a
-		// line that still holds the entry's id is the entry's (as the
-		// ledger reads lines), else Raw's full check applies.
+		// The library's index validated each line's JSON when it read
+		// it: a line that still holds the entry's id is the entry's (as
+		// the ledger reads lines), else Raw's full check applies.
 		line, err := r.lineInto(buf, k, true)
 		if err != nil {
 			if errors.Is(err, ErrChanged) {
@@ -497,8 +497,5 @@ func ReadLine(f io.ReaderAt, e *Entry, checkID bool) ([]byte, error) {
 			return nil, ErrChanged
 		}
 	}
-	if e.Flags.Has(FlagBadUTF8) {
-		line = js.ToValidUTF8(line)
-	}
-	return line, nil
+	return js.ToValidUTF8(line), nil
 }

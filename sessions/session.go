@@ -12,7 +12,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/piweb/piweb/internal/js"
 )
@@ -75,6 +74,10 @@ type Session struct {
 	headOff  int64
 	lines    int // physical lines consumed up to Size
 	inter    interner
+	ids      idArena
+	raw      rawEntry     // the line being read (kept to reuse nest's closures)
+	nest     []*js.Nested // what reading a line reads in the same pass, into *nestOf
+	nestOf   *rawEntry
 	byID     map[string]int
 	parent   []int // parent position, -1 for roots
 	children [][]int
@@ -132,12 +135,27 @@ func Load(path string) (*Session, error) {
 // loadOpen indexes the open file f (st is its info) as the session at path, kept inside root.
 func loadOpen(f *os.File, st os.FileInfo, path, root string) (*Session, error) {
 	s := &Session{File: path, ModTime: st.ModTime(), root: root}
-	if err := s.reserve(f, st.Size()); err != nil {
-		return nil, err
-	}
 	// Only the bytes st describes, so ModTime and Size agree (see update).
-	if err := s.readSized(io.LimitReader(f, st.Size()), 0, st.Size()); err != nil {
-		return nil, err
+	if size := st.Size(); size <= wholeMax {
+		// One read into a recycled buffer; lines are counted in memory.
+		buf := getWhole(size)
+		defer putWhole(buf)
+		n, err := io.ReadFull(f, buf[:size])
+		readBytes.Add(int64(n))
+		if err != nil && err != io.ErrUnexpectedEOF { // a file cut short since st is read as it is now
+			return nil, err
+		}
+		lines := bytes.Count(buf[:n], []byte{'\n'}) + 1
+		s.Entries = make([]Entry, 0, lines)
+		s.ids.next = min(lines*10, 64<<10) // an id of 8 bytes, and the parents that are not the entry before
+		s.parse(buf[:n], 0)
+	} else {
+		if err := s.reserve(f, size); err != nil {
+			return nil, err
+		}
+		if err := s.readSized(io.LimitReader(f, size), 0, size); err != nil {
+			return nil, err
+		}
 	}
 	if s.Header.ID == "" {
 		return s, fmt.Errorf("%s: %w", path, ErrNotSession)
@@ -181,9 +199,8 @@ func Parse(r io.Reader, name string) (*Session, error) {
 // ParseBytes is Parse of data held in memory, which the session keeps (not a copy).
 func ParseBytes(data []byte, name string) (*Session, error) {
 	s := &Session{File: name, data: data}
-	if err := s.read(bytes.NewReader(data), 0); err != nil {
-		return nil, err
-	}
+	s.Entries = make([]Entry, 0, bytes.Count(data, []byte{'\n'})+1)
+	s.parse(data, 0)
 	if s.Header.ID == "" {
 		return s, fmt.Errorf("%s: %w", name, ErrNotSession)
 	}
@@ -255,6 +272,7 @@ func (s *Session) readSized(r io.Reader, off int64, hint int64) error {
 			return err
 		}
 	}
+	defer func() { s.raw = rawEntry{} }() // it points into buf
 	if skipping {
 		s.diag(s.lines+1, DiagTooLong, "unterminated last line too long; skipped")
 	} else if len(carry) > 0 {
@@ -268,6 +286,41 @@ func (s *Session) readSized(r io.Reader, off int64, hint int64) error {
 		}
 	}
 	return nil
+}
+
+// parse indexes data, the bytes of the file from offset off to its end:
+// every complete line and an unterminated final line. It is read for a
+// file read in one piece (no line of it is too long: see MaxLine).
+func (s *Session) parse(data []byte, off int64) {
+	if s.inter == nil {
+		s.inter = interner{}
+	}
+	var last []byte // the last complete line
+	for {
+		nl := bytes.IndexByte(data, '\n')
+		if nl < 0 {
+			break
+		}
+		s.lines++
+		last = data[:nl]
+		s.addLine(last, off, s.lines, false)
+		off += int64(nl + 1)
+		data = data[nl+1:]
+	}
+	defer func() { s.raw = rawEntry{} }() // it points into data
+	if last != nil {
+		s.Size = off
+		s.setTail(last)
+	}
+	if len(data) > 0 {
+		// pi parses an unterminated last line too (and then appends "\n"; piweb never writes it).
+		if s.addLine(data, off, s.lines+1, true) {
+			s.hasTail = true
+		}
+		if len(bytes.TrimSpace(data)) > 0 {
+			s.diag(s.lines+1, DiagUnterminated, "the last line has no newline (a write in progress, or a crash)")
+		}
+	}
 }
 
 // setTail remembers the last bytes before Size, used to notice a rewrite.
@@ -290,8 +343,12 @@ func (s *Session) addLine(line []byte, off int64, lineNo int, unterminated bool)
 	if i == len(line) || len(bytes.TrimSpace(line)) == 0 {
 		return false // blank, skipped as pi does
 	}
-	var r rawEntry
-	end, err := js.EachMember(line, i, r.set)
+	r := &s.raw
+	*r = rawEntry{}
+	if s.nestOf != r { // made for this session's raw (a copied Session has its own)
+		s.nest, s.nestOf = r.nested(), r
+	}
+	end, err := js.EachMemberNested(line, i, r.set, s.nest)
 	notObject := false
 	if err == js.ErrNotObject {
 		notObject = true
@@ -361,9 +418,9 @@ func (s *Session) addLine(line []byte, off int64, lineNo int, unterminated bool)
 			s.diag(lineNo, DiagExtraHeader, "a second session header; ignored, as pi does")
 			return false
 		}
-		e.fill(&r, s.inter)
+		e.fill(r, s.inter, &s.ids)
 		if s.Header.Version < 2 {
-			s.migrateV1(&e, &r)
+			s.migrateV1(&e, r)
 		}
 		if s.Header.Version < 3 && e.Role == "hookMessage" {
 			e.Role = "custom"
@@ -377,9 +434,6 @@ func (s *Session) addLine(line []byte, off int64, lineNo int, unterminated bool)
 		if s.FirstMessage == "" && e.Type == TypeMessage && e.Role == "user" {
 			s.FirstMessage = DecodeMessage(r.message).Content.Text(" ") // as pi's session list
 		}
-	}
-	if !utf8.Valid(line) {
-		e.Flags |= FlagBadUTF8
 	}
 	if unterminated {
 		e.Flags |= FlagUnterminated
@@ -598,6 +652,23 @@ func isSessionType(raw []byte) bool {
 	}
 	return js.HasBackslash(raw) && js.Str(raw) == TypeSession
 }
+
+// wholeMax is the size up to which a file is read in one piece.
+const wholeMax = 32 << 20
+
+// wholePool recycles the buffers of files read in one piece.
+var wholePool sync.Pool
+
+// getWhole returns a buffer of at least n bytes, recycled when one is.
+func getWhole(n int64) []byte {
+	if p, ok := wholePool.Get().(*[]byte); ok && int64(cap(*p)) >= n {
+		return (*p)[:cap(*p)]
+	}
+	return make([]byte, max(n, 64<<10))
+}
+
+// putWhole offers b for later reads.
+func putWhole(b []byte) { wholePool.Put(&b) }
 
 // bufPool recycles the 1 MiB read buffers of large files across loads.
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 1<<20); return &b }}

@@ -222,10 +222,7 @@ func (r *Reader) lineInto(buf []byte, i int, quick bool) ([]byte, error) {
 			return nil, ErrChanged
 		}
 	}
-	if e.Flags.Has(FlagBadUTF8) {
-		b = js.ToValidUTF8(b) // as pi's decoder reads it
-	}
-	return b, nil
+	return js.ToValidUTF8(b), nil // as pi's decoder reads it
 }
 
 // holdsID reports whether line has an "id" member whose value is id as written.

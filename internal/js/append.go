@@ -38,7 +38,7 @@ func appendString(dst, raw []byte, valid bool) ([]byte, bool) {
 	start := len(dst)
 	dst = slices.Grow(dst, len(inner))
 	dst = append(dst, inner[:k]...)
-	if !plainRun(inner[:k]) {
+	if !noQuoteOrControl(inner[:k]) {
 		return appendSlow(dst[:start], raw)
 	}
 	inner = inner[k:]
@@ -123,9 +123,9 @@ func plainWord(x uint64) bool {
 	return ((q-ones)&^q|(b-ones)&^b|(x-ones*0x20)&^x)&highs == 0
 }
 
-// plainRun reports whether b holds no '"' and no control character
+// noQuoteOrControl reports whether b holds no '"' and no control character
 // (unquote refuses them), 8 bytes at a time.
-func plainRun(b []byte) bool {
+func noQuoteOrControl(b []byte) bool {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	for len(b) >= 8 {
 		x := binary.LittleEndian.Uint64(b)

@@ -16,7 +16,7 @@ import (
 // that the helpers reading its spans agree with encoding/json.
 func FuzzScan(f *testing.F) {
 	for _, s := range []string{
-		`{"a":[1,2,{"b":null}],"c":"\u00e9\n"}`, `[1e400,-0,0.5]`, `"\ud800"`, "\"\xff\"", `01`, `{"a":1,}`,
+		`{"a":[1,2,{"b":null}],"c":"\u00e9\n"}`, `{"m":{"x":[1]},"e":[{"a":1},2,{"b":{"c":3}}]}`, `[1e400,-0,0.5]`, `"\ud800"`, "\"\xff\"", `01`, `{"a":1,}`,
 		strings.Repeat("[", 10001) + strings.Repeat("]", 10001),
 	} {
 		f.Add([]byte(s))
@@ -31,6 +31,45 @@ func FuzzScan(f *testing.F) {
 		}
 		v := bytes.TrimLeft(data, " \t\r\n")
 		v = bytes.TrimRight(v, " \t\r\n")
+		// A nested walk finds the members the trusted walk finds in the value.
+		if v[0] == '{' {
+			var nested, elems []string
+			var top, arr string
+			member := func(to *[]string) func(m Member) {
+				return func(m Member) { *to = append(*to, string(m.Key)+"="+string(m.Val)) }
+			}
+			end, err := EachMemberNested(v, 0, func(m Member) {
+				if string(m.Key) == `"m"` && m.Val[0] == '{' {
+					top = string(m.Val)
+				}
+				if string(m.Key) == `"e"` && m.Val[0] == '[' {
+					arr = string(m.Val)
+				}
+			}, []*Nested{
+				{Key: "m", Start: func() { nested = nested[:0] }, Fn: member(&nested)},
+				{Key: "e", Each: true, Start: func() { elems = elems[:0] }, Begin: func() { elems = append(elems, "{") }, Fn: member(&elems)},
+			})
+			if err != nil || end != len(v) {
+				t.Fatalf("EachMemberNested(%q) = %d, %v", v, end, err)
+			}
+			if top != "" {
+				if want := tTrustedMembers([]byte(top)); strings.Join(nested, "\x00") != strings.Join(want, "\x00") {
+					t.Fatalf("nested members of %q: %q, want %q", top, nested, want)
+				}
+			}
+			if arr != "" {
+				var want []string
+				Elems([]byte(arr), func(el []byte) bool {
+					if el[0] == '{' {
+						want = append(append(want, "{"), tTrustedMembers(el)...)
+					}
+					return true
+				})
+				if strings.Join(elems, "\x00") != strings.Join(want, "\x00") {
+					t.Fatalf("nested elements of %q: %q, want %q", arr, elems, want)
+				}
+			}
+		}
 		valid := bytes.ToValidUTF8(v, []byte("\uFFFD"))
 		var ref any
 		refErr := json.Unmarshal(valid, &ref)
@@ -126,6 +165,25 @@ func FuzzAppendString(f *testing.F) {
 			if ok != wok || string(got) != "prefix"+want {
 				t.Fatalf("%q: AppendValidString %q %v, String %q %v", raw, got, ok, want, wok)
 			}
+		}
+	})
+}
+
+// FuzzLongString reads data as the inside of a long string, so that the
+// 64-byte blocks of ScanString see it at every offset, and checks they
+// agree with the reading one special byte at a time: end, escapes, error.
+func FuzzLongString(f *testing.F) {
+	for _, s := range []string{`a\"b`, `\\\\"`, "\x01", `\u00e9\u12`, "é\xff\"", strings.Repeat(`\\`, 40) + `"`} {
+		f.Add([]byte(s), uint8(0))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, pad uint8) {
+		b := append([]byte{'"'}, bytes.Repeat([]byte{'a'}, longString+int(pad%64))...)
+		b = append(append(b, data...), '"')
+		b = append(b, bytes.Repeat([]byte{' '}, 64)...)
+		end, esc, err := ScanString(b, 0)
+		wend, wesc, werr := scanFrom(b, 1, 0, false, false)
+		if end != wend || esc != wesc || (err == nil) != (werr == nil) || (err != nil && err.Error() != werr.Error()) {
+			t.Fatalf("ScanString(%q) = %d, %v, %v; one byte at a time: %d, %v, %v", b, end, esc, err, wend, wesc, werr)
 		}
 	})
 }

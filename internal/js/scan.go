@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/bits"
 	"unicode/utf8"
 )
 
@@ -46,37 +47,89 @@ func SkipWS(b []byte, i int) int {
 	return i
 }
 
-// SWAR constants: one in every byte, and the high bit of every byte.
+// SWAR constants: one in every byte, the high bit of every byte, and the
+// low seven bits of every byte.
 const (
 	lsb = 0x0101010101010101
 	msb = 0x8080808080808080
+	lo7 = 0x7F7F7F7F7F7F7F7F
 )
 
-// plain8 reports whether none of the 8 bytes of x is '"', '\\' or a
-// control character, testing all 8 at once (the classic haszero/hasless
-// tricks, which are exact for "is there any such byte").
-func plain8(x uint64) bool {
+// special8 returns a mask of the high bits of those of the 8 bytes of x
+// that are '"', '\\' or a control character, all 8 tested at once (the
+// classic haszero/hasless tricks). Borrows can flag bytes after a flagged
+// one, never before it, so the lowest bit set marks the first such byte
+// exactly.
+func special8(x uint64) uint64 {
 	q := x ^ (lsb * '"')
 	s := x ^ (lsb * '\\')
-	return ((q-lsb)&^q|(s-lsb)&^s|(x-lsb*0x20)&^x)&msb == 0
+	return ((q-lsb)&^q | (s-lsb)&^s | (x-lsb*0x20)&^x) & msb
+}
+
+// plainRun returns the index of the first byte at or after i that is '"',
+// '\\' or a control character, or len(b).
+func plainRun(b []byte, i int) int {
+	for i+8 <= len(b) {
+		if m := special8(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+		i += 8
+	}
+	for i < len(b) {
+		if c := b[i]; c == '"' || c == '\\' || c < 0x20 {
+			return i
+		}
+		i++
+	}
+	return i
 }
 
 // ScanString validates the string starting at b[i] == '"' and returns the
-// index just past its closing quote and whether it holds escapes.
+// index just past its closing quote and whether it holds escapes. Its
+// bytes are not checked as UTF-8: Node decodes a file before JSON.parse
+// sees it, so invalid UTF-8 is no JSON error (readers decode lines as
+// Node does, see ToValidUTF8).
 func ScanString(b []byte, i int) (end int, escaped bool, err error) {
-	i++ // opening quote
+	if end = shortString(b, i); end > 0 {
+		return end, false, nil
+	}
+	return scanFrom(b, i+1, i, false, true)
+}
+
+// shortString returns the index just past the string at b[i] == '"' when
+// it closes within 16 bytes holding nothing special, else 0: most strings
+// of a line are keys, ids and dates.
+func shortString(b []byte, i int) int {
+	if i+17 > len(b) {
+		return 0
+	}
+	m := special8(binary.LittleEndian.Uint64(b[i+1:]))
+	k := i + 1
+	if m == 0 {
+		m = special8(binary.LittleEndian.Uint64(b[i+9:]))
+		k += 8
+	}
+	if m == 0 {
+		return 0
+	}
+	if k += bits.TrailingZeros64(m) >> 3; b[k] == '"' {
+		return k + 1
+	}
+	return 0
+}
+
+// longString is the length past which a string is read in blocks.
+const longString = 48
+
+// scanFrom goes on reading the string that starts at b[start] from b[i],
+// a byte that is not inside an escape, one special byte at a time; blocks,
+// when allowed, take over once the string is long.
+func scanFrom(b []byte, i, start int, escaped, blocks bool) (int, bool, error) {
 	for {
-		// Fast path over ordinary bytes: 8 at a time, then one by one.
-		for i+8 <= len(b) && plain8(binary.LittleEndian.Uint64(b[i:])) {
-			i += 8
+		if blocks && i-start >= longString && i+64 <= len(b) {
+			return scanBlocks(b, i, start, escaped)
 		}
-		for i < len(b) {
-			c := b[i]
-			if c == '"' || c == '\\' || c < 0x20 {
-				break
-			}
-			i++
-		}
+		i = plainRun(b, i)
 		if i >= len(b) {
 			return 0, false, ErrAt(i, "unterminated string")
 		}
@@ -108,6 +161,97 @@ func ScanString(b []byte, i int) (end int, escaped bool, err error) {
 			return 0, false, ErrAt(i, "control character in string")
 		}
 	}
+}
+
+// movemask packs the high bits of the 8 bytes of m (which has no other
+// bits set) into its low 8 bits, byte k's into bit k.
+func movemask(m uint64) uint64 { return (m >> 7) * 0x0102040810204080 >> 56 }
+
+// word returns, for the 8 bytes of x, the movemasks of its quotes and of
+// its backslashes, and a mask that is not 0 when it holds control characters.
+func word(x uint64) (q, bs, ctl uint64) {
+	lo := x & lo7 // "| x" below: a byte with the high bit set matches neither '"' nor '\\'
+	q = movemask(^(lo ^ (lsb * '"') + lo7 | x) & msb)
+	bs = movemask(^(lo ^ (lsb * '\\') + lo7 | x) & msb)
+	return q, bs, ^(lo + lsb*0x60 | x) & msb
+}
+
+// escapedBits returns the bits of the bytes that backslashes escape in a
+// block whose backslashes are bs, without a branch per backslash: a run of
+// backslashes escapes every second byte after its start and the byte after
+// it when the run is odd. carry says the block's first byte is escaped, and
+// is set for the next block.
+func escapedBits(bs uint64, carry *uint64) uint64 {
+	const even = 0x5555555555555555
+	bs &^= *carry // an escaped backslash starts nothing
+	follows := bs<<1 | *carry
+	oddStarts := bs &^ even &^ follows
+	evenRuns, c := bits.Add64(oddStarts, bs, 0)
+	*carry = c
+	return (even ^ evenRuns<<1) & follows
+}
+
+// validEscape tells the bytes a backslash may escape ('u' is checked apart).
+var validEscape = [256]bool{'"': true, '\\': true, '/': true, 'b': true, 'f': true, 'n': true, 'r': true, 't': true, 'u': true}
+
+// scanBlocks reads the string that starts at b[start] from b[i] on, 64
+// bytes at a time: masks of its quotes and backslashes, with escapes worked
+// out from the backslashes (see escapedBits), so that only the end of the
+// string and the escapes' letters are looked at one by one. On anything
+// invalid it reads the string again one byte at a time, for the same error.
+func scanBlocks(b []byte, i, start int, escaped bool) (int, bool, error) {
+	var carry uint64
+	for ; i+64 <= len(b); i += 64 {
+		blk := (*[64]byte)(b[i : i+64])
+		q0, b0, c0 := word(binary.LittleEndian.Uint64(blk[0:]))
+		q1, b1, c1 := word(binary.LittleEndian.Uint64(blk[8:]))
+		q2, b2, c2 := word(binary.LittleEndian.Uint64(blk[16:]))
+		q3, b3, c3 := word(binary.LittleEndian.Uint64(blk[24:]))
+		q4, b4, c4 := word(binary.LittleEndian.Uint64(blk[32:]))
+		q5, b5, c5 := word(binary.LittleEndian.Uint64(blk[40:]))
+		q6, b6, c6 := word(binary.LittleEndian.Uint64(blk[48:]))
+		q7, b7, c7 := word(binary.LittleEndian.Uint64(blk[56:]))
+		q := q0 | q1<<8 | q2<<16 | q3<<24 | q4<<32 | q5<<40 | q6<<48 | q7<<56
+		bs := b0 | b1<<8 | b2<<16 | b3<<24 | b4<<32 | b5<<40 | b6<<48 | b7<<56
+		var esc uint64
+		if bs|carry != 0 {
+			esc = escapedBits(bs, &carry)
+		}
+		end := bits.TrailingZeros64(q &^ esc)
+		in := ^uint64(0) // the bytes inside the string
+		if end < 64 {
+			in = 1<<end - 1
+		}
+		if c0|c1|c2|c3|c4|c5|c6|c7 != 0 { // a control character: inside the string is an error
+			var c uint64
+			for k := 0; k < 64; k += 8 {
+				x := binary.LittleEndian.Uint64(blk[k:])
+				c |= movemask(^(x&lo7+lsb*0x60|x)&msb) << k
+			}
+			if c&in != 0 {
+				return scanFrom(b, start+1, start, false, false)
+			}
+		}
+		if esc&in != 0 {
+			escaped = true
+			for m := esc & in; m != 0; m &= m - 1 {
+				p := i + bits.TrailingZeros64(m)
+				if !validEscape[b[p]] {
+					return scanFrom(b, start+1, start, false, false)
+				}
+				if b[p] == 'u' && (p+5 > len(b) || !isHex(b[p+1]) || !isHex(b[p+2]) || !isHex(b[p+3]) || !isHex(b[p+4])) {
+					return scanFrom(b, start+1, start, false, false)
+				}
+			}
+		}
+		if end < 64 {
+			return i + end + 1, escaped, nil
+		}
+	}
+	if carry != 0 {
+		i-- // the backslash whose escape crosses into what is left
+	}
+	return scanFrom(b, i, start, escaped, false)
 }
 
 func isHex(c byte) bool {
@@ -271,6 +415,114 @@ var ErrNotObject = errors.New("not an object")
 // EachMember validates the object b[i:] and calls fn for each member.
 // It returns the index just past the object. Values are validated in full.
 func EachMember(b []byte, i int, fn func(m Member)) (int, error) {
+	return eachNested(b, i, fn, nil)
+}
+
+// at returns b[i], or 0 past the end.
+func at(b []byte, i int) byte {
+	if i < len(b) {
+		return b[i]
+	}
+	return 0
+}
+
+// Nested asks EachMemberNested to read, in the same pass, the members of
+// the value of one member: an object, or with Each the objects of an array.
+type Nested struct {
+	Key   string       // the member's key as written, without escapes
+	Each  bool         // the value is an array, whose object elements are read
+	Start func()       // before such a value is read (a later member of the same key replaces an earlier)
+	Begin func()       // before the members of each object, when not nil
+	Fn    func(Member) // for each member of those objects
+	End   func()       // after them, when not nil
+	In    []*Nested    // what to read the same way inside those objects
+}
+
+// EachMemberNested is EachMember that also reads, as it goes, the values
+// that the Nested in describe. The depth of what it reads is that of in,
+// whatever the input.
+func EachMemberNested(b []byte, i int, fn func(m Member), in []*Nested) (int, error) {
+	end, err := eachNested(b, i, fn, in)
+	if err != nil && len(in) > 0 && err != ErrNotObject {
+		_, err = eachNested(b, i, func(Member) {}, nil) // the error as EachMember words it
+	}
+	return end, err
+}
+
+// nestedFor returns the Nested of in that reads the value v of key k, or nil.
+func nestedFor(in []*Nested, k []byte, v byte) *Nested {
+	for _, n := range in {
+		open := byte('{')
+		if n.Each {
+			open = '['
+		}
+		if v == open && len(k) == len(n.Key)+2 && string(k[1:len(k)-1]) == n.Key {
+			return n
+		}
+	}
+	return nil
+}
+
+// readNested reads the value at b[i] that n describes and returns its end.
+func readNested(b []byte, i int, n *Nested) (int, error) {
+	if n.Start != nil {
+		n.Start()
+	}
+	if !n.Each {
+		return readObject(b, i, n)
+	}
+	i = SkipWS(b, i+1) // past '['
+	if i < len(b) && b[i] == ']' {
+		return i + 1, nil
+	}
+	for {
+		var end int
+		var err error
+		if i < len(b) && b[i] == '{' {
+			end, err = readObject(b, i, n)
+		} else {
+			end, err = ScanValue(b, i)
+		}
+		if err != nil {
+			return 0, err
+		}
+		var done bool
+		if i, done, err = afterItem(b, end, ']'); err != nil || done {
+			return i, err
+		}
+	}
+}
+
+// afterItem reads what follows an element or a member ending at b[i]:
+// the closing byte (done) or a comma, and returns the index after it and
+// after the whitespace that follows.
+func afterItem(b []byte, i int, close byte) (int, bool, error) {
+	if i = SkipWS(b, i); i >= len(b) {
+		return 0, false, ErrAt(i, "unexpected end of input")
+	}
+	if b[i] == close {
+		return i + 1, true, nil
+	}
+	if b[i] != ',' {
+		return 0, false, ErrAt(i, "expected ',' or '%c', got %q", close, b[i])
+	}
+	return SkipWS(b, i+1), false, nil
+}
+
+// readObject reads the object at b[i] for n.
+func readObject(b []byte, i int, n *Nested) (int, error) {
+	if n.Begin != nil {
+		n.Begin()
+	}
+	end, err := eachNested(b, i, n.Fn, n.In)
+	if err == nil && n.End != nil {
+		n.End()
+	}
+	return end, err
+}
+
+// eachNested is EachMemberNested with errors worded where they are found.
+func eachNested(b []byte, i int, fn func(m Member), in []*Nested) (int, error) {
 	i = SkipWS(b, i)
 	if i >= len(b) {
 		return 0, ErrAt(i, "unexpected end of input")
@@ -296,22 +548,20 @@ func EachMember(b []byte, i int, fn func(m Member)) (int, error) {
 			return 0, ErrAt(i, "expected ':'")
 		}
 		vs := SkipWS(b, i+1)
-		ve, err := ScanValue(b, vs)
+		var ve int
+		if n := nestedFor(in, b[ks:ke], at(b, vs)); n != nil {
+			ve, err = readNested(b, vs, n)
+		} else {
+			ve, err = ScanValue(b, vs)
+		}
 		if err != nil {
 			return 0, err
 		}
 		fn(Member{Key: b[ks:ke], Val: b[vs:ve]})
-		i = SkipWS(b, ve)
-		if i >= len(b) {
-			return 0, ErrAt(i, "unexpected end of input")
+		var done bool
+		if i, done, err = afterItem(b, ve, '}'); err != nil || done {
+			return i, err
 		}
-		if b[i] == '}' {
-			return i + 1, nil
-		}
-		if b[i] != ',' {
-			return 0, ErrAt(i, "expected ',' or '}', got %q", b[i])
-		}
-		i = SkipWS(b, i+1)
 	}
 }
 

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"math/bits"
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -225,30 +227,111 @@ func TestTruthy(t *testing.T) {
 	}
 }
 
-func TestPlain8(t *testing.T) {
+func TestSpecial8(t *testing.T) {
 	special := func(c byte) bool { return c == '"' || c == '\\' || c < 0x20 }
+	first := func(w []byte) int { // the index of the first special byte, or 8
+		for k, c := range w {
+			if special(c) {
+				return k
+			}
+		}
+		return 8
+	}
+	got := func(w []byte) int { return bits.TrailingZeros64(special8(binary.LittleEndian.Uint64(w))) >> 3 }
 	for pos := range 8 {
 		for c := range 256 {
 			w := []byte("abcdefgh")
 			w[pos] = byte(c)
-			if got := plain8(binary.LittleEndian.Uint64(w)); got == special(byte(c)) {
-				t.Errorf("plain8(%q) = %v", w, got)
+			if g, want := got(w), first(w); g != want {
+				t.Errorf("special8(%q) finds byte %d, want %d", w, g, want)
 			}
 		}
 	}
 	r := rand.New(rand.NewSource(1))
-	alphabet := []byte{0, 0x1f, 0x20, '"', '\\', '!', '#', '[', ']', 0x7f, 0x80, 0xa0, 0xdf, 0xff, 'a'}
-	for range 200_000 {
+	alphabet := []byte{0, 0x01, 0x1f, 0x20, 0x21, '"', '\\', '!', '#', '[', ']', 0x5b, 0x5d, 0x7f, 0x80, 0x81, 0xa0, 0xbf, 0xc2, 0xdf, 0xff, 'a'}
+	for range 500_000 {
 		var w [8]byte
-		want := true
 		for k := range w {
 			w[k] = alphabet[r.Intn(len(alphabet))]
-			if special(w[k]) {
-				want = false
-			}
 		}
-		if got := plain8(binary.LittleEndian.Uint64(w[:])); got != want {
-			t.Fatalf("plain8(%q) = %v", w, got)
+		if g, want := got(w[:]), first(w[:]); g != want {
+			t.Fatalf("special8(%q) finds byte %d, want %d", w, g, want)
+		}
+	}
+}
+
+// TestScanStringBlocks checks that long strings, read 64 bytes at a time,
+// get what the scan one special byte at a time gets: the same end, escape
+// flag and error, with escapes, quotes, control characters and bytes that
+// are not ASCII at every place against the blocks' edges.
+func TestScanStringBlocks(t *testing.T) {
+	pieces := []string{"a", "bcdefgh", "0123456789abcdef0123456789abcdef", " ", "é", "€", "😀", "\xff", "\xc3", "\xe2\x82", "\xed\xa0\x80", "\xf0\x9f", "\xc0\xaf", "\xdc", "\xa2",
+		`\n`, `\"`, `\\`, `\\\\`, `\\\"`, `\u00e9`, `\uD83D`, `\u12`, `\x`, `\é`, "\t", "\x01", "\x7f", `"`}
+	r := rand.New(rand.NewSource(3))
+	for n := range 200_000 {
+		var in []byte
+		for range 8 + r.Intn(60) {
+			p := pieces[r.Intn(len(pieces))]
+			if p == `"` && r.Intn(4) > 0 {
+				continue // a quote ends the string: keep most strings long
+			}
+			in = append(in, p...)
+		}
+		b := append(append([]byte{'"'}, in...), '"')
+		b = append(b, bytes.Repeat([]byte{' '}, r.Intn(70))...)
+		end, esc, err := ScanString(b, 0)
+		wend, wesc, werr := scanFrom(b, 1, 0, false, false)
+		if end != wend || esc != wesc || (err == nil) != (werr == nil) || (err != nil && err.Error() != werr.Error()) {
+			t.Fatalf("case %d: ScanString(%q) = %d, %v, %v; one byte at a time: %d, %v, %v", n, b, end, esc, err, wend, wesc, werr)
+		}
+	}
+}
+
+// TestEachMemberNested checks that the nested members are those of the
+// objects under the key (each element's, for an array), read in the same
+// pass, that other values and keys written with escapes are left to the
+// caller, and that errors are EachMember's.
+func TestEachMemberNested(t *testing.T) {
+	for _, c := range []struct {
+		in, want string
+	}{
+		{`{"a":1,"message":{"role":"user","content":[{"x":"}"}]},"b":2}`, `start begin "role"="user" contents block "x"="}" blockend "content"=[{"x":"}"}] end`},
+		{`{"message":{"role":"a"},"message":{"role":"b"}}`, `start begin "role"="a" end start begin "role"="b" end`},
+		{`{"message":"text"}`, ``},
+		{`{"mess\u0061ge":{"role":"a"}}`, ``},
+		{`{"msg":{"role":"a"}}`, ``},
+		{`{"message": { } }`, `start begin end`},
+		{`{"message":{"content":[{"type":"text","text":"hi"}, 5, {"type":"x"} ,[{"type":"no"}]]}}`,
+			`start begin contents block "type"="text" "text"="hi" blockend block "type"="x" blockend "content"=[{"type":"text","text":"hi"}, 5, {"type":"x"} ,[{"type":"no"}]] end`},
+		{`{"message":{"content":[ ]}}`, `start begin contents "content"=[ ] end`},
+		{`{"message":{"content":"plain","content":{"type":"x"}}}`, `start begin "content"="plain" "content"={"type":"x"} end`},
+	} {
+		var got []string
+		add := func(s string) func() { return func() { got = append(got, s) } }
+		member := func(m Member) { got = append(got, string(m.Key)+"="+string(m.Val)) }
+		content := &Nested{Key: "content", Each: true, Start: add("contents"), Begin: add("block"), Fn: member, End: add("blockend")}
+		nest := &Nested{Key: "message", Start: add("start"), Begin: add("begin"), Fn: member, End: add("end"), In: []*Nested{content}}
+		var top []string
+		end, err := EachMemberNested([]byte(c.in), 0, func(m Member) { top = append(top, string(m.Key)) }, []*Nested{nest})
+		if err != nil || end != len(c.in) {
+			t.Errorf("EachMemberNested(%s) = %d, %v", c.in, end, err)
+		}
+		if g := strings.Join(got, " "); g != c.want {
+			t.Errorf("EachMemberNested(%s) nested:\n got %s\nwant %s", c.in, g, c.want)
+		}
+		var plain []string
+		EachMember([]byte(c.in), 0, func(m Member) { plain = append(plain, string(m.Key)) })
+		if !slices.Equal(top, plain) {
+			t.Errorf("EachMemberNested(%s) members %q, EachMember %q", c.in, top, plain)
+		}
+	}
+	for _, bad := range []string{`{"message":{"role":}}`, `{"message":{"role":"a"}`, `{"message":{"a":"\x"}}`,
+		`{"message":{"content":[{"a":1} {"b":2}]}}`, `{"message":{"content":[{"a":1},]}}`, `{"message":{"content":[{"a":1}`} {
+		nest := &Nested{Key: "message", Fn: func(Member) {}, In: []*Nested{{Key: "content", Each: true, Fn: func(Member) {}}}}
+		_, err := EachMemberNested([]byte(bad), 0, func(Member) {}, []*Nested{nest})
+		_, want := EachMember([]byte(bad), 0, func(Member) {})
+		if err == nil || want == nil || err.Error() != want.Error() {
+			t.Errorf("EachMemberNested(%s): %v, EachMember: %v", bad, err, want)
 		}
 	}
 }

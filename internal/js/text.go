@@ -487,8 +487,49 @@ func Number(raw []byte) (float64, bool) {
 	if len(raw) == 0 || (raw[0] != '-' && !IsDigit(raw[0])) {
 		return 0, false
 	}
+	if f, ok := shortDecimal(raw); ok {
+		return f, true
+	}
 	f, err := strconv.ParseFloat(string(raw), 64)
 	return f, err == nil
+}
+
+// pow10 holds the powers of ten a float64 holds exactly.
+var pow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15}
+
+// shortDecimal reads a number of at most 15 digits without exponent, such
+// as token counts and costs, exactly as strconv.ParseFloat does: its digits
+// and the power of ten are exact float64s, and one division of exact
+// values rounds correctly (Clinger's fast path). ok is false for any other.
+func shortDecimal(raw []byte) (float64, bool) {
+	i, neg := 0, false
+	if len(raw) > 0 && raw[0] == '-' {
+		i, neg = 1, true
+	}
+	var m uint64
+	digits, frac, dot := 0, 0, false
+	for ; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case IsDigit(c):
+			m = m*10 + uint64(c-'0')
+			digits++
+			if dot {
+				frac++
+			}
+		case c == '.' && !dot:
+			dot = true
+		default:
+			return 0, false
+		}
+	}
+	if digits == 0 || digits > 15 || (dot && frac == 0) {
+		return 0, false
+	}
+	f := float64(m) / pow10[frac]
+	if neg {
+		f = -f
+	}
+	return f, true
 }
 
 // Time converts a raw timestamp value to Unix ms as JavaScript's

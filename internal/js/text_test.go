@@ -2,6 +2,8 @@ package js
 
 import (
 	"math"
+	"math/rand"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -122,5 +124,36 @@ func BenchmarkAppendValidString(b *testing.B) {
 	var dst []byte
 	for range b.N {
 		dst, _ = AppendValidString(dst[:0], escapedText)
+	}
+}
+
+// TestNumberShort checks the short-decimal path of Number against strconv,
+// on listed and random numbers.
+func TestNumberShort(t *testing.T) {
+	cases := []string{"0", "-0", "7", "42", "999999999999999", "1000000000000000", "123456789012345678", "-5", "1.5", "0.1", "0.3",
+		"0.000123", "-0.0", "1e3", "1.", "null", `"1"`, "9007199254740993", "0.123456789012345", "0.1234567890123456", "3.14159265358979"}
+	r := rand.New(rand.NewSource(4))
+	for range 200_000 {
+		n := strconv.FormatUint(r.Uint64()%1_000_000_000_000_000, 10)
+		if d := r.Intn(len(n) + 1); d < len(n) && r.Intn(2) == 0 {
+			n = n[:d] + "." + n[d:]
+			if n[0] == '.' {
+				n = "0" + n
+			}
+		}
+		if r.Intn(4) == 0 {
+			n = "-" + n
+		}
+		cases = append(cases, n)
+	}
+	for _, s := range cases {
+		got, ok := Number([]byte(s))
+		want, err := strconv.ParseFloat(s, 64)
+		if s == "null" {
+			want, err = 0, nil
+		}
+		if ok != (err == nil) || (ok && (got != want || math.Signbit(got) != math.Signbit(want))) {
+			t.Fatalf("Number(%s) = %v, %v; want %v, %v", s, got, ok, want, err)
+		}
 	}
 }

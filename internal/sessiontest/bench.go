@@ -44,6 +44,9 @@ func ReportCPU(b *testing.B) func() {
 	}
 }
 
+// CPU returns the CPU time (user and system, all threads) the process has used so far.
+func CPU() (time.Duration, bool) { return procCPU() }
+
 // ChainEntries is the length of the single-chain session of the 100k benchmarks.
 const ChainEntries = 100_000
 
