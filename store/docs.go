@@ -48,31 +48,16 @@ func lenLevel(n int) int64 {
 // may drop a file's documents and add new ones. A Batch is for one
 // goroutine; several may be filled at once and committed in turn.
 type Batch struct {
-	s       *Store
-	ops     []op
-	docs    []pendingDoc
-	texts   []string           // by batch position, until Commit (words are found again by offset)
-	pairs   [][]wordAt         // every word of every document, as a hash and a place, in chunks (never copied to grow)
-	filters map[string][]int32 // filter words: the batch positions holding them
-	hashes  []search.TermHash  // AddDocs' buffer
-	chunks  [][]byte           // the texts' memory, from textPool (keep)
-}
-
-// pairChunk is how many word occurrences a chunk of Batch.pairs holds.
-const pairChunk = 1 << 16
-
-// pairBuf is the array of a chunk; chunks go back to chunkPool once their
-// batch is committed.
-type pairBuf [pairChunk]wordAt
-
-var chunkPool = sync.Pool{New: func() any { return new(pairBuf) }}
-
-// wordAt is one occurrence of a word: its hash, the batch position of its
-// document and its offset in the text (search.TermAt finds it again).
-type wordAt struct {
-	h   uint64
-	pos uint32
-	off uint32
+	s        *Store
+	ops      []op
+	docs     []pendingDoc
+	texts    []string           // by batch position, until Commit (words are found again by offset)
+	tt       *termTable         // the batch's distinct words (invert.go)
+	pairs    [][]termPos        // every (word, document) pair, in chunks (never copied to grow)
+	distinct []int              // by batch position: the document's distinct words
+	filters  map[string][]int32 // filter words: the batch positions holding them
+	hashes   []search.TermHash  // AddDocs' buffer
+	chunks   [][]byte           // the texts' memory, from textPool (keep)
 }
 
 type op struct {
@@ -136,13 +121,6 @@ func (b *Batch) AddDocs(file string, docs []Doc) {
 		b.filters = map[string][]int32{}
 	}
 	seed := b.s.seed
-	// recent remembers the latest words of the document, by hash: a word
-	// seen again is not appended again (any that slip through are dropped
-	// when the batch is inverted).
-	var recent [1024]wordAt
-	for k := range recent {
-		recent[k].pos = math.MaxUint32 // no document's position
-	}
 	for i := range docs {
 		d := docs[i]
 		if len(d.Text) > math.MaxUint32 {
@@ -150,18 +128,7 @@ func (b *Batch) AddDocs(file string, docs []Doc) {
 		}
 		pos := uint32(len(b.docs))
 		b.hashes = search.AppendTermHashes(b.hashes[:0], d.Text, seed)
-		for _, th := range b.hashes {
-			slot := &recent[th.H%uint64(len(recent))]
-			if slot.h == th.H && slot.pos == pos {
-				continue
-			}
-			*slot = wordAt{h: th.H, pos: pos}
-			if n := len(b.pairs); n == 0 || len(b.pairs[n-1]) == cap(b.pairs[n-1]) {
-				b.pairs = append(b.pairs, chunkPool.Get().(*pairBuf)[:0])
-			}
-			c := &b.pairs[len(b.pairs)-1]
-			*c = append(*c, wordAt{h: th.H, pos: pos, off: th.Off})
-		}
+		b.distinct = append(b.distinct, b.addWords(b.hashes, pos))
 		t := time.UnixMilli(d.Time).UTC()
 		for _, w := range []string{roleWord(d.Role), projectWord(d.Project), monthWord(t.Year()*100 + int(t.Month()))} {
 			b.filters[w] = append(b.filters[w], int32(pos))
@@ -236,6 +203,12 @@ func (b *Batch) Commit() error {
 	for _, c := range b.pairs {
 		chunkPool.Put((*pairBuf)(c[:pairChunk]))
 	}
+	if b.tt != nil {
+		b.tt.reset()
+		tablePool.Put(b.tt)
+		b.tt = nil
+	}
+	b.distinct = b.distinct[:0]
 	clear(b.texts) // let the texts go
 	for _, c := range b.chunks {
 		textPool.Put((*[textChunk]byte)(c[:textChunk]))

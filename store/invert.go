@@ -10,12 +10,15 @@ import (
 	"github.com/piweb/piweb/search"
 )
 
-// A batch is inverted by sorting, not with a map from words: every word
-// occurrence is a (hash, position, offset) triple appended as the text is
-// read; a radix sort on the hash brings each word's occurrences together,
-// in position order; each group is one word, spelled out once from the
-// text of its first occurrence. Appending and sorting touch memory in
-// order, where a map of a million words misses the cache at every word.
+// A batch numbers its distinct words as the text is read: an
+// open-addressing table from a word's hash (search.AppendTermHashes) to
+// its number, which also remembers the last document holding the word,
+// so that a document's repeated words are dropped at once. Each (word,
+// document) pair is appended, in document order; inverting is then a
+// counting sort of the pairs by word, which keeps each word's documents
+// in order, and each word is spelled out once, from the text of its first
+// occurrence. Words are few next to their occurrences, and the frequent
+// ones, most of the occurrences, stay in the cache.
 //
 // Two words with the same 64-bit hash in one batch (about one chance in
 // ten million for a batch of a million distinct words) would share the
@@ -28,17 +31,121 @@ type invertedWord struct {
 	pos  []int32
 }
 
+// termTable numbers a batch's distinct words.
+type termTable struct {
+	slots []termSlot // a power of two of them, at most half full
+	terms []termInfo
+}
+
+type termSlot struct {
+	h uint64
+	t int32 // the term's index + 1; 0 for an empty slot
+}
+
+// termInfo is one distinct word of a batch.
+type termInfo struct {
+	h        uint64
+	last     uint32 // the last batch position holding it
+	n        uint32 // how many positions hold it
+	pos, off uint32 // where it first occurs (search.TermAt spells it)
+}
+
+// termPos is a (word, batch position) pair.
+type termPos struct {
+	t, pos uint32
+}
+
+// pairChunk is how many pairs a chunk of Batch.pairs holds.
+const pairChunk = 1 << 16
+
+// pairBuf is the array of a chunk; chunks go back to chunkPool once their
+// batch is committed.
+type pairBuf [pairChunk]termPos
+
+var (
+	chunkPool = sync.Pool{New: func() any { return new(pairBuf) }}
+	tablePool = sync.Pool{New: func() any { return &termTable{slots: make([]termSlot, 1<<12)} }}
+)
+
+// addWords adds the words hs of the document at batch position pos and
+// returns how many distinct ones it has.
+func (b *Batch) addWords(hs []search.TermHash, pos uint32) int {
+	if b.tt == nil {
+		b.tt = tablePool.Get().(*termTable)
+	}
+	tt := b.tt
+	distinct := 0
+	for _, th := range hs {
+		mask := uint64(len(tt.slots) - 1)
+		k := th.H & mask
+		var t int32
+		for {
+			s := &tt.slots[k]
+			if s.t == 0 {
+				t = int32(len(tt.terms))
+				tt.terms = append(tt.terms, termInfo{h: th.H, last: pos, n: 1, pos: pos, off: th.Off})
+				s.h, s.t = th.H, t+1
+				if 2*len(tt.terms) > len(tt.slots) {
+					tt.rehash()
+				}
+				break
+			}
+			if s.h == th.H {
+				t = s.t - 1
+				ti := &tt.terms[t]
+				if ti.last == pos {
+					t = -1 // already in this document
+				} else {
+					ti.last = pos
+					ti.n++
+				}
+				break
+			}
+			k = (k + 1) & mask
+		}
+		if t < 0 {
+			continue
+		}
+		distinct++
+		if n := len(b.pairs); n == 0 || len(b.pairs[n-1]) == cap(b.pairs[n-1]) {
+			b.pairs = append(b.pairs, chunkPool.Get().(*pairBuf)[:0])
+		}
+		c := &b.pairs[len(b.pairs)-1]
+		*c = append(*c, termPos{uint32(t), pos})
+	}
+	return distinct
+}
+
+// rehash doubles the slots.
+func (tt *termTable) rehash() {
+	tt.slots = make([]termSlot, 2*len(tt.slots))
+	mask := uint64(len(tt.slots) - 1)
+	for t, ti := range tt.terms {
+		k := ti.h & mask
+		for tt.slots[k].t != 0 {
+			k = (k + 1) & mask
+		}
+		tt.slots[k] = termSlot{ti.h, int32(t + 1)}
+	}
+}
+
+// reset empties the table for another batch.
+func (tt *termTable) reset() {
+	clear(tt.slots)
+	tt.terms = tt.terms[:0]
+}
+
 // scratch is the memory one inversion works in, kept in a pool between
 // commits: a first build commits hundreds of batches of millions of words.
 type scratch struct {
-	tmp, out []wordAt
-	distinct []int
-	words    []invertedWord
-	sorted   []invertedWord
-	keys     []keyedWord
-	arena    []byte
-	pos      []int32
-	levels   []int64
+	ends   []int
+	spell  []int
+	words  []invertedWord
+	sorted []invertedWord
+	keys   []keyedWord
+	arena  []byte
+	pos    []int32
+	levels []int64
 }
 
 // keyedWord is a word's first 8 bytes (big-endian) and its index: sorting
@@ -62,42 +169,40 @@ func grow[T any](s []T, n int) []T {
 // length level (by batch position). They live in sc until it goes back
 // to the pool.
 func (b *Batch) invert(sc *scratch) ([]invertedWord, []int64) {
-	pairs := radixSort(sc, b.pairs) // b.pairs stays, should the commit fail and be tried again
-	distinct := grow(sc.distinct, len(b.docs))
-	clear(distinct)
-	sc.distinct = distinct
-	words := sc.words[:0]
-	arena := sc.arena[:0]
-	posBuf := grow(sc.pos, len(pairs))[:0]
-	for i := 0; i < len(pairs); {
-		j := i + 1
-		for j < len(pairs) && pairs[j].h == pairs[i].h {
-			j++
-		}
-		start := len(posBuf)
-		last := uint32(1<<32 - 1)
-		for _, p := range pairs[i:j] {
-			if p.pos != last {
-				posBuf = append(posBuf, int32(p.pos))
-				distinct[p.pos]++
-				last = p.pos
-			}
-		}
-		first := pairs[i]
-		a := len(arena)
-		arena = search.TermAt(arena, b.texts[first.pos], int(first.off))
-		// The arena may move as it grows: words keep offsets until it is whole.
-		words = append(words, invertedWord{word: arena[a:len(arena):len(arena)], pos: posBuf[start:len(posBuf):len(posBuf)]})
-		i = j
+	var terms []termInfo
+	if b.tt != nil {
+		terms = b.tt.terms
 	}
-	sc.pos = posBuf
-	// Point the words into the arena as it ends (earlier growth left some
-	// in arrays it copied from: their bytes are the same, but let them go).
-	off := 0
-	for k := range words {
-		n := len(words[k].word)
-		words[k].word = arena[off : off+n : off+n]
-		off += n
+	// Each word's positions, in order: a counting sort of the pairs.
+	ends := grow(sc.ends, len(terms))
+	sum := 0
+	for t := range terms {
+		ends[t] = sum // its start, until the pairs are placed
+		sum += int(terms[t].n)
+	}
+	sc.ends = ends
+	pos := grow(sc.pos, sum)
+	sc.pos = pos
+	for _, c := range b.pairs {
+		for _, p := range c {
+			pos[ends[p.t]] = int32(p.pos)
+			ends[p.t]++
+		}
+	}
+	words := grow(sc.words, len(terms))[:0]
+	arena := sc.arena[:0]
+	spell := grow(sc.spell, len(terms)+1) // where each word's spelling ends in the arena
+	spell[0] = 0
+	for t := range terms {
+		ti := &terms[t]
+		arena = search.TermAt(arena, b.texts[ti.pos], int(ti.off))
+		spell[t+1] = len(arena)
+		end := ends[t]
+		words = append(words, invertedWord{pos: pos[end-int(ti.n) : end : end]})
+	}
+	sc.spell = spell
+	for t := range terms { // the arena may have moved as it grew
+		words[t].word = arena[spell[t]:spell[t+1]:spell[t+1]]
 	}
 	sc.arena = arena
 	for w, pos := range b.filters {
@@ -123,65 +228,9 @@ func (b *Batch) invert(sc *scratch) ([]invertedWord, []int64) {
 	}
 	sc.sorted = sorted
 	levels := grow(sc.levels, len(b.docs))
-	for i, n := range distinct {
+	for i, n := range b.distinct {
 		levels[i] = lenLevel(n)
 	}
 	sc.levels = levels
 	return sorted, levels
-}
-
-// radixSort returns the occurrences of chunks grouped by hash, keeping
-// the order of equal ones (so positions stay ascending): a radix sort on
-// the upper 33 bits, 11 at a time (2,048 buckets stay in cache), then a
-// stable sort of the rare runs whose upper bits are equal but whole
-// hashes are not.
-func radixSort(sc *scratch, chunks [][]wordAt) []wordAt {
-	n := 0
-	for _, c := range chunks {
-		n += len(c)
-	}
-	sc.tmp, sc.out = grow(sc.tmp, n), grow(sc.out, n)
-	tmp, out := sc.tmp, sc.out
-	const digit = 11
-	// The three digits' counts in one pass, then each one's places.
-	var counts [3][1 << digit]int
-	for _, c := range chunks {
-		for _, p := range c {
-			counts[0][p.h>>(64-3*digit)&(1<<digit-1)]++
-			counts[1][p.h>>(64-2*digit)&(1<<digit-1)]++
-			counts[2][p.h>>(64-digit)]++
-		}
-	}
-	for d := range counts {
-		sum := 0
-		for k, c := range counts[d] {
-			counts[d][k] = sum
-			sum += c
-		}
-	}
-	scatter := func(src [][]wordAt, dst []wordAt, count *[1 << digit]int, shift uint) {
-		for _, c := range src {
-			for _, p := range c {
-				k := p.h >> shift & (1<<digit - 1)
-				dst[count[k]] = p
-				count[k]++
-			}
-		}
-	}
-	scatter(chunks, out, &counts[0], 64-3*digit)
-	scatter([][]wordAt{out}, tmp, &counts[1], 64-2*digit)
-	scatter([][]wordAt{tmp}, out, &counts[2], 64-digit)
-	for i := 0; i < len(out); {
-		j := i + 1
-		mixed := false
-		for j < len(out) && out[j].h>>(64-3*digit) == out[i].h>>(64-3*digit) {
-			mixed = mixed || out[j].h != out[i].h
-			j++
-		}
-		if mixed {
-			slices.SortStableFunc(out[i:j], func(x, y wordAt) int { return cmp.Compare(x.h, y.h) })
-		}
-		i = j
-	}
-	return out
 }
