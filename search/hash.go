@@ -44,6 +44,20 @@ func HashTerm(seed uint64, term []byte) uint64 {
 	return mum(w^hk0, h^hk2^n)
 }
 
+// hashString is HashTerm of a string.
+func hashString(seed uint64, term string) uint64 {
+	h, n := seed, uint64(len(term))
+	for len(term) > 8 {
+		h = mum(load64(term, 0)^hk0, h^hk1)
+		term = term[8:]
+	}
+	var w uint64
+	for k := 0; k < len(term); k++ {
+		w |= uint64(term[k]) << (8 * k)
+	}
+	return mum(w^hk0, h^hk2^n)
+}
+
 // hashLowerASCII is HashTerm of text[i:j] lower-cased, at most MaxTerm
 // bytes of it, for a run of ASCII letters and digits only: lower-casing is
 // then setting bit 0x20 of every byte (digits have it already).
@@ -364,8 +378,7 @@ func (t *termHasher) general(text string, i int) int {
 	case cSep:
 		return i + size
 	case cSym:
-		t.buf = append(t.buf[:0], text[i:i+size]...)
-		t.dst = append(t.dst, TermHash{HashTerm(seed, t.buf), uint32(i)})
+		t.dst = append(t.dst, TermHash{hashString(seed, text[i:i+size]), uint32(i)})
 		return i + size
 	case cCJK:
 		j := i + size
@@ -374,12 +387,10 @@ func (t *termHasher) general(text string, i int) int {
 			if c2, _ := classUpper(r2); c2 != cCJK {
 				break
 			}
-			t.buf = append(t.buf[:0], text[i:j+s2]...)
-			t.dst = append(t.dst, TermHash{HashTerm(seed, t.buf), uint32(i)})
+			t.dst = append(t.dst, TermHash{hashString(seed, text[i:j+s2]), uint32(i)})
 			i, j = j, j+s2
 		}
-		t.buf = append(t.buf[:0], text[i:j]...)
-		t.dst = append(t.dst, TermHash{HashTerm(seed, t.buf), uint32(i)})
+		t.dst = append(t.dst, TermHash{hashString(seed, text[i:j]), uint32(i)})
 		return j
 	}
 	// cWord

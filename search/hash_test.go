@@ -89,6 +89,9 @@ func TestHashTermSpreads(t *testing.T) {
 		}
 		for _, w := range [][]byte{b, append(b, make([]byte, 8)...)[:len(b)+8]} {
 			h := HashTerm(7, w)
+			if hs := hashString(7, string(w)); hs != h {
+				t.Fatalf("%q: hashString %x, HashTerm %x", w, hs, h)
+			}
 			if o, ok := seen[h]; ok && o != string(w) {
 				t.Fatalf("%q and %q collide", o, w)
 			}
