@@ -67,27 +67,29 @@ const arenaChunk = 1 << 20
 
 // alloc returns an empty buffer of capacity n (a longer text grows out of it).
 func (a *textArena) alloc(n int) []byte {
-	if n > arenaChunk/4 {
-		return make([]byte, 0, n)
-	}
 	for ; a.cur < len(a.chunks); a.cur++ {
 		if c := a.chunks[a.cur]; len(c)+n <= cap(c) {
 			a.chunks[a.cur] = c[:len(c)+n]
 			return c[len(c) : len(c) : len(c)+n]
 		}
 	}
-	a.chunks = append(a.chunks, make([]byte, n, arenaChunk))
+	a.chunks = append(a.chunks, make([]byte, n, max(n, arenaChunk)))
 	return a.chunks[a.cur][:0:n]
 }
 
+// arenaKeep is how much memory a reset arena keeps.
+const arenaKeep = 16 << 20
+
 // reset makes all the memory free again (what alloc gave is overwritten);
-// it keeps a few chunks.
+// it keeps chunks up to arenaKeep bytes.
 func (a *textArena) reset() {
-	if len(a.chunks) > 4 {
-		clear(a.chunks[4:])
-		a.chunks = a.chunks[:4]
-	}
+	kept := 0
 	for k := range a.chunks {
+		if kept += cap(a.chunks[k]); kept > arenaKeep {
+			clear(a.chunks[k:])
+			a.chunks = a.chunks[:k]
+			break
+		}
 		a.chunks[k] = a.chunks[k][:0]
 	}
 	a.cur = 0

@@ -250,7 +250,9 @@ type termHasher struct {
 // never copied; the rest is read as TermOffsets reads it.
 func AppendTermHashes(dst []TermHash, text string, seed uint64) []TermHash {
 	tabOnce.Do(buildTab)
-	t := termHasher{seed: seed}
+	var buf [2 * MaxTerm]byte // lowerCut stops at MaxTerm bytes
+	var starts [2 * maxCamelRun]int
+	t := termHasher{seed: seed, buf: buf[:0], starts: starts[:0]}
 	i := 0
 	for i+64 <= len(text) {
 		word, upper, high := classify64(text, i)

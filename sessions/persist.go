@@ -412,7 +412,7 @@ func (l *Library) ReadLines(file string, from int, fn func(pos int, e *Entry, li
 	defer r.Close()
 	r = r.Sequential()
 	defer r.release()
-	var buf []byte // fn does not keep line: one buffer serves every line but the longest ones
+	var buf []byte // fn does not keep line: one buffer serves every line
 	for k := range snap.Entries {
 		// The library's index validated each line's JSON when it read
 		// it: a line that still holds the entry's id is the entry's (as
@@ -427,7 +427,7 @@ func (l *Library) ReadLines(file string, from int, fn func(pos int, e *Entry, li
 		if err := fn(from+k, &snap.Entries[k], line); err != nil {
 			return epoch, err
 		}
-		if cap(line) > cap(buf) && cap(line) <= 1<<20 {
+		if cap(line) > cap(buf) { // the longest line so far, kept until the file is read
 			buf = line[:0]
 		}
 	}

@@ -141,15 +141,15 @@ func (b *Batch) AddDocs(file string, docs []Doc) {
 }
 
 // textChunk is the size of the chunks a batch keeps its texts in until it
-// commits (longer texts have arrays of their own).
-const textChunk = 1 << 20
+// commits (texts longer than half of one have arrays of their own).
+const textChunk = 4 << 20
 
 var textPool = sync.Pool{New: func() any { return new([textChunk]byte) }}
 
 // keep copies text into the batch's chunks: AddDocs' caller may reuse
 // the memory of the texts it gave, and the chunks serve batch after batch.
 func (b *Batch) keep(text string) string {
-	if len(text) > textChunk/4 {
+	if len(text) > textChunk/2 {
 		return strings.Clone(text)
 	}
 	n := len(b.chunks)
