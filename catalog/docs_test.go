@@ -29,6 +29,9 @@ var oddLines = []string{
 	`{"type":"message","id":"x1","parentId":"s1","timestamp":"2026-01-01T00:00:11.000Z","message":{"role":"weird","content":"other role"}}`,
 	`{"type":"label","id":"l1","parentId":"x1","timestamp":"2026-01-01T00:00:12.000Z","targetId":"u1","label":"todo \ud83d"}`,
 	`{"type":"session_info","id":"n1","parentId":"l1","timestamp":"2026-01-01T00:00:13.000Z","name":"name \u00e9"}`,
+	"{\"type\":\"message\",\"id\":\"a2\",\"parentId\":\"mc0\",\"timestamp\":\"2026-01-01T00:00:15.000Z\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\",\"thinking\":\"t\xc3\"},{\"type\":\"text\",\"text\":\"a\\n\xf0\x9f\x98\"},{\"type\":\"toolCall\",\"id\":\"t\",\"name\":\"b\xffsh\",\"arguments\":{\"k\xfe\":\"v\xff\\t\",\"n\":[\"\xe2\x82\",1],\"o\":{\"\xff\":\"\xc0\xaf\"}}}],\"errorMessage\":\"e\xed\xa0\x80\"}}",
+	"{\"type\":\"message\",\"id\":\"b2\",\"parentId\":\"a2\",\"timestamp\":\"2026-01-01T00:00:16.000Z\",\"message\":{\"role\":\"bashExecution\",\"command\":\"ls \xff\",\"output\":\"\xf4\x90\x80\x80 \\u00e9\"}}",
+	"{\"type\":\"message\",\"id\":\"r2\",\"parentId\":\"b2\",\"timestamp\":\"2026-01-01T00:00:17.000Z\",\"message\":{\"role\":\"toolResult\",\"toolName\":\"\xffx\",\"content\":\"plain \xff\xff \\\"q\\\"\"}}",
 	`{"type":"model_change","id":"mc","parentId":"n1","timestamp":"2026-01-01T00:00:14.000Z","provider":"p","modelId":"m-1"}`,
 }
 
