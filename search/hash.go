@@ -249,10 +249,20 @@ type termHasher struct {
 // a time from bit masks (classify64), lower-cased and hashed in place,
 // never copied; the rest is read as TermOffsets reads it.
 func AppendTermHashes(dst []TermHash, text string, seed uint64) []TermHash {
+	var h Hasher
+	return h.Append(dst, text, seed)
+}
+
+// Hasher is AppendTermHashes with buffers kept from call to call.
+type Hasher struct {
+	t termHasher
+}
+
+// Append is AppendTermHashes.
+func (hs *Hasher) Append(dst []TermHash, text string, seed uint64) []TermHash {
 	tabOnce.Do(buildTab)
-	var buf [2 * MaxTerm]byte // lowerCut stops at MaxTerm bytes
-	var starts [2 * maxCamelRun]int
-	t := termHasher{seed: seed, buf: buf[:0], starts: starts[:0]}
+	t := &hs.t
+	t.seed = seed
 	i := 0
 	for i+64 <= len(text) {
 		word, upper, high := classify64(text, i)
@@ -319,7 +329,9 @@ func AppendTermHashes(dst []TermHash, text string, seed uint64) []TermHash {
 		}
 		i = t.word(text, i)
 	}
-	return t.dst
+	dst = t.dst
+	t.dst = nil // the caller's
+	return dst
 }
 
 // hashASCII is hashLowerASCII(t.seed, text, i, j), in one step for 8

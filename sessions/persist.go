@@ -14,6 +14,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -382,6 +383,9 @@ func (l *Library) SnapshotFile(file string, index bool) (snap Snapshot, ok bool)
 	return snap, true
 }
 
+// lineBufs keeps ReadLines' line buffers between files.
+var lineBufs = sync.Pool{New: func() any { return new([]byte) }}
+
 // ReadLines reads the lines of file's entries from position from onward,
 // in file order, calling fn with each entry's position, index record and
 // line (fn must not keep line). It reads the file outside the library's
@@ -412,7 +416,16 @@ func (l *Library) ReadLines(file string, from int, fn func(pos int, e *Entry, li
 	defer r.Close()
 	r = r.Sequential()
 	defer r.release()
-	var buf []byte // fn does not keep line: one buffer serves every line
+	// fn does not keep line: one buffer serves every line, kept for the
+	// next file unless a long line made it large.
+	bp := lineBufs.Get().(*[]byte)
+	buf := (*bp)[:0]
+	defer func() {
+		if cap(buf) <= 4<<20 {
+			*bp = buf[:0]
+			lineBufs.Put(bp)
+		}
+	}()
 	for k := range snap.Entries {
 		// The library's index validated each line's JSON when it read
 		// it: a line that still holds the entry's id is the entry's (as

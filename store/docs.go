@@ -57,7 +57,8 @@ type Batch struct {
 	distinct []int              // by batch position: the document's distinct words
 	filters  map[string][]int32 // filter words: the batch positions holding them
 	hashes   []search.TermHash  // AddDocs' buffer
-	chunks   [][]byte           // the texts' memory, from textPool (keep)
+	hasher   search.Hasher
+	chunks   [][]byte // the texts' memory, from textPool (keep)
 }
 
 type op struct {
@@ -127,7 +128,7 @@ func (b *Batch) AddDocs(file string, docs []Doc) {
 			d.Text = d.Text[:math.MaxUint32] // offsets are 32 bits; a 4 GB entry is not a real one
 		}
 		pos := uint32(len(b.docs))
-		b.hashes = search.AppendTermHashes(b.hashes[:0], d.Text, seed)
+		b.hashes = b.hasher.Append(b.hashes[:0], d.Text, seed)
 		b.distinct = append(b.distinct, b.addWords(b.hashes, pos))
 		t := time.UnixMilli(d.Time).UTC()
 		for _, w := range []string{roleWord(d.Role), projectWord(d.Project), monthWord(t.Year()*100 + int(t.Month()))} {
