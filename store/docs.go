@@ -51,14 +51,18 @@ type Batch struct {
 	s        *Store
 	ops      []op
 	docs     []pendingDoc
-	texts    []string           // by batch position, until Commit (words are found again by offset)
-	tt       *termTable         // the batch's distinct words (invert.go)
-	pairs    [][]termPos        // every (word, document) pair, in chunks (never copied to grow)
-	distinct []int              // by batch position: the document's distinct words
-	filters  map[string][]int32 // filter words: the batch positions holding them
-	hashes   []search.TermHash  // AddDocs' buffer
-	hasher   search.Hasher
-	chunks   [][]byte // the texts' memory, from textPool (keep)
+	texts    []string            // by batch position, until Commit (words are found again by offset)
+	tt       *termTable          // the batch's distinct words (invert.go)
+	pairs    [][]termPos         // every (word, document) pair, in chunks (never copied to grow)
+	distinct []int               // by batch position: the document's distinct words
+	filters  map[string]*[]int32 // filter words: the batch positions holding them
+	// filterWords spells the filter words (addFilter); lastFilter are
+	// the last document's.
+	filterWords map[filterKey]string
+	lastFilter  [3]lastFilter
+	hashes      []search.TermHash // AddDocs' buffer
+	hasher      search.Hasher
+	chunks      [][]byte // the texts' memory, from textPool (keep)
 }
 
 type op struct {
@@ -119,7 +123,7 @@ func (b *Batch) dropPending(file string) {
 // their memory once it returns.
 func (b *Batch) AddDocs(file string, docs []Doc) {
 	if b.filters == nil {
-		b.filters = map[string][]int32{}
+		b.filters = map[string]*[]int32{}
 	}
 	seed := b.s.seed
 	for i := range docs {
@@ -131,9 +135,9 @@ func (b *Batch) AddDocs(file string, docs []Doc) {
 		b.hashes = b.hasher.Append(b.hashes[:0], d.Text, seed)
 		b.distinct = append(b.distinct, b.addWords(b.hashes, pos))
 		t := time.UnixMilli(d.Time).UTC()
-		for _, w := range []string{roleWord(d.Role), projectWord(d.Project), monthWord(t.Year()*100 + int(t.Month()))} {
-			b.filters[w] = append(b.filters[w], int32(pos))
-		}
+		b.addFilter(filterKey{kind: filterRole, s: d.Role}, pos)
+		b.addFilter(filterKey{kind: filterProject, s: d.Project}, pos)
+		b.addFilter(filterKey{kind: filterMonth, n: t.Year()*100 + int(t.Month())}, pos)
 		b.texts = append(b.texts, b.keep(d.Text))
 		n := len(d.Text)
 		d.Text = ""
@@ -162,6 +166,57 @@ func (b *Batch) keep(text string) string {
 	k := len(*c)
 	*c = append(*c, text...)
 	return unsafe.String(unsafe.SliceData((*c)[k:]), len(text))
+}
+
+// Kinds of filter words.
+const (
+	filterRole = iota
+	filterProject
+	filterMonth
+)
+
+// filterKey is a filter word before it is spelled out.
+type filterKey struct {
+	kind uint8
+	s    string
+	n    int
+}
+
+// addFilter adds batch position pos to the filter word of k, spelled out
+// once (most documents have the filter words of the one before).
+func (b *Batch) addFilter(k filterKey, pos uint32) {
+	if l := &b.lastFilter[k.kind]; l.pos != nil && l.key == k {
+		*l.pos = append(*l.pos, int32(pos))
+		return
+	}
+	w, ok := b.filterWords[k]
+	if !ok {
+		switch k.kind {
+		case filterRole:
+			w = roleWord(k.s)
+		case filterProject:
+			w = projectWord(k.s)
+		default:
+			w = monthWord(k.n)
+		}
+		if b.filterWords == nil {
+			b.filterWords = map[filterKey]string{}
+		}
+		b.filterWords[k] = w
+	}
+	l := b.filters[w]
+	if l == nil {
+		l = new([]int32)
+		b.filters[w] = l
+	}
+	*l = append(*l, int32(pos))
+	b.lastFilter[k.kind] = lastFilter{k, l}
+}
+
+// lastFilter is the filter word of a kind that the last document had.
+type lastFilter struct {
+	key filterKey
+	pos *[]int32
 }
 
 // Len returns the number of documents waiting in the batch.
@@ -218,6 +273,7 @@ func (b *Batch) Commit() error {
 	b.chunks = b.chunks[:0]
 	clear(b.pairs)
 	b.ops, b.docs, b.texts, b.pairs, b.filters = b.ops[:0], b.docs[:0], b.texts[:0], b.pairs[:0], nil
+	b.lastFilter = [3]lastFilter{}
 	return nil
 }
 

@@ -206,7 +206,7 @@ func (b *Batch) invert(sc *scratch) ([]invertedWord, []int64) {
 	}
 	sc.arena = arena
 	for w, pos := range b.filters {
-		words = append(words, invertedWord{word: []byte(w), pos: pos})
+		words = append(words, invertedWord{word: []byte(w), pos: *pos})
 	}
 	sc.words = words
 	keys := grow(sc.keys, len(words))
