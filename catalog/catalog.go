@@ -503,11 +503,11 @@ func (c *Catalog) sync(b *store.Batch, file string, bufs *syncBufs) int {
 	if docN < snap.Entries {
 		ar, docs := &bufs.ar, bufs.docs[:0]
 		ar.reset()
-		epoch, err := c.lib.ReadLines(file, docN, func(pos int, e *sessions.Entry, line []byte) error {
+		epoch, err := c.lib.ReadLinesAsWritten(file, docN, func(pos int, e *sessions.Entry, line []byte) error {
 			if pos >= snap.Entries {
 				return errStop
 			}
-			for _, p := range validPieces(ar, e, line) {
+			for _, p := range buildPieces(ar, e, line) {
 				docs = append(docs, store.Doc{EntryID: e.ID, Position: pos, Part: p.part, Type: p.typ,
 					Role: p.role, Time: entryTime(e), Project: snap.Project, Text: p.text})
 				text += len(p.text)

@@ -3,6 +3,7 @@ package catalog
 import (
 	"bytes"
 	"strings"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/piweb/piweb/internal/js"
@@ -33,19 +34,21 @@ func pieces(e *sessions.Entry, line []byte) []piece {
 	return decoder{str: js.AppendString}.pieces(e, line)
 }
 
-// validPieces is pieces of a line known to be valid UTF-8, as
-// Library.ReadLines gives them (decoded as Node does when read), their
-// texts in ar's memory: they last until ar is reset.
-func validPieces(ar *textArena, e *sessions.Entry, line []byte) []piece {
-	return decoder{str: js.AppendValidString, ar: ar}.pieces(e, line)
+// buildPieces is pieces of a line as written (Library.ReadLinesAsWritten)
+// for the store, which reads texts holding invalid UTF-8 as pi does: their
+// strings are decoded without checking their UTF-8 (js.AppendValidString),
+// and their texts are in ar's memory, until ar is reset.
+func buildPieces(ar *textArena, e *sessions.Entry, line []byte) []piece {
+	return decoder{str: js.AppendValidString, ar: ar, asWritten: true}.pieces(e, line)
 }
 
 // decoder decodes the strings of pieces with str (js.AppendString, or
-// js.AppendValidString when the line's UTF-8 is known to be valid), into
-// memory of their own or from ar.
+// js.AppendValidString for the store: asWritten), into memory of their
+// own or from ar.
 type decoder struct {
-	str func(dst, raw []byte) ([]byte, bool)
-	ar  *textArena
+	str       func(dst, raw []byte) ([]byte, bool)
+	ar        *textArena
+	asWritten bool
 }
 
 // alloc returns an empty buffer for about n bytes.
@@ -316,6 +319,12 @@ func contentSize(raw []byte) int {
 // argument as `key: value` with string values decoded (so a command's
 // words are words, not JSON escapes).
 func (d decoder) appendToolCall(dst, name, args []byte) []byte {
+	if d.asWritten && !utf8.Valid(args) {
+		// Keys and values that are not strings are written as they are
+		// (an escaped key through encoding/json, which reads invalid
+		// UTF-8 its own way): read the arguments as pi does first.
+		args = js.ToValidUTF8(args)
+	}
 	if dst == nil {
 		dst = d.alloc(len(name) + len(args))
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/piweb/piweb/internal/js"
 	"github.com/piweb/piweb/internal/sessiontest"
 	"github.com/piweb/piweb/sessions"
 )
@@ -32,11 +33,14 @@ var oddLines = []string{
 	"{\"type\":\"message\",\"id\":\"a2\",\"parentId\":\"mc0\",\"timestamp\":\"2026-01-01T00:00:15.000Z\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\",\"thinking\":\"t\xc3\"},{\"type\":\"text\",\"text\":\"a\\n\xf0\x9f\x98\"},{\"type\":\"toolCall\",\"id\":\"t\",\"name\":\"b\xffsh\",\"arguments\":{\"k\xfe\":\"v\xff\\t\",\"n\":[\"\xe2\x82\",1],\"o\":{\"\xff\":\"\xc0\xaf\"}}}],\"errorMessage\":\"e\xed\xa0\x80\"}}",
 	"{\"type\":\"message\",\"id\":\"b2\",\"parentId\":\"a2\",\"timestamp\":\"2026-01-01T00:00:16.000Z\",\"message\":{\"role\":\"bashExecution\",\"command\":\"ls \xff\",\"output\":\"\xf4\x90\x80\x80 \\u00e9\"}}",
 	"{\"type\":\"message\",\"id\":\"r2\",\"parentId\":\"b2\",\"timestamp\":\"2026-01-01T00:00:17.000Z\",\"message\":{\"role\":\"toolResult\",\"toolName\":\"\xffx\",\"content\":\"plain \xff\xff \\\"q\\\"\"}}",
+	"{\"type\":\"message\",\"id\":\"a3\",\"parentId\":\"r2\",\"timestamp\":\"2026-01-01T00:00:18.000Z\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\",\"id\":\"t\",\"name\":\"x\",\"arguments\":{\"k\\u0041\xe6\x97\":\"escaped key, cut rune\"}}]}}",
 	`{"type":"model_change","id":"mc","parentId":"n1","timestamp":"2026-01-01T00:00:14.000Z","provider":"p","modelId":"m-1"}`,
 }
 
-// TestPieces: pieces and validPieces (of the lines ReadLines gives) give
-// what refPieces gives, on generated sessions,
+// TestPieces: pieces (of the lines ReadLines gives) and buildPieces (of
+// the lines as written, ReadLinesAsWritten, their texts then read as the
+// store reads them) give what refPieces gives of the lines as pi reads
+// them, on generated sessions,
 // the damaged and odd sessions of the repository's test data, and odd lines.
 func TestPieces(t *testing.T) {
 	dir := t.TempDir()
@@ -66,9 +70,6 @@ func TestPieces(t *testing.T) {
 		abs, _ := filepath.Abs(f)
 		lib := sessions.NewLibrary(filepath.Dir(abs))
 		lib.Refresh(abs)
-		// validPieces' texts share the arena until it is reset: compare
-		// them all once the file is read.
-		var valid, wants [][]piece
 		lib.ReadLines(abs, 0, func(pos int, e *sessions.Entry, line []byte) error {
 			n++
 			if f == odd {
@@ -79,12 +80,23 @@ func TestPieces(t *testing.T) {
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("%s:%d (%q): pieces\n%+v\nrefPieces\n%+v", f, pos, line, got, want)
 			}
-			valid, wants = append(valid, validPieces(ar, e, line)), append(wants, want)
 			return nil
 		})
-		for k := range valid {
-			if !reflect.DeepEqual(valid[k], wants[k]) {
-				t.Errorf("%s: entry %d: validPieces\n%+v\nrefPieces\n%+v", f, k, valid[k], wants[k])
+		// buildPieces' texts share the arena until it is reset: compare
+		// them all once the file is read, read as the store reads them.
+		var built, wants [][]piece
+		lib.ReadLinesAsWritten(abs, 0, func(pos int, e *sessions.Entry, line []byte) error {
+			ps := buildPieces(ar, e, line)
+			for k := range ps {
+				ps[k].text = string(js.ToValidUTF8([]byte(ps[k].text)))
+			}
+			built = append(built, ps)
+			wants = append(wants, refPieces(e, js.ToValidUTF8(line)))
+			return nil
+		})
+		for k := range built {
+			if !reflect.DeepEqual(built[k], wants[k]) {
+				t.Errorf("%s: entry %d: buildPieces\n%+v\nrefPieces\n%+v", f, k, built[k], wants[k])
 			}
 		}
 	}

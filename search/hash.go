@@ -237,6 +237,7 @@ func lowBits(n int) uint64 {
 
 // termHasher holds AppendTermHashes' state.
 type termHasher struct {
+	bad    bool // a byte that is not UTF-8 was met
 	seed   uint64
 	dst    []TermHash
 	buf    []byte
@@ -258,11 +259,15 @@ type Hasher struct {
 	t termHasher
 }
 
+// BadUTF8 reports whether the text of the last Append held bytes that
+// are not UTF-8 (it is then read as it is: each such byte a symbol).
+func (hs *Hasher) BadUTF8() bool { return hs.t.bad }
+
 // Append is AppendTermHashes.
 func (hs *Hasher) Append(dst []TermHash, text string, seed uint64) []TermHash {
 	tabOnce.Do(buildTab)
 	t := &hs.t
-	t.seed = seed
+	t.seed, t.bad = seed, false
 	i := 0
 	for i+64 <= len(text) {
 		word, upper, high := classify64(text, i)
@@ -370,6 +375,17 @@ func (t *termHasher) word(text string, i int) int {
 	return j
 }
 
+// decode is utf8.DecodeRuneInString, noting invalid UTF-8. Every byte
+// that is not ASCII goes through it (general reads them all), so that
+// Hasher.BadUTF8 needs no pass of its own.
+func (t *termHasher) decode(s string) (rune, int) {
+	r, size := utf8.DecodeRuneInString(s)
+	if size == 1 && r == utf8.RuneError {
+		t.bad = true
+	}
+	return r, size
+}
+
 // camel appends the camel-case parts of the ASCII word text[i:j].
 func (t *termHasher) camel(text string, i, j int) {
 	t.starts = asciiCamelStarts(t.starts[:0], text[i:j])
@@ -385,7 +401,7 @@ func (t *termHasher) general(text string, i int) int {
 	seed := t.seed
 	r, size := rune(text[i]), 1
 	if r >= utf8.RuneSelf {
-		r, size = utf8.DecodeRuneInString(text[i:])
+		r, size = t.decode(text[i:])
 	}
 	cl, _ := classUpper(r)
 	switch cl {
@@ -397,7 +413,7 @@ func (t *termHasher) general(text string, i int) int {
 	case cCJK:
 		j := i + size
 		for j < len(text) {
-			r2, s2 := utf8.DecodeRuneInString(text[j:])
+			r2, s2 := t.decode(text[j:])
 			if c2, _ := classUpper(r2); c2 != cCJK {
 				break
 			}
@@ -413,7 +429,7 @@ func (t *termHasher) general(text string, i int) int {
 	for j < len(text) {
 		r2, s2 := rune(text[j]), 1
 		if r2 >= utf8.RuneSelf {
-			r2, s2 = utf8.DecodeRuneInString(text[j:])
+			r2, s2 = t.decode(text[j:])
 		}
 		c2, up := classUpper(r2)
 		if c2 != cWord {

@@ -20,7 +20,11 @@ func checkHashes(t *testing.T, text string, seed uint64) {
 	TermOffsets(text, func(term []byte, off int) {
 		want = append(want, TermHash{HashTerm(seed, term), uint32(off)})
 	})
-	got := AppendTermHashes(nil, text, seed)
+	var h Hasher
+	got := h.Append(nil, text, seed)
+	if h.BadUTF8() != !utf8.ValidString(text) {
+		t.Fatalf("%.80q: BadUTF8 %v, valid %v", text, h.BadUTF8(), utf8.ValidString(text))
+	}
 	if len(got) != len(want) {
 		t.Fatalf("%.80q: %d terms, TermOffsets gives %d", text, len(got), len(want))
 	}
@@ -56,7 +60,8 @@ func TestAppendTermHashes(t *testing.T) {
 	// Random text from an alphabet rich in word boundaries, camel case,
 	// long runs and non-ASCII letters, marks, CJK and symbols.
 	alphabet := []string{"a", "b", "z", "A", "B", "Z", "0", "9", " ", "_", "-", ".", "\n", "é", "É", "ß", "σ", "Σ", "\u0301",
-		"日", "本", "ー", "。", "🚀", "✓", "\ufe0f", "\U0001F3FD", "\u212a", "İ", "\xff", "ǅ", "٣"}
+		"日", "本", "ー", "。", "🚀", "✓", "\ufe0f", "\U0001F3FD", "\u212a", "İ", "\xff", "ǅ", "٣",
+		"\xe6\x97", "\x80", "\xf0\x9f\x98", "\xed\xa0\x80", "\xc0\xaf", "\ufffd", "…", "→"}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 20000 {
 		var sb strings.Builder

@@ -393,6 +393,18 @@ var lineBufs = sync.Pool{New: func() any { return new([]byte) }}
 // session's Epoch differs afterwards, the file was read again meanwhile
 // and what fn saw may be stale). An entry whose line changed is skipped.
 func (l *Library) ReadLines(file string, from int, fn func(pos int, e *Entry, line []byte) error) (epoch uint64, err error) {
+	return l.readLines(file, from, false, fn)
+}
+
+// ReadLinesAsWritten is ReadLines giving the lines as written, not
+// decoded as pi decodes them: a line may hold invalid UTF-8, which pi
+// reads as js.ToValidUTF8 does. For readers that meet every byte of what
+// they keep anyway, and so can do without a pass to check each line.
+func (l *Library) ReadLinesAsWritten(file string, from int, fn func(pos int, e *Entry, line []byte) error) (epoch uint64, err error) {
+	return l.readLines(file, from, true, fn)
+}
+
+func (l *Library) readLines(file string, from int, asWritten bool, fn func(pos int, e *Entry, line []byte) error) (epoch uint64, err error) {
 	l.mu.RLock()
 	s, ok := l.files[file]
 	if !ok {
@@ -430,7 +442,7 @@ func (l *Library) ReadLines(file string, from int, fn func(pos int, e *Entry, li
 		// The library's index validated each line's JSON when it read
 		// it: a line that still holds the entry's id is the entry's (as
 		// the ledger reads lines), else Raw's full check applies.
-		line, err := r.lineInto(buf, k, true)
+		line, err := r.lineInto(buf, k, true, asWritten)
 		if err != nil {
 			if errors.Is(err, ErrChanged) {
 				continue

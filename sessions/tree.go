@@ -198,11 +198,12 @@ func (r *Reader) rawQuick(i int) ([]byte, error) { return r.line(i, true) }
 
 // line reads entry i's line and checks it is still the entry: quickly (its
 // id where the index saw one) when quick, else by parsing its members.
-func (r *Reader) line(i int, quick bool) ([]byte, error) { return r.lineInto(nil, i, quick) }
+func (r *Reader) line(i int, quick bool) ([]byte, error) { return r.lineInto(nil, i, quick, false) }
 
 // lineInto is line reading into buf when it is large enough (the line
-// returned may then be buf's).
-func (r *Reader) lineInto(buf []byte, i int, quick bool) ([]byte, error) {
+// returned may then be buf's), the line as written when asWritten (not
+// decoded as pi decodes it: it may hold invalid UTF-8).
+func (r *Reader) lineInto(buf []byte, i int, quick, asWritten bool) ([]byte, error) {
 	e := &r.s.Entries[i]
 	var b []byte
 	if cap(buf) >= e.Len {
@@ -221,6 +222,9 @@ func (r *Reader) lineInto(buf []byte, i int, quick bool) ([]byte, error) {
 		if _, err := js.EachMember(b, 0, got.set); err != nil || js.Str(got.id) != e.ID {
 			return nil, ErrChanged
 		}
+	}
+	if asWritten {
+		return b, nil
 	}
 	return js.ToValidUTF8(b), nil // as pi's decoder reads it
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/piweb/piweb/internal/js"
 	"github.com/piweb/piweb/search"
 )
 
@@ -120,7 +121,9 @@ func (b *Batch) dropPending(file string) {
 // first indexing add files from the least to the most recently modified.
 //
 // AddDocs keeps no reference to docs or their texts: the caller may reuse
-// their memory once it returns.
+// their memory once it returns. A text that is not valid UTF-8 is read as
+// pi reads its files (js.ToValidUTF8: U+FFFD for each maximal invalid
+// part), and its length is that of the text so read.
 func (b *Batch) AddDocs(file string, docs []Doc) {
 	if b.filters == nil {
 		b.filters = map[string]*[]int32{}
@@ -133,6 +136,12 @@ func (b *Batch) AddDocs(file string, docs []Doc) {
 		}
 		pos := uint32(len(b.docs))
 		b.hashes = b.hasher.Append(b.hashes[:0], d.Text, seed)
+		if b.hasher.BadUTF8() {
+			// Read as pi reads its files (WHATWG's decoder), which the
+			// caller may leave to the index (the hasher meets every byte).
+			d.Text = string(js.ToValidUTF8([]byte(d.Text)))
+			b.hashes = b.hasher.Append(b.hashes[:0], d.Text, seed)
+		}
 		b.distinct = append(b.distinct, b.addWords(b.hashes, pos))
 		t := time.UnixMilli(d.Time).UTC()
 		b.addFilter(filterKey{kind: filterRole, s: d.Role}, pos)

@@ -8,16 +8,19 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/piweb/piweb/internal/js"
 	"github.com/piweb/piweb/search"
 )
 
 // TestIndexMatchesTerms: the word index batches write holds, for every
 // word search.Terms gives of the documents, exactly the documents holding
-// it, with their length levels, documents dropped from their batch left out.
+// it, with their length levels, documents dropped from their batch left
+// out; texts holding invalid UTF-8 are read as pi reads them.
 func TestIndexMatchesTerms(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	vocab := []string{"alpha", "Beta", "requestHandler", "newHTTPServer", "日本語", "café", "🚀", "x", "the", "a1b2",
-		strings.Repeat("long", 20), "ÉCOLE", "σ", "τέλος", "snake_case", "0x1f"}
+		strings.Repeat("long", 20), "ÉCOLE", "σ", "τέλος", "snake_case", "0x1f",
+		"\xff", "bad\xe6\x97x", "\xf0\x9f\x98", "\xed\xa0\x80é"} // invalid UTF-8, read as pi reads it
 	for k := range 3000 {
 		vocab = append(vocab, fmt.Sprintf("w%d", k)) // more words than a table's first slots
 	}
@@ -32,6 +35,7 @@ func TestIndexMatchesTerms(t *testing.T) {
 	s := openT(t, filepath.Join(t.TempDir(), "index.db"))
 	want := map[string][]string{} // word -> entries holding it, as Terms gives them
 	distinct := map[string]int{}  // entry -> its distinct words
+	lens := map[string]int{}      // entry -> its text's length, as pi reads it
 	n := 0
 	for range 6 { // batches
 		b := s.Batch()
@@ -48,7 +52,9 @@ func TestIndexMatchesTerms(t *testing.T) {
 			b.AddDocs(file, docs)
 			for _, d := range docs {
 				seen := map[string]bool{}
-				search.Terms(d.Text, func(term []byte) {
+				fixed := string(js.ToValidUTF8([]byte(d.Text)))
+				lens[d.EntryID] = len(fixed)
+				search.Terms(fixed, func(term []byte) {
 					if !seen[string(term)] {
 						seen[string(term)] = true
 						want[string(term)] = append(want[string(term)], d.EntryID)
@@ -67,15 +73,19 @@ func TestIndexMatchesTerms(t *testing.T) {
 	}
 	defer tx.Rollback()
 	ids := map[string]int64{} // the documents kept, by entry
-	rows, err := tx.Query(`SELECT id, entry FROM docs`)
+	rows, err := tx.Query(`SELECT id, entry, len FROM docs`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for rows.Next() {
 		var id int64
 		var e string
-		rows.Scan(&id, &e)
+		var n int
+		rows.Scan(&id, &e, &n)
 		ids[e] = id
+		if n != lens[e] {
+			t.Errorf("document %s: len %d, its text as pi reads it has %d bytes", e, n, lens[e])
+		}
 	}
 	rows.Close()
 	dead := map[int64]bool{}
