@@ -38,14 +38,13 @@ type termTable struct {
 }
 
 type termSlot struct {
-	h uint64
-	t int32 // the term's index + 1; 0 for an empty slot
+	h    uint64
+	t    int32  // the term's index + 1; 0 for an empty slot
+	last uint32 // the last batch position holding it
 }
 
 // termInfo is one distinct word of a batch.
 type termInfo struct {
-	h        uint64
-	last     uint32 // the last batch position holding it
 	n        uint32 // how many positions hold it
 	pos, off uint32 // where it first occurs (search.TermAt spells it)
 }
@@ -81,23 +80,22 @@ func (b *Batch) addWords(hs []search.TermHash, pos uint32) int {
 		var t int32
 		for {
 			s := &tt.slots[k]
-			if s.t == 0 {
-				t = int32(len(tt.terms))
-				tt.terms = append(tt.terms, termInfo{h: th.H, last: pos, n: 1, pos: pos, off: th.Off})
-				s.h, s.t = th.H, t+1
-				if 2*len(tt.terms) > len(tt.slots) {
-					tt.rehash()
+			if s.h == th.H && s.t != 0 {
+				if s.last == pos {
+					t = -1 // already in this document
+				} else {
+					s.last = pos
+					t = s.t - 1
+					tt.terms[t].n++
 				}
 				break
 			}
-			if s.h == th.H {
-				t = s.t - 1
-				ti := &tt.terms[t]
-				if ti.last == pos {
-					t = -1 // already in this document
-				} else {
-					ti.last = pos
-					ti.n++
+			if s.t == 0 {
+				t = int32(len(tt.terms))
+				tt.terms = append(tt.terms, termInfo{n: 1, pos: pos, off: th.Off})
+				*s = termSlot{h: th.H, t: t + 1, last: pos}
+				if 2*len(tt.terms) > len(tt.slots) {
+					tt.rehash()
 				}
 				break
 			}
@@ -118,14 +116,18 @@ func (b *Batch) addWords(hs []search.TermHash, pos uint32) int {
 
 // rehash doubles the slots.
 func (tt *termTable) rehash() {
-	tt.slots = make([]termSlot, 2*len(tt.slots))
+	old := tt.slots
+	tt.slots = make([]termSlot, 2*len(old))
 	mask := uint64(len(tt.slots) - 1)
-	for t, ti := range tt.terms {
-		k := ti.h & mask
+	for _, s := range old {
+		if s.t == 0 {
+			continue
+		}
+		k := s.h & mask
 		for tt.slots[k].t != 0 {
 			k = (k + 1) & mask
 		}
-		tt.slots[k] = termSlot{ti.h, int32(t + 1)}
+		tt.slots[k] = s
 	}
 }
 
