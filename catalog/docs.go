@@ -110,23 +110,27 @@ func (d decoder) pieces(e *sessions.Entry, line []byte) []piece {
 			out = append(out, piece{part, typ, role, text})
 		}
 	}
-	var message, summary, customType, content []byte
-	js.Members(line, func(m js.Member) {
-		switch string(js.KeyBytes(m.Key)) {
-		case "message":
-			message = m.Val
+	// One pass over the line: the message and content blocks are read
+	// where they stand, not skipped first and read again.
+	var summary, customType []byte
+	var content contentVal
+	var m msgFields
+	walkObject(line, 0, func(key []byte, vs int) int {
+		switch string(js.KeyBytes(key)) {
+		case "message": // a later one replaces an earlier, as in JSON.parse
+			m = msgFields{}
+			return m.walk(line, vs)
 		case "summary":
-			summary = m.Val
+			return span(&summary, line, vs)
 		case "customType":
-			customType = m.Val
+			return span(&customType, line, vs)
 		case "content":
-			content = m.Val
+			return content.walk(line, vs)
 		}
+		return 0
 	})
 	switch e.Type {
 	case sessions.TypeMessage:
-		var m msgFields
-		m.read(message)
 		role := e.Role
 		if role == "" {
 			role = js.Str(m.role)
@@ -193,7 +197,7 @@ func (d decoder) decode(dst, raw []byte) []byte {
 
 // appendLine starts a piece with the decoded string raw and a newline,
 // leaving room for the decoded content after it.
-func (d decoder) appendLine(dst, raw, content []byte) []byte {
+func (d decoder) appendLine(dst, raw []byte, content contentVal) []byte {
 	if dst == nil {
 		dst = d.alloc(len(raw) + 1 + contentSize(content))
 	}
@@ -203,30 +207,150 @@ func (d decoder) appendLine(dst, raw, content []byte) []byte {
 
 // msgFields are the members of a message search reads, as written.
 type msgFields struct {
-	role, content, toolName, command, output, errorMessage, customType, summary []byte
+	role, toolName, command, output, errorMessage, customType, summary []byte
+	content                                                            contentVal
 }
 
-func (m *msgFields) read(raw []byte) {
-	js.Members(raw, func(mb js.Member) {
-		switch string(js.KeyBytes(mb.Key)) {
+// walk reads the message object at line[vs:] and returns its end.
+func (m *msgFields) walk(line []byte, vs int) int {
+	if line[vs] != '{' {
+		return 0 // no members
+	}
+	return walkObject(line, vs, func(key []byte, vs int) int {
+		switch string(js.KeyBytes(key)) {
 		case "role":
-			m.role = mb.Val
+			return span(&m.role, line, vs)
 		case "content":
-			m.content = mb.Val
+			return m.content.walk(line, vs)
 		case "toolName":
-			m.toolName = mb.Val
+			return span(&m.toolName, line, vs)
 		case "command":
-			m.command = mb.Val
+			return span(&m.command, line, vs)
 		case "output":
-			m.output = mb.Val
+			return span(&m.output, line, vs)
 		case "errorMessage":
-			m.errorMessage = mb.Val
+			return span(&m.errorMessage, line, vs)
 		case "customType":
-			m.customType = mb.Val
+			return span(&m.customType, line, vs)
 		case "summary":
-			m.summary = mb.Val
+			return span(&m.summary, line, vs)
 		}
+		return 0
 	})
+}
+
+// contentVal is a content value as written, and its object blocks when
+// it is an array (walked), read in the same pass as the line.
+type contentVal struct {
+	raw    []byte
+	blocks []block
+	walked bool
+}
+
+// walk reads the content value at line[vs:] and returns its end.
+func (c *contentVal) walk(line []byte, vs int) int {
+	*c = contentVal{blocks: c.blocks[:0]}
+	if line[vs] != '[' {
+		return span(&c.raw, line, vs)
+	}
+	end := walkArray(line, vs, func(es int) int {
+		if line[es] != '{' {
+			return 0
+		}
+		var bl block
+		end := walkObject(line, es, func(key []byte, vs int) int {
+			switch string(js.KeyBytes(key)) {
+			case "type":
+				var typ []byte
+				end := span(&typ, line, vs)
+				bl.typ = js.Str(typ)
+				return end
+			case "text":
+				return span(&bl.text, line, vs)
+			case "thinking":
+				return span(&bl.thinking, line, vs)
+			case "name":
+				return span(&bl.name, line, vs)
+			case "arguments":
+				return span(&bl.args, line, vs)
+			}
+			return 0
+		})
+		c.blocks = append(c.blocks, bl)
+		return end
+	})
+	c.raw, c.walked = line[vs:end], true
+	return end
+}
+
+// span sets *v to the value at line[vs:] and returns its end.
+func span(v *[]byte, line []byte, vs int) int {
+	end := js.Skip(line, vs)
+	*v = line[vs:end]
+	return end
+}
+
+// walkObject calls fn with the key and value start of each member of the
+// object at b[i] (valid JSON, as js.Members reads it), fn returning the
+// end of the value when it read it, else 0 to have it skipped; it returns
+// the end of the object.
+func walkObject(b []byte, i int, fn func(key []byte, vs int) int) int {
+	if i >= len(b) || b[i] != '{' {
+		return i
+	}
+	i = js.SkipWS(b, i+1)
+	for i < len(b) && b[i] == '"' {
+		ke := js.Skip(b, i)
+		j := js.SkipWS(b, ke)
+		if j >= len(b) || b[j] != ':' {
+			return len(b)
+		}
+		vs := js.SkipWS(b, j+1)
+		if vs >= len(b) {
+			return len(b)
+		}
+		ve := fn(b[i:ke], vs)
+		if ve <= 0 {
+			ve = js.Skip(b, vs)
+		}
+		if ve <= vs {
+			return len(b)
+		}
+		i = js.SkipWS(b, ve)
+		if i >= len(b) || b[i] != ',' {
+			break
+		}
+		i = js.SkipWS(b, i+1)
+	}
+	if i < len(b) && b[i] == '}' {
+		return i + 1
+	}
+	return len(b)
+}
+
+// walkArray calls fn with the start of each element of the array at b[i]
+// (valid JSON, as js.Elems reads it), fn returning the end of the element
+// when it read it, else 0 to have it skipped; it returns the end of the array.
+func walkArray(b []byte, i int, fn func(es int) int) int {
+	i = js.SkipWS(b, i+1)
+	for i < len(b) && b[i] != ']' {
+		end := fn(i)
+		if end <= 0 {
+			end = js.Skip(b, i)
+		}
+		if end <= i {
+			return len(b)
+		}
+		i = js.SkipWS(b, end)
+		if i >= len(b) || b[i] != ',' {
+			break
+		}
+		i = js.SkipWS(b, i+1)
+	}
+	if i < len(b) && b[i] == ']' {
+		return i + 1
+	}
+	return len(b)
 }
 
 // block is a content block's members that search reads, as written.
@@ -238,7 +362,14 @@ type block struct {
 // eachBlock calls fn with each object block of content (a string is one
 // text block), reading only the members search needs: an image's data is
 // never decoded.
-func eachBlock(raw []byte, fn func(k int, bl *block)) {
+func eachBlock(c contentVal, fn func(k int, bl *block)) {
+	if c.walked {
+		for k := range c.blocks {
+			fn(k, &c.blocks[k])
+		}
+		return
+	}
+	raw := c.raw
 	if len(raw) > 0 && raw[0] == '"' {
 		fn(0, &block{typ: sessions.BlockText, text: raw})
 		return
@@ -271,8 +402,8 @@ func eachBlock(raw []byte, fn func(k int, bl *block)) {
 
 // appendContent appends the text blocks of content raw joined by
 // newlines (Content.Text("\n")) to dst (allocated at its size when nil).
-func (d decoder) appendContent(dst, raw []byte) []byte {
-	if len(raw) > 0 && raw[0] == '"' {
+func (d decoder) appendContent(dst []byte, c contentVal) []byte {
+	if raw := c.raw; len(raw) > 0 && raw[0] == '"' {
 		if dst == nil {
 			dst = d.alloc(len(raw))
 		}
@@ -283,10 +414,10 @@ func (d decoder) appendContent(dst, raw []byte) []byte {
 		return dst
 	}
 	if dst == nil {
-		dst = d.alloc(contentSize(raw))
+		dst = d.alloc(contentSize(c))
 	}
 	n := 0
-	eachBlock(raw, func(_ int, bl *block) {
+	eachBlock(c, func(_ int, bl *block) {
 		if bl.typ != sessions.BlockText {
 			return
 		}
@@ -302,12 +433,12 @@ func (d decoder) appendContent(dst, raw []byte) []byte {
 // contentSize bounds the bytes of appendContent(nil, raw) (not counting
 // strings that grow as invalid UTF-8 is replaced): raw's size when a
 // string, else the sum of its text blocks' sizes.
-func contentSize(raw []byte) int {
-	if len(raw) > 0 && raw[0] == '"' {
+func contentSize(c contentVal) int {
+	if raw := c.raw; len(raw) > 0 && raw[0] == '"' {
 		return len(raw)
 	}
 	n := 0
-	eachBlock(raw, func(_ int, bl *block) {
+	eachBlock(c, func(_ int, bl *block) {
 		if bl.typ == sessions.BlockText {
 			n += len(bl.text) + 1
 		}

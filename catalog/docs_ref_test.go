@@ -31,7 +31,7 @@ func refPieces(e *sessions.Entry, line []byte) []piece {
 	})
 	switch e.Type {
 	case sessions.TypeMessage:
-		var m msgFields
+		var m refMsgFields
 		m.read(message)
 		role := e.Role
 		if role == "" {
@@ -41,7 +41,7 @@ func refPieces(e *sessions.Entry, line []byte) []piece {
 		case sessions.RoleUser:
 			add(0, "text", "user", refContentText(m.content))
 		case sessions.RoleAssistant:
-			eachBlock(m.content, func(k int, bl *block) {
+			refEachBlock(m.content, func(k int, bl *block) {
 				switch bl.typ {
 				case sessions.BlockText:
 					add(k, "text", "assistant", js.Str(bl.text))
@@ -86,7 +86,7 @@ func refContentText(raw []byte) string {
 	}
 	var sb strings.Builder
 	n := 0
-	eachBlock(raw, func(_ int, bl *block) {
+	refEachBlock(raw, func(_ int, bl *block) {
 		if bl.typ != sessions.BlockText {
 			return
 		}
@@ -116,4 +116,66 @@ func refToolCallText(name string, args []byte) string {
 		}
 	}
 	return sb.String()
+}
+
+// refMsgFields are (the reference's) the members of a message search reads, as written.
+type refMsgFields struct {
+	role, content, toolName, command, output, errorMessage, customType, summary []byte
+}
+
+func (m *refMsgFields) read(raw []byte) {
+	js.Members(raw, func(mb js.Member) {
+		switch string(js.KeyBytes(mb.Key)) {
+		case "role":
+			m.role = mb.Val
+		case "content":
+			m.content = mb.Val
+		case "toolName":
+			m.toolName = mb.Val
+		case "command":
+			m.command = mb.Val
+		case "output":
+			m.output = mb.Val
+		case "errorMessage":
+			m.errorMessage = mb.Val
+		case "customType":
+			m.customType = mb.Val
+		case "summary":
+			m.summary = mb.Val
+		}
+	})
+}
+
+// refEachBlock (the reference's) calls fn with each object block of content (a string is one
+// text block), reading only the members search needs: an image's data is
+// never decoded.
+func refEachBlock(raw []byte, fn func(k int, bl *block)) {
+	if len(raw) > 0 && raw[0] == '"' {
+		fn(0, &block{typ: sessions.BlockText, text: raw})
+		return
+	}
+	k := -1
+	js.Elems(raw, func(el []byte) bool {
+		if len(el) == 0 || el[0] != '{' {
+			return true
+		}
+		k++
+		var bl block
+		js.Members(el, func(m js.Member) {
+			switch string(js.KeyBytes(m.Key)) {
+			case "type":
+				bl.typ = js.Str(m.Val)
+			case "text":
+				bl.text = m.Val
+			case "thinking":
+				bl.thinking = m.Val
+			case "name":
+				bl.name = m.Val
+			case "arguments":
+				bl.args = m.Val
+			}
+		})
+		fn(k, &bl)
+		return true
+	})
 }

@@ -34,6 +34,13 @@ var oddLines = []string{
 	"{\"type\":\"message\",\"id\":\"b2\",\"parentId\":\"a2\",\"timestamp\":\"2026-01-01T00:00:16.000Z\",\"message\":{\"role\":\"bashExecution\",\"command\":\"ls \xff\",\"output\":\"\xf4\x90\x80\x80 \\u00e9\"}}",
 	"{\"type\":\"message\",\"id\":\"r2\",\"parentId\":\"b2\",\"timestamp\":\"2026-01-01T00:00:17.000Z\",\"message\":{\"role\":\"toolResult\",\"toolName\":\"\xffx\",\"content\":\"plain \xff\xff \\\"q\\\"\"}}",
 	"{\"type\":\"message\",\"id\":\"a3\",\"parentId\":\"r2\",\"timestamp\":\"2026-01-01T00:00:18.000Z\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"toolCall\",\"id\":\"t\",\"name\":\"x\",\"arguments\":{\"k\\u0041\xe6\x97\":\"escaped key, cut rune\"}}]}}",
+	`{"type":"message","id":"d1","parentId":"a3","timestamp":"2026-01-01T00:00:19.000Z","message":{"role":"user","content":"first"},"message":{"role":"assistant","content":[{"type":"text","text":"second"}],"errorMessage":"e"}}`,
+	`{"type":"message","id":"d2","parentId":"d1","timestamp":"2026-01-01T00:00:20.000Z","message":{"role":"assistant","content":[{"type":"text","text":"a"}],"content":[1,"x",{"type":"text","text":"b"},null,{"type":"thinking","thinking":"c","thinking":"c2"},[{"type":"text","text":"nested"}]]}}`,
+	`{"type":"message","id":"d3","parentId":"d2","timestamp":"2026-01-01T00:00:21.000Z","m\u0065ssage":{"r\u006fle":"user","c\u006fntent":[{"t\u0079pe":"text","t\u0065xt":"escaped keys"}]}}`,
+	`{"type":"message","id":"d4","parentId":"d3","timestamp":"2026-01-01T00:00:22.000Z","message":"not an object"}`,
+	`{"type":"message","id":"d5","parentId":"d4","timestamp":"2026-01-01T00:00:23.000Z","message":{"role":"toolResult","toolName":"t","content":[]} , "content" : [ {"type":"text","text":"top"} ] }`,
+	`{"type":"custom_message","id":"d6","parentId":"d5","timestamp":"2026-01-01T00:00:24.000Z","customType":"c","content":[{"type":"text","text":"x"}],"content":"replaced"}`,
+	`{ "type" : "message" , "id" : "d7" , "parentId" : "d6" , "timestamp" : "2026-01-01T00:00:25.000Z" , "message" : { "role" : "assistant" , "content" : [ { "type" : "text" , "text" : "spaced" } , { } ] } }`,
 	`{"type":"model_change","id":"mc","parentId":"n1","timestamp":"2026-01-01T00:00:14.000Z","provider":"p","modelId":"m-1"}`,
 }
 
