@@ -5,9 +5,7 @@ import (
 	"math"
 	"math/bits"
 	"strings"
-	"sync"
 	"time"
-	"unsafe"
 
 	"github.com/piweb/piweb/internal/js"
 	"github.com/piweb/piweb/search"
@@ -52,7 +50,6 @@ type Batch struct {
 	s        *Store
 	ops      []op
 	docs     []pendingDoc
-	texts    []string            // by batch position, until Commit (words are found again by offset)
 	tt       *termTable          // the batch's distinct words (invert.go)
 	pairs    [][]termPos         // every (word, document) pair, in chunks (never copied to grow)
 	distinct []int               // by batch position: the document's distinct words
@@ -63,7 +60,6 @@ type Batch struct {
 	lastFilter  [3]lastFilter
 	hashes      []search.TermHash // AddDocs' buffer
 	hasher      search.Hasher
-	chunks      [][]byte // the texts' memory, from textPool (keep)
 }
 
 type op struct {
@@ -142,39 +138,15 @@ func (b *Batch) AddDocs(file string, docs []Doc) {
 			d.Text = string(js.ToValidUTF8([]byte(d.Text)))
 			b.hashes = b.hasher.Append(b.hashes[:0], d.Text, seed)
 		}
-		b.distinct = append(b.distinct, b.addWords(b.hashes, pos))
+		b.distinct = append(b.distinct, b.addWords(b.hashes, d.Text, pos))
 		t := time.UnixMilli(d.Time).UTC()
 		b.addFilter(filterKey{kind: filterRole, s: d.Role}, pos)
 		b.addFilter(filterKey{kind: filterProject, s: d.Project}, pos)
 		b.addFilter(filterKey{kind: filterMonth, n: t.Year()*100 + int(t.Month())}, pos)
-		b.texts = append(b.texts, b.keep(d.Text))
 		n := len(d.Text)
 		d.Text = ""
 		b.docs = append(b.docs, pendingDoc{file: file, d: d, n: n})
 	}
-}
-
-// textChunk is the size of the chunks a batch keeps its texts in until it
-// commits (texts longer than half of one have arrays of their own).
-const textChunk = 4 << 20
-
-var textPool = sync.Pool{New: func() any { return new([textChunk]byte) }}
-
-// keep copies text into the batch's chunks: AddDocs' caller may reuse
-// the memory of the texts it gave, and the chunks serve batch after batch.
-func (b *Batch) keep(text string) string {
-	if len(text) > textChunk/2 {
-		return strings.Clone(text)
-	}
-	n := len(b.chunks)
-	if n == 0 || len(b.chunks[n-1])+len(text) > textChunk {
-		b.chunks = append(b.chunks, textPool.Get().(*[textChunk]byte)[:0])
-		n++
-	}
-	c := &b.chunks[n-1]
-	k := len(*c)
-	*c = append(*c, text...)
-	return unsafe.String(unsafe.SliceData((*c)[k:]), len(text))
 }
 
 // Kinds of filter words.
@@ -274,14 +246,8 @@ func (b *Batch) Commit() error {
 		b.tt = nil
 	}
 	b.distinct = b.distinct[:0]
-	clear(b.texts) // let the texts go
-	for _, c := range b.chunks {
-		textPool.Put((*[textChunk]byte)(c[:textChunk]))
-	}
-	clear(b.chunks)
-	b.chunks = b.chunks[:0]
 	clear(b.pairs)
-	b.ops, b.docs, b.texts, b.pairs, b.filters = b.ops[:0], b.docs[:0], b.texts[:0], b.pairs[:0], nil
+	b.ops, b.docs, b.pairs, b.filters = b.ops[:0], b.docs[:0], b.pairs[:0], nil
 	b.lastFilter = [3]lastFilter{}
 	return nil
 }

@@ -16,9 +16,9 @@ import (
 // so that a document's repeated words are dropped at once. Each (word,
 // document) pair is appended, in document order; inverting is then a
 // counting sort of the pairs by word, which keeps each word's documents
-// in order, and each word is spelled out once, from the text of its first
-// occurrence. Words are few next to their occurrences, and the frequent
-// ones, most of the occurrences, stay in the cache.
+// in order. Each word is spelled out once, where it first occurs, so the
+// batch keeps no text. Words are few next to their occurrences, and the
+// frequent ones, most of the occurrences, stay in the cache.
 //
 // Two words with the same 64-bit hash in one batch (about one chance in
 // ten million for a batch of a million distinct words) would share the
@@ -35,6 +35,7 @@ type invertedWord struct {
 type termTable struct {
 	slots []termSlot // a power of two of them, at most half full
 	terms []termInfo
+	spell []byte // the words, spelled out where they first occur (search.TermAt)
 }
 
 type termSlot struct {
@@ -45,8 +46,8 @@ type termSlot struct {
 
 // termInfo is one distinct word of a batch.
 type termInfo struct {
-	n        uint32 // how many positions hold it
-	pos, off uint32 // where it first occurs (search.TermAt spells it)
+	n           uint32 // how many positions hold it
+	start, size uint32 // its spelling in termTable.spell
 }
 
 // termPos is a (word, batch position) pair.
@@ -66,9 +67,9 @@ var (
 	tablePool = sync.Pool{New: func() any { return &termTable{slots: make([]termSlot, 1<<12)} }}
 )
 
-// addWords adds the words hs of the document at batch position pos and
-// returns how many distinct ones it has.
-func (b *Batch) addWords(hs []search.TermHash, pos uint32) int {
+// addWords adds the words hs of the document at batch position pos, whose
+// text is text, and returns how many distinct ones it has.
+func (b *Batch) addWords(hs []search.TermHash, text string, pos uint32) int {
 	if b.tt == nil {
 		b.tt = tablePool.Get().(*termTable)
 	}
@@ -92,7 +93,9 @@ func (b *Batch) addWords(hs []search.TermHash, pos uint32) int {
 			}
 			if s.t == 0 {
 				t = int32(len(tt.terms))
-				tt.terms = append(tt.terms, termInfo{n: 1, pos: pos, off: th.Off})
+				a := len(tt.spell)
+				tt.spell = search.TermAt(tt.spell, text, int(th.Off))
+				tt.terms = append(tt.terms, termInfo{n: 1, start: uint32(a), size: uint32(len(tt.spell) - a)})
 				*s = termSlot{h: th.H, t: t + 1, last: pos}
 				if 2*len(tt.terms) > len(tt.slots) {
 					tt.rehash()
@@ -134,18 +137,16 @@ func (tt *termTable) rehash() {
 // reset empties the table for another batch.
 func (tt *termTable) reset() {
 	clear(tt.slots)
-	tt.terms = tt.terms[:0]
+	tt.terms, tt.spell = tt.terms[:0], tt.spell[:0]
 }
 
 // scratch is the memory one inversion works in, kept in a pool between
 // commits: a first build commits hundreds of batches of millions of words.
 type scratch struct {
 	ends   []int
-	spell  []int
 	words  []invertedWord
 	sorted []invertedWord
 	keys   []keyedWord
-	arena  []byte
 	pos    []int32
 	levels []int64
 }
@@ -192,21 +193,12 @@ func (b *Batch) invert(sc *scratch) ([]invertedWord, []int64) {
 		}
 	}
 	words := grow(sc.words, len(terms))[:0]
-	arena := sc.arena[:0]
-	spell := grow(sc.spell, len(terms)+1) // where each word's spelling ends in the arena
-	spell[0] = 0
 	for t := range terms {
 		ti := &terms[t]
-		arena = search.TermAt(arena, b.texts[ti.pos], int(ti.off))
-		spell[t+1] = len(arena)
 		end := ends[t]
-		words = append(words, invertedWord{pos: pos[end-int(ti.n) : end : end]})
+		words = append(words, invertedWord{word: b.tt.spell[ti.start : ti.start+ti.size : ti.start+ti.size],
+			pos: pos[end-int(ti.n) : end : end]})
 	}
-	sc.spell = spell
-	for t := range terms { // the arena may have moved as it grew
-		words[t].word = arena[spell[t]:spell[t+1]:spell[t+1]]
-	}
-	sc.arena = arena
 	for w, pos := range b.filters {
 		words = append(words, invertedWord{word: []byte(w), pos: *pos})
 	}
