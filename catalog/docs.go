@@ -460,14 +460,29 @@ func (d decoder) appendToolCall(dst, name, args []byte) []byte {
 		dst = d.alloc(len(name) + len(args))
 	}
 	dst, _ = d.str(dst, name)
-	for _, kv := range js.ObjectOf(args) {
+	// The members as js.ObjectOf reads them (a repeated key keeps its
+	// first place and its last value), keys decoded only when escaped.
+	type member struct{ k, v []byte }
+	var buf [8]member
+	ms := buf[:0]
+	js.Members(args, func(m js.Member) {
+		k := js.KeyBytes(m.Key)
+		for i := range ms {
+			if bytes.Equal(ms[i].k, k) {
+				ms[i].v = m.Val
+				return
+			}
+		}
+		ms = append(ms, member{k, m.Val})
+	})
+	for _, m := range ms {
 		dst = append(dst, '\n')
-		dst = append(dst, kv.K...)
+		dst = append(dst, m.k...)
 		dst = append(dst, ": "...)
-		if out, ok := d.str(dst, kv.V); ok {
+		if out, ok := d.str(dst, m.v); ok {
 			dst = out
 		} else {
-			dst = append(dst, kv.V...)
+			dst = append(dst, m.v...)
 		}
 	}
 	return dst

@@ -41,6 +41,7 @@ var oddLines = []string{
 	`{"type":"message","id":"d5","parentId":"d4","timestamp":"2026-01-01T00:00:23.000Z","message":{"role":"toolResult","toolName":"t","content":[]} , "content" : [ {"type":"text","text":"top"} ] }`,
 	`{"type":"custom_message","id":"d6","parentId":"d5","timestamp":"2026-01-01T00:00:24.000Z","customType":"c","content":[{"type":"text","text":"x"}],"content":"replaced"}`,
 	`{ "type" : "message" , "id" : "d7" , "parentId" : "d6" , "timestamp" : "2026-01-01T00:00:25.000Z" , "message" : { "role" : "assistant" , "content" : [ { "type" : "text" , "text" : "spaced" } , { } ] } }`,
+	`{"type":"message","id":"d8","parentId":"d7","timestamp":"2026-01-01T00:00:26.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"t","name":"edit","arguments":{"path":"a.go","p\u0061th":"b.go","x":null,"y":[1,{"z":"w"}],"path":"c.go","k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k1":"again"}}]}}`,
 	`{"type":"model_change","id":"mc","parentId":"n1","timestamp":"2026-01-01T00:00:14.000Z","provider":"p","modelId":"m-1"}`,
 }
 
