@@ -131,14 +131,9 @@ func (b *Batch) AddDocs(file string, docs []Doc) {
 			d.Text = d.Text[:math.MaxUint32] // offsets are 32 bits; a 4 GB entry is not a real one
 		}
 		pos := uint32(len(b.docs))
-		b.hashes = b.hasher.Append(b.hashes[:0], d.Text, seed)
-		if b.hasher.BadUTF8() {
-			// Read as pi reads its files (WHATWG's decoder), which the
-			// caller may leave to the index (the hasher meets every byte).
-			d.Text = string(js.ToValidUTF8([]byte(d.Text)))
-			b.hashes = b.hasher.Append(b.hashes[:0], d.Text, seed)
-		}
-		b.distinct = append(b.distinct, b.addWords(b.hashes, d.Text, pos))
+		var distinct int
+		d.Text, distinct = b.addText(d.Text, pos, seed)
+		b.distinct = append(b.distinct, distinct)
 		t := time.UnixMilli(d.Time).UTC()
 		b.addFilter(filterKey{kind: filterRole, s: d.Role}, pos)
 		b.addFilter(filterKey{kind: filterProject, s: d.Project}, pos)
@@ -147,6 +142,51 @@ func (b *Batch) AddDocs(file string, docs []Doc) {
 		d.Text = ""
 		b.docs = append(b.docs, pendingDoc{file: file, d: d, n: n})
 	}
+}
+
+// segment is about how much text is hashed at a time: its words' hashes
+// then stay in the cache until they are added.
+const segment = 16 << 10
+
+// addText adds the words of text, the document at batch position pos, a
+// segment at a time (cut after a byte that is neither an ASCII letter nor
+// digit, which no word, pair or symbol crosses), and returns the text as
+// indexed and its distinct words. A text that is not valid UTF-8 is read
+// from its first bad segment on as pi reads its files (WHATWG's decoder:
+// js.ToValidUTF8), which the caller may leave to the index: the hasher
+// meets every byte that is not ASCII.
+func (b *Batch) addText(text string, pos uint32, seed uint64) (string, int) {
+	distinct := 0
+	for a := 0; a < len(text); {
+		e := cutAfter(text, a)
+		b.hashes = b.hasher.Append(b.hashes[:0], text[a:e], seed)
+		if b.hasher.BadUTF8() {
+			// What comes before is valid and ends in ASCII: it reads the same.
+			text = text[:a] + string(js.ToValidUTF8([]byte(text[a:])))
+			continue // the same segment, read again as pi reads it
+		}
+		if a > 0 {
+			for k := range b.hashes {
+				b.hashes[k].Off += uint32(a)
+			}
+		}
+		distinct += b.addWords(b.hashes, text, pos)
+		a = e
+	}
+	return text, distinct
+}
+
+// cutAfter returns the end of the segment of text starting at a.
+func cutAfter(text string, a int) int {
+	if len(text)-a <= 2*segment {
+		return len(text)
+	}
+	for e := a + segment; e < len(text); e++ {
+		if c := text[e-1]; c < 0x80 && !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+			return e
+		}
+	}
+	return len(text)
 }
 
 // Kinds of filter words.

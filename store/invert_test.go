@@ -26,7 +26,11 @@ func TestIndexMatchesTerms(t *testing.T) {
 	}
 	text := func() string {
 		var sb strings.Builder
-		for range rng.IntN(80) {
+		n := rng.IntN(80)
+		if rng.IntN(30) == 0 {
+			n = 5000 + rng.IntN(20000) // texts of several segments (addText)
+		}
+		for range n {
 			sb.WriteString(vocab[rng.IntN(len(vocab))])
 			sb.WriteString([]string{" ", "\n", ", ", "-", "…"}[rng.IntN(5)])
 		}
