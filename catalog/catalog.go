@@ -386,6 +386,7 @@ const batchText = 16 << 20
 // the queue is empty.
 func (c *Catalog) worker(ctx context.Context) {
 	b := c.st.Batch()
+	bufs := &syncBufs{}
 	text := 0
 	var done []string // files of the batch, released after its commit
 	commit := func() {
@@ -426,7 +427,7 @@ func (c *Catalog) worker(ctx context.Context) {
 				continue
 			}
 		}
-		text += c.sync(b, f)
+		text += c.sync(b, f, bufs)
 		done = append(done, f)
 		if live || text >= batchText {
 			commit()
@@ -471,8 +472,8 @@ func (c *Catalog) checkSearched() {
 // sync adds to b what file needs: its record (kept index) and the
 // documents of its entries not yet indexed; the documents of a file read
 // again are replaced, those of a gone file dropped. It returns the bytes
-// of text added.
-func (c *Catalog) sync(b *store.Batch, file string) int {
+// of text added. The texts are decoded into bufs.
+func (c *Catalog) sync(b *store.Batch, file string, bufs *syncBufs) int {
 	snap, ok := c.lib.SnapshotFile(file, false)
 	c.mu.Lock()
 	st := c.files[file]
@@ -500,12 +501,13 @@ func (c *Catalog) sync(b *store.Batch, file string) int {
 	text := 0
 	docN := st.docN
 	if docN < snap.Entries {
-		var docs []store.Doc
-		epoch, err := c.lib.ReadLines(file, docN, func(pos int, e *sessions.Entry, line []byte) error {
+		ar, docs := &bufs.ar, bufs.docs[:0]
+		ar.reset()
+		epoch, err := c.lib.ReadLinesAsWritten(file, docN, func(pos int, e *sessions.Entry, line []byte) error {
 			if pos >= snap.Entries {
 				return errStop
 			}
-			for _, p := range pieces(e, line) {
+			for _, p := range buildPieces(ar, e, line) {
 				docs = append(docs, store.Doc{EntryID: e.ID, Position: pos, Part: p.part, Type: p.typ,
 					Role: p.role, Time: entryTime(e), Project: snap.Project, Text: p.text})
 				text += len(p.text)
@@ -516,7 +518,10 @@ func (c *Catalog) sync(b *store.Batch, file string) int {
 			c.enqueue(file, true) // changed while read: again
 			return 0
 		}
-		b.AddDocs(file, docs)
+		b.AddDocs(file, docs) // which copies the texts it keeps
+		ar.reset()
+		clear(docs)
+		bufs.docs = docs[:0]
 		docN = snap.Entries
 	}
 	// Without a kept index (an old-format file, an unfinished last line)
@@ -526,6 +531,12 @@ func (c *Catalog) sync(b *store.Batch, file string) int {
 	c.files[file] = &fileState{epoch: snap.Epoch, docN: docN, valid: true, saved: snap.Gen}
 	c.mu.Unlock()
 	return text
+}
+
+// syncBufs is the memory a worker's sync reuses from file to file.
+type syncBufs struct {
+	ar   textArena
+	docs []store.Doc
 }
 
 var errStop = errors.New("stop")

@@ -1,7 +1,10 @@
 package catalog
 
 import (
+	"bytes"
 	"strings"
+	"unicode/utf8"
+	"unsafe"
 
 	"github.com/piweb/piweb/internal/js"
 	"github.com/piweb/piweb/sessions"
@@ -25,103 +28,329 @@ const (
 
 // pieces returns the searchable pieces of entry e, whose line is line,
 // blank ones left out. It reads only the members search needs, in one
-// pass over the line and one over its message.
+// pass over the line and one over its message, and decodes each piece's
+// text straight into a string of its own (no piece aliases line).
 func pieces(e *sessions.Entry, line []byte) []piece {
+	return decoder{str: js.AppendString}.pieces(e, line)
+}
+
+// buildPieces is pieces of a line as written (Library.ReadLinesAsWritten)
+// for the store, which reads texts holding invalid UTF-8 as pi does: their
+// strings are decoded without checking their UTF-8 (js.AppendValidString),
+// and their texts are in ar's memory, until ar is reset.
+func buildPieces(ar *textArena, e *sessions.Entry, line []byte) []piece {
+	return decoder{str: js.AppendValidString, ar: ar, asWritten: true}.pieces(e, line)
+}
+
+// decoder decodes the strings of pieces with str (js.AppendString, or
+// js.AppendValidString for the store: asWritten), into memory of their
+// own or from ar.
+type decoder struct {
+	str       func(dst, raw []byte) ([]byte, bool)
+	ar        *textArena
+	asWritten bool
+}
+
+// alloc returns an empty buffer for about n bytes.
+func (d decoder) alloc(n int) []byte {
+	if d.ar == nil {
+		return make([]byte, 0, n)
+	}
+	return d.ar.alloc(n)
+}
+
+// textArena hands out the memory of a file's texts for the search index
+// from chunks it keeps from file to file: the store copies what it keeps.
+type textArena struct {
+	chunks [][]byte
+	cur    int // the chunk being filled
+}
+
+const arenaChunk = 1 << 20
+
+// alloc returns an empty buffer of capacity n (a longer text grows out of it).
+func (a *textArena) alloc(n int) []byte {
+	for ; a.cur < len(a.chunks); a.cur++ {
+		if c := a.chunks[a.cur]; len(c)+n <= cap(c) {
+			a.chunks[a.cur] = c[:len(c)+n]
+			return c[len(c) : len(c) : len(c)+n]
+		}
+	}
+	a.chunks = append(a.chunks, make([]byte, n, max(n, arenaChunk)))
+	return a.chunks[a.cur][:0:n]
+}
+
+// arenaKeep is how much memory a reset arena keeps.
+const arenaKeep = 16 << 20
+
+// reset makes all the memory free again (what alloc gave is overwritten);
+// it keeps chunks up to arenaKeep bytes.
+func (a *textArena) reset() {
+	kept := 0
+	for k := range a.chunks {
+		if kept += cap(a.chunks[k]); kept > arenaKeep {
+			clear(a.chunks[k:])
+			a.chunks = a.chunks[:k]
+			break
+		}
+		a.chunks[k] = a.chunks[k][:0]
+	}
+	a.cur = 0
+}
+
+func (d decoder) pieces(e *sessions.Entry, line []byte) []piece {
 	var out []piece
-	add := func(part int, typ, role, text string) {
+	add := func(part int, typ, role string, text []byte) {
+		if len(bytes.TrimSpace(text)) != 0 {
+			out = append(out, piece{part, typ, role, own(text)})
+		}
+	}
+	addString := func(part int, typ, role, text string) {
 		if strings.TrimSpace(text) != "" {
 			out = append(out, piece{part, typ, role, text})
 		}
 	}
-	var message, summary, customType, content []byte
-	js.Members(line, func(m js.Member) {
-		switch string(js.KeyBytes(m.Key)) {
-		case "message":
-			message = m.Val
+	// One pass over the line: the message and content blocks are read
+	// where they stand, not skipped first and read again.
+	var summary, customType []byte
+	var content contentVal
+	var m msgFields
+	walkObject(line, 0, func(key []byte, vs int) int {
+		switch string(js.KeyBytes(key)) {
+		case "message": // a later one replaces an earlier, as in JSON.parse
+			m = msgFields{}
+			return m.walk(line, vs)
 		case "summary":
-			summary = m.Val
+			return span(&summary, line, vs)
 		case "customType":
-			customType = m.Val
+			return span(&customType, line, vs)
 		case "content":
-			content = m.Val
+			return content.walk(line, vs)
 		}
+		return 0
 	})
 	switch e.Type {
 	case sessions.TypeMessage:
-		var m msgFields
-		m.read(message)
 		role := e.Role
 		if role == "" {
 			role = js.Str(m.role)
 		}
 		switch role {
 		case sessions.RoleUser:
-			add(0, "text", "user", contentText(m.content))
+			add(0, "text", "user", d.appendContent(nil, m.content))
 		case sessions.RoleAssistant:
 			eachBlock(m.content, func(k int, bl *block) {
 				switch bl.typ {
 				case sessions.BlockText:
-					add(k, "text", "assistant", js.Str(bl.text))
+					add(k, "text", "assistant", d.decode(nil, bl.text))
 				case sessions.BlockThinking:
-					add(k, "thinking", "assistant", js.Str(bl.thinking))
+					add(k, "thinking", "assistant", d.decode(nil, bl.thinking))
 				case sessions.BlockToolCall:
-					add(k, "toolCall", "tool", toolCallText(js.Str(bl.name), bl.args))
+					add(k, "toolCall", "tool", d.appendToolCall(nil, bl.name, bl.args))
 				}
 			})
-			add(partError, "error", "assistant", js.Str(m.errorMessage))
+			add(partError, "error", "assistant", d.decode(nil, m.errorMessage))
 		case sessions.RoleToolResult:
-			add(0, "toolResult", "tool", js.Str(m.toolName)+"\n"+contentText(m.content))
+			add(0, "toolResult", "tool", d.appendContent(d.appendLine(nil, m.toolName, m.content), m.content))
 		case sessions.RoleBash:
-			add(0, "bash", "bash", "$ "+js.Str(m.command)+"\n"+js.Str(m.output))
+			b := d.alloc(3 + len(m.command) + len(m.output))
+			b = append(b, "$ "...)
+			b, _ = d.str(b, m.command)
+			b = append(b, '\n')
+			b, _ = d.str(b, m.output)
+			add(0, "bash", "bash", b)
 		case sessions.RoleBranchSummary, sessions.RoleCompactionSummary:
-			add(0, role, "summary", js.Str(m.summary))
+			add(0, role, "summary", d.decode(nil, m.summary))
 		case sessions.RoleCustom, "hookMessage":
-			add(0, "custom", "custom", js.Str(m.customType)+"\n"+contentText(m.content))
+			add(0, "custom", "custom", d.appendContent(d.appendLine(nil, m.customType, m.content), m.content))
 		default:
-			add(0, "text", role, contentText(m.content))
+			add(0, "text", role, d.appendContent(nil, m.content))
 		}
 	case sessions.TypeCustomMessage:
-		add(0, "custom", "custom", js.Str(customType)+"\n"+contentText(content))
+		add(0, "custom", "custom", d.appendContent(d.appendLine(nil, customType, content), content))
 	case sessions.TypeCompaction:
-		add(0, "compaction", "summary", js.Str(summary))
+		add(0, "compaction", "summary", d.decode(nil, summary))
 	case sessions.TypeBranchSummary:
-		add(0, "branchSummary", "summary", js.Str(summary))
+		add(0, "branchSummary", "summary", d.decode(nil, summary))
 	case sessions.TypeLabel:
-		add(0, "label", "label", e.Label())
+		addString(0, "label", "label", e.Label())
 	case sessions.TypeSessionInfo:
-		add(0, "name", "name", e.Text)
+		addString(0, "name", "name", e.Text)
 	case sessions.TypeModelChange:
-		add(0, "model", "model", e.Text)
+		addString(0, "model", "model", e.Text)
 	}
 	return out
 }
 
-// msgFields are the members of a message search reads, as written.
-type msgFields struct {
-	role, content, toolName, command, output, errorMessage, customType, summary []byte
+// own returns b as a string without copying it; b is never written again.
+func own(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// decode appends the decoded string raw (js.Str) to dst, allocating it
+// once at about its size when dst is nil.
+func (d decoder) decode(dst, raw []byte) []byte {
+	if dst == nil {
+		dst = d.alloc(len(raw))
+	}
+	dst, _ = d.str(dst, raw)
+	return dst
 }
 
-func (m *msgFields) read(raw []byte) {
-	js.Members(raw, func(mb js.Member) {
-		switch string(js.KeyBytes(mb.Key)) {
+// appendLine starts a piece with the decoded string raw and a newline,
+// leaving room for the decoded content after it.
+func (d decoder) appendLine(dst, raw []byte, content contentVal) []byte {
+	if dst == nil {
+		dst = d.alloc(len(raw) + 1 + contentSize(content))
+	}
+	dst, _ = d.str(dst, raw)
+	return append(dst, '\n')
+}
+
+// msgFields are the members of a message search reads, as written.
+type msgFields struct {
+	role, toolName, command, output, errorMessage, customType, summary []byte
+	content                                                            contentVal
+}
+
+// walk reads the message object at line[vs:] and returns its end.
+func (m *msgFields) walk(line []byte, vs int) int {
+	if line[vs] != '{' {
+		return 0 // no members
+	}
+	return walkObject(line, vs, func(key []byte, vs int) int {
+		switch string(js.KeyBytes(key)) {
 		case "role":
-			m.role = mb.Val
+			return span(&m.role, line, vs)
 		case "content":
-			m.content = mb.Val
+			return m.content.walk(line, vs)
 		case "toolName":
-			m.toolName = mb.Val
+			return span(&m.toolName, line, vs)
 		case "command":
-			m.command = mb.Val
+			return span(&m.command, line, vs)
 		case "output":
-			m.output = mb.Val
+			return span(&m.output, line, vs)
 		case "errorMessage":
-			m.errorMessage = mb.Val
+			return span(&m.errorMessage, line, vs)
 		case "customType":
-			m.customType = mb.Val
+			return span(&m.customType, line, vs)
 		case "summary":
-			m.summary = mb.Val
+			return span(&m.summary, line, vs)
 		}
+		return 0
 	})
+}
+
+// contentVal is a content value as written, and its object blocks when
+// it is an array (walked), read in the same pass as the line.
+type contentVal struct {
+	raw    []byte
+	blocks []block
+	walked bool
+}
+
+// walk reads the content value at line[vs:] and returns its end.
+func (c *contentVal) walk(line []byte, vs int) int {
+	*c = contentVal{blocks: c.blocks[:0]}
+	if line[vs] != '[' {
+		return span(&c.raw, line, vs)
+	}
+	end := walkArray(line, vs, func(es int) int {
+		if line[es] != '{' {
+			return 0
+		}
+		var bl block
+		end := walkObject(line, es, func(key []byte, vs int) int {
+			switch string(js.KeyBytes(key)) {
+			case "type":
+				var typ []byte
+				end := span(&typ, line, vs)
+				bl.typ = js.Str(typ)
+				return end
+			case "text":
+				return span(&bl.text, line, vs)
+			case "thinking":
+				return span(&bl.thinking, line, vs)
+			case "name":
+				return span(&bl.name, line, vs)
+			case "arguments":
+				return span(&bl.args, line, vs)
+			}
+			return 0
+		})
+		c.blocks = append(c.blocks, bl)
+		return end
+	})
+	c.raw, c.walked = line[vs:end], true
+	return end
+}
+
+// span sets *v to the value at line[vs:] and returns its end.
+func span(v *[]byte, line []byte, vs int) int {
+	end := js.Skip(line, vs)
+	*v = line[vs:end]
+	return end
+}
+
+// walkObject calls fn with the key and value start of each member of the
+// object at b[i] (valid JSON, as js.Members reads it), fn returning the
+// end of the value when it read it, else 0 to have it skipped; it returns
+// the end of the object.
+func walkObject(b []byte, i int, fn func(key []byte, vs int) int) int {
+	if i >= len(b) || b[i] != '{' {
+		return i
+	}
+	i = js.SkipWS(b, i+1)
+	for i < len(b) && b[i] == '"' {
+		ke := js.Skip(b, i)
+		j := js.SkipWS(b, ke)
+		if j >= len(b) || b[j] != ':' {
+			return len(b)
+		}
+		vs := js.SkipWS(b, j+1)
+		if vs >= len(b) {
+			return len(b)
+		}
+		ve := fn(b[i:ke], vs)
+		if ve <= 0 {
+			ve = js.Skip(b, vs)
+		}
+		if ve <= vs {
+			return len(b)
+		}
+		i = js.SkipWS(b, ve)
+		if i >= len(b) || b[i] != ',' {
+			break
+		}
+		i = js.SkipWS(b, i+1)
+	}
+	if i < len(b) && b[i] == '}' {
+		return i + 1
+	}
+	return len(b)
+}
+
+// walkArray calls fn with the start of each element of the array at b[i]
+// (valid JSON, as js.Elems reads it), fn returning the end of the element
+// when it read it, else 0 to have it skipped; it returns the end of the array.
+func walkArray(b []byte, i int, fn func(es int) int) int {
+	i = js.SkipWS(b, i+1)
+	for i < len(b) && b[i] != ']' {
+		end := fn(i)
+		if end <= 0 {
+			end = js.Skip(b, i)
+		}
+		if end <= i {
+			return len(b)
+		}
+		i = js.SkipWS(b, end)
+		if i >= len(b) || b[i] != ',' {
+			break
+		}
+		i = js.SkipWS(b, i+1)
+	}
+	if i < len(b) && b[i] == ']' {
+		return i + 1
+	}
+	return len(b)
 }
 
 // block is a content block's members that search reads, as written.
@@ -133,7 +362,14 @@ type block struct {
 // eachBlock calls fn with each object block of content (a string is one
 // text block), reading only the members search needs: an image's data is
 // never decoded.
-func eachBlock(raw []byte, fn func(k int, bl *block)) {
+func eachBlock(c contentVal, fn func(k int, bl *block)) {
+	if c.walked {
+		for k := range c.blocks {
+			fn(k, &c.blocks[k])
+		}
+		return
+	}
+	raw := c.raw
 	if len(raw) > 0 && raw[0] == '"' {
 		fn(0, &block{typ: sessions.BlockText, text: raw})
 		return
@@ -164,43 +400,92 @@ func eachBlock(raw []byte, fn func(k int, bl *block)) {
 	})
 }
 
-// contentText is the text blocks of content joined by newlines (Content.Text("\n")).
-func contentText(raw []byte) string {
-	if s, ok := js.String(raw); ok {
-		return s
+// appendContent appends the text blocks of content raw joined by
+// newlines (Content.Text("\n")) to dst (allocated at its size when nil).
+func (d decoder) appendContent(dst []byte, c contentVal) []byte {
+	if raw := c.raw; len(raw) > 0 && raw[0] == '"' {
+		if dst == nil {
+			dst = d.alloc(len(raw))
+		}
+		// A string that does not decode is no text (js.String's ok).
+		if out, ok := d.str(dst, raw); ok {
+			return out
+		}
+		return dst
 	}
-	var sb strings.Builder
+	if dst == nil {
+		dst = d.alloc(contentSize(c))
+	}
 	n := 0
-	eachBlock(raw, func(_ int, bl *block) {
+	eachBlock(c, func(_ int, bl *block) {
 		if bl.typ != sessions.BlockText {
 			return
 		}
 		if n > 0 {
-			sb.WriteByte('\n')
+			dst = append(dst, '\n')
 		}
 		n++
-		sb.WriteString(js.Str(bl.text))
+		dst, _ = d.str(dst, bl.text)
 	})
-	return sb.String()
+	return dst
 }
 
-// toolCallText is a tool call as searched: its name, then each argument
-// as `key: value` with string values decoded (so a command's words are
-// words, not JSON escapes).
-func toolCallText(name string, args []byte) string {
-	var sb strings.Builder
-	sb.WriteString(name)
-	for _, kv := range js.ObjectOf(args) {
-		sb.WriteString("\n")
-		sb.WriteString(kv.K)
-		sb.WriteString(": ")
-		if s, ok := js.String(kv.V); ok {
-			sb.WriteString(s)
+// contentSize bounds the bytes of appendContent(nil, raw) (not counting
+// strings that grow as invalid UTF-8 is replaced): raw's size when a
+// string, else the sum of its text blocks' sizes.
+func contentSize(c contentVal) int {
+	if raw := c.raw; len(raw) > 0 && raw[0] == '"' {
+		return len(raw)
+	}
+	n := 0
+	eachBlock(c, func(_ int, bl *block) {
+		if bl.typ == sessions.BlockText {
+			n += len(bl.text) + 1
+		}
+	})
+	return n
+}
+
+// appendToolCall appends a tool call as searched: its name, then each
+// argument as `key: value` with string values decoded (so a command's
+// words are words, not JSON escapes).
+func (d decoder) appendToolCall(dst, name, args []byte) []byte {
+	if d.asWritten && !utf8.Valid(args) {
+		// Keys and values that are not strings are written as they are
+		// (an escaped key through encoding/json, which reads invalid
+		// UTF-8 its own way): read the arguments as pi does first.
+		args = js.ToValidUTF8(args)
+	}
+	if dst == nil {
+		dst = d.alloc(len(name) + len(args))
+	}
+	dst, _ = d.str(dst, name)
+	// The members as js.ObjectOf reads them (a repeated key keeps its
+	// first place and its last value), keys decoded only when escaped.
+	type member struct{ k, v []byte }
+	var buf [8]member
+	ms := buf[:0]
+	js.Members(args, func(m js.Member) {
+		k := js.KeyBytes(m.Key)
+		for i := range ms {
+			if bytes.Equal(ms[i].k, k) {
+				ms[i].v = m.Val
+				return
+			}
+		}
+		ms = append(ms, member{k, m.Val})
+	})
+	for _, m := range ms {
+		dst = append(dst, '\n')
+		dst = append(dst, m.k...)
+		dst = append(dst, ": "...)
+		if out, ok := d.str(dst, m.v); ok {
+			dst = out
 		} else {
-			sb.Write(kv.V)
+			dst = append(dst, m.v...)
 		}
 	}
-	return sb.String()
+	return dst
 }
 
 // pieceText returns part of an entry (false when it has no such part).

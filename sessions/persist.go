@@ -14,6 +14,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -382,6 +383,9 @@ func (l *Library) SnapshotFile(file string, index bool) (snap Snapshot, ok bool)
 	return snap, true
 }
 
+// lineBufs keeps ReadLines' line buffers between files.
+var lineBufs = sync.Pool{New: func() any { return new([]byte) }}
+
 // ReadLines reads the lines of file's entries from position from onward,
 // in file order, calling fn with each entry's position, index record and
 // line (fn must not keep line). It reads the file outside the library's
@@ -389,6 +393,18 @@ func (l *Library) SnapshotFile(file string, index bool) (snap Snapshot, ok bool)
 // session's Epoch differs afterwards, the file was read again meanwhile
 // and what fn saw may be stale). An entry whose line changed is skipped.
 func (l *Library) ReadLines(file string, from int, fn func(pos int, e *Entry, line []byte) error) (epoch uint64, err error) {
+	return l.readLines(file, from, false, fn)
+}
+
+// ReadLinesAsWritten is ReadLines giving the lines as written, not
+// decoded as pi decodes them: a line may hold invalid UTF-8, which pi
+// reads as js.ToValidUTF8 does. For readers that meet every byte of what
+// they keep anyway, and so can do without a pass to check each line.
+func (l *Library) ReadLinesAsWritten(file string, from int, fn func(pos int, e *Entry, line []byte) error) (epoch uint64, err error) {
+	return l.readLines(file, from, true, fn)
+}
+
+func (l *Library) readLines(file string, from int, asWritten bool, fn func(pos int, e *Entry, line []byte) error) (epoch uint64, err error) {
 	l.mu.RLock()
 	s, ok := l.files[file]
 	if !ok {
@@ -411,8 +427,22 @@ func (l *Library) ReadLines(file string, from int, fn func(pos int, e *Entry, li
 	}
 	defer r.Close()
 	r = r.Sequential()
+	defer r.release()
+	// fn does not keep line: one buffer serves every line, kept for the
+	// next file unless a long line made it large.
+	bp := lineBufs.Get().(*[]byte)
+	buf := (*bp)[:0]
+	defer func() {
+		if cap(buf) <= 4<<20 {
+			*bp = buf[:0]
+			lineBufs.Put(bp)
+		}
+	}()
 	for k := range snap.Entries {
-		line, err := r.Raw(k)
+		// The library's index validated each line's JSON when it read
+		// it: a line that still holds the entry's id is the entry's (as
+		// the ledger reads lines), else Raw's full check applies.
+		line, err := r.lineInto(buf, k, true, asWritten)
 		if err != nil {
 			if errors.Is(err, ErrChanged) {
 				continue
@@ -421,6 +451,9 @@ func (l *Library) ReadLines(file string, from int, fn func(pos int, e *Entry, li
 		}
 		if err := fn(from+k, &snap.Entries[k], line); err != nil {
 			return epoch, err
+		}
+		if cap(line) > cap(buf) { // the longest line so far, kept until the file is read
+			buf = line[:0]
 		}
 	}
 	return epoch, nil

@@ -3,6 +3,7 @@ package sessions
 import (
 	"bytes"
 	"io"
+	"sync"
 
 	"github.com/piweb/piweb/internal/js"
 )
@@ -197,9 +198,19 @@ func (r *Reader) rawQuick(i int) ([]byte, error) { return r.line(i, true) }
 
 // line reads entry i's line and checks it is still the entry: quickly (its
 // id where the index saw one) when quick, else by parsing its members.
-func (r *Reader) line(i int, quick bool) ([]byte, error) {
+func (r *Reader) line(i int, quick bool) ([]byte, error) { return r.lineInto(nil, i, quick, false) }
+
+// lineInto is line reading into buf when it is large enough (the line
+// returned may then be buf's), the line as written when asWritten (not
+// decoded as pi decodes it: it may hold invalid UTF-8).
+func (r *Reader) lineInto(buf []byte, i int, quick, asWritten bool) ([]byte, error) {
 	e := &r.s.Entries[i]
-	b := make([]byte, e.Len)
+	var b []byte
+	if cap(buf) >= e.Len {
+		b = buf[:e.Len]
+	} else {
+		b = make([]byte, e.Len)
+	}
 	if _, err := r.f.ReadAt(b, e.Off); err != nil {
 		if err == io.EOF {
 			return nil, ErrChanged
@@ -211,6 +222,9 @@ func (r *Reader) line(i int, quick bool) ([]byte, error) {
 		if _, err := js.EachMember(b, 0, got.set); err != nil || js.Str(got.id) != e.ID {
 			return nil, ErrChanged
 		}
+	}
+	if asWritten {
+		return b, nil
 	}
 	return js.ToValidUTF8(b), nil // as pi's decoder reads it
 }
@@ -231,6 +245,21 @@ func (s *Session) Raw(i int) ([]byte, error) {
 	return r.Raw(i)
 }
 
+// windowSize is how much of a file a windowAt holds.
+const windowSize = 1 << 20
+
+// windowPool keeps windows between readers (Reader.release).
+var windowPool = sync.Pool{New: func() any { return new([windowSize]byte) }}
+
+// release gives a Sequential reader's window back for another reader;
+// r must not be read again.
+func (r *Reader) release() {
+	if w, ok := r.f.(*windowAt); ok && cap(w.buf) == windowSize {
+		windowPool.Put((*[windowSize]byte)(w.buf[:windowSize]))
+		w.buf = nil
+	}
+}
+
 // windowAt serves reads that move forward through a file from a window of
 // it, read 1 MiB at a time. A read the window cannot serve (a long line,
 // the end of the file, a failed read) goes to the file as it is.
@@ -244,10 +273,10 @@ func (w *windowAt) ReadAt(p []byte, off int64) (int, error) {
 	if off >= w.off && off+int64(len(p)) <= w.off+int64(len(w.buf)) {
 		return copy(p, w.buf[off-w.off:]), nil
 	}
-	const size = 1 << 20
+	const size = windowSize
 	if len(p) <= size {
 		if cap(w.buf) < size {
-			w.buf = make([]byte, size)
+			w.buf = windowPool.Get().(*[windowSize]byte)[:]
 		}
 		n, _ := w.f.ReadAt(w.buf[:size], off)
 		w.buf, w.off = w.buf[:n], off

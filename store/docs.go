@@ -2,11 +2,12 @@ package store
 
 import (
 	"database/sql"
-	"hash/maphash"
 	"math"
 	"math/bits"
+	"strings"
 	"time"
 
+	"github.com/piweb/piweb/internal/js"
 	"github.com/piweb/piweb/search"
 )
 
@@ -46,23 +47,19 @@ func lenLevel(n int) int64 {
 // may drop a file's documents and add new ones. A Batch is for one
 // goroutine; several may be filled at once and committed in turn.
 type Batch struct {
-	s       *Store
-	ops     []op
-	docs    []pendingDoc
-	texts   []string           // by batch position, until Commit (words are found again by offset)
-	pairs   [][]wordAt         // every word of every document, as a hash and a place, in chunks (never copied to grow)
-	filters map[string][]int32 // filter words: the batch positions holding them
-}
-
-// pairChunk is how many word occurrences a chunk of Batch.pairs holds.
-const pairChunk = 1 << 16
-
-// wordAt is one occurrence of a word: its hash, the batch position of its
-// document and its offset in the text (search.TermAt finds it again).
-type wordAt struct {
-	h   uint64
-	pos uint32
-	off uint32
+	s        *Store
+	ops      []op
+	docs     []pendingDoc
+	tt       *termTable          // the batch's distinct words (invert.go)
+	pairs    [][]termPos         // every (word, document) pair, in chunks (never copied to grow)
+	distinct []int               // by batch position: the document's distinct words
+	filters  map[string]*[]int32 // filter words: the batch positions holding them
+	// filterWords spells the filter words (addFilter); lastFilter are
+	// the last document's.
+	filterWords map[filterKey]string
+	lastFilter  [3]lastFilter
+	hashes      []search.TermHash // AddDocs' buffer
+	hasher      search.Hasher
 }
 
 type op struct {
@@ -118,46 +115,129 @@ func (b *Batch) dropPending(file string) {
 // what "newest first" means to Search among hits of equal relevance (and
 // what its windows follow): add a file's documents in file order, and on a
 // first indexing add files from the least to the most recently modified.
+//
+// AddDocs keeps no reference to docs or their texts: the caller may reuse
+// their memory once it returns. A text that is not valid UTF-8 is read as
+// pi reads its files (js.ToValidUTF8: U+FFFD for each maximal invalid
+// part), and its length is that of the text so read.
 func (b *Batch) AddDocs(file string, docs []Doc) {
 	if b.filters == nil {
-		b.filters = map[string][]int32{}
+		b.filters = map[string]*[]int32{}
 	}
 	seed := b.s.seed
-	// recent remembers the latest words of the document, by hash: a word
-	// seen again is not appended again (any that slip through are dropped
-	// when the batch is inverted).
-	var recent [1024]wordAt
-	for k := range recent {
-		recent[k].pos = math.MaxUint32 // no document's position
-	}
 	for i := range docs {
 		d := docs[i]
 		if len(d.Text) > math.MaxUint32 {
 			d.Text = d.Text[:math.MaxUint32] // offsets are 32 bits; a 4 GB entry is not a real one
 		}
 		pos := uint32(len(b.docs))
-		search.TermOffsets(d.Text, func(w []byte, off int) {
-			h := maphash.Bytes(seed, w)
-			slot := &recent[h%uint64(len(recent))]
-			if slot.h == h && slot.pos == pos {
-				return
-			}
-			*slot = wordAt{h: h, pos: pos}
-			if n := len(b.pairs); n == 0 || len(b.pairs[n-1]) == cap(b.pairs[n-1]) {
-				b.pairs = append(b.pairs, make([]wordAt, 0, pairChunk))
-			}
-			c := &b.pairs[len(b.pairs)-1]
-			*c = append(*c, wordAt{h: h, pos: pos, off: uint32(off)})
-		})
+		var distinct int
+		d.Text, distinct = b.addText(d.Text, pos, seed)
+		b.distinct = append(b.distinct, distinct)
 		t := time.UnixMilli(d.Time).UTC()
-		for _, w := range []string{roleWord(d.Role), projectWord(d.Project), monthWord(t.Year()*100 + int(t.Month()))} {
-			b.filters[w] = append(b.filters[w], int32(pos))
-		}
-		b.texts = append(b.texts, d.Text)
+		b.addFilter(filterKey{kind: filterRole, s: d.Role}, pos)
+		b.addFilter(filterKey{kind: filterProject, s: d.Project}, pos)
+		b.addFilter(filterKey{kind: filterMonth, n: t.Year()*100 + int(t.Month())}, pos)
 		n := len(d.Text)
 		d.Text = ""
 		b.docs = append(b.docs, pendingDoc{file: file, d: d, n: n})
 	}
+}
+
+// segment is about how much text is hashed at a time: its words' hashes
+// then stay in the cache until they are added.
+const segment = 16 << 10
+
+// addText adds the words of text, the document at batch position pos, a
+// segment at a time (cut after a byte that is neither an ASCII letter nor
+// digit, which no word, pair or symbol crosses), and returns the text as
+// indexed and its distinct words. A text that is not valid UTF-8 is read
+// from its first bad segment on as pi reads its files (WHATWG's decoder:
+// js.ToValidUTF8), which the caller may leave to the index: the hasher
+// meets every byte that is not ASCII.
+func (b *Batch) addText(text string, pos uint32, seed uint64) (string, int) {
+	distinct := 0
+	for a := 0; a < len(text); {
+		e := cutAfter(text, a)
+		b.hashes = b.hasher.Append(b.hashes[:0], text[a:e], seed)
+		if b.hasher.BadUTF8() {
+			// What comes before is valid and ends in ASCII: it reads the same.
+			text = text[:a] + string(js.ToValidUTF8([]byte(text[a:])))
+			continue // the same segment, read again as pi reads it
+		}
+		if a > 0 {
+			for k := range b.hashes {
+				b.hashes[k].Off += uint32(a)
+			}
+		}
+		distinct += b.addWords(b.hashes, text, pos)
+		a = e
+	}
+	return text, distinct
+}
+
+// cutAfter returns the end of the segment of text starting at a.
+func cutAfter(text string, a int) int {
+	if len(text)-a <= 2*segment {
+		return len(text)
+	}
+	for e := a + segment; e < len(text); e++ {
+		if c := text[e-1]; c < 0x80 && !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+			return e
+		}
+	}
+	return len(text)
+}
+
+// Kinds of filter words.
+const (
+	filterRole = iota
+	filterProject
+	filterMonth
+)
+
+// filterKey is a filter word before it is spelled out.
+type filterKey struct {
+	kind uint8
+	s    string
+	n    int
+}
+
+// addFilter adds batch position pos to the filter word of k, spelled out
+// once (most documents have the filter words of the one before).
+func (b *Batch) addFilter(k filterKey, pos uint32) {
+	if l := &b.lastFilter[k.kind]; l.pos != nil && l.key == k {
+		*l.pos = append(*l.pos, int32(pos))
+		return
+	}
+	w, ok := b.filterWords[k]
+	if !ok {
+		switch k.kind {
+		case filterRole:
+			w = roleWord(k.s)
+		case filterProject:
+			w = projectWord(k.s)
+		default:
+			w = monthWord(k.n)
+		}
+		if b.filterWords == nil {
+			b.filterWords = map[filterKey]string{}
+		}
+		b.filterWords[k] = w
+	}
+	l := b.filters[w]
+	if l == nil {
+		l = new([]int32)
+		b.filters[w] = l
+	}
+	*l = append(*l, int32(pos))
+	b.lastFilter[k.kind] = lastFilter{k, l}
+}
+
+// lastFilter is the filter word of a kind that the last document had.
+type lastFilter struct {
+	key filterKey
+	pos *[]int32
 }
 
 // Len returns the number of documents waiting in the batch.
@@ -174,7 +254,9 @@ func (b *Batch) Commit() error {
 		return err
 	}
 	// Inverting is most of the work, and needs no database: before the lock.
-	words, levels := b.invert()
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	words, levels := b.invert(sc)
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	tx, err := s.db.Begin()
@@ -195,7 +277,18 @@ func (b *Batch) Commit() error {
 	if newNames {
 		s.forgetNames()
 	}
-	b.ops, b.docs, b.texts, b.pairs, b.filters = b.ops[:0], b.docs[:0], nil, nil, nil
+	for _, c := range b.pairs {
+		chunkPool.Put((*pairBuf)(c[:pairChunk]))
+	}
+	if b.tt != nil {
+		b.tt.reset()
+		tablePool.Put(b.tt)
+		b.tt = nil
+	}
+	b.distinct = b.distinct[:0]
+	clear(b.pairs)
+	b.ops, b.docs, b.pairs, b.filters = b.ops[:0], b.docs[:0], b.pairs[:0], nil
+	b.lastFilter = [3]lastFilter{}
 	return nil
 }
 
@@ -242,12 +335,33 @@ func (b *Batch) write(tx *sql.Tx, names map[int64]nameInfo, words []invertedWord
 	if len(b.docs) == 0 {
 		return nil
 	}
-	// Ids only grow (AUTOINCREMENT): the newest documents are the last added.
-	ins, err := tx.Prepare(`INSERT INTO docs(fid, pos, part, entry, type, role, project, len, time, lvl) VALUES(?,?,?,?,?,?,?,?,?,?)`)
+	// Ids only grow (AUTOINCREMENT): the newest documents are the last
+	// added. They are given here as AUTOINCREMENT would (one past the
+	// greatest ever used), so that rows go in insertRows at a time.
+	var last int64
+	if err := tx.QueryRow(`SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name='docs'), 0),
+		coalesce((SELECT max(id) FROM docs), 0))`).Scan(&last); err != nil {
+		return err
+	}
+	ins, err := tx.Prepare(insertDocs(insertRows))
 	if err != nil {
 		return err
 	}
 	defer ins.Close()
+	args := make([]any, 0, insertRows*docColumns)
+	flush := func() error {
+		if len(args) == 0 {
+			return nil
+		}
+		var err error
+		if len(args) == cap(args) {
+			_, err = ins.Exec(args...)
+		} else {
+			_, err = tx.Exec(insertDocs(len(args)/docColumns), args...)
+		}
+		args = args[:0]
+		return err
+	}
 	byName := make(map[string]int64, len(names))
 	kinds := make(map[int64]int, len(names))
 	for id, n := range names {
@@ -292,18 +406,41 @@ func (b *Batch) write(tx *sql.Tx, names map[int64]nameInfo, words []invertedWord
 		if err != nil {
 			return err
 		}
-		res, err := ins.Exec(fid, p.d.Position, p.d.Part, p.d.EntryID, typ, role, proj, p.n, p.d.Time, levels[i])
-		if err != nil {
-			return err
+		last++
+		ids[i] = last
+		args = append(args, last, fid, p.d.Position, p.d.Part, p.d.EntryID, typ, role, proj, p.n, p.d.Time, levels[i])
+		if len(args) == cap(args) {
+			if err := flush(); err != nil {
+				return err
+			}
 		}
-		if ids[i], err = res.LastInsertId(); err != nil {
-			return err
-		}
+	}
+	if err := flush(); err != nil {
+		return err
 	}
 	if err := writeSegment(tx, words, ids, levels); err != nil {
 		return err
 	}
 	return mergeSegments(tx)
+}
+
+// insertRows is how many documents one INSERT adds; docColumns the values of each.
+const (
+	insertRows = 64
+	docColumns = 11
+)
+
+// insertDocs returns the statement inserting n documents.
+func insertDocs(n int) string {
+	var sb strings.Builder
+	sb.WriteString(`INSERT INTO docs(id, fid, pos, part, entry, type, role, project, len, time, lvl) VALUES`)
+	for k := range n {
+		if k > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteString(`(?,?,?,?,?,?,?,?,?,?,?)`)
+	}
+	return sb.String()
 }
 
 // deleteDocs drops every document of file fid; their ids stay in the word

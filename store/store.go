@@ -5,8 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sync"
@@ -32,7 +32,7 @@ type Store struct {
 	db   *sql.DB
 	wmu  sync.Mutex // one write transaction at a time in this process
 
-	seed maphash.Seed // hashes the words of a batch
+	seed uint64 // hashes the words of a batch (search.HashTerm)
 
 	lmu    sync.Mutex
 	levels map[int64]*segLevels // segments are never changed: their levels are cached by id
@@ -124,7 +124,7 @@ func open(path string) (*Store, error) {
 		return nil, err
 	}
 	db.SetMaxOpenConns(4)
-	s := &Store{path: path, db: db, seed: maphash.MakeSeed()}
+	s := &Store{path: path, db: db, seed: rand.Uint64()}
 	if err := s.init(); err != nil {
 		db.Close()
 		return nil, err

@@ -378,3 +378,52 @@ func TestDeleteUnknownThenPut(t *testing.T) {
 		t.Fatalf("%d documents", st.Docs)
 	}
 }
+
+// TestDocIDs: documents are numbered in the order added, many INSERTs'
+// worth in one batch, and an id is never given again, even once the
+// documents holding the greatest ones are deleted.
+func TestDocIDs(t *testing.T) {
+	s := openT(t, filepath.Join(t.TempDir(), "index.db"))
+	ids := func() []int64 {
+		rows, err := s.db.Query(`SELECT id FROM docs ORDER BY id`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var out []int64
+		for rows.Next() {
+			var id int64
+			rows.Scan(&id)
+			out = append(out, id)
+		}
+		return out
+	}
+	docs := func(n int, word string) []Doc {
+		var out []Doc
+		for k := range n {
+			out = append(out, Doc{EntryID: fmt.Sprint(k), Position: k, Role: "user", Text: word})
+		}
+		return out
+	}
+	b := s.Batch()
+	b.AddDocs("a", docs(insertRows*2+5, "alpha"))
+	b.AddDocs("b", docs(3, "beta"))
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	got := ids()
+	if len(got) != insertRows*2+8 || got[0] != 1 || got[len(got)-1] != int64(len(got)) {
+		t.Fatalf("ids %v", got)
+	}
+	if err := s.DeleteDocs("b"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddDocs("c", docs(2, "gamma")); err != nil {
+		t.Fatal(err)
+	}
+	got = ids()
+	if n := len(got); got[n-2] != insertRows*2+9 || got[n-1] != insertRows*2+10 {
+		t.Fatalf("after deleting the last documents, new ones have ids %v", got[n-2:])
+	}
+	checkIndex(t, s)
+}

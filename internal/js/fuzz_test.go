@@ -147,6 +147,28 @@ func FuzzUnquote(f *testing.F) {
 	})
 }
 
+// FuzzAppendString: AppendString appends what String decodes, and so
+// does AppendValidString given valid UTF-8.
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{`"a\nb"`, `"\ud83d\ude00"`, `"\ud83d"`, `"\ud83dx"`, `"\ud83d\u0041"`, `"\u00e9\t\\\/"`, "\"\xff\"", `"\q"`,
+		"\"a\x01\"", `"\"`, `"\'"`, `"x\"y"`, `"plain"`, `x`, `"`, `""`, "\"a\\nb\xe6\"", "\"\\u12\"", `"\u0000\b\f\r"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		want, wok := String(raw)
+		got, ok := AppendString([]byte("prefix"), raw)
+		if ok != wok || string(got) != "prefix"+want {
+			t.Fatalf("%q: AppendString %q %v, String %q %v", raw, got, ok, want, wok)
+		}
+		if utf8.Valid(raw) {
+			got, ok = AppendValidString([]byte("prefix"), raw)
+			if ok != wok || string(got) != "prefix"+want {
+				t.Fatalf("%q: AppendValidString %q %v, String %q %v", raw, got, ok, want, wok)
+			}
+		}
+	})
+}
+
 // FuzzLongString reads data as the inside of a long string, so that the
 // 64-byte blocks of ScanString see it at every offset, and checks they
 // agree with the reading one special byte at a time: end, escapes, error.

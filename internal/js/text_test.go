@@ -108,6 +108,25 @@ func TestJSONPrefix(t *testing.T) {
 // point1 is a variable so that point1+0.2 is computed in float64 at run time.
 var point1 = 0.1
 
+// escapedText is a JSON string as session lines hold them: prose and code
+// with newlines, tabs, quotes and backslashes escaped.
+var escapedText = []byte(`"` + strings.Repeat(`The handler said \"no\":\n\tfunc (s *Store) Batch() {\n\t\treturn \\\\ x \u00e9 → ok\n}\n`, 100) + `"`)
+
+func BenchmarkString(b *testing.B) {
+	b.SetBytes(int64(len(escapedText)))
+	for range b.N {
+		String(escapedText)
+	}
+}
+
+func BenchmarkAppendValidString(b *testing.B) {
+	b.SetBytes(int64(len(escapedText)))
+	var dst []byte
+	for range b.N {
+		dst, _ = AppendValidString(dst[:0], escapedText)
+	}
+}
+
 // TestNumberShort checks the short-decimal path of Number against strconv,
 // on listed and random numbers.
 func TestNumberShort(t *testing.T) {

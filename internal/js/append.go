@@ -1,0 +1,144 @@
+package js
+
+import (
+	"bytes"
+	"encoding/binary"
+	"slices"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// AppendString appends to dst what String decodes of raw, and String's
+// ok. It is String for readers of much text (the search index): one pass
+// to check the UTF-8, then runs between escapes copied whole, with no
+// string allocated. Anything unusual (invalid UTF-8, a control
+// character, a bad escape) is left to String.
+func AppendString(dst, raw []byte) ([]byte, bool) { return appendString(dst, raw, false) }
+
+// AppendValidString is AppendString of a raw string known to hold valid
+// UTF-8 (a part of a line checked whole): it does not check it again.
+// Given invalid UTF-8 it copies it as it is.
+func AppendValidString(dst, raw []byte) ([]byte, bool) { return appendString(dst, raw, true) }
+
+func appendString(dst, raw []byte, valid bool) ([]byte, bool) {
+	if len(raw) < 2 || raw[0] != '"' {
+		return dst, false
+	}
+	inner := raw[1 : len(raw)-1]
+	// A valid raw string's inside is valid when raw ends with its
+	// closing quote (String drops raw's last byte, whatever it is).
+	if !(valid && raw[len(raw)-1] == '"') && !utf8.Valid(inner) {
+		return appendSlow(dst, raw)
+	}
+	k := bytes.IndexByte(inner, '\\')
+	if k < 0 {
+		return append(dst, inner...), true // as String: no escape, nothing else checked
+	}
+	start := len(dst)
+	dst = slices.Grow(dst, len(inner))
+	dst = append(dst, inner[:k]...)
+	if !noQuoteOrControl(inner[:k]) {
+		return appendSlow(dst[:start], raw)
+	}
+	inner = inner[k:]
+	for {
+		// Copy 8 plain bytes at a time (no backslash, quote or control
+		// character), then one at a time up to the next escape.
+		for len(inner) >= 8 {
+			x := binary.LittleEndian.Uint64(inner)
+			if !plainWord(x) {
+				break
+			}
+			if n := len(dst); n+8 <= cap(dst) { // always, once grown: nothing decodes longer than written
+				dst = dst[:n+8]
+				binary.LittleEndian.PutUint64(dst[n:], x)
+			} else {
+				dst = append(dst, inner[:8]...)
+			}
+			inner = inner[8:]
+		}
+		for len(inner) > 0 && inner[0] != '\\' {
+			if c := inner[0]; c == '"' || c < 0x20 {
+				return appendSlow(dst[:start], raw)
+			}
+			dst = append(dst, inner[0])
+			inner = inner[1:]
+		}
+		if len(inner) == 0 {
+			return dst, true
+		}
+		// At a backslash.
+		if len(inner) < 2 {
+			return appendSlow(dst[:start], raw)
+		}
+		n := 2
+		switch inner[1] {
+		case '"', '\\', '/':
+			dst = append(dst, inner[1])
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		case 'u':
+			rr := getu4(inner)
+			if rr < 0 {
+				return appendSlow(dst[:start], raw)
+			}
+			n = 6
+			if utf16.IsSurrogate(rr) {
+				if dec := utf16.DecodeRune(rr, getu4(inner[6:])); dec != unicode.ReplacementChar {
+					rr, n = dec, 12
+				} else {
+					rr = unicode.ReplacementChar
+				}
+			}
+			dst = utf8.AppendRune(dst, rr)
+		default:
+			return appendSlow(dst[:start], raw)
+		}
+		inner = inner[n:]
+	}
+}
+
+// appendSlow is AppendString through String.
+func appendSlow(dst, raw []byte) ([]byte, bool) {
+	s, ok := String(raw)
+	return append(dst, s...), ok
+}
+
+// plainWord reports whether none of the 8 bytes of x is '"', '\\' or a
+// control character (the haszero and hasless tricks: exact for "is there
+// any such byte").
+func plainWord(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	q := x ^ (ones * '"')
+	b := x ^ (ones * '\\')
+	return ((q-ones)&^q|(b-ones)&^b|(x-ones*0x20)&^x)&highs == 0
+}
+
+// noQuoteOrControl reports whether b holds no '"' and no control character
+// (unquote refuses them), 8 bytes at a time.
+func noQuoteOrControl(b []byte) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for len(b) >= 8 {
+		x := binary.LittleEndian.Uint64(b)
+		q := x ^ (ones * '"')
+		if ((q-ones)&^q|(x-ones*0x20)&^x)&highs != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c == '"' || c < 0x20 {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,452 @@
+package search
+
+import (
+	"encoding/binary"
+	"math/bits"
+	"sync"
+	"unicode/utf8"
+)
+
+// TermHash is one term of a text as an index builder needs it: the hash
+// of the term (HashTerm of what Terms gives) and the byte offset where it
+// starts (TermAt spells it out again).
+type TermHash struct {
+	H   uint64
+	Off uint32
+}
+
+// Hash constants (from wyhash).
+const (
+	hk0 = 0xa0761d6478bd642f
+	hk1 = 0xe7037ed1a0b428db
+	hk2 = 0x8ebc6af09c88c6e3
+)
+
+// mum folds the 128-bit product of x and y into 64 bits.
+func mum(x, y uint64) uint64 {
+	hi, lo := bits.Mul64(x, y)
+	return hi ^ lo
+}
+
+// HashTerm returns the hash of term under seed, as AppendTermHashes
+// computes it: 8 bytes at a time, little-endian, the last 1 to 8 padded
+// with zeros and mixed with the length.
+func HashTerm(seed uint64, term []byte) uint64 {
+	h, n := seed, uint64(len(term))
+	for len(term) > 8 {
+		h = mum(binary.LittleEndian.Uint64(term)^hk0, h^hk1)
+		term = term[8:]
+	}
+	var w uint64
+	for k, c := range term {
+		w |= uint64(c) << (8 * k)
+	}
+	return mum(w^hk0, h^hk2^n)
+}
+
+// hashString is HashTerm of a string.
+func hashString(seed uint64, term string) uint64 {
+	h, n := seed, uint64(len(term))
+	for len(term) > 8 {
+		h = mum(load64(term, 0)^hk0, h^hk1)
+		term = term[8:]
+	}
+	var w uint64
+	for k := 0; k < len(term); k++ {
+		w |= uint64(term[k]) << (8 * k)
+	}
+	return mum(w^hk0, h^hk2^n)
+}
+
+// hashLowerASCII is HashTerm of text[i:j] lower-cased, at most MaxTerm
+// bytes of it, for a run of ASCII letters and digits only: lower-casing is
+// then setting bit 0x20 of every byte (digits have it already).
+func hashLowerASCII(seed uint64, text string, i, j int) uint64 {
+	j = min(j, i+MaxTerm)
+	h, n := seed, uint64(j-i)
+	const set = 0x2020202020202020
+	for j-i > 8 {
+		h = mum((load64(text, i)|set)^hk0, h^hk1)
+		i += 8
+	}
+	var w uint64
+	if i+8 <= len(text) {
+		w = (load64(text, i) | set) & (^uint64(0) >> (64 - 8*(j-i)))
+	} else {
+		for k := i; k < j; k++ {
+			w |= uint64(text[k]|0x20) << (8 * (k - i))
+		}
+	}
+	return mum(w^hk0, h^hk2^n)
+}
+
+// load64 reads 8 bytes of s at i, little-endian.
+func load64(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// asciiCamelStarts is camelStarts for a run of ASCII letters and digits.
+func asciiCamelStarts(dst []int, run string) []int {
+	if len(run) > maxCamelRun || len(run) < 2 {
+		return dst
+	}
+	base := len(dst)
+	for k := 1; k < len(run); k++ {
+		p, c := run[k-1], run[k]
+		if c < 'A' || c > 'Z' {
+			continue
+		}
+		if 'a' <= p && p <= 'z' || '0' <= p && p <= '9' || 'A' <= p && p <= 'Z' && k+1 < len(run) && 'a' <= run[k+1] && run[k+1] <= 'z' {
+			dst = append(dst, k)
+		}
+	}
+	if len(dst)-base > maxCamelParts {
+		return dst[:base]
+	}
+	return dst
+}
+
+// Byte classes of the fast path: ASCII letters and digits (upper-case
+// ones with a bit of their own), other ASCII (separators), and the bytes
+// of other runes.
+const (
+	bSep   = 0
+	bLower = 1
+	bUpper = 3 // bLower|2
+	bHigh  = 4
+)
+
+var byteClass [256]uint8
+
+func init() {
+	for c := range 256 {
+		switch {
+		case c >= utf8.RuneSelf:
+			byteClass[c] = bHigh
+		case 'A' <= c && c <= 'Z':
+			byteClass[c] = bUpper
+		case 'a' <= c && c <= 'z' || '0' <= c && c <= '9': // asciiClass's words (its init may not have run)
+			byteClass[c] = bLower
+		}
+	}
+}
+
+// runeTab holds class(r), isUpper(r) (bit tabUpper) and whether lower(r)
+// differs from r (bit tabLower) for every rune below tabRunes (the basic
+// plane and the one of emoji), built on first use (a few milliseconds):
+// Unicode's tables cost tens of nanoseconds a look-up.
+var (
+	runeTab *[tabRunes]uint8
+	tabOnce sync.Once
+)
+
+const (
+	tabRunes = 0x20000
+	tabUpper = 4
+	tabLower = 8
+)
+
+func buildTab() {
+	t := new([tabRunes]uint8)
+	for r := range rune(len(t)) {
+		t[r] = class(r)
+		if isUpper(r) {
+			t[r] |= tabUpper
+		}
+		if lower(r) != r {
+			t[r] |= tabLower
+		}
+	}
+	runeTab = t
+}
+
+// classUpper returns class(r) and isUpper(r).
+func classUpper(r rune) (uint8, bool) {
+	if r < tabRunes {
+		c := runeTab[r]
+		return c & 3, c&tabUpper != 0
+	}
+	return class(r), isUpper(r)
+}
+
+// lowerCut is appendLowerCut(dst, s) through runeTab.
+func lowerCut(dst []byte, s string) []byte {
+	start := len(dst)
+	for _, r := range s {
+		if r < tabRunes {
+			if runeTab[r]&tabLower != 0 {
+				r = lower(r)
+			}
+		} else {
+			r = lower(r)
+		}
+		if len(dst)-start+utf8.RuneLen(r) > MaxTerm {
+			return dst
+		}
+		dst = utf8.AppendRune(dst, r)
+	}
+	return dst
+}
+
+// classify8 reads 8 bytes at once (x, little-endian) and returns masks
+// holding bit 7 of each byte that is an ASCII letter or digit (word), an
+// upper-case ASCII letter (upper), or not ASCII (high). Every byte is
+// computed on its own (no carry crosses a byte: each sum stays below
+// 0x100), so every bit is exact.
+func classify8(x uint64) (word, upper, high uint64) {
+	const (
+		msb = 0x8080808080808080
+		low = 0x7f7f7f7f7f7f7f7f
+		b   = 0x0101010101010101
+	)
+	high = x & msb
+	x &= low
+	y := x | b*0x20 // a letter's lower case
+	letter := (y + b*(0x80-'a')) &^ (y + b*(0x80-'z'-1))
+	digit := (x + b*(0x80-'0')) &^ (x + b*(0x80-'9'-1))
+	word = (letter | digit) & msb &^ high
+	upper = letter &^ (x << 2) & msb &^ high // bit 5 (0x20: lower case) moved to bit 7
+	return
+}
+
+// gather8 moves bit 7 of each byte of m to bit k for byte k (the
+// products of the multiplication never meet, so nothing carries).
+func gather8(m uint64) uint64 { return (m >> 7) * 0x0102040810204080 >> 56 }
+
+// classify64 returns classify8's masks for the 64 bytes text[i:i+64],
+// one bit a byte: bit k for text[i+k].
+func classify64(text string, i int) (word, upper, high uint64) {
+	for k := 0; k < 64; k += 8 {
+		w, u, h := classify8(load64(text, i+k))
+		word |= gather8(w) << k
+		upper |= gather8(u) << k
+		high |= gather8(h) << k
+	}
+	return
+}
+
+// lowBits returns a mask of the n (0..64) low bits.
+func lowBits(n int) uint64 {
+	if n >= 64 {
+		return ^uint64(0)
+	}
+	return 1<<n - 1
+}
+
+// termHasher holds AppendTermHashes' state.
+type termHasher struct {
+	bad    bool // a byte that is not UTF-8 was met
+	seed   uint64
+	dst    []TermHash
+	buf    []byte
+	starts []int
+}
+
+// AppendTermHashes appends to dst the hash (HashTerm under seed) and
+// offset of every term TermOffsets gives for text, in the same order. It
+// is TermOffsets for building an index: ASCII words are found 64 bytes at
+// a time from bit masks (classify64), lower-cased and hashed in place,
+// never copied; the rest is read as TermOffsets reads it.
+func AppendTermHashes(dst []TermHash, text string, seed uint64) []TermHash {
+	var h Hasher
+	return h.Append(dst, text, seed)
+}
+
+// Hasher is AppendTermHashes with buffers kept from call to call.
+type Hasher struct {
+	t termHasher
+}
+
+// BadUTF8 reports whether the text of the last Append held bytes that
+// are not UTF-8 (it is then read as it is: each such byte a symbol).
+func (hs *Hasher) BadUTF8() bool { return hs.t.bad }
+
+// Append is AppendTermHashes.
+func (hs *Hasher) Append(dst []TermHash, text string, seed uint64) []TermHash {
+	tabOnce.Do(buildTab)
+	t := &hs.t
+	t.seed, t.bad = seed, false
+	i := 0
+	for i+64 <= len(text) {
+		word, upper, high := classify64(text, i)
+		from := 0 // the block's bytes before from are read
+		for {
+			// The ASCII words before the next non-ASCII byte, if they end before it.
+			lim := 64
+			if h := high &^ lowBits(from); h != 0 {
+				lim = bits.TrailingZeros64(h)
+			}
+			m := word & lowBits(lim) &^ lowBits(from)
+			starts := m &^ (m << 1) // (what ended at from was no ASCII word)
+			next := i + lim
+			for starts != 0 {
+				s := bits.TrailingZeros64(starts)
+				starts &= starts - 1
+				e := s + bits.TrailingZeros64(^(m >> s))
+				if e == 64 { // may go on past the block
+					t.dst = dst
+					next = t.word(text, i+s)
+					dst = t.dst
+					break
+				}
+				if e == lim { // a non-ASCII letter may continue the word
+					r, _ := utf8.DecodeRuneInString(text[i+lim:])
+					if c, _ := classUpper(r); c == cWord {
+						t.dst = dst
+						next = t.general(text, i+s)
+						dst = t.dst
+						break
+					}
+				}
+				var h uint64
+				if n := e - s; n <= 8 && i+s+8 <= len(text) {
+					// hashLowerASCII in one step
+					h = mum((load64(text, i+s)|0x2020202020202020)&(^uint64(0)>>(64-8*n))^hk0, seed^hk2^uint64(n))
+				} else {
+					h = hashLowerASCII(seed, text, i+s, i+e)
+				}
+				dst = append(dst, TermHash{h, uint32(i + s)})
+				if upper&lowBits(e)&^lowBits(s+1) != 0 {
+					t.dst = dst
+					t.camel(text, i+s, i+e)
+					dst = t.dst
+				}
+			}
+			if next == i+lim && lim < 64 {
+				t.dst = dst
+				next = t.general(text, next)
+				dst = t.dst
+			}
+			if next >= i+64 {
+				i = next
+				break
+			}
+			from = next - i
+		}
+	}
+	t.dst = dst
+	for i < len(text) {
+		if byteClass[text[i]] == bSep {
+			i++
+			continue
+		}
+		i = t.word(text, i)
+	}
+	dst = t.dst
+	t.dst = nil // the caller's
+	return dst
+}
+
+// hashASCII is hashLowerASCII(t.seed, text, i, j), in one step for 8
+// bytes or fewer.
+func (t *termHasher) hashASCII(text string, i, j int) uint64 {
+	if j-i <= 8 && i+8 <= len(text) {
+		return mum((load64(text, i)|0x2020202020202020)&(^uint64(0)>>(64-8*(j-i)))^hk0, t.seed^hk2^uint64(j-i))
+	}
+	return hashLowerASCII(t.seed, text, i, j)
+}
+
+// word appends the terms of the word (or symbol, or CJK run) at text[i],
+// not a separator, and returns where it ends.
+func (t *termHasher) word(text string, i int) int {
+	if byteClass[text[i]] == bHigh {
+		return t.general(text, i)
+	}
+	// An ASCII word, unless a non-ASCII letter continues it.
+	j := i + 1
+	var seen uint8 // bUpper's bit when an upper-case letter follows the first
+	for j < len(text) {
+		k := byteClass[text[j]]
+		if k&bLower == 0 {
+			break
+		}
+		seen |= k
+		j++
+	}
+	if j < len(text) && text[j] >= utf8.RuneSelf {
+		return t.general(text, i)
+	}
+	t.dst = append(t.dst, TermHash{t.hashASCII(text, i, j), uint32(i)})
+	if seen&2 != 0 {
+		t.camel(text, i, j)
+	}
+	return j
+}
+
+// decode is utf8.DecodeRuneInString, noting invalid UTF-8. Every byte
+// that is not ASCII goes through it (general reads them all), so that
+// Hasher.BadUTF8 needs no pass of its own.
+func (t *termHasher) decode(s string) (rune, int) {
+	r, size := utf8.DecodeRuneInString(s)
+	if size == 1 && r == utf8.RuneError {
+		t.bad = true
+	}
+	return r, size
+}
+
+// camel appends the camel-case parts of the ASCII word text[i:j].
+func (t *termHasher) camel(text string, i, j int) {
+	t.starts = asciiCamelStarts(t.starts[:0], text[i:j])
+	for _, s := range t.starts {
+		t.dst = append(t.dst, TermHash{hashLowerASCII(t.seed, text, i+s, j), uint32(i + s)})
+	}
+}
+
+// general appends the terms of the word, CJK run or symbol at text[i]
+// as TermOffsets reads it, or skips a separator, and returns where the
+// next one may start.
+func (t *termHasher) general(text string, i int) int {
+	seed := t.seed
+	r, size := rune(text[i]), 1
+	if r >= utf8.RuneSelf {
+		r, size = t.decode(text[i:])
+	}
+	cl, _ := classUpper(r)
+	switch cl {
+	case cSep:
+		return i + size
+	case cSym:
+		t.dst = append(t.dst, TermHash{hashString(seed, text[i:i+size]), uint32(i)})
+		return i + size
+	case cCJK:
+		j := i + size
+		for j < len(text) {
+			r2, s2 := t.decode(text[j:])
+			if c2, _ := classUpper(r2); c2 != cCJK {
+				break
+			}
+			t.dst = append(t.dst, TermHash{hashString(seed, text[i:j+s2]), uint32(i)})
+			i, j = j, j+s2
+		}
+		t.dst = append(t.dst, TermHash{hashString(seed, text[i:j]), uint32(i)})
+		return j
+	}
+	// cWord
+	j := i + size
+	upper := false
+	for j < len(text) {
+		r2, s2 := rune(text[j]), 1
+		if r2 >= utf8.RuneSelf {
+			r2, s2 = t.decode(text[j:])
+		}
+		c2, up := classUpper(r2)
+		if c2 != cWord {
+			break
+		}
+		upper = upper || up
+		j += s2
+	}
+	run := text[i:j]
+	t.buf = lowerCut(t.buf[:0], run)
+	t.dst = append(t.dst, TermHash{HashTerm(seed, t.buf), uint32(i)})
+	if upper {
+		t.starts = camelStarts(t.starts[:0], run)
+		for _, s := range t.starts {
+			t.buf = lowerCut(t.buf[:0], run[s:])
+			t.dst = append(t.dst, TermHash{HashTerm(seed, t.buf), uint32(i + s)})
+		}
+	}
+	return j
+}

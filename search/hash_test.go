@@ -1,0 +1,245 @@
+package search
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/piweb/piweb/internal/sessiontest"
+)
+
+// checkHashes fails unless AppendTermHashes gives for text what
+// TermOffsets and HashTerm give, term by term.
+func checkHashes(t *testing.T, text string, seed uint64) {
+	t.Helper()
+	var want []TermHash
+	TermOffsets(text, func(term []byte, off int) {
+		want = append(want, TermHash{HashTerm(seed, term), uint32(off)})
+	})
+	var h Hasher
+	got := h.Append(nil, text, seed)
+	if h.BadUTF8() != !utf8.ValidString(text) {
+		t.Fatalf("%.80q: BadUTF8 %v, valid %v", text, h.BadUTF8(), utf8.ValidString(text))
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%.80q: %d terms, TermOffsets gives %d", text, len(got), len(want))
+	}
+	for k := range got {
+		if got[k] != want[k] {
+			t.Fatalf("%.80q: term %d is %+v, TermOffsets and HashTerm give %+v", text, k, got[k], want[k])
+		}
+	}
+}
+
+func TestAppendTermHashes(t *testing.T) {
+	texts := []string{
+		"", "x", "X", "aB", "Hello, World! requestHandler newHTTPServer 日本語のテキスト 🚀launch ✓ ❤️ Café \u212a ΣΊΣΥΦΟΣ",
+		strings.Repeat("ab", 40), strings.Repeat("aB", 40), strings.Repeat("Ab", 21), "abcdefgh", "abcdefghI", "ABCDEFGH",
+		"fooé", "éfoo", "fooÉbar", "getHTTPÉtat", "x\xffy", "\xe6\x97", "a\u0301b", "v1.2.3 0x1f snake_case-and.dots",
+		strings.Repeat("Z", 100) + "é", "line\nnext\ttab",
+	}
+	// Real text: this repository's documents and sources.
+	for _, pat := range []string{"../*.md", "../docs/*.md", "*.go", "../store/*.go"} {
+		files, _ := filepath.Glob(pat)
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			texts = append(texts, string(b))
+		}
+	}
+	for _, s := range texts {
+		checkHashes(t, s, 0)
+		checkHashes(t, s, 0x9e3779b97f4a7c15)
+	}
+	// Random text from an alphabet rich in word boundaries, camel case,
+	// long runs and non-ASCII letters, marks, CJK and symbols.
+	alphabet := []string{"a", "b", "z", "A", "B", "Z", "0", "9", " ", "_", "-", ".", "\n", "é", "É", "ß", "σ", "Σ", "\u0301",
+		"日", "本", "ー", "。", "🚀", "✓", "\ufe0f", "\U0001F3FD", "\u212a", "İ", "\xff", "ǅ", "٣",
+		"\xe6\x97", "\x80", "\xf0\x9f\x98", "\xed\xa0\x80", "\xc0\xaf", "\ufffd", "…", "→"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		var sb strings.Builder
+		n := rng.IntN(300)
+		for range n {
+			switch rng.IntN(8) {
+			case 0, 1:
+				sb.WriteString(alphabet[rng.IntN(len(alphabet))])
+			case 2:
+				sb.WriteString(strings.Repeat(alphabet[rng.IntN(8)], rng.IntN(80))) // runs across blocks
+			default:
+				sb.WriteString(alphabet[rng.IntN(8)]) // mostly ASCII words
+			}
+		}
+		checkHashes(t, sb.String(), rng.Uint64())
+	}
+}
+
+func TestHashTermSpreads(t *testing.T) {
+	// Distinct short terms do not collide (a sanity check of the mixing).
+	seen := map[uint64]string{}
+	var b []byte
+	for i := range 200000 {
+		b = b[:0]
+		for x := i; ; x /= 37 {
+			b = append(b, "abcdefghijklmnopqrstuvwxyz0123456789é"[x%37])
+			if x < 37 {
+				break
+			}
+		}
+		for _, w := range [][]byte{b, append(b, make([]byte, 8)...)[:len(b)+8]} {
+			h := HashTerm(7, w)
+			if hs := hashString(7, string(w)); hs != h {
+				t.Fatalf("%q: hashString %x, HashTerm %x", w, hs, h)
+			}
+			if o, ok := seen[h]; ok && o != string(w) {
+				t.Fatalf("%q and %q collide", o, w)
+			}
+			seen[h] = string(w)
+		}
+	}
+}
+
+func FuzzTermHashes(f *testing.F) {
+	for _, s := range []string{"Hello, World! requestHandler", "newHTTPServer 日本語", "fooÉbar", "x\xffy", strings.Repeat("Ab", 30)} {
+		f.Add(s, uint64(1))
+	}
+	f.Fuzz(func(t *testing.T, text string, seed uint64) {
+		checkHashes(t, text, seed)
+		if utf8.ValidString(text) {
+			for _, th := range AppendTermHashes(nil, text, seed) {
+				if HashTerm(seed, TermAt(nil, text, int(th.Off))) != th.H {
+					t.Fatalf("TermAt(%q, %d) does not hash as the term", text, th.Off)
+				}
+			}
+		}
+	})
+}
+
+// benchText is prose and code, mostly ASCII, as sessions hold.
+var benchText = strings.Repeat("The requestHandler returned an error: cannot open /tmp/x.db (permission denied). "+
+	"func (s *Store) Batch() *Batch { return &Batch{s: s} } // 日本語 café 🚀\n", 200)
+
+func BenchmarkTermOffsets(b *testing.B) {
+	b.SetBytes(int64(len(benchText)))
+	for range b.N {
+		var h uint64
+		TermOffsets(benchText, func(term []byte, off int) { h += HashTerm(1, term) })
+	}
+}
+
+func BenchmarkAppendTermHashes(b *testing.B) {
+	b.SetBytes(int64(len(benchText)))
+	var dst []TermHash
+	for range b.N {
+		dst = AppendTermHashes(dst[:0], benchText, 1)
+	}
+}
+
+func BenchmarkBuildTab(b *testing.B) {
+	for range b.N {
+		buildTab()
+	}
+}
+
+// asciiText is benchText without its non-ASCII words.
+var asciiText = strings.Repeat("The requestHandler returned an error: cannot open /tmp/x.db (permission denied). "+
+	"func (s *Store) Batch() *Batch { return &Batch{s: s} } // see the docs\n", 200)
+
+func BenchmarkAppendTermHashesASCII(b *testing.B) {
+	b.SetBytes(int64(len(asciiText)))
+	var dst []TermHash
+	for range b.N {
+		dst = AppendTermHashes(dst[:0], asciiText, 1)
+	}
+}
+
+// genText is the longer strings of generated sessions, as the index
+// reads them (for the benchmarks).
+func genText(b *testing.B) []string {
+	var texts []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case string:
+			if len(v) > 20 {
+				texts = append(texts, v)
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		case map[string]any:
+			for _, x := range v {
+				walk(x)
+			}
+		}
+	}
+	for _, line := range strings.Split(sessiontest.String(1, 400, sessiontest.Options{}), "\n") {
+		var v any
+		if json.Unmarshal([]byte(line), &v) == nil {
+			walk(v)
+		}
+	}
+	return texts
+}
+
+func BenchmarkAppendTermHashesGen(b *testing.B) {
+	texts := genText(b)
+	n := 0
+	for _, s := range texts {
+		n += len(s)
+	}
+	b.SetBytes(int64(n))
+	b.ResetTimer()
+	var dst []TermHash
+	for range b.N {
+		for _, s := range texts {
+			dst = AppendTermHashes(dst[:0], s, 1)
+		}
+	}
+}
+
+func BenchmarkTermOffsetsGen(b *testing.B) {
+	texts := genText(b)
+	n := 0
+	for _, s := range texts {
+		n += len(s)
+	}
+	b.SetBytes(int64(n))
+	b.ResetTimer()
+	for range b.N {
+		for _, s := range texts {
+			var h uint64
+			TermOffsets(s, func(term []byte, off int) { h += HashTerm(1, term) })
+		}
+	}
+}
+
+// TestRuneTab: the table agrees with class, isUpper and appendLowerCut
+// for every rune it holds, and for some above.
+func TestRuneTab(t *testing.T) {
+	tabOnce.Do(buildTab)
+	for r := rune(0); r < tabRunes+0x1000; r++ {
+		c, up := classUpper(r)
+		if c != class(r) || up != isUpper(r) {
+			t.Fatalf("%U: table %d %v, class %d isUpper %v", r, c, up, class(r), isUpper(r))
+		}
+		s := strings.Repeat(string(r), 3)
+		want, _ := appendLowerCut(nil, s)
+		if got := lowerCut(nil, s); string(got) != string(want) {
+			t.Fatalf("%U: lowerCut %q, appendLowerCut %q", r, got, want)
+		}
+	}
+	for _, s := range []string{"x\xffy", "\xe6\x97", strings.Repeat("É", 40), strings.Repeat("İ", 30)} {
+		want, _ := appendLowerCut(nil, s)
+		if got := lowerCut(nil, s); string(got) != string(want) {
+			t.Fatalf("%q: lowerCut %q, appendLowerCut %q", s, got, want)
+		}
+	}
+}
