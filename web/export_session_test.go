@@ -119,24 +119,6 @@ func TestExportWholeGolden(t *testing.T) {
 	checkGolden(t, "export-session.sha256", sums.String())
 }
 
-// checkGolden compares got with testdata/name, rewriting it with -update.
-func checkGolden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./web -run TestExportWholeGolden -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs; run go test ./web -run TestExportWholeGolden -update and review the diff\n%s", path, firstDiff(got, string(want)))
-	}
-}
-
 // wholeInMemory is the whole-session page as piweb built it before it
 // streamed: the redacted session held whole (Session.Whole), every run's
 // items built at once, so a tool call pairs with its result wherever in

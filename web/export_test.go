@@ -261,20 +261,7 @@ func TestExportGolden(t *testing.T) {
 	}
 	// The stylesheet is static/css/export.css; the golden file holds the markup.
 	page := regexp.MustCompile(`(?s)<style>.*?</style>`).ReplaceAllString(rec.Body.String(), "<style>/* css/export.css */</style>")
-	got := lines(page)
-	path := filepath.Join("testdata", "export.golden.html")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./web -run TestExportGolden -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("the export differs from %s; run go test ./web -run TestExportGolden -update and review the diff\n%s", path, firstDiff(got, string(want)))
-	}
+	checkGolden(t, "export.golden.html", lines(page))
 }
 
 func TestSlug(t *testing.T) {

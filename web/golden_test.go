@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -27,22 +28,27 @@ func TestGolden(t *testing.T) {
 			if rec.Code != 200 {
 				t.Fatalf("status %d\n%s", rec.Code, rec.Body)
 			}
-			got := lines(rec.Body.String())
-			path := filepath.Join("testdata", tt.file)
-			if *update {
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("%s differs from the golden file; run go test ./web -run TestGolden -update and review the diff\n%s",
-					tt.target, firstDiff(got, string(want)))
-			}
+			checkGolden(t, tt.file, lines(rec.Body.String()))
 		})
+	}
+}
+
+// checkGolden compares got with testdata/name, rewriting the file with -update.
+func checkGolden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	top, _, _ := strings.Cut(t.Name(), "/")
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./web -run %s -update to create it)", err, top)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs; run go test ./web -run %s -update and review the diff\n%s", path, top, firstDiff(got, string(want)))
 	}
 }
 
