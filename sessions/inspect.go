@@ -336,6 +336,28 @@ func (s *Session) piTree() []InspectNode {
 	// in pi; a node already on the current branch would make pi loop forever,
 	// so it is not descended into again, and the output is capped.
 	out := make([]InspectNode, 0, len(s.Entries))
+	// Each id is written as a node's id and again among its parent's
+	// children, and a type repeats on most nodes: quote each once.
+	ids := make([]json.RawMessage, len(s.Entries))
+	idOf := func(i int) json.RawMessage {
+		if ids[i] == nil {
+			ids[i] = s.idJSON(i)
+		}
+		return ids[i]
+	}
+	types := map[string]json.RawMessage{}
+	typeOf := func(i int) json.RawMessage {
+		t := s.Entries[i].Type
+		if t == "" {
+			return s.typeJSON(i)
+		}
+		q, ok := types[t]
+		if !ok {
+			q = s.typeJSON(i)
+			types[t] = q
+		}
+		return q
+	}
 	limit := 4*len(s.Entries) + 16
 	type item struct {
 		node  int
@@ -355,10 +377,13 @@ func (s *Session) piTree() []InspectNode {
 		}
 		branch = append(branch[:it.depth], it.node)
 		onBranch[it.node] = true
-		n := InspectNode{ID: s.idJSON(it.node), ParentID: s.parentJSON(it.node), Type: s.typeJSON(it.node),
+		n := InspectNode{ID: idOf(it.node), ParentID: s.parentJSON(it.node), Type: typeOf(it.node),
 			Label: s.labelJSON(it.node), Children: []json.RawMessage{}}
-		for _, c := range children[it.node] {
-			n.Children = append(n.Children, s.idJSON(c))
+		if kids := children[it.node]; len(kids) > 0 {
+			n.Children = make([]json.RawMessage, len(kids))
+			for k, c := range kids {
+				n.Children[k] = idOf(c)
+			}
 		}
 		out = append(out, n)
 		kids := children[it.node]
