@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -145,10 +146,12 @@ func loadOpen(f *os.File, st os.FileInfo, path, root string) (*Session, error) {
 		if err != nil && err != io.ErrUnexpectedEOF { // a file cut short since st is read as it is now
 			return nil, err
 		}
-		lines := bytes.Count(buf[:n], []byte{'\n'}) + 1
+		ends := lineEnds(buf[:n])
+		defer putEnds(ends)
+		lines := len(*ends) + 1
 		s.Entries = make([]Entry, 0, lines)
 		s.ids.next = min(lines*10, 64<<10) // an id of 8 bytes, and the parents that are not the entry before
-		s.parse(buf[:n], 0)
+		s.parseLines(buf[:n], *ends)
 	} else {
 		if err := s.reserve(f, size); err != nil {
 			return nil, err
@@ -199,8 +202,14 @@ func Parse(r io.Reader, name string) (*Session, error) {
 // ParseBytes is Parse of data held in memory, which the session keeps (not a copy).
 func ParseBytes(data []byte, name string) (*Session, error) {
 	s := &Session{File: name, data: data}
-	s.Entries = make([]Entry, 0, bytes.Count(data, []byte{'\n'})+1)
-	s.parse(data, 0)
+	if len(data) < math.MaxInt32 {
+		ends := lineEnds(data)
+		defer putEnds(ends)
+		s.Entries = make([]Entry, 0, len(*ends)+1)
+		s.parseLines(data, *ends)
+	} else if err := s.read(bytes.NewReader(data), 0); err != nil {
+		return nil, err
+	}
 	if s.Header.ID == "" {
 		return s, fmt.Errorf("%s: %w", name, ErrNotSession)
 	}
@@ -288,25 +297,46 @@ func (s *Session) readSized(r io.Reader, off int64, hint int64) error {
 	return nil
 }
 
-// parse indexes data, the bytes of the file from offset off to its end:
-// every complete line and an unterminated final line. It is read for a
-// file read in one piece (no line of it is too long: see MaxLine).
-func (s *Session) parse(data []byte, off int64) {
-	if s.inter == nil {
-		s.inter = interner{}
-	}
-	var last []byte // the last complete line
-	for {
-		nl := bytes.IndexByte(data, '\n')
+// endsPool recycles the line ends of files read in one piece.
+var endsPool = sync.Pool{New: func() any { return new([]int32) }}
+
+// lineEnds returns the offsets of the newlines in data (shorter than 2 GiB),
+// found in one pass that also tells how many entries to make room for.
+func lineEnds(data []byte) *[]int32 {
+	ends := endsPool.Get().(*[]int32)
+	e := (*ends)[:0]
+	for off := 0; ; {
+		nl := bytes.IndexByte(data[off:], '\n')
 		if nl < 0 {
 			break
 		}
-		s.lines++
-		last = data[:nl]
-		s.addLine(last, off, s.lines, false)
-		off += int64(nl + 1)
-		data = data[nl+1:]
+		off += nl
+		e = append(e, int32(off))
+		off++
 	}
+	*ends = e
+	return ends
+}
+
+// putEnds offers ends for later files.
+func putEnds(ends *[]int32) { endsPool.Put(ends) }
+
+// parseLines indexes data, a whole file whose newlines are at ends: every
+// complete line and an unterminated final line. It is read for a file
+// read in one piece (no line of it is too long: see MaxLine).
+func (s *Session) parseLines(data []byte, ends []int32) {
+	if s.inter == nil {
+		s.inter = interner{}
+	}
+	var off int64
+	var last []byte // the last complete line
+	for _, nl := range ends {
+		s.lines++
+		last = data[off:nl]
+		s.addLine(last, off, s.lines, false)
+		off = int64(nl) + 1
+	}
+	data = data[off:]
 	defer func() { s.raw = rawEntry{} }() // it points into data
 	if last != nil {
 		s.Size = off
@@ -487,6 +517,25 @@ func (s *Session) rebuild() {
 		s.applyState(i)
 	}
 	s.breakCycles()
+	// Every child list is a window of one array (one allocation, not one
+	// per parent), capped at its length so that a child added later moves
+	// that list out rather than writing over the next one.
+	count := make([]int32, n)
+	linked := 0
+	for i := range s.Entries {
+		if p := s.parent[i]; p >= 0 {
+			count[p]++
+			linked++
+		}
+	}
+	all := make([]int, linked)
+	off := 0
+	for p, c := range count {
+		if c > 0 {
+			s.children[p] = all[off : off : off+int(c)]
+			off += int(c)
+		}
+	}
 	for i := range s.Entries {
 		if p := s.parent[i]; p >= 0 {
 			s.children[p] = append(s.children[p], i)
