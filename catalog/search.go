@@ -309,11 +309,11 @@ func Places(s *sessions.Session) []uint8 {
 	}
 	for k := len(path) - 1; k >= 0; k-- {
 		e := &s.Entries[path[k]]
-		if e.Type != sessions.TypeCompaction || e.FirstKept == "" {
+		if e.Type != sessions.TypeCompaction || e.FirstKept() == "" {
 			continue
 		}
 		kept := -1
-		if j, ok := s.Lookup(e.FirstKept); ok {
+		if j, ok := s.Lookup(e.FirstKept()); ok {
 			for m := 0; m < k; m++ {
 				if path[m] == j {
 					kept = m

@@ -115,7 +115,7 @@ func (r *Reader) Project(leaf int) (*Projection, error) {
 		found := false
 		for _, i := range path[:comp] {
 			e := &s.Entries[i]
-			if e.ID != "" && e.ID == c.FirstKept {
+			if e.ID != "" && e.ID == c.FirstKept() {
 				found = true
 			}
 			if found && !(e.Type == TypeMessage && e.Role == "system") {

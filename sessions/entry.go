@@ -36,11 +36,13 @@ type Entry struct {
 	Len  int   // line length without the trailing newline
 	Line int   // 1-based line number
 
-	Role      string // message role, for type message
-	Target    string // targetId of label and context_edit
-	Text      string // label text, session_info name, customType, or model "provider/model"
-	FirstKept string // firstKeptEntryId of a compaction
-	FromID    string // fromId of a branch_summary
+	Role string // message role, for type message
+	// Target is the id an entry names, by its type: the targetId of a label
+	// or context_edit, the firstKeptEntryId of a compaction (FirstKept), the
+	// fromId of a branch_summary (FromID). One field for the three keeps the
+	// index of every entry smaller.
+	Target string
+	Text   string // label text, session_info name, customType, or model "provider/model"
 
 	Tokens int64   // usage.totalTokens of an assistant message or usage entry
 	Cost   float64 // usage.cost.total of an assistant message or usage entry
@@ -94,6 +96,22 @@ func (f Flags) Has(g Flags) bool { return f&g == g }
 func (e *Entry) Model() string {
 	if e.Type == TypeMessage && e.Role == RoleAssistant || e.Type == TypeModelChange {
 		return e.Text
+	}
+	return ""
+}
+
+// FirstKept returns the firstKeptEntryId of a compaction ("" for other types).
+func (e *Entry) FirstKept() string {
+	if e.Type == TypeCompaction {
+		return e.Target
+	}
+	return ""
+}
+
+// FromID returns the fromId of a branch_summary ("" for other types).
+func (e *Entry) FromID() string {
+	if e.Type == TypeBranchSummary {
+		return e.Target
 	}
 	return ""
 }
@@ -358,10 +376,10 @@ func (e *Entry) fill(r *rawEntry, in interner, ids *idArena) {
 	case TypeModelChange:
 		e.Text = in.model(r.provider, r.modelID)
 	case TypeCompaction:
-		e.FirstKept = js.Str(r.firstKept)
+		e.Target = js.Str(r.firstKept)
 		e.Tokens, e.Cost = usageTotals(r.usage)
 	case TypeBranchSummary:
-		e.FromID = js.Str(r.fromID)
+		e.Target = js.Str(r.fromID)
 		if js.Truthy(r.summary) {
 			e.Flags |= FlagHasSummary
 		}

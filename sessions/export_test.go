@@ -184,7 +184,7 @@ func TestExportRedact(t *testing.T) {
 					}
 					continue
 				}
-				if a.ID != b.ID || a.ParentID != b.ParentID || a.Type != b.Type || a.Role != b.Role || a.FirstKept != b.FirstKept || a.Target != b.Target {
+				if a.ID != b.ID || a.ParentID != b.ParentID || a.Type != b.Type || a.Role != b.Role || a.FirstKept() != b.FirstKept() || a.Target != b.Target {
 					t.Errorf("entry %d: %+v, want %+v", i, a, b)
 				}
 			}

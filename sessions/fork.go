@@ -115,8 +115,8 @@ func (s *Session) branch(leafID string, opts Redact, w io.Writer) (*Branch, erro
 			return nil, fmt.Errorf("line %d: an entry on the path is not a JSON object", e.Line)
 		}
 		line = js.SetMember(line, "parentId", parent)
-		if e.Type == TypeCompaction && e.FirstKept != "" && e.FirstKept != e.ID {
-			if to, ok := replacement[e.FirstKept]; ok {
+		if k := e.FirstKept(); k != "" && k != e.ID {
+			if to, ok := replacement[k]; ok {
 				line = js.SetMember(line, "firstKeptEntryId", js.Quote(to))
 			}
 		}

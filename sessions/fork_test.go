@@ -129,7 +129,7 @@ func TestFork(t *testing.T) {
 				}
 			}
 			if tt.firstKept != "" {
-				if got := f.Entries[mustLookup(t, f, "c1000001")].FirstKept; got != tt.firstKept {
+				if got := f.Entries[mustLookup(t, f, "c1000001")].FirstKept(); got != tt.firstKept {
 					t.Errorf("firstKeptEntryId %q, want %q", got, tt.firstKept)
 				}
 			}
@@ -228,7 +228,7 @@ func TestForkOldVersions(t *testing.T) {
 			}
 			for k, i := range path0 {
 				o, e := s.Entries[i], f.Entries[k]
-				if o.ID != e.ID || o.Type != e.Type || o.Role != e.Role || o.FirstKept != e.FirstKept {
+				if o.ID != e.ID || o.Type != e.Type || o.Role != e.Role || o.FirstKept() != e.FirstKept() {
 					t.Errorf("entry %d: %+v, want %+v", k, e, o)
 				}
 			}

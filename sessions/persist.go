@@ -26,7 +26,7 @@ import (
 // another version is refused, and the file read again).
 const (
 	indexMagic   = "PWIX"
-	indexVersion = 1
+	indexVersion = 2 // 2: one Target for a compaction's firstKeptEntryId and a branch summary's fromId
 )
 
 // ErrBadIndex is returned by UnmarshalIndex for data that is not a valid
@@ -102,14 +102,14 @@ func (s *Session) MarshalIndex() []byte {
 		e.int(int64(en.Line - prevLine))
 		prevEnd, prevLine = en.Off+int64(en.Len)+1, en.Line
 		var has uint64
-		for k, v := range []bool{en.Role != "", en.Target != "", en.Text != "", en.FirstKept != "", en.FromID != "", en.Tokens != 0, en.Cost != 0} {
+		for k, v := range []bool{en.Role != "", en.Target != "", en.Text != "", false, false, en.Tokens != 0, en.Cost != 0} {
 			if v {
 				has |= 1 << k
 			}
 		}
 		e.uint(has)
 		e.uint(uint64(en.Flags))
-		for k, v := range []string{en.Role, en.Target, en.Text, en.FirstKept, en.FromID} {
+		for k, v := range []string{en.Role, en.Target, en.Text} {
 			if has&(1<<k) != 0 {
 				e.str(v)
 			}
@@ -291,7 +291,7 @@ func UnmarshalIndex(data []byte, path, root string) (*Session, error) {
 		prevEnd, prevLine = en.Off+int64(en.Len)+1, en.Line
 		has := d.uint()
 		en.Flags = Flags(d.uint())
-		for k, p := range []*string{&en.Role, &en.Target, &en.Text, &en.FirstKept, &en.FromID} {
+		for k, p := range []*string{&en.Role, &en.Target, &en.Text, &en.Target, &en.Target} { // bits 3 and 4 are no longer written
 			if has&(1<<k) != 0 {
 				*p = d.str()
 			}

@@ -479,11 +479,11 @@ func (s *Session) migrateV1(e *Entry, r *rawEntry) {
 	e.Flags &^= FlagNoID | FlagNoParentKey | FlagParentSelf // its own id and parentId are replaced
 	e.ParentID = s.v1prev
 	s.v1prev = e.ID
-	e.FirstKept = ""
-	if e.Type == TypeCompaction {
+	if e.Type == TypeCompaction { // v1 names the first kept entry by its index (its Target, see FirstKept)
+		e.Target = ""
 		var k float64
 		if json.Unmarshal(r.firstKeptIndex, &k) == nil && k == float64(int(k)) {
-			e.FirstKept = v1Index + strconv.Itoa(int(k)) // resolved by resolveV1Kept
+			e.Target = v1Index + strconv.Itoa(int(k)) // resolved by resolveV1Kept
 		}
 	}
 }
@@ -672,16 +672,16 @@ func (s *Session) sortChildren(p int) {
 func (s *Session) resolveV1Kept() {
 	for i := range s.Entries {
 		e := &s.Entries[i]
-		if e.Type != TypeCompaction || !strings.HasPrefix(e.FirstKept, v1Index) {
+		if e.Type != TypeCompaction || !strings.HasPrefix(e.Target, v1Index) {
 			continue
 		}
-		k, err := strconv.Atoi(e.FirstKept[len(v1Index):])
-		e.FirstKept = ""
+		k, err := strconv.Atoi(e.Target[len(v1Index):])
+		e.Target = ""
 		// pi's migration assigns ids in file order, so an index naming a later
 		// line finds no id yet: only earlier lines (or the compaction itself) resolve.
 		if err == nil && k >= 0 && k < len(s.v1lines) {
 			if t := s.v1lines[k].pos; t >= 0 && t <= i {
-				e.FirstKept = s.Entries[t].ID
+				e.Target = s.Entries[t].ID // the compaction's FirstKept
 			}
 		}
 	}

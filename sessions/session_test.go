@@ -696,7 +696,7 @@ func TestV1File(t *testing.T) {
 			t.Errorf("entry %d: parent %d, want %d (chained in file order)", i, a.Parent(i), want)
 		}
 	}
-	if got := a.Entries[3].FirstKept; got != a.Entries[2].ID {
+	if got := a.Entries[3].FirstKept(); got != a.Entries[2].ID {
 		t.Errorf("firstKeptEntryIndex 3 resolved to %q, want the id of entry %q (the third parsed line after the header)", got, a.Entries[2].ID)
 	}
 	pr := tCheckProject(t, a, a.Leaf())

@@ -327,8 +327,8 @@ func (s *Session) v3Line(i int, raw []byte) []byte {
 		line = js.SetMember(line, "parentId", parent)
 		if e.Type == TypeCompaction {
 			if raw, ok := js.Lookup(line, "firstKeptEntryIndex"); ok && len(raw) > 0 && (raw[0] == '-' || js.IsDigit(raw[0])) {
-				if e.FirstKept != "" {
-					line = js.SetMember(line, "firstKeptEntryId", js.Quote(e.FirstKept))
+				if k := e.FirstKept(); k != "" {
+					line = js.SetMember(line, "firstKeptEntryId", js.Quote(k))
 				}
 				line = js.DelMember(line, "firstKeptEntryIndex")
 			}

@@ -546,7 +546,7 @@ func TestUpgrade(t *testing.T) {
 			}
 			for i := range old.Entries {
 				o, e := old.Entries[i], n.Entries[i]
-				if o.ID != e.ID || o.ParentID != e.ParentID || o.Type != e.Type || o.Role != e.Role || o.FirstKept != e.FirstKept {
+				if o.ID != e.ID || o.ParentID != e.ParentID || o.Type != e.Type || o.Role != e.Role || o.FirstKept() != e.FirstKept() {
 					t.Errorf("entry %d: %+v, want %+v", i, e, o)
 				}
 			}
@@ -651,8 +651,8 @@ func TestMigrateFirstKept(t *testing.T) {
 			}
 			mem := "<absent>"
 			for i := range s.Entries {
-				if e := &s.Entries[i]; e.Type == TypeCompaction && e.FirstKept != "" {
-					mem = `"` + e.FirstKept + `"`
+				if e := &s.Entries[i]; e.Type == TypeCompaction && e.FirstKept() != "" {
+					mem = `"` + e.FirstKept() + `"`
 				}
 			}
 			if mem != tt.want {
