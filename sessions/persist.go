@@ -22,11 +22,14 @@ import (
 )
 
 // indexMagic starts every serialised index; indexVersion is raised
-// whenever the format or the meaning of a field changes (an index of
-// another version is refused, and the file read again).
+// whenever the format or the meaning of a field changes (an index of a
+// version this reader does not know is refused, and the file read again).
 const (
 	indexMagic   = "PWIX"
-	indexVersion = 2 // 2: one Target for a compaction's firstKeptEntryId and a branch summary's fromId
+	// 2: one Target holds a compaction's firstKeptEntryId and a branch
+	// summary's fromId too. Version 1 indexes still read: they held those
+	// two in fields 3 and 4, which read into Target (the types never share).
+	indexVersion = 2
 )
 
 // ErrBadIndex is returned by UnmarshalIndex for data that is not a valid
@@ -230,7 +233,7 @@ func (d *indexDecoder) str() string {
 // that is damaged or of another version gives ErrBadIndex.
 func UnmarshalIndex(data []byte, path, root string) (*Session, error) {
 	const fixed = len(indexMagic) + 1 + 4
-	if len(data) < fixed || string(data[:len(indexMagic)]) != indexMagic || data[len(indexMagic)] != indexVersion {
+	if len(data) < fixed || string(data[:len(indexMagic)]) != indexMagic || data[len(indexMagic)] < 1 || data[len(indexMagic)] > indexVersion {
 		return nil, ErrBadIndex
 	}
 	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
@@ -291,7 +294,7 @@ func UnmarshalIndex(data []byte, path, root string) (*Session, error) {
 		prevEnd, prevLine = en.Off+int64(en.Len)+1, en.Line
 		has := d.uint()
 		en.Flags = Flags(d.uint())
-		for k, p := range []*string{&en.Role, &en.Target, &en.Text, &en.Target, &en.Target} { // bits 3 and 4 are no longer written
+		for k, p := range []*string{&en.Role, &en.Target, &en.Text, &en.Target, &en.Target} { // 3 and 4: version 1's
 			if has&(1<<k) != 0 {
 				*p = d.str()
 			}

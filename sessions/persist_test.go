@@ -1,11 +1,14 @@
 package sessions
 
 import (
+	"encoding/binary"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/piweb/piweb/internal/sessiontest"
 )
@@ -164,4 +167,57 @@ func FuzzUnmarshalIndex(f *testing.F) {
 			t.Fatal("a valid index does not round-trip")
 		}
 	})
+}
+
+// TestIndexVersion1 reads an index kept by version 1 (written by piweb
+// before a compaction's firstKeptEntryId and a branch summary's fromId
+// shared Target): it is the index of its file as read today.
+func TestIndexVersion1(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "index-v1", "session.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := filepath.Join(t.TempDir(), "s.jsonl")
+	os.WriteFile(f, data, 0o644)
+	mt := time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC) // the file's time when the index was kept
+	os.Chtimes(f, mt, mt)
+	s, err := Load(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob, err := os.ReadFile(filepath.Join("testdata", "index-v1", "index.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if blob[len(indexMagic)] != 1 {
+		t.Fatalf("the fixture is of version %d", blob[len(indexMagic)])
+	}
+	r, err := UnmarshalIndex(blob, f, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameIndex(t, s, r)
+	for id, want := range map[string]string{"a3": "a1", "a4": "a2", "a6": "a5", "a7": "a2"} {
+		i, _ := r.Lookup(id)
+		if e := &r.Entries[i]; e.Target != want {
+			t.Errorf("%s: Target %q, want %q", id, e.Target, want)
+		}
+	}
+	if i, _ := r.Lookup("a4"); r.Entries[i].FirstKept() != "a2" {
+		t.Error("the compaction lost its first kept entry")
+	}
+	if i, _ := r.Lookup("a6"); r.Entries[i].FromID() != "a5" {
+		t.Error("the branch summary lost its fromId")
+	}
+	for v, ok := range map[byte]bool{0: false, 1: true, indexVersion: true, indexVersion + 1: false} {
+		b := append([]byte(nil), blob[:len(blob)-4]...)
+		b[len(indexMagic)] = v
+		b = binary.LittleEndian.AppendUint32(b, crc32.ChecksumIEEE(b)) // a sound checksum: only the version differs
+		if _, err := UnmarshalIndex(b, f, ""); (err == nil) != ok {
+			t.Errorf("an index marked version %d: %v", v, err)
+		}
+	}
+	if _, err := UnmarshalIndex(blob[:len(blob)-1], f, ""); err != ErrBadIndex {
+		t.Errorf("an index of a later version: %v, want ErrBadIndex", err)
+	}
 }
