@@ -25,7 +25,7 @@ import (
 // whenever the format or the meaning of a field changes (an index of a
 // version this reader does not know is refused, and the file read again).
 const (
-	indexMagic   = "PWIX"
+	indexMagic = "PWIX"
 	// 2: one Target holds a compaction's firstKeptEntryId and a branch
 	// summary's fromId too. Version 1 indexes still read: they held those
 	// two in fields 3 and 4, which read into Target (the types never share).
