@@ -76,9 +76,6 @@ type Session struct {
 	lines    int // physical lines consumed up to Size
 	inter    interner
 	ids      idArena
-	raw      rawEntry     // the line being read (kept to reuse nest's closures)
-	nest     []*js.Nested // what reading a line reads in the same pass, into *nestOf
-	nestOf   *rawEntry
 	byID     map[string]int
 	parent   []int // parent position, -1 for roots
 	children [][]int
@@ -230,6 +227,7 @@ func (s *Session) readSized(r io.Reader, off int64, hint int64) error {
 	}
 	buf := getBuf(hint + 1)
 	defer putBuf(buf)
+	lr := newLineReader()
 	var carry []byte // a line split across reads
 	skipping := false
 	for {
@@ -267,7 +265,7 @@ func (s *Session) readSized(r io.Reader, off int64, hint int64) error {
 				s.diag(s.lines, DiagTooLong, fmt.Sprintf("line longer than %d bytes skipped", MaxLine))
 				skipping = false
 			} else {
-				s.addLine(line, lineStart, s.lines, false)
+				s.addLine(lr, line, lineStart, s.lines, false)
 			}
 			carry = carry[:0]
 			chunk = chunk[nl+1:]
@@ -281,13 +279,12 @@ func (s *Session) readSized(r io.Reader, off int64, hint int64) error {
 			return err
 		}
 	}
-	defer func() { s.raw = rawEntry{} }() // it points into buf
 	if skipping {
 		s.diag(s.lines+1, DiagTooLong, "unterminated last line too long; skipped")
 	} else if len(carry) > 0 {
 		// pi parses an unterminated last line too (and then appends "\n"; piweb never writes it).
 		start := off - int64(len(carry))
-		if s.addLine(carry, start, s.lines+1, true) {
+		if s.addLine(lr, carry, start, s.lines+1, true) {
 			s.hasTail = true
 		}
 		if len(bytes.TrimSpace(carry)) > 0 {
@@ -328,29 +325,42 @@ func (s *Session) parseLines(data []byte, ends []int32) {
 	if s.inter == nil {
 		s.inter = interner{}
 	}
+	lr := newLineReader()
 	var off int64
 	var last []byte // the last complete line
 	for _, nl := range ends {
 		s.lines++
 		last = data[off:nl]
-		s.addLine(last, off, s.lines, false)
+		s.addLine(lr, last, off, s.lines, false)
 		off = int64(nl) + 1
 	}
 	data = data[off:]
-	defer func() { s.raw = rawEntry{} }() // it points into data
 	if last != nil {
 		s.Size = off
 		s.setTail(last)
 	}
 	if len(data) > 0 {
 		// pi parses an unterminated last line too (and then appends "\n"; piweb never writes it).
-		if s.addLine(data, off, s.lines+1, true) {
+		if s.addLine(lr, data, off, s.lines+1, true) {
 			s.hasTail = true
 		}
 		if len(bytes.TrimSpace(data)) > 0 {
 			s.diag(s.lines+1, DiagUnterminated, "the last line has no newline (a write in progress, or a crash)")
 		}
 	}
+}
+
+// lineReader reads lines into raw, its nested reads made once for all of
+// a read's lines.
+type lineReader struct {
+	raw  rawEntry
+	nest []*js.Nested // what reading a line reads in the same pass, into raw
+}
+
+func newLineReader() *lineReader {
+	lr := &lineReader{}
+	lr.nest = lr.raw.nested()
+	return lr
 }
 
 // setTail remembers the last bytes before Size, used to notice a rewrite.
@@ -368,17 +378,14 @@ func (s *Session) diag(line int, kind, detail string) {
 }
 
 // addLine indexes one physical line; it reports whether an entry was added.
-func (s *Session) addLine(line []byte, off int64, lineNo int, unterminated bool) bool {
+func (s *Session) addLine(lr *lineReader, line []byte, off int64, lineNo int, unterminated bool) bool {
 	i := js.SkipWS(line, 0)
 	if i == len(line) || len(bytes.TrimSpace(line)) == 0 {
 		return false // blank, skipped as pi does
 	}
-	r := &s.raw
+	r := &lr.raw
 	*r = rawEntry{}
-	if s.nestOf != r { // made for this session's raw (a copied Session has its own)
-		s.nest, s.nestOf = r.nested(), r
-	}
-	end, err := js.EachMemberNested(line, i, r.set, s.nest)
+	end, err := js.EachMemberNested(line, i, r.set, lr.nest)
 	notObject := false
 	if err == js.ErrNotObject {
 		notObject = true
