@@ -168,7 +168,7 @@ func scanFrom(b []byte, i, start int, escaped, blocks bool) (int, bool, error) {
 func movemask(m uint64) uint64 { return (m >> 7) * 0x0102040810204080 >> 56 }
 
 // word returns, for the 8 bytes of x, the movemasks of its quotes and of
-// its backslashes, and a mask that is not 0 when it holds control characters.
+// its backslashes, and the high bits of its control characters.
 func word(x uint64) (q, bs, ctl uint64) {
 	lo := x & lo7 // "| x" below: a byte with the high bit set matches neither '"' nor '\\'
 	q = movemask(^(lo ^ (lsb * '"') + lo7 | x) & msb)
@@ -223,11 +223,8 @@ func scanBlocks(b []byte, i, start int, escaped bool) (int, bool, error) {
 			in = 1<<end - 1
 		}
 		if c0|c1|c2|c3|c4|c5|c6|c7 != 0 { // a control character: inside the string is an error
-			var c uint64
-			for k := 0; k < 64; k += 8 {
-				x := binary.LittleEndian.Uint64(blk[k:])
-				c |= movemask(^(x&lo7+lsb*0x60|x)&msb) << k
-			}
+			c := movemask(c0) | movemask(c1)<<8 | movemask(c2)<<16 | movemask(c3)<<24 |
+				movemask(c4)<<32 | movemask(c5)<<40 | movemask(c6)<<48 | movemask(c7)<<56
 			if c&in != 0 {
 				return scanFrom(b, start+1, start, false, false)
 			}
