@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
@@ -62,19 +61,14 @@ func (b browserRun) poll(name, js string) chromedp.Action[chromedp.Void] {
 // save a share; every outcome stays on the page until dismissed.
 func TestBrowserActions(t *testing.T) {
 	ctx, console := browse(t)
-	lib := openLib(t, demoRoot(t))
-	_, stop := startWatcher(t, lib)
-	defer stop()
-	srv := newServer(t, lib, nil)
-	ts := httptest.NewServer(srv.Handler())
-	t.Cleanup(func() { srv.Close(); ts.Close() })
+	lib, url := liveDemo(t)
 	b := browserRun{t, ctx}
 	panelRef := `document.querySelector('#entry-actions[data-ready]')?.dataset.ref` // once htmx has processed it
 	rowLabel := func(ref string) string {
 		return `document.querySelector('#tree .row[data-ref="` + ref + `"] .lbl')?.textContent`
 	}
 
-	b.do("open session", chromedp.Navigate(ts.URL+"/s/"+mainID),
+	b.do("open session", chromedp.Navigate(url+"/s/"+mainID),
 		chromedp.WaitVisible(chromedp.CSS("#tree .row.sel")),
 		b.poll("panel of the highlighted row, not the hidden leaf", panelRef+` === 'c8578d56' && document.querySelector('#tree .row.sel').dataset.ref === 'c8578d56'`),
 		b.poll("the panel names its entry", `document.querySelector('#entry-actions .act-target code').textContent === 'c8578d56' && document.querySelector('#entry-actions .act-target .act-preview').textContent.startsWith('Both callers')`))

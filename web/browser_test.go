@@ -39,6 +39,19 @@ func chromium(t *testing.T) string {
 }
 
 // browse starts a headless chromium and returns its context and the console messages seen so far.
+// liveDemo serves the demo sessions, kept current by a watcher, for a
+// browser; it returns the library and the server's URL.
+func liveDemo(t *testing.T) (*sessions.Library, string) {
+	t.Helper()
+	lib := openLib(t, demoRoot(t))
+	srv := newServer(t, lib, nil)
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() { srv.Close(); ts.Close() })
+	_, stop := startWatcher(t, lib)
+	t.Cleanup(stop) // before the server closes, as the tests' own defer did
+	return lib, ts.URL
+}
+
 func browse(t *testing.T) (context.Context, func() []chromedp.ConsoleMessage) {
 	t.Helper()
 	actx, acancel := chromedp.NewExecAllocator(context.Background(),

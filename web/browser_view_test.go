@@ -1,7 +1,6 @@
 package web
 
 import (
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -16,16 +15,11 @@ import (
 // button focused, and a second Enter makes pi resume there.
 func TestBrowserViewingAndRewind(t *testing.T) {
 	ctx, console := browse(t)
-	lib := openLib(t, demoRoot(t))
-	_, stop := startWatcher(t, lib)
-	defer stop()
-	srv := newServer(t, lib, nil)
-	ts := httptest.NewServer(srv.Handler())
-	t.Cleanup(func() { srv.Close(); ts.Close() })
+	lib, url := liveDemo(t)
 	b := browserRun{t, ctx}
 	panelRef := `document.querySelector('#entry-actions[data-ready]')?.dataset.ref`
 
-	b.do("open a path pi does not resume from", chromedp.Navigate(ts.URL+"/s/"+mainID+"?leaf=09b043aa"),
+	b.do("open a path pi does not resume from", chromedp.Navigate(url+"/s/"+mainID+"?leaf=09b043aa"),
 		chromedp.WaitVisible(chromedp.CSS("#tree .row.sel")),
 		b.poll("the note names the viewed path and where pi resumes", `(() => {
 			const n = document.querySelector('.viewing-note');

@@ -39,14 +39,9 @@ func TestMapRoute(t *testing.T) {
 // the conversation, and a live append reaches the map.
 func TestBrowserMap(t *testing.T) {
 	ctx, console := browse(t)
-	lib := openLib(t, demoRoot(t))
-	_, stop := startWatcher(t, lib)
-	defer stop()
-	srv := newServer(t, lib, nil)
-	ts := httptest.NewServer(srv.Handler())
-	t.Cleanup(func() { srv.Close(); ts.Close() })
+	lib, url := liveDemo(t)
 	b := browserRun{t, ctx}
-	b.do("open the map", chromedp.EmulateViewport(1440, 900), chromedp.Navigate(ts.URL+"/s/"+mainID+"?view=map"),
+	b.do("open the map", chromedp.EmulateViewport(1440, 900), chromedp.Navigate(url+"/s/"+mainID+"?view=map"),
 		chromedp.WaitVisible(chromedp.CSS(`#map-view svg .seg`)))
 	saveShot(t, ctx, "map-1440")
 	b.do("click the abandoned branch", chromedp.Click(chromedp.CSS(`#map-view .seg.off .mk`)),
@@ -79,7 +74,7 @@ func TestBrowserMap(t *testing.T) {
 	if got := b.eval(`location.pathname + location.search`); got != "/s/"+mainID+"/compare?a=4ee5d1f8&b=feed0042" {
 		t.Errorf("shift+click opened %s", got)
 	}
-	b.do("phone", chromedp.EmulateViewport(390, 800), chromedp.Navigate(ts.URL+"/s/"+mainID+"?view=map"),
+	b.do("phone", chromedp.EmulateViewport(390, 800), chromedp.Navigate(url+"/s/"+mainID+"?view=map"),
 		chromedp.WaitVisible(chromedp.CSS(`#map-view svg .seg`)))
 	saveShot(t, ctx, "map-390")
 	checkConsole(t, console)
