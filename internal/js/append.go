@@ -3,6 +3,7 @@ package js
 import (
 	"bytes"
 	"encoding/binary"
+	"math/bits"
 	"slices"
 	"unicode"
 	"unicode/utf16"
@@ -14,23 +15,15 @@ import (
 // to check the UTF-8, then runs between escapes copied whole, with no
 // string allocated. Anything unusual (invalid UTF-8, a control
 // character, a bad escape) is left to String.
-func AppendString(dst, raw []byte) ([]byte, bool) { return appendString(dst, raw, false) }
-
-// AppendValidString is AppendString of a raw string known to hold valid
-// UTF-8 (a part of a line checked whole): it does not check it again.
-// Given invalid UTF-8 it copies it as it is.
-func AppendValidString(dst, raw []byte) ([]byte, bool) { return appendString(dst, raw, true) }
-
-func appendString(dst, raw []byte, valid bool) ([]byte, bool) {
+func AppendString(dst, raw []byte) ([]byte, bool) {
 	if len(raw) < 2 || raw[0] != '"' {
 		return dst, false
 	}
 	inner := raw[1 : len(raw)-1]
-	// A valid raw string's inside is valid when raw ends with its
-	// closing quote (String drops raw's last byte, whatever it is).
-	if !(valid && raw[len(raw)-1] == '"') && !utf8.Valid(inner) {
+	if !utf8.Valid(inner) {
 		return appendSlow(dst, raw)
 	}
+
 	k := bytes.IndexByte(inner, '\\')
 	if k < 0 {
 		return append(dst, inner...), true // as String: no escape, nothing else checked
@@ -72,39 +65,104 @@ func appendString(dst, raw []byte, valid bool) ([]byte, bool) {
 		if len(inner) < 2 {
 			return appendSlow(dst[:start], raw)
 		}
-		n := 2
-		switch inner[1] {
-		case '"', '\\', '/':
-			dst = append(dst, inner[1])
-		case 'b':
-			dst = append(dst, '\b')
-		case 'f':
-			dst = append(dst, '\f')
-		case 'n':
-			dst = append(dst, '\n')
-		case 'r':
-			dst = append(dst, '\r')
-		case 't':
-			dst = append(dst, '\t')
-		case 'u':
-			rr := getu4(inner)
-			if rr < 0 {
-				return appendSlow(dst[:start], raw)
-			}
-			n = 6
-			if utf16.IsSurrogate(rr) {
-				if dec := utf16.DecodeRune(rr, getu4(inner[6:])); dec != unicode.ReplacementChar {
-					rr, n = dec, 12
-				} else {
-					rr = unicode.ReplacementChar
-				}
-			}
-			dst = utf8.AppendRune(dst, rr)
-		default:
+		var ok bool
+		if dst, inner, ok = appendEscape(dst, inner); !ok {
 			return appendSlow(dst[:start], raw)
 		}
-		inner = inner[n:]
 	}
+}
+
+// AppendValidString is AppendString of a raw string from a line whose
+// JSON was checked whole (the library's index checks every line): it
+// checks neither the UTF-8 (invalid UTF-8 is copied as it is) nor for
+// quotes and control characters, and finds escapes 8 bytes at a time.
+// Given a string String refuses, it returns some text, never past raw's
+// bytes, and ok false when it meets a bad escape.
+func AppendValidString(dst, raw []byte) ([]byte, bool) {
+	if len(raw) < 2 || raw[0] != '"' {
+		return dst, false
+	}
+	inner := raw[1 : len(raw)-1]
+	start := len(dst)
+	dst = slices.Grow(dst, len(inner))
+	for {
+		// Copy 8 bytes at a time (dst has room: nothing decodes longer
+		// than written), keeping those before the first backslash.
+		at := false // inner starts with a backslash
+		for len(inner) >= 8 && len(dst)+8 <= cap(dst) {
+			n := len(dst)
+			x := binary.LittleEndian.Uint64(inner)
+			binary.LittleEndian.PutUint64(dst[n:n+8], x)
+			b := x ^ (0x0101010101010101 * '\\')
+			if m := (b - 0x0101010101010101) &^ b & 0x8080808080808080; m != 0 {
+				k := bits.TrailingZeros64(m) / 8 // the lowest flagged byte is a backslash
+				dst, inner, at = dst[:n+k], inner[k:], true
+				break
+			}
+			dst, inner = dst[:n+8], inner[8:]
+		}
+		if !at {
+			k := bytes.IndexByte(inner, '\\')
+			if k < 0 {
+				return append(dst, inner...), true
+			}
+			dst, inner = append(dst, inner[:k]...), inner[k:]
+		}
+		if len(inner) < 2 {
+			return dst, false
+		}
+		switch inner[1] { // the usual ones here, the rest in appendEscape
+		case 'n':
+			dst, inner = append(dst, '\n'), inner[2:]
+		case 't':
+			dst, inner = append(dst, '\t'), inner[2:]
+		case '"', '\\':
+			dst, inner = append(dst, inner[1]), inner[2:]
+		default:
+			var ok bool
+			if dst, inner, ok = appendEscape(dst, inner); !ok {
+				return appendSlow(dst[:start], raw)
+			}
+		}
+	}
+}
+
+// appendEscape appends what the escape at the start of inner (a
+// backslash and at least one byte) decodes to and returns the rest of
+// inner, or ok false for an escape JSON does not have.
+func appendEscape(dst, inner []byte) ([]byte, []byte, bool) {
+	n := 2
+	switch inner[1] {
+	case '"', '\\', '/':
+		dst = append(dst, inner[1])
+	case 'b':
+		dst = append(dst, '\b')
+	case 'f':
+		dst = append(dst, '\f')
+	case 'n':
+		dst = append(dst, '\n')
+	case 'r':
+		dst = append(dst, '\r')
+	case 't':
+		dst = append(dst, '\t')
+	case 'u':
+		rr := getu4(inner)
+		if rr < 0 {
+			return dst, inner, false
+		}
+		n = 6
+		if utf16.IsSurrogate(rr) {
+			if dec := utf16.DecodeRune(rr, getu4(inner[6:])); dec != unicode.ReplacementChar {
+				rr, n = dec, 12
+			} else {
+				rr = unicode.ReplacementChar
+			}
+		}
+		dst = utf8.AppendRune(dst, rr)
+	default:
+		return dst, inner, false
+	}
+	return dst, inner[n:], true
 }
 
 // appendSlow is AppendString through String.

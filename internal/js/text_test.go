@@ -119,11 +119,22 @@ func BenchmarkString(b *testing.B) {
 	}
 }
 
+// proseText is a JSON string of prose with a newline now and then, as
+// most of the text in sessions is.
+var proseText = []byte(`"` + strings.Repeat(`The tree is read once; every entry names its parent, and the leaf is the last one.\n`, 200) + `"`)
+
 func BenchmarkAppendValidString(b *testing.B) {
-	b.SetBytes(int64(len(escapedText)))
-	var dst []byte
-	for range b.N {
-		dst, _ = AppendValidString(dst[:0], escapedText)
+	for _, bc := range []struct {
+		name string
+		raw  []byte
+	}{{"code", escapedText}, {"prose", proseText}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(bc.raw)))
+			var dst []byte
+			for range b.N {
+				dst, _ = AppendValidString(dst[:0], bc.raw)
+			}
+		})
 	}
 }
 
