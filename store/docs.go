@@ -4,7 +4,6 @@ import (
 	"database/sql"
 	"math"
 	"math/bits"
-	"strings"
 	"time"
 
 	"github.com/piweb/piweb/internal/js"
@@ -337,31 +336,18 @@ func (b *Batch) write(tx *sql.Tx, names map[int64]nameInfo, words []invertedWord
 	}
 	// Ids only grow (AUTOINCREMENT): the newest documents are the last
 	// added. They are given here as AUTOINCREMENT would (one past the
-	// greatest ever used), so that rows go in insertRows at a time.
+	// greatest ever used), so that a run of them goes in one row.
 	var last int64
-	if err := tx.QueryRow(`SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name='docs'), 0),
-		coalesce((SELECT max(id) FROM docs), 0))`).Scan(&last); err != nil {
+	if err := tx.QueryRow(`SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name='docruns'), 0),
+		coalesce((SELECT max(hi) FROM docruns), 0))`).Scan(&last); err != nil {
 		return err
 	}
-	ins, err := tx.Prepare(insertDocs(insertRows))
+	ins, err := tx.Prepare(`INSERT INTO docruns(hi, lo, fid, tlo, thi, bytes, data) VALUES(?,?,?,?,?,?,?)`)
 	if err != nil {
 		return err
 	}
 	defer ins.Close()
-	args := make([]any, 0, insertRows*docColumns)
-	flush := func() error {
-		if len(args) == 0 {
-			return nil
-		}
-		var err error
-		if len(args) == cap(args) {
-			_, err = ins.Exec(args...)
-		} else {
-			_, err = tx.Exec(insertDocs(len(args)/docColumns), args...)
-		}
-		args = args[:0]
-		return err
-	}
+	w := &runWriter{ins: ins}
 	byName := make(map[string]int64, len(names))
 	kinds := make(map[int64]int, len(names))
 	for id, n := range names {
@@ -380,42 +366,47 @@ func (b *Batch) write(tx *sql.Tx, names map[int64]nameInfo, words []invertedWord
 		kinds[id] |= kind
 		return id, nil
 	}
-	fids := map[string]int64{}
+	var file string // the last document's, whose file id and names m keeps
+	var typ, role, proj string
+	var m docMeta
 	ids := make([]int64, len(b.docs)) // by batch position; 0: dropped
 	for i := range b.docs {
 		p := &b.docs[i]
 		if p.file == "" {
 			continue
 		}
-		fid, ok := fids[p.file]
-		if !ok {
-			if fid, err = pathID(tx, p.file, true); err != nil {
+		if p.file != file || m.fid == 0 {
+			if m.fid, err = pathID(tx, p.file, true); err != nil {
 				return err
 			}
-			fids[p.file] = fid
+			file = p.file
 		}
-		typ, err := intern(p.d.Type, kindType)
-		if err != nil {
-			return err
+		if p.d.Type != typ || m.typ == 0 {
+			if m.typ, err = intern(p.d.Type, kindType); err != nil {
+				return err
+			}
+			typ = p.d.Type
 		}
-		role, err := intern(p.d.Role, kindRole)
-		if err != nil {
-			return err
+		if p.d.Role != role || m.role == 0 {
+			if m.role, err = intern(p.d.Role, kindRole); err != nil {
+				return err
+			}
+			role = p.d.Role
 		}
-		proj, err := intern(p.d.Project, kindProject)
-		if err != nil {
-			return err
+		if p.d.Project != proj || m.proj == 0 {
+			if m.proj, err = intern(p.d.Project, kindProject); err != nil {
+				return err
+			}
+			proj = p.d.Project
 		}
 		last++
 		ids[i] = last
-		args = append(args, last, fid, p.d.Position, p.d.Part, p.d.EntryID, typ, role, proj, p.n, p.d.Time, levels[i])
-		if len(args) == cap(args) {
-			if err := flush(); err != nil {
-				return err
-			}
+		m.id, m.pos, m.part, m.entry, m.n, m.time, m.level = last, p.d.Position, p.d.Part, p.d.EntryID, int64(p.n), p.d.Time, levels[i]
+		if err := w.add(&m); err != nil {
+			return err
 		}
 	}
-	if err := flush(); err != nil {
+	if err := w.flush(); err != nil {
 		return err
 	}
 	if err := writeSegment(tx, words, ids, levels); err != nil {
@@ -424,32 +415,14 @@ func (b *Batch) write(tx *sql.Tx, names map[int64]nameInfo, words []invertedWord
 	return mergeSegments(tx)
 }
 
-// insertRows is how many documents one INSERT adds; docColumns the values of each.
-const (
-	insertRows = 64
-	docColumns = 11
-)
-
-// insertDocs returns the statement inserting n documents.
-func insertDocs(n int) string {
-	var sb strings.Builder
-	sb.WriteString(`INSERT INTO docs(id, fid, pos, part, entry, type, role, project, len, time, lvl) VALUES`)
-	for k := range n {
-		if k > 0 {
-			sb.WriteByte(',')
-		}
-		sb.WriteString(`(?,?,?,?,?,?,?,?,?,?,?)`)
-	}
-	return sb.String()
-}
-
 // deleteDocs drops every document of file fid; their ids stay in the word
 // index, listed as dead, until a merge drops them.
 func deleteDocs(tx *sql.Tx, fid int64) error {
-	if _, err := tx.Exec(`INSERT OR IGNORE INTO dead(id) SELECT id FROM docs WHERE fid=?`, fid); err != nil {
+	if _, err := tx.Exec(`WITH RECURSIVE ids(id, hi) AS (SELECT lo, hi FROM docruns WHERE fid=?1
+		UNION ALL SELECT id+1, hi FROM ids WHERE id < hi) INSERT OR IGNORE INTO dead(id) SELECT id FROM ids`, fid); err != nil {
 		return err
 	}
-	_, err := tx.Exec(`DELETE FROM docs WHERE fid=?`, fid)
+	_, err := tx.Exec(`DELETE FROM docruns WHERE fid=?`, fid)
 	return err
 }
 

@@ -31,13 +31,13 @@ import (
 //
 // A segment also keeps, in segs.levels, the ids of its documents and their
 // length levels (ids, then one byte each), which ranking reads instead of
-// the docs table.
+// the documents (docruns).
 //
 // Looking a word up reads the one block whose first word is the greatest
 // not after it; a prefix reads the blocks that can hold words starting
 // with it. Deleted documents stay in their segments until a merge drops
 // them (the dead table lists them); a search never returns one, since it
-// reads each candidate's row in docs.
+// reads each candidate from docruns.
 
 const (
 	blockSize = 16 << 10

@@ -77,23 +77,14 @@ func TestIndexMatchesTerms(t *testing.T) {
 	}
 	defer tx.Rollback()
 	ids := map[string]int64{} // the documents kept, by entry
-	rows, err := tx.Query(`SELECT id, entry, len FROM docs`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var id int64
-		var e string
-		var n int
-		rows.Scan(&id, &e, &n)
-		ids[e] = id
-		if n != lens[e] {
-			t.Errorf("document %s: len %d, its text as pi reads it has %d bytes", e, n, lens[e])
+	for _, m := range storedDocs(t, tx) {
+		ids[m.entry] = m.id
+		if int(m.n) != lens[m.entry] {
+			t.Errorf("document %s: len %d, its text as pi reads it has %d bytes", m.entry, m.n, lens[m.entry])
 		}
 	}
-	rows.Close()
 	dead := map[int64]bool{}
-	rows, err = tx.Query(`SELECT id FROM dead`)
+	rows, err := tx.Query(`SELECT id FROM dead`)
 	if err != nil {
 		t.Fatal(err)
 	}

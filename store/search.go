@@ -377,12 +377,14 @@ func (r *run) ranked(ctx context.Context, ids []int64, top int64, off int) error
 	if err != nil {
 		return err
 	}
-	st, err := r.tx.PrepareContext(ctx, `SELECT id, fid, pos, part, entry, type, role, project, time, lvl
-		FROM docs WHERE id IN (SELECT value FROM json_each(?))`)
+	st, err := r.tx.PrepareContext(ctx, `SELECT hi, lo, fid, data FROM docruns WHERE hi IN
+		(SELECT (SELECT hi FROM docruns WHERE hi >= value ORDER BY hi LIMIT 1) FROM json_each(?)) ORDER BY hi`)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	var sorted []int64
+	metas := make(map[int64]docMeta, rankChunk)
 	var list []byte
 	for {
 		end, _ := slices.BinarySearch(ids, top)
@@ -422,14 +424,30 @@ func (r *run) ranked(ctx context.Context, ids []int64, top int64, off int) error
 			if err != nil {
 				return err
 			}
-			metas := make(map[int64]*docMeta, len(chunk))
+			sorted = sorted[:0]
+			for _, c := range chunk {
+				sorted = append(sorted, c.id)
+			}
+			slices.Sort(sorted)
+			clear(metas)
 			for rows.Next() {
-				m := &docMeta{}
-				if err := rows.Scan(&m.id, &m.fid, &m.pos, &m.part, &m.entry, &m.typ, &m.role, &m.proj, &m.time, &m.level); err != nil {
+				var lo, hi, fid int64
+				var data sql.RawBytes // decoded before the next row
+				if err := rows.Scan(&hi, &lo, &fid, &data); err != nil {
 					rows.Close()
 					return err
 				}
-				metas[m.id] = m
+				rd := newRunReader(lo, hi, fid, data)
+				for ; len(sorted) > 0 && sorted[0] <= hi; sorted = sorted[1:] {
+					if sorted[0] >= lo {
+						m, err := rd.find(sorted[0])
+						if err != nil {
+							rows.Close()
+							return err
+						}
+						metas[m.id] = m
+					}
+				}
 			}
 			rows.Close()
 			if err := rows.Err(); err != nil {
@@ -443,8 +461,8 @@ func (r *run) ranked(ctx context.Context, ids []int64, top int64, off int) error
 				if err := ctx.Err(); err != nil {
 					return err
 				}
-				if m := metas[c.id]; m != nil { // else deleted since it was indexed
-					if err := r.check(m, score(int64(c.level))); err != nil {
+				if m, ok := metas[c.id]; ok { // else deleted since it was indexed
+					if err := r.check(&m, score(int64(c.level))); err != nil {
 						return err
 					}
 				}
@@ -499,33 +517,51 @@ func (s *Store) levelsOf(tx *sql.Tx, segs []int64) ([]*segLevels, error) {
 	return out, nil
 }
 
-// scanBatch is how many documents a scan reads at a time.
-const scanBatch = 512
+// scanRuns is how many rows of documents a scan reads at a time.
+const scanRuns = 4
 
 // scan walks documents newest first below hi, reading at most
 // 50 × MaxExamined of them (filters that pass few documents stop there too).
 func (r *run) scan(ctx context.Context, hi, tlo, thi int64) error {
 	r.page.Scanned = true
-	st, err := r.tx.PrepareContext(ctx, `SELECT id, fid, pos, part, entry, type, role, project, time FROM docs
-		WHERE id < ? AND time >= ? AND time < ? ORDER BY id DESC LIMIT ?`)
+	// The rows holding ids below hi: those ending below it, and the one
+	// holding hi-1 (the first ending at or above hi, if it starts below).
+	st, err := r.tx.PrepareContext(ctx, `SELECT hi, lo, fid, data FROM docruns
+		WHERE hi <= coalesce((SELECT min(hi) FROM docruns WHERE hi >= ?1), ?1) AND lo < ?1 AND thi >= ?2 AND tlo < ?3
+		ORDER BY hi DESC LIMIT ?4`)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	visited := 0
+	var ms []docMeta
 	for {
-		rows, err := st.QueryContext(ctx, hi, tlo, thi, scanBatch)
+		rows, err := st.QueryContext(ctx, hi, tlo, thi, scanRuns)
 		if err != nil {
 			return err
 		}
-		var ms []docMeta
+		ms = ms[:0]
+		n, low := 0, int64(0)
 		for rows.Next() {
-			var m docMeta
-			if err := rows.Scan(&m.id, &m.fid, &m.pos, &m.part, &m.entry, &m.typ, &m.role, &m.proj, &m.time); err != nil {
+			var rlo, rhi, fid int64
+			var data sql.RawBytes // decoded before the next row
+			if err := rows.Scan(&rhi, &rlo, &fid, &data); err != nil {
 				rows.Close()
 				return err
 			}
-			ms = append(ms, m)
+			n, low = n+1, rlo
+			start := len(ms)
+			rd := newRunReader(rlo, rhi, fid, data)
+			for rd.next() {
+				if rd.m.id < hi && rd.m.time >= tlo && rd.m.time < thi {
+					ms = append(ms, rd.meta())
+				}
+			}
+			if rd.err != nil {
+				rows.Close()
+				return rd.err
+			}
+			slices.Reverse(ms[start:])
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
@@ -545,19 +581,11 @@ func (r *run) scan(ctx context.Context, hi, tlo, thi int64) error {
 			}
 			hi = ms[i].id
 		}
-		if len(ms) < scanBatch {
+		if n < scanRuns {
 			return nil
 		}
+		hi = low
 	}
-}
-
-// docMeta is a document's row.
-type docMeta struct {
-	id, fid         int64
-	pos, part       int
-	entry           string
-	typ, role, proj int64
-	time, level     int64
 }
 
 // check runs the filters, Keep and Match on a document and adds it as a hit.

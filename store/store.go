@@ -18,7 +18,7 @@ import (
 // SchemaVersion is the version of the database layout; a database of
 // another version is rebuilt. Raise it whenever the layout or the meaning
 // of a stored value changes.
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // applicationID marks piweb's databases ("pwbi").
 const applicationID = 0x70776269
@@ -199,13 +199,12 @@ var schema = []string{
 	// Type, role and project names, interned; kinds says which they are
 	// used as (kindType, kindRole, kindProject).
 	`CREATE TABLE names(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, kinds INTEGER NOT NULL)`,
-	// One row per document, numbered in the order added (see AddDocs):
-	// newest first is ORDER BY id DESC. time is in milliseconds, len the
-	// text's bytes, lvl the length level of its words (lenLevel).
-	`CREATE TABLE docs(id INTEGER PRIMARY KEY AUTOINCREMENT, fid INTEGER NOT NULL, pos INTEGER NOT NULL, part INTEGER NOT NULL,
-		entry TEXT NOT NULL, type INTEGER NOT NULL, role INTEGER NOT NULL, project INTEGER NOT NULL, len INTEGER NOT NULL,
-		time INTEGER NOT NULL, lvl INTEGER NOT NULL)`,
-	`CREATE INDEX docs_fid ON docs(fid)`,
+	// The documents, numbered in the order added (see AddDocs): newest
+	// first is descending ids. A row packs a run of them, one file's,
+	// ids lo to hi (runs.go); time is in milliseconds.
+	`CREATE TABLE docruns(hi INTEGER PRIMARY KEY AUTOINCREMENT, lo INTEGER NOT NULL, fid INTEGER NOT NULL,
+		tlo INTEGER NOT NULL, thi INTEGER NOT NULL, bytes INTEGER NOT NULL, data BLOB NOT NULL)`,
+	`CREATE INDEX docruns_fid ON docruns(fid)`,
 	// The word index (index.go): segments, their blocks of words and
 	// document ids, and the deleted documents they may still name.
 	`CREATE TABLE segs(id INTEGER PRIMARY KEY AUTOINCREMENT, class INTEGER NOT NULL, docs INTEGER NOT NULL, lo INTEGER NOT NULL, hi INTEGER NOT NULL, levels BLOB NOT NULL)`,
@@ -279,7 +278,7 @@ type Stats struct {
 // Stats counts what the store holds.
 func (s *Store) Stats() (Stats, error) {
 	var st Stats
-	if err := s.db.QueryRow(`SELECT (SELECT count(*) FROM records), (SELECT count(*) FROM docs), (SELECT coalesce(sum(len), 0) FROM docs)`).
+	if err := s.db.QueryRow(`SELECT (SELECT count(*) FROM records), (SELECT coalesce(sum(hi-lo+1), 0) FROM docruns), (SELECT coalesce(sum(bytes), 0) FROM docruns)`).
 		Scan(&st.Files, &st.Docs, &st.TextBytes); err != nil {
 		return st, wrap(err)
 	}

@@ -320,18 +320,51 @@ func checkIndex(t *testing.T, s *Store) {
 			}
 		}
 	}
-	rows, err := tx.Query(`SELECT id FROM docs`)
+	for _, m := range storedDocs(t, tx) {
+		if roleIDs[m.id] != 1 {
+			t.Fatalf("document %d is indexed %d times", m.id, roleIDs[m.id])
+		}
+	}
+}
+
+// storedRun is a row of docruns.
+type storedRun struct {
+	hi, lo, fid int64
+	data        []byte
+}
+
+// storedDocs decodes every row of docruns, checking that the rows do not
+// overlap, and returns the documents in id order.
+func storedDocs(t *testing.T, q interface {
+	Query(string, ...any) (*sql.Rows, error)
+}) []docMeta {
+	t.Helper()
+	rows, err := q.Query(`SELECT hi, lo, fid, data FROM docruns ORDER BY hi`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rows.Close()
+	var out []docMeta
 	for rows.Next() {
-		var id int64
-		rows.Scan(&id)
-		if roleIDs[id] != 1 {
-			t.Fatalf("document %d is indexed %d times", id, roleIDs[id])
+		var sr storedRun
+		if err := rows.Scan(&sr.hi, &sr.lo, &sr.fid, &sr.data); err != nil {
+			t.Fatal(err)
+		}
+		if len(out) > 0 && sr.lo <= out[len(out)-1].id {
+			t.Fatalf("row %d-%d overlaps the one before", sr.lo, sr.hi)
+		}
+		rd := newRunReader(sr.lo, sr.hi, sr.fid, sr.data)
+		for rd.next() {
+			out = append(out, rd.meta())
+		}
+		if rd.err != nil {
+			t.Fatalf("row %d-%d: %v", sr.lo, sr.hi, rd.err)
 		}
 	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // TestBatchRetry commits a batch that fails (another process holds the
@@ -379,22 +412,15 @@ func TestDeleteUnknownThenPut(t *testing.T) {
 	}
 }
 
-// TestDocIDs: documents are numbered in the order added, many INSERTs'
+// TestDocIDs: documents are numbered in the order added, several rows'
 // worth in one batch, and an id is never given again, even once the
 // documents holding the greatest ones are deleted.
 func TestDocIDs(t *testing.T) {
 	s := openT(t, filepath.Join(t.TempDir(), "index.db"))
 	ids := func() []int64 {
-		rows, err := s.db.Query(`SELECT id FROM docs ORDER BY id`)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
 		var out []int64
-		for rows.Next() {
-			var id int64
-			rows.Scan(&id)
-			out = append(out, id)
+		for _, m := range storedDocs(t, s.db) {
+			out = append(out, m.id)
 		}
 		return out
 	}
@@ -406,13 +432,13 @@ func TestDocIDs(t *testing.T) {
 		return out
 	}
 	b := s.Batch()
-	b.AddDocs("a", docs(insertRows*2+5, "alpha"))
+	b.AddDocs("a", docs(runDocs*2+5, "alpha"))
 	b.AddDocs("b", docs(3, "beta"))
 	if err := b.Commit(); err != nil {
 		t.Fatal(err)
 	}
 	got := ids()
-	if len(got) != insertRows*2+8 || got[0] != 1 || got[len(got)-1] != int64(len(got)) {
+	if len(got) != runDocs*2+8 || got[0] != 1 || got[len(got)-1] != int64(len(got)) {
 		t.Fatalf("ids %v", got)
 	}
 	if err := s.DeleteDocs("b"); err != nil {
@@ -422,7 +448,7 @@ func TestDocIDs(t *testing.T) {
 		t.Fatal(err)
 	}
 	got = ids()
-	if n := len(got); got[n-2] != insertRows*2+9 || got[n-1] != insertRows*2+10 {
+	if n := len(got); got[n-2] != runDocs*2+9 || got[n-1] != runDocs*2+10 {
 		t.Fatalf("after deleting the last documents, new ones have ids %v", got[n-2:])
 	}
 	checkIndex(t, s)
