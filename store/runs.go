@@ -28,7 +28,7 @@ import (
 // runDocs is the most documents a row packs, groupDocs the documents of a
 // group: a lookup decodes at most that many.
 const (
-	runDocs   = 128
+	runDocs   = 32
 	groupDocs = 16
 )
 

@@ -1,7 +1,9 @@
 package store
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -74,7 +76,7 @@ func TestRunsRoundTrip(t *testing.T) {
 		want = append(want, docs...)
 	}
 	var a []Doc
-	for k := range runDocs + 40 {
+	for k := range 2*runDocs + 8 {
 		a = append(a, Doc{EntryID: fmt.Sprintf("e%d", k/3), Position: k / 3, Part: k % 3, Type: []string{"text", "thinking"}[k/7%2],
 			Role: "assistant", Project: "p", Time: 1_700_000_000_000 + int64(k/5)*1000, Text: fmt.Sprintf("word%d", k)})
 	}
@@ -109,9 +111,10 @@ func TestRunsRoundTrip(t *testing.T) {
 			t.Fatalf("document %d: %+v (%s), added %+v to %s", i, m, p, d, files[i])
 		}
 	}
-	n := runDocs + 40
+	n := 2*runDocs + 8
 	if rows, want := rowsOf(t, s), []string{
-		fmt.Sprintf("a 1-%d", runDocs), fmt.Sprintf("a %d-%d", runDocs+1, n), fmt.Sprintf("b %d-%d", n+1, n+4), fmt.Sprintf("a %d-%d", n+5, n+7),
+		fmt.Sprintf("a 1-%d", runDocs), fmt.Sprintf("a %d-%d", runDocs+1, 2*runDocs), fmt.Sprintf("a %d-%d", 2*runDocs+1, n),
+		fmt.Sprintf("b %d-%d", n+1, n+4), fmt.Sprintf("a %d-%d", n+5, n+7),
 	}; !slices.Equal(rows, want) {
 		t.Fatalf("rows %q, want %q", rows, want)
 	}
@@ -369,27 +372,48 @@ func TestDamagedRun(t *testing.T) {
 		return c, sr
 	}
 	_, good := fresh()
+	// The row holds two groups: the length of the first, then the groups.
+	len0, hdr := binary.Uvarint(good.data)
+	if good.hi-good.lo != 19 || hdr <= 0 || len0 == 0 || int(len0) >= len(good.data)-hdr {
+		t.Fatalf("row %d-%d of %d bytes, header %d %d: not the row the test expects", good.lo, good.hi, len(good.data), len0, hdr)
+	}
+	second := hdr + int(len0) // the second group's first document
+	with := func(at int, b byte) func([]byte) []byte {
+		return func(d []byte) []byte { d[at] = b; return d }
+	}
+	first := func(l uint64) func([]byte) []byte { // the first group's length set to l
+		return func(d []byte) []byte { return append(binary.AppendUvarint(nil, l), d[hdr:]...) }
+	}
 	for _, tc := range []struct {
 		name string
-		set  string
-		arg  any
+		data func([]byte) []byte
+		set  string // else
 	}{
-		{"truncated", `data = substr(data, 1, length(data) - 3)`, nil},
-		{"trailing bytes", `data = data || x'00000000'`, nil},
-		{"unknown flag", `data = x'ff' || substr(data, 2)`, nil},
-		{"first like the one before", `data = ? || substr(data, 2)`, []byte{good.data[0] | sameEntry}},
-		{"fewer ids than documents", `lo = lo + 1`, nil},
-		{"more ids than documents", `lo = lo - 1`, nil},
-		{"empty", `data = x''`, nil},
-		{"not a blob", `data = 'text'`, nil},
+		{"truncated", func(d []byte) []byte { return d[:len(d)-3] }, ""},
+		{"trailing bytes", func(d []byte) []byte { return append(d, 0, 0, 0, 0) }, ""},
+		{"first group too long", first(len0 + 1), ""},
+		{"first group past the end", first(uint64(len(good.data))), ""},
+		{"first group too short", first(len0 - 1), ""},
+		{"first group empty", first(0), ""},
+		{"a header that does not end", func([]byte) []byte { return bytes.Repeat([]byte{0xff}, 12) }, ""},
+		{"unknown flag", with(hdr, good.data[hdr]|0x80), ""},
+		{"first like the one before", with(hdr, good.data[hdr]|sameEntry), ""},
+		{"a group's first like the one before", with(second, good.data[second]|sameNames), ""},
+		{"empty", func([]byte) []byte { return []byte{} }, ""},
+		{"fewer ids than documents", nil, `lo = lo + 1`},
+		{"more ids than documents", nil, `hi = hi + 1`},
+		{"more ids than a row holds", nil, fmt.Sprintf(`lo = hi - %d`, runDocs)},
+		{"not a blob", nil, `data = 'text'`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, _ := fresh()
-			args := []any{}
-			if tc.arg != nil {
-				args = append(args, tc.arg)
+			var err error
+			if tc.data != nil {
+				_, err = c.s.db.Exec(`UPDATE docruns SET data = ?`, tc.data(slices.Clone(good.data)))
+			} else {
+				_, err = c.s.db.Exec(`UPDATE docruns SET ` + tc.set)
 			}
-			if _, err := c.s.db.Exec(`UPDATE docruns SET `+tc.set, args...); err != nil {
+			if err != nil {
 				t.Fatal(err)
 			}
 			for _, q := range []string{"common", "re:word"} {
