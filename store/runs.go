@@ -29,7 +29,7 @@ import (
 // group: a lookup decodes at most that many.
 const (
 	runDocs   = 32
-	groupDocs = 16
+	groupDocs = 8
 )
 
 // Flags of a document's head byte, above its level.
@@ -187,59 +187,69 @@ func (r *runReader) next() bool {
 		r.data = r.docs[start:r.ends[g]]
 		r.m.pos, r.m.time = 0, 0
 	}
-	if len(r.data) == 0 {
+	d := r.data
+	if len(d) == 0 {
 		return r.fail()
 	}
-	head := r.data[0]
+	head := d[0]
 	if head&^headBits != 0 || first && head&(sameEntry|sameNames) != 0 {
 		return r.fail() // unknown flags, or a group's first document like the one before
 	}
-	r.data = r.data[1:]
-	r.m.id++
-	r.m.level = int64(head & (1<<lenBits - 1))
-	dpos, part := r.uvarint(), r.uvarint()
+	dpos, d, ok := uvarint(d[1:])
+	part, d, ok2 := uvarint(d)
 	pos := int64(r.m.pos) + unzigzag(dpos)
-	if part > math.MaxInt32 || pos < math.MinInt32 || pos > math.MaxInt32 {
+	if !ok || !ok2 || part > math.MaxInt32 || pos < math.MinInt32 || pos > math.MaxInt32 {
 		return r.fail()
 	}
-	r.m.pos, r.m.part = int(pos), int(part)
 	if head&sameEntry == 0 {
-		l := r.uvarint()
-		if l > uint64(len(r.data)) {
+		var l uint64
+		if l, d, ok = uvarint(d); !ok || l > uint64(len(d)) {
 			return r.fail()
 		}
-		r.entry = r.data[:l:l]
-		r.data = r.data[l:]
+		r.entry, d = d[:l:l], d[l:]
 	}
 	if head&sameNames == 0 {
-		r.m.typ, r.m.role, r.m.proj = int64(r.uvarint()), int64(r.uvarint()), int64(r.uvarint())
+		var typ, role, proj uint64
+		var ok3 bool
+		typ, d, ok = uvarint(d)
+		role, d, ok2 = uvarint(d)
+		proj, d, ok3 = uvarint(d)
+		if !ok || !ok2 || !ok3 || typ > math.MaxInt64 || role > math.MaxInt64 || proj > math.MaxInt64 {
+			return r.fail()
+		}
+		r.m.typ, r.m.role, r.m.proj = int64(typ), int64(role), int64(proj)
 	}
-	n := r.uvarint()
-	r.m.n = int64(n)
-	r.m.time += unzigzag(r.uvarint())
-	if r.err != nil || n > math.MaxInt64 || r.m.typ < 0 || r.m.role < 0 || r.m.proj < 0 {
+	n, d, ok := uvarint(d)
+	dt, d, ok2 := uvarint(d)
+	if !ok || !ok2 || n > math.MaxInt64 {
 		return r.fail()
 	}
-	if ((k+1)%groupDocs == 0 || r.m.id == r.hi) && len(r.data) != 0 {
+	if ((k+1)%groupDocs == 0 || r.m.id+1 == r.hi) && len(d) != 0 {
 		return r.fail() // the group holds more than its documents
 	}
+	r.data = d
+	r.m.id++
+	r.m.level = int64(head & (1<<lenBits - 1))
+	r.m.pos, r.m.part, r.m.n = int(pos), int(part), int64(n)
+	r.m.time += unzigzag(dt)
 	return true
 }
 
-// uvarint reads a uvarint of the current group (0 and err set if damaged).
-func (r *runReader) uvarint() uint64 {
-	if len(r.data) > 0 && r.data[0] < 0x80 {
-		v := r.data[0]
-		r.data = r.data[1:]
-		return uint64(v)
+// uvarint reads a uvarint off d; ok is false if d does not start with one.
+func uvarint(d []byte) (v uint64, rest []byte, ok bool) {
+	if len(d) > 0 && d[0] < 0x80 {
+		return uint64(d[0]), d[1:], true
 	}
-	v, k := binary.Uvarint(r.data)
+	return longUvarint(d)
+}
+
+// longUvarint is uvarint for any length.
+func longUvarint(d []byte) (uint64, []byte, bool) {
+	v, k := binary.Uvarint(d)
 	if k <= 0 {
-		r.err = errRun
-		return 0
+		return 0, d, false
 	}
-	r.data = r.data[k:]
-	return v
+	return v, d[k:], true
 }
 
 func (r *runReader) fail() bool {

@@ -372,17 +372,22 @@ func TestDamagedRun(t *testing.T) {
 		return c, sr
 	}
 	_, good := fresh()
-	// The row holds two groups: the length of the first, then the groups.
-	len0, hdr := binary.Uvarint(good.data)
-	if good.hi-good.lo != 19 || hdr <= 0 || len0 == 0 || int(len0) >= len(good.data)-hdr {
-		t.Fatalf("row %d-%d of %d bytes, header %d %d: not the row the test expects", good.lo, good.hi, len(good.data), len0, hdr)
+	// The row holds several groups: the lengths of all but the last, then the groups.
+	len0, k := binary.Uvarint(good.data)
+	hdr := k // the header's length
+	for range (good.hi-good.lo)/groupDocs - 1 {
+		_, n := binary.Uvarint(good.data[hdr:])
+		hdr += n
+	}
+	if good.hi-good.lo != 19 || groupDocs >= 20 || k <= 0 || len0 == 0 || hdr+int(len0) >= len(good.data) {
+		t.Fatalf("row %d-%d of %d bytes, header of %d: not the row the test expects", good.lo, good.hi, len(good.data), hdr)
 	}
 	second := hdr + int(len0) // the second group's first document
 	with := func(at int, b byte) func([]byte) []byte {
 		return func(d []byte) []byte { d[at] = b; return d }
 	}
 	first := func(l uint64) func([]byte) []byte { // the first group's length set to l
-		return func(d []byte) []byte { return append(binary.AppendUvarint(nil, l), d[hdr:]...) }
+		return func(d []byte) []byte { return append(binary.AppendUvarint(nil, l), d[k:]...) }
 	}
 	for _, tc := range []struct {
 		name string

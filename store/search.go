@@ -377,13 +377,13 @@ func (r *run) ranked(ctx context.Context, ids []int64, top int64, off int) error
 	if err != nil {
 		return err
 	}
-	st, err := r.tx.PrepareContext(ctx, `SELECT hi, lo, fid, data FROM docruns WHERE hi IN
-		(SELECT (SELECT hi FROM docruns WHERE hi >= value ORDER BY hi LIMIT 1) FROM json_each(?)) ORDER BY hi`)
+	// The row holding each id: one ending at most runDocs-1 ids after it.
+	st, err := r.tx.PrepareContext(ctx, `SELECT j.value, r.hi, r.lo, r.fid, r.data FROM json_each(?) j CROSS JOIN docruns r
+		WHERE r.hi >= j.value AND r.hi < j.value + ? AND r.lo <= j.value`)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	var sorted []int64
 	metas := make(map[int64]docMeta, rankChunk)
 	var list []byte
 	for {
@@ -420,34 +420,25 @@ func (r *run) ranked(ctx context.Context, ids []int64, top int64, off int) error
 				list = strconv.AppendInt(list, c.id, 10)
 			}
 			list = append(list, ']')
-			rows, err := st.QueryContext(ctx, string(list))
+			rows, err := st.QueryContext(ctx, string(list), runDocs)
 			if err != nil {
 				return err
 			}
-			sorted = sorted[:0]
-			for _, c := range chunk {
-				sorted = append(sorted, c.id)
-			}
-			slices.Sort(sorted)
 			clear(metas)
 			for rows.Next() {
-				var lo, hi, fid int64
+				var id, lo, hi, fid int64
 				var data sql.RawBytes // decoded before the next row
-				if err := rows.Scan(&hi, &lo, &fid, &data); err != nil {
+				if err := rows.Scan(&id, &hi, &lo, &fid, &data); err != nil {
 					rows.Close()
 					return err
 				}
 				rd := newRunReader(lo, hi, fid, data)
-				for ; len(sorted) > 0 && sorted[0] <= hi; sorted = sorted[1:] {
-					if sorted[0] >= lo {
-						m, err := rd.find(sorted[0])
-						if err != nil {
-							rows.Close()
-							return err
-						}
-						metas[m.id] = m
-					}
+				m, err := rd.find(id)
+				if err != nil {
+					rows.Close()
+					return err
 				}
+				metas[id] = m
 			}
 			rows.Close()
 			if err := rows.Err(); err != nil {
