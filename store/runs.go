@@ -17,7 +17,7 @@ import (
 //
 //	data  = { uvarint(len(group)) } { group }     -- the lengths of every group but the last
 //	group = { doc }                               -- each coded against the one before in its group
-//	doc   = head uvarint(zigzag(pos - previous pos)) uvarint(part)
+//	doc   = head uvarint(zigzag(pos - previous pos)) uvarint(zigzag(part))
 //	        [uvarint(len(entry)) entry]            -- unless head&sameEntry
 //	        [uvarint(type) uvarint(role) uvarint(project)] -- unless head&sameNames
 //	        uvarint(len) uvarint(zigzag(time - previous time))
@@ -91,7 +91,7 @@ func (w *runWriter) add(m *docMeta) error {
 	}
 	w.buf = append(w.buf, head)
 	w.buf = binary.AppendUvarint(w.buf, zigzag(int64(m.pos-w.prev.pos)))
-	w.buf = binary.AppendUvarint(w.buf, uint64(m.part))
+	w.buf = binary.AppendUvarint(w.buf, zigzag(int64(m.part)))
 	if head&sameEntry == 0 {
 		w.buf = binary.AppendUvarint(w.buf, uint64(len(m.entry)))
 		w.buf = append(w.buf, m.entry...)
@@ -198,7 +198,7 @@ func (r *runReader) next() bool {
 	dpos, d, ok := uvarint(d[1:])
 	part, d, ok2 := uvarint(d)
 	pos := int64(r.m.pos) + unzigzag(dpos)
-	if !ok || !ok2 || part > math.MaxInt32 || pos < math.MinInt32 || pos > math.MaxInt32 {
+	if !ok || !ok2 {
 		return r.fail()
 	}
 	if head&sameEntry == 0 {
@@ -230,7 +230,7 @@ func (r *runReader) next() bool {
 	r.data = d
 	r.m.id++
 	r.m.level = int64(head & (1<<lenBits - 1))
-	r.m.pos, r.m.part, r.m.n = int(pos), int(part), int64(n)
+	r.m.pos, r.m.part, r.m.n = int(pos), int(unzigzag(part)), int64(n)
 	r.m.time += unzigzag(dt)
 	return true
 }

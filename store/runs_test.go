@@ -84,7 +84,9 @@ func TestRunsRoundTrip(t *testing.T) {
 	add("b", []Doc{
 		{EntryID: "", Position: 0, Text: ""}, // an empty entry id first, then the same
 		{EntryID: "", Position: math.MaxInt32, Part: math.MaxInt32, Time: math.MaxInt64, Text: "x"},
-		{EntryID: "z", Position: math.MinInt32, Time: math.MinInt64, Role: "user", Text: "y"},
+		{EntryID: "z", Position: math.MinInt32, Part: -3, Time: math.MinInt64, Role: "user", Text: "y"},
+		{EntryID: "z", Position: math.MaxInt, Part: math.MinInt, Time: 0, Role: "user", Text: "y"},
+		{EntryID: "z", Position: math.MinInt, Part: math.MaxInt, Time: 0, Role: "user", Text: "y"},
 		{EntryID: "z", Position: 5, Time: -1, Role: "user", Project: "日本", Type: "bash", Text: "much longer text than the others"},
 	})
 	add("a", a[:3]) // the same file again, after another
@@ -114,7 +116,7 @@ func TestRunsRoundTrip(t *testing.T) {
 	n := 2*runDocs + 8
 	if rows, want := rowsOf(t, s), []string{
 		fmt.Sprintf("a 1-%d", runDocs), fmt.Sprintf("a %d-%d", runDocs+1, 2*runDocs), fmt.Sprintf("a %d-%d", 2*runDocs+1, n),
-		fmt.Sprintf("b %d-%d", n+1, n+4), fmt.Sprintf("a %d-%d", n+5, n+7),
+		fmt.Sprintf("b %d-%d", n+1, n+6), fmt.Sprintf("a %d-%d", n+7, n+9),
 	}; !slices.Equal(rows, want) {
 		t.Fatalf("rows %q, want %q", rows, want)
 	}
