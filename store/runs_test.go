@@ -188,8 +188,8 @@ func TestDeleteInterleaved(t *testing.T) {
 		}
 	}
 	st, _ := c.s.Stats()
-	if got := storedDocs(t, c.s.db); st.Docs != len(got) {
-		t.Fatalf("Stats counts %d documents, %d stored", st.Docs, len(got))
+	if got := storedDocs(t, c.s.db); st.Docs != len(got) || st.Docs != len(c.texts) {
+		t.Fatalf("Stats counts %d documents, %d stored, %d live", st.Docs, len(got), len(c.texts))
 	}
 }
 
