@@ -162,15 +162,6 @@ func buildTab() {
 	runeTab = t
 }
 
-// classUpper returns class(r) and isUpper(r).
-func classUpper(r rune) (uint8, bool) {
-	if r < tabRunes {
-		c := runeTab[r]
-		return c & 3, c&tabUpper != 0
-	}
-	return class(r), isUpper(r)
-}
-
 // lowerCut is appendLowerCut(dst, s) through runeTab.
 func lowerCut(dst []byte, s string) []byte {
 	start := len(dst)
@@ -292,8 +283,7 @@ func (hs *Hasher) Append(dst []TermHash, text string, seed uint64) []TermHash {
 					break
 				}
 				if e == lim { // a non-ASCII letter may continue the word
-					r, _ := utf8.DecodeRuneInString(text[i+lim:])
-					if c, _ := classUpper(r); c == cWord {
+					if tab, _ := t.tabAt(text, i+lim); tab&3 == cWord {
 						t.dst = dst
 						next = t.general(text, i+s)
 						dst = t.dst
@@ -399,54 +389,158 @@ func (t *termHasher) camel(text string, i, j int) {
 // next one may start.
 func (t *termHasher) general(text string, i int) int {
 	seed := t.seed
-	r, size := rune(text[i]), 1
-	if r >= utf8.RuneSelf {
-		r, size = t.decode(text[i:])
+	tab, size := runeTab[text[i]], 1
+	if text[i] >= utf8.RuneSelf {
+		tab, size = t.tabAt(text, i)
 	}
-	cl, _ := classUpper(r)
-	switch cl {
+	switch tab & 3 {
 	case cSep:
 		return i + size
 	case cSym:
-		t.dst = append(t.dst, TermHash{hashString(seed, text[i:i+size]), uint32(i)})
+		t.dst = append(t.dst, TermHash{hashText(seed, text, i, i+size), uint32(i)})
 		return i + size
 	case cCJK:
 		j := i + size
-		for j < len(text) {
-			r2, s2 := t.decode(text[j:])
-			if c2, _ := classUpper(r2); c2 != cCJK {
+		for j < len(text) && text[j] >= utf8.RuneSelf { // no ASCII rune is CJK
+			tab2, s2 := t.tabAt(text, j)
+			if tab2&3 != cCJK {
 				break
 			}
-			t.dst = append(t.dst, TermHash{hashString(seed, text[i:j+s2]), uint32(i)})
+			t.dst = append(t.dst, TermHash{hashText(seed, text, i, j+s2), uint32(i)})
 			i, j = j, j+s2
 		}
-		t.dst = append(t.dst, TermHash{hashString(seed, text[i:j]), uint32(i)})
+		t.dst = append(t.dst, TermHash{hashText(seed, text, i, j), uint32(i)})
 		return j
 	}
 	// cWord
 	j := i + size
-	upper := false
+	var lo, up uint8 // tabLower of a rune that is not ASCII, tabUpper of one after the first
+	if size > 1 {
+		lo = tab
+	}
 	for j < len(text) {
-		r2, s2 := rune(text[j]), 1
-		if r2 >= utf8.RuneSelf {
-			r2, s2 = t.decode(text[j:])
+		if c := text[j]; c < utf8.RuneSelf {
+			k := byteClass[c]
+			if k&bLower == 0 {
+				break
+			}
+			up |= k << 1 // bUpper's bit 2 becomes tabUpper
+			j++
+			continue
 		}
-		c2, up := classUpper(r2)
-		if c2 != cWord {
+		tab2, s2 := t.tabAt(text, j)
+		if tab2&3 != cWord {
 			break
 		}
-		upper = upper || up
+		lo |= tab2
+		up |= tab2
 		j += s2
 	}
 	run := text[i:j]
-	t.buf = lowerCut(t.buf[:0], run)
-	t.dst = append(t.dst, TermHash{HashTerm(seed, t.buf), uint32(i)})
-	if upper {
+	inPlace := lo&tabLower == 0 // lower-casing changes ASCII letters only
+	if inPlace {
+		t.dst = append(t.dst, TermHash{hashLowerRun(seed, text, i, j), uint32(i)})
+	} else {
+		t.buf = lowerCut(t.buf[:0], run)
+		t.dst = append(t.dst, TermHash{HashTerm(seed, t.buf), uint32(i)})
+	}
+	if up&tabUpper != 0 {
 		t.starts = camelStarts(t.starts[:0], run)
 		for _, s := range t.starts {
+			if inPlace {
+				t.dst = append(t.dst, TermHash{hashLowerRun(seed, text, i+s, j), uint32(i + s)})
+				continue
+			}
 			t.buf = lowerCut(t.buf[:0], run[s:])
 			t.dst = append(t.dst, TermHash{HashTerm(seed, t.buf), uint32(i + s)})
 		}
 	}
 	return j
+}
+
+// tabAt returns runeTab's bits for the rune at text[j], not ASCII, and
+// its size, decoding 2- and 3-byte sequences inline. A byte that is not
+// UTF-8 is noted and read as decode reads it: one byte, of class cSym.
+func (t *termHasher) tabAt(text string, j int) (uint8, int) {
+	switch c0 := text[j]; {
+	case c0 < 0xc2: // a continuation byte, or the start of an overlong sequence
+	case c0 < 0xe0:
+		if j+1 < len(text) {
+			if c1 := text[j+1]; c1&0xc0 == 0x80 {
+				return runeTab[rune(c0&0x1f)<<6|rune(c1&0x3f)], 2
+			}
+		}
+	case c0 < 0xf0:
+		if j+2 < len(text) {
+			c1, c2 := text[j+1], text[j+2]
+			r := rune(c0&0x0f)<<12 | rune(c1&0x3f)<<6 | rune(c2&0x3f)
+			if c1&0xc0 == 0x80 && c2&0xc0 == 0x80 && r >= 0x800 && (r < 0xd800 || r > 0xdfff) {
+				return runeTab[r], 3
+			}
+		}
+	}
+	r, size := t.decode(text[j:])
+	if r < tabRunes {
+		return runeTab[r], size
+	}
+	c := class(r)
+	if isUpper(r) {
+		c |= tabUpper
+	}
+	if lower(r) != r {
+		c |= tabLower
+	}
+	return c, size
+}
+
+// lower8 lower-cases the ASCII upper-case letters among the 8 bytes x,
+// leaving every other byte as it is.
+func lower8(x uint64) uint64 {
+	const (
+		msb = 0x8080808080808080
+		b   = 0x0101010101010101
+	)
+	y := x &^ msb
+	upper := (y + b*(0x80-'A')) &^ (y + b*(0x80-'Z'-1)) &^ x & msb
+	return x | upper>>2
+}
+
+// hashLowerRun is HashTerm of lowerCut of text[i:j], a run of cWord
+// runes none of which but ASCII letters changes under lower-casing: the
+// run's bytes with those letters lower-cased, cut at the last rune that
+// ends within MaxTerm bytes.
+func hashLowerRun(seed uint64, text string, i, j int) uint64 {
+	if j-i > MaxTerm {
+		j = i + MaxTerm
+		for text[j]&0xc0 == 0x80 { // inside a rune
+			j--
+		}
+	}
+	h, n := seed, uint64(j-i)
+	for j-i > 8 {
+		h = mum(lower8(load64(text, i))^hk0, h^hk1)
+		i += 8
+	}
+	var w uint64
+	if i+8 <= len(text) {
+		w = lower8(load64(text, i)) & (^uint64(0) >> (64 - 8*(j-i)))
+	} else {
+		for k := i; k < j; k++ {
+			c := text[k]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			w |= uint64(c) << (8 * (k - i))
+		}
+	}
+	return mum(w^hk0, h^hk2^n)
+}
+
+// hashText is hashString(seed, text[i:j]), in one step for 8 bytes or
+// fewer.
+func hashText(seed uint64, text string, i, j int) uint64 {
+	if j-i <= 8 && i+8 <= len(text) {
+		return mum(load64(text, i)&(^uint64(0)>>(64-8*(j-i)))^hk0, seed^hk2^uint64(j-i))
+	}
+	return hashString(seed, text[i:j])
 }
