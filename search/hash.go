@@ -3,8 +3,10 @@ package search
 import (
 	"encoding/binary"
 	"math/bits"
+	"slices"
 	"sync"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // TermHash is one term of a text as an index builder needs it: the hash
@@ -182,11 +184,11 @@ func lowerCut(dst []byte, s string) []byte {
 }
 
 // classify8 reads 8 bytes at once (x, little-endian) and returns masks
-// holding bit 7 of each byte that is an ASCII letter or digit (word), an
-// upper-case ASCII letter (upper), or not ASCII (high). Every byte is
-// computed on its own (no carry crosses a byte: each sum stays below
-// 0x100), so every bit is exact.
-func classify8(x uint64) (word, upper, high uint64) {
+// holding bit 7 of each byte that is an ASCII letter or digit (word), or
+// not ASCII (high). Every byte is computed on its own (no carry crosses a
+// byte: each sum stays below 0x100), so every bit is exact. (Upper-case
+// letters are the word bytes without bit 5, 0x20.)
+func classify8(x uint64) (word, high uint64) {
 	const (
 		msb = 0x8080808080808080
 		low = 0x7f7f7f7f7f7f7f7f
@@ -198,7 +200,6 @@ func classify8(x uint64) (word, upper, high uint64) {
 	letter := (y + b*(0x80-'a')) &^ (y + b*(0x80-'z'-1))
 	digit := (x + b*(0x80-'0')) &^ (x + b*(0x80-'9'-1))
 	word = (letter | digit) & msb &^ high
-	upper = letter &^ (x << 2) & msb &^ high // bit 5 (0x20: lower case) moved to bit 7
 	return
 }
 
@@ -208,11 +209,10 @@ func gather8(m uint64) uint64 { return (m >> 7) * 0x0102040810204080 >> 56 }
 
 // classify64 returns classify8's masks for the 64 bytes text[i:i+64],
 // one bit a byte: bit k for text[i+k].
-func classify64(text string, i int) (word, upper, high uint64) {
+func classify64(text string, i int) (word, high uint64) {
 	for k := 0; k < 64; k += 8 {
-		w, u, h := classify8(load64(text, i+k))
+		w, h := classify8(load64(text, i+k))
 		word |= gather8(w) << k
-		upper |= gather8(u) << k
 		high |= gather8(h) << k
 	}
 	return
@@ -233,6 +233,7 @@ type termHasher struct {
 	dst    []TermHash
 	buf    []byte
 	starts []int
+	pad    [64]byte // a text shorter than a block, padded
 }
 
 // AppendTermHashes appends to dst the hash (HashTerm under seed) and
@@ -259,75 +260,136 @@ func (hs *Hasher) Append(dst []TermHash, text string, seed uint64) []TermHash {
 	tabOnce.Do(buildTab)
 	t := &hs.t
 	t.seed, t.bad = seed, false
+	if len(text) == 0 {
+		return dst
+	}
+	if len(text) < 64 {
+		// One block: the text padded with spaces, which end every term
+		// as the text's end does (offsets are the same).
+		n := copy(t.pad[:], text)
+		copy(t.pad[n:], spaces)
+		text = unsafe.String(&t.pad[0], len(t.pad))
+	}
+	sk := seed ^ hk2
 	i := 0
-	for i+64 <= len(text) {
-		word, upper, high := classify64(text, i)
-		from := 0 // the block's bytes before from are read
+	for i < len(text) {
+		b, from := i, 0 // the block is text[b:b+64], its bytes before from read
+		if b+64 > len(text) {
+			// The last block ends with the text, over bytes already read.
+			b = len(text) - 64
+			from = i - b
+		}
+		word, high := classify64(text, b)
 		for {
+			if cap(dst)-len(dst) < 64 { // room for the terms of a block, at most one a byte
+				dst = slices.Grow(dst, 128)
+			}
 			// The ASCII words before the next non-ASCII byte, if they end before it.
 			lim := 64
-			if h := high &^ lowBits(from); h != 0 {
-				lim = bits.TrailingZeros64(h)
+			if h := high >> from; h != 0 {
+				lim = from + bits.TrailingZeros64(h)
 			}
-			m := word & lowBits(lim) &^ lowBits(from)
+			m := word & lowBits(lim) >> from << from
 			starts := m &^ (m << 1) // (what ended at from was no ASCII word)
-			next := i + lim
-			for starts != 0 {
-				s := bits.TrailingZeros64(starts)
-				starts &= starts - 1
-				e := s + bits.TrailingZeros64(^(m >> s))
-				if e == 64 { // may go on past the block
-					t.dst = dst
-					next = t.word(text, i+s)
-					dst = t.dst
+			// The words of 16 bytes or fewer ending before lim (camel case
+			// in 8 bytes or fewer), hashed from registers.
+			var s, e int
+			for {
+				if starts == 0 {
+					s = -1
 					break
 				}
-				if e == lim { // a non-ASCII letter may continue the word
-					if tab, _ := t.tabAt(text, i+lim); tab&3 == cWord {
-						t.dst = dst
-						next = t.general(text, i+s)
-						dst = t.dst
+				s = bits.TrailingZeros64(starts)
+				starts &= starts - 1
+				e = s + bits.TrailingZeros64(^(m >> s))
+				n := e - s
+				if n > 16 || e == lim || b+s+16 > len(text) {
+					break
+				}
+				const set = 0x2020202020202020
+				if n > 8 {
+					x := load64(text, b+s)
+					keep := ^uint64(0) >> (128 - 8*n)
+					y := load64(text, b+s+8) & keep
+					if (^x&0x2020202020202000)|(^y&keep&set) != 0 { // camel case
 						break
 					}
+					h := mum((x|set)^hk0, seed^hk1)
+					dst = dst[:len(dst)+1]
+					dst[len(dst)-1] = TermHash{mum((y|set&keep)^hk0, h^hk2^uint64(n)), uint32(b + s)}
+					continue
 				}
-				var h uint64
-				if n := e - s; n <= 8 && i+s+8 <= len(text) {
-					// hashLowerASCII in one step
-					h = mum((load64(text, i+s)|0x2020202020202020)&(^uint64(0)>>(64-8*n))^hk0, seed^hk2^uint64(n))
-				} else {
-					h = hashLowerASCII(seed, text, i+s, i+e)
-				}
-				dst = append(dst, TermHash{h, uint32(i + s)})
-				if upper&lowBits(e)&^lowBits(s+1) != 0 {
-					t.dst = dst
-					t.camel(text, i+s, i+e)
-					dst = t.dst
+				keep := ^uint64(0) >> (64 - 8*n)
+				x := load64(text, b+s) & keep
+				dst = dst[:len(dst)+1]
+				dst[len(dst)-1] = TermHash{mum((x|set&keep)^hk0, sk^uint64(n)), uint32(b + s)}
+				if ^x&keep&0x2020202020202000 != 0 {
+					// Camel case (camelStarts; 8 bytes have at most 4 parts):
+					// bit 0 of each byte that is an upper-case letter (no bit
+					// 5), a lower-case one (bits 5 and 6) or a digit (no bit 6).
+					up := ^x & keep & set >> 5
+					lo := x & (x << 1) & keep & (set << 1) >> 6
+					dig := ^x & keep & (set << 1) >> 6
+					c := up & ((lo|dig)<<8 | up<<8&(lo>>8))
+					for c != 0 {
+						k := bits.TrailingZeros64(c) &^ 7
+						c &= c - 1
+						dst = dst[:len(dst)+1]
+						dst[len(dst)-1] = TermHash{mum((x>>k|set&keep>>k)^hk0, sk^uint64(n-k/8)), uint32(b + s + k/8)}
+					}
 				}
 			}
-			if next == i+lim && lim < 64 {
+			next := b + lim
+			if s >= 0 {
+				// The word at s needs more than that loop does.
+				t.dst = dst
+				switch {
+				case e == 64 && b+64 < len(text): // may go on past the block
+					next = t.word(text, b+s)
+				case e == lim && lim < 64 && t.wordRune(text, b+lim): // a non-ASCII letter continues it
+					next = t.general(text, b+s)
+				default:
+					t.ascii(text, b+s, b+e)
+					next = b + e
+				}
+				dst = t.dst
+			} else if lim < 64 {
 				t.dst = dst
 				next = t.general(text, next)
 				dst = t.dst
 			}
-			if next >= i+64 {
+			if next >= b+64 {
 				i = next
 				break
 			}
-			from = next - i
+			from = next - b
 		}
 	}
-	t.dst = dst
-	for i < len(text) {
-		if byteClass[text[i]] == bSep {
-			i++
-			continue
-		}
-		i = t.word(text, i)
-	}
-	dst = t.dst
-	t.dst = nil // the caller's
 	return dst
 }
+
+// wordRune reports whether the rune at text[j], not ASCII, is of class
+// cWord.
+func (t *termHasher) wordRune(text string, j int) bool {
+	tab, _ := t.tabAt(text, j)
+	return tab&3 == cWord
+}
+
+// ascii appends the terms of the ASCII word text[i:j].
+func (t *termHasher) ascii(text string, i, j int) {
+	t.dst = append(t.dst, TermHash{t.hashASCII(text, i, j), uint32(i)})
+	if j-i <= maxCamelRun {
+		for k := i + 1; k < j; k++ {
+			if text[k]&0x20 == 0 { // upper case (letters and digits without bit 5)
+				t.camel(text, i, j)
+				break
+			}
+		}
+	}
+}
+
+// spaces pads a short text to a block.
+const spaces = "                                                                "
 
 // hashASCII is hashLowerASCII(t.seed, text, i, j), in one step for 8
 // bytes or fewer.
