@@ -340,22 +340,55 @@ func (hs *Hasher) Append(dst []TermHash, text string, seed uint64) []TermHash {
 				}
 			}
 			next := b + lim
-			if s >= 0 {
+			if s >= 0 && (e < lim || lim == 64) {
 				// The word at s needs more than that loop does.
 				t.dst = dst
-				switch {
-				case e == 64 && b+64 < len(text): // may go on past the block
+				if e == 64 && b+64 < len(text) { // it may go on past the block
 					next = t.word(text, b+s)
-				case e == lim && lim < 64 && t.wordRune(text, b+lim): // a non-ASCII letter continues it
-					next = t.general(text, b+s)
-				default:
+				} else {
 					t.ascii(text, b+s, b+e)
 					next = b + e
 				}
 				dst = t.dst
 			} else if lim < 64 {
+				// The rune at lim, not ASCII, and the ASCII word that ends
+				// there if s >= 0: one branch on both (text mixes them at
+				// random).
+				tab, size := t.tabAt(text, next)
+				key := tab & 3
+				if s >= 0 {
+					key |= 4
+				}
 				t.dst = dst
-				next = t.general(text, next)
+				switch key {
+				case cSep:
+					next += size
+				case cSym:
+					t.dst = append(t.dst, TermHash{hashText(seed, text, next, next+size), uint32(next)})
+					next += size
+				case cCJK:
+					next = t.cjk(text, next, next+size)
+				case cWord:
+					next = t.letters(text, next, next+size, tab, 0)
+				case 4 | cSep:
+					t.ascii(text, b+s, b+e)
+					next += size
+				case 4 | cSym:
+					t.ascii(text, b+s, b+e)
+					t.dst = append(t.dst, TermHash{hashText(seed, text, next, next+size), uint32(next)})
+					next += size
+				case 4 | cCJK:
+					t.ascii(text, b+s, b+e)
+					next = t.cjk(text, next, next+size)
+				case 4 | cWord: // a letter that is not ASCII goes on with the word
+					up := tab
+					for k := b + s + 1; k < next; k++ {
+						if text[k]&0x20 == 0 { // upper case (letters and digits without bit 5)
+							up = tabUpper
+						}
+					}
+					next = t.letters(text, b+s, next+size, tab, up)
+				}
 				dst = t.dst
 			}
 			if next >= b+64 {
@@ -450,7 +483,6 @@ func (t *termHasher) camel(text string, i, j int) {
 // as TermOffsets reads it, or skips a separator, and returns where the
 // next one may start.
 func (t *termHasher) general(text string, i int) int {
-	seed := t.seed
 	tab, size := runeTab[text[i]], 1
 	if text[i] >= utf8.RuneSelf {
 		tab, size = t.tabAt(text, i)
@@ -459,27 +491,37 @@ func (t *termHasher) general(text string, i int) int {
 	case cSep:
 		return i + size
 	case cSym:
-		t.dst = append(t.dst, TermHash{hashText(seed, text, i, i+size), uint32(i)})
+		t.dst = append(t.dst, TermHash{hashText(t.seed, text, i, i+size), uint32(i)})
 		return i + size
 	case cCJK:
-		j := i + size
-		for j < len(text) && text[j] >= utf8.RuneSelf { // no ASCII rune is CJK
-			tab2, s2 := t.tabAt(text, j)
-			if tab2&3 != cCJK {
-				break
-			}
-			t.dst = append(t.dst, TermHash{hashText(seed, text, i, j+s2), uint32(i)})
-			i, j = j, j+s2
-		}
-		t.dst = append(t.dst, TermHash{hashText(seed, text, i, j), uint32(i)})
-		return j
+		return t.cjk(text, i, i+size)
 	}
-	// cWord
-	j := i + size
-	var lo, up uint8 // tabLower of a rune that is not ASCII, tabUpper of one after the first
+	var lo uint8
 	if size > 1 {
 		lo = tab
 	}
+	return t.letters(text, i, i+size, lo, 0)
+}
+
+// cjk appends the terms of the CJK run whose first character is
+// text[i:j] and returns where the run ends.
+func (t *termHasher) cjk(text string, i, j int) int {
+	for j < len(text) && text[j] >= utf8.RuneSelf { // no ASCII rune is CJK
+		tab, size := t.tabAt(text, j)
+		if tab&3 != cCJK {
+			break
+		}
+		t.dst = append(t.dst, TermHash{hashText(t.seed, text, i, j+size), uint32(i)})
+		i, j = j, j+size
+	}
+	t.dst = append(t.dst, TermHash{hashText(t.seed, text, i, j), uint32(i)})
+	return j
+}
+
+// letters appends the terms of the word at text[i] read up to j (lo and
+// up as run takes them, for the runes before j) and returns where it
+// ends.
+func (t *termHasher) letters(text string, i, j int, lo, up uint8) int {
 	for j < len(text) {
 		if c := text[j]; c < utf8.RuneSelf {
 			k := byteClass[c]
@@ -490,14 +532,23 @@ func (t *termHasher) general(text string, i int) int {
 			j++
 			continue
 		}
-		tab2, s2 := t.tabAt(text, j)
-		if tab2&3 != cWord {
+		tab, size := t.tabAt(text, j)
+		if tab&3 != cWord {
 			break
 		}
-		lo |= tab2
-		up |= tab2
-		j += s2
+		lo |= tab
+		up |= tab
+		j += size
 	}
+	t.run(text, i, j, lo, up)
+	return j
+}
+
+// run appends the terms of text[i:j], a run of cWord runes: lo holds
+// tabLower if a rune that is not ASCII changes under lower-casing, up
+// tabUpper if one after the first is upper case.
+func (t *termHasher) run(text string, i, j int, lo, up uint8) {
+	seed := t.seed
 	run := text[i:j]
 	inPlace := lo&tabLower == 0 // lower-casing changes ASCII letters only
 	if inPlace {
@@ -517,28 +568,21 @@ func (t *termHasher) general(text string, i int) int {
 			t.dst = append(t.dst, TermHash{HashTerm(seed, t.buf), uint32(i + s)})
 		}
 	}
-	return j
 }
 
 // tabAt returns runeTab's bits for the rune at text[j], not ASCII, and
-// its size, decoding 2- and 3-byte sequences inline. A byte that is not
-// UTF-8 is noted and read as decode reads it: one byte, of class cSym.
+// its size. With 4 bytes to read it decodes with no branch on the size
+// (text mixes sizes at random), from the first byte's entry in seq. A
+// byte that is not UTF-8 is noted and read as decode reads it: one byte,
+// of class cSym.
 func (t *termHasher) tabAt(text string, j int) (uint8, int) {
-	switch c0 := text[j]; {
-	case c0 < 0xc2: // a continuation byte, or the start of an overlong sequence
-	case c0 < 0xe0:
-		if j+1 < len(text) {
-			if c1 := text[j+1]; c1&0xc0 == 0x80 {
-				return runeTab[rune(c0&0x1f)<<6|rune(c1&0x3f)], 2
-			}
-		}
-	case c0 < 0xf0:
-		if j+2 < len(text) {
-			c1, c2 := text[j+1], text[j+2]
-			r := rune(c0&0x0f)<<12 | rune(c1&0x3f)<<6 | rune(c2&0x3f)
-			if c1&0xc0 == 0x80 && c2&0xc0 == 0x80 && r >= 0x800 && (r < 0xd800 || r > 0xdfff) {
-				return runeTab[r], 3
-			}
+	if j+4 <= len(text) {
+		w := load32(text, j)
+		q := &seq[w&0xff]
+		// The bits of a 4-byte sequence, less the last 4-n bytes'.
+		r := rune(w&q.lead<<18|w>>8&0x3f<<12|w>>16&0x3f<<6|w>>24&0x3f) >> q.shift
+		if w&q.cont == q.cont&0x80808080 && r >= q.min && r < tabRunes && (r < 0xd800 || r > 0xdfff) {
+			return runeTab[r], int(q.n)
 		}
 	}
 	r, size := t.decode(text[j:])
@@ -553,6 +597,43 @@ func (t *termHasher) tabAt(text string, j int) (uint8, int) {
 		c |= tabLower
 	}
 	return c, size
+}
+
+// seq describes the UTF-8 sequence each byte starts, for tabAt: its
+// length n, the bits of the first byte that the rune keeps (lead), the
+// bits that mark the continuation bytes (cont), the shift from 4 bytes'
+// bits to n bytes', and the least rune n bytes may encode (min; past
+// every rune for a byte that starts none).
+var seq [256]struct {
+	n, shift   uint8
+	lead, cont uint32
+	min        rune
+}
+
+func init() {
+	for c := range 256 {
+		q := &seq[c]
+		q.min = utf8.MaxRune + 1
+		switch {
+		case 0xc2 <= c && c < 0xe0:
+			q.n, q.min = 2, 0x80
+		case 0xe0 <= c && c < 0xf0:
+			q.n, q.min = 3, 0x800
+		case 0xf0 <= c && c < 0xf5:
+			q.n, q.min = 4, 0x10000
+		}
+		if q.n > 0 {
+			q.lead = 0x7f >> q.n
+			q.cont = 0xc0c0c000 & (1<<(8*q.n) - 1)
+			q.shift = 6 * (4 - q.n)
+		}
+	}
+}
+
+// load32 reads 4 bytes of s at i, little-endian.
+func load32(s string, i int) uint32 {
+	s = s[i : i+4]
+	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
 }
 
 // lower8 lower-cases the ASCII upper-case letters among the 8 bytes x,
