@@ -73,7 +73,7 @@ func hashLowerASCII(seed uint64, text string, i, j int) uint64 {
 	}
 	var w uint64
 	if i+8 <= len(text) {
-		w = (load64(text, i) | set) & (^uint64(0) >> (64 - 8*(j-i)))
+		w = (load64(text, i) | set) & (^uint64(0) >> ((64 - 8*(j-i)) & 63))
 	} else {
 		for k := i; k < j; k++ {
 			w |= uint64(text[k]|0x20) << (8 * (k - i))
@@ -210,8 +210,9 @@ func gather8(m uint64) uint64 { return (m >> 7) * 0x0102040810204080 >> 56 }
 // classify64 returns classify8's masks for the 64 bytes text[i:i+64],
 // one bit a byte: bit k for text[i+k].
 func classify64(text string, i int) (word, high uint64) {
+	text = text[i : i+64]
 	for k := 0; k < 64; k += 8 {
-		w, h := classify8(load64(text, i+k))
+		w, h := classify8(load64(text, k))
 		word |= gather8(w) << k
 		high |= gather8(h) << k
 	}
@@ -220,10 +221,7 @@ func classify64(text string, i int) (word, high uint64) {
 
 // lowBits returns a mask of the n (0..64) low bits.
 func lowBits(n int) uint64 {
-	if n >= 64 {
-		return ^uint64(0)
-	}
-	return 1<<n - 1
+	return 1<<uint(n) - 1 // (1<<64 is 0)
 }
 
 // termHasher holds AppendTermHashes' state.
@@ -286,10 +284,10 @@ func (hs *Hasher) Append(dst []TermHash, text string, seed uint64) []TermHash {
 			}
 			// The ASCII words before the next non-ASCII byte, if they end before it.
 			lim := 64
-			if h := high >> from; h != 0 {
+			if h := high >> (from & 63); h != 0 {
 				lim = from + bits.TrailingZeros64(h)
 			}
-			m := word & lowBits(lim) >> from << from
+			m := word & lowBits(lim) >> (from & 63) << (from & 63)
 			starts := m &^ (m << 1) // (what ended at from was no ASCII word)
 			// The words of 16 bytes or fewer ending before lim (camel case
 			// in 8 bytes or fewer), hashed from registers.
@@ -301,7 +299,7 @@ func (hs *Hasher) Append(dst []TermHash, text string, seed uint64) []TermHash {
 				}
 				s = bits.TrailingZeros64(starts)
 				starts &= starts - 1
-				e = s + bits.TrailingZeros64(^(m >> s))
+				e = s + bits.TrailingZeros64(^(m >> (s & 63)))
 				n := e - s
 				if n > 16 || e == lim || b+s+16 > len(text) {
 					break
@@ -309,7 +307,7 @@ func (hs *Hasher) Append(dst []TermHash, text string, seed uint64) []TermHash {
 				const set = 0x2020202020202020
 				if n > 8 {
 					x := load64(text, b+s)
-					keep := ^uint64(0) >> (128 - 8*n)
+					keep := ^uint64(0) >> ((128 - 8*n) & 63)
 					y := load64(text, b+s+8) & keep
 					if (^x&0x2020202020202000)|(^y&keep&set) != 0 { // camel case
 						break
@@ -319,7 +317,7 @@ func (hs *Hasher) Append(dst []TermHash, text string, seed uint64) []TermHash {
 					dst[len(dst)-1] = TermHash{mum((y|set&keep)^hk0, h^hk2^uint64(n)), uint32(b + s)}
 					continue
 				}
-				keep := ^uint64(0) >> (64 - 8*n)
+				keep := ^uint64(0) >> ((64 - 8*n) & 63)
 				x := load64(text, b+s) & keep
 				dst = dst[:len(dst)+1]
 				dst[len(dst)-1] = TermHash{mum((x|set&keep)^hk0, sk^uint64(n)), uint32(b + s)}
@@ -428,7 +426,7 @@ const spaces = "                                                                
 // bytes or fewer.
 func (t *termHasher) hashASCII(text string, i, j int) uint64 {
 	if j-i <= 8 && i+8 <= len(text) {
-		return mum((load64(text, i)|0x2020202020202020)&(^uint64(0)>>(64-8*(j-i)))^hk0, t.seed^hk2^uint64(j-i))
+		return mum((load64(text, i)|0x2020202020202020)&(^uint64(0)>>((64-8*(j-i))&63))^hk0, t.seed^hk2^uint64(j-i))
 	}
 	return hashLowerASCII(t.seed, text, i, j)
 }
@@ -666,7 +664,7 @@ func hashLowerRun(seed uint64, text string, i, j int) uint64 {
 	}
 	var w uint64
 	if i+8 <= len(text) {
-		w = lower8(load64(text, i)) & (^uint64(0) >> (64 - 8*(j-i)))
+		w = lower8(load64(text, i)) & (^uint64(0) >> ((64 - 8*(j-i)) & 63))
 	} else {
 		for k := i; k < j; k++ {
 			c := text[k]
@@ -683,7 +681,7 @@ func hashLowerRun(seed uint64, text string, i, j int) uint64 {
 // fewer.
 func hashText(seed uint64, text string, i, j int) uint64 {
 	if j-i <= 8 && i+8 <= len(text) {
-		return mum(load64(text, i)&(^uint64(0)>>(64-8*(j-i)))^hk0, seed^hk2^uint64(j-i))
+		return mum(load64(text, i)&(^uint64(0)>>((64-8*(j-i))&63))^hk0, seed^hk2^uint64(j-i))
 	}
 	return hashString(seed, text[i:j])
 }
