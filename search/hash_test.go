@@ -96,6 +96,8 @@ func TestAppendTermHashesPlaces(t *testing.T) {
 		// At MaxTerm: a rune across the cut, lower-casing that changes the length.
 		a(62) + "é", a(63) + "é", a(61) + "日", a(62) + "日", a(60) + "😀", a(63) + "É", a(62) + "É", a(61) + "İ", a(62) + "İ",
 		strings.Repeat("é", 32) + "x", strings.Repeat("É", 33), strings.Repeat("日", 22), a(30) + "é" + a(40),
+		// ASCII words that end where a rune that is not ASCII starts, of every class.
+		"abc✓", "abc日本", "abc→x", "abc\u00a0x", "xyzΩmega", "AbcÉ", "aBc✓", "toolResult日本", "aBcDeFgHiJ→", a(20) + "…", "ab😀cd", "x9π", "aBcé", "HTTPéx", "xYzñ",
 		// Invalid UTF-8 inside and after words.
 		"x\xffy", "\xe6\x97", "caf\xc3", "caf\xc3(", "\xed\xa0\x80", "é\xff", "日\xe6\x97本", a(70) + "\xff",
 	}
