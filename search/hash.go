@@ -309,12 +309,41 @@ func (hs *Hasher) Append(dst []TermHash, text string, seed uint64) []TermHash {
 					x := load64(text, b+s)
 					keep := ^uint64(0) >> ((128 - 8*n) & 63)
 					y := load64(text, b+s+8) & keep
-					if (^x&0x2020202020202000)|(^y&keep&set) != 0 { // camel case
-						break
-					}
 					h := mum((x|set)^hk0, seed^hk1)
 					dst = dst[:len(dst)+1]
 					dst[len(dst)-1] = TermHash{mum((y|set&keep)^hk0, h^hk2^uint64(n)), uint32(b + s)}
+					if (^x&0x2020202020202000)|(^y&keep&set) != 0 {
+						// Camel case, as below, over x and then y.
+						upX, upY := ^x&set>>5, ^y&keep&set>>5
+						loX, loY := x&(x<<1)&(set<<1)>>6, y&(y<<1)&keep&(set<<1)>>6
+						ldX, ldY := (loX|^x&(set<<1)>>6)&(set>>5), loY|^y&keep&(set<<1)>>6
+						cX := upX & (ldX<<8 | upX<<8&(loX>>8|loY<<56))
+						cY := upY & (ldY<<8 | ldX>>56 | (upY<<8|upX>>56)&(loY>>8))
+						if bits.OnesCount64(cX)+bits.OnesCount64(cY) > maxCamelParts {
+							continue
+						}
+						for cX != 0 {
+							k := bits.TrailingZeros64(cX) &^ 7 // 8 to 56
+							cX &= cX - 1
+							lo := (x>>k | y<<(64-k)) | set
+							hi := y >> k
+							var hp uint64
+							if m := n - k/8; m > 8 {
+								hp = mum(hi|set&keep>>k^hk0, mum(lo^hk0, seed^hk1)^hk2^uint64(m))
+							} else {
+								hp = mum(lo&(^uint64(0)>>((64-8*m)&63))^hk0, sk^uint64(m))
+							}
+							dst = dst[:len(dst)+1]
+							dst[len(dst)-1] = TermHash{hp, uint32(b + s + k/8)}
+						}
+						for cY != 0 {
+							k := bits.TrailingZeros64(cY) &^ 7
+							cY &= cY - 1
+							m := n - 8 - k/8
+							dst = dst[:len(dst)+1]
+							dst[len(dst)-1] = TermHash{mum((y>>k|set&keep>>k)^hk0, sk^uint64(m)), uint32(b + s + 8 + k/8)}
+						}
+					}
 					continue
 				}
 				keep := ^uint64(0) >> ((64 - 8*n) & 63)
@@ -397,13 +426,6 @@ func (hs *Hasher) Append(dst []TermHash, text string, seed uint64) []TermHash {
 		}
 	}
 	return dst
-}
-
-// wordRune reports whether the rune at text[j], not ASCII, is of class
-// cWord.
-func (t *termHasher) wordRune(text string, j int) bool {
-	tab, _ := t.tabAt(text, j)
-	return tab&3 == cWord
 }
 
 // ascii appends the terms of the ASCII word text[i:j].

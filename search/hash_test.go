@@ -90,6 +90,8 @@ func TestAppendTermHashesPlaces(t *testing.T) {
 		"x", "abcdefgh", "abcdefghi", "abcdefghijklmnop", "abcdefghijklmnopq", a(40), a(63), a(64), a(65), a(130),
 		"BBb", "aBc", "a1B", "ABCd", "abcdefgH", "aBcDeFgH", "HTTPs", "x9Y", "18T16", "947Z", "AbCdEfGh", "ABcDEfGH",
 		"toolResult", "abcdefghijklmnoP", "newHTTPServer", "aBcDeFgHiJkLmNoP", "aBaBaBaBaBaBaBaB", a(39) + "B", a(40) + "B",
+		// Camel case where the 8 bytes of a 9- to 16-byte word meet.
+		"ABCDEFGHIJKLMNOp", "AAAAAAAAbbbb", "aaaaaaaBb", "aaaaaaaaBb", "AAAAAAAABb", "a9aaaaaaaB", "aaaaaaa9Bc", "aBaBaBaBaBaBa", "aBaBaBaBaBaBaB",
 		// Not ASCII: letters that keep or change their case, marks, CJK, symbols, separators.
 		"café", "naïve", "résumé", "π", "Ωmega", "ÉCOLE", "getHTTPÉtat", "fooÉbar", "İstanbul", "ΣΊΣΥΦΟΣ", "a\u0301b",
 		"日本語", "中文", "한국어", "ー", "✓", "😀", "🚀", "❤️", "→", "…", "π≈3.14159", "\U00020000\U00020001", "\U0001d400x",
