@@ -144,6 +144,10 @@ var (
 	tabOnce sync.Once
 )
 
+// lowTab holds lower(r) for the runes of one or two bytes, those of the
+// scripts with case, built with runeTab.
+var lowTab *[0x800]uint16
+
 const (
 	tabRunes = 0x20000
 	tabUpper = 4
@@ -162,13 +166,20 @@ func buildTab() {
 		}
 	}
 	runeTab = t
+	l := new([0x800]uint16)
+	for r := range rune(len(l)) {
+		l[r] = uint16(lower(r))
+	}
+	lowTab = l
 }
 
-// lowerCut is appendLowerCut(dst, s) through runeTab.
+// lowerCut is appendLowerCut(dst, s) through lowTab and runeTab.
 func lowerCut(dst []byte, s string) []byte {
 	start := len(dst)
 	for _, r := range s {
-		if r < tabRunes {
+		if r < 0x800 {
+			r = rune(lowTab[r])
+		} else if r < tabRunes {
 			if runeTab[r]&tabLower != 0 {
 				r = lower(r)
 			}
