@@ -249,7 +249,9 @@ type termHasher struct {
 // offset of every term TermOffsets gives for text, in the same order. It
 // is TermOffsets for building an index: ASCII words are found 64 bytes at
 // a time from bit masks (classify64), lower-cased and hashed in place,
-// never copied; the rest is read as TermOffsets reads it.
+// never copied; the rest is read as TermOffsets reads it, through
+// runeTab, and hashed in place too unless lower-casing changes a letter
+// that is not ASCII.
 func AppendTermHashes(dst []TermHash, text string, seed uint64) []TermHash {
 	var h Hasher
 	return h.Append(dst, text, seed)
@@ -300,8 +302,8 @@ func (hs *Hasher) Append(dst []TermHash, text string, seed uint64) []TermHash {
 			}
 			m := word & lowBits(lim) >> (from & 63) << (from & 63)
 			starts := m &^ (m << 1) // (what ended at from was no ASCII word)
-			// The words of 16 bytes or fewer ending before lim (camel case
-			// in 8 bytes or fewer), hashed from registers.
+			// The words of 16 bytes or fewer ending before lim, and their
+			// camel-case parts, hashed from registers.
 			var s, e int
 			for {
 				if starts == 0 {
