@@ -3,8 +3,10 @@ package search
 import (
 	"encoding/binary"
 	"math/bits"
+	"slices"
 	"sync"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // TermHash is one term of a text as an index builder needs it: the hash
@@ -71,7 +73,7 @@ func hashLowerASCII(seed uint64, text string, i, j int) uint64 {
 	}
 	var w uint64
 	if i+8 <= len(text) {
-		w = (load64(text, i) | set) & (^uint64(0) >> (64 - 8*(j-i)))
+		w = (load64(text, i) | set) & (^uint64(0) >> ((64 - 8*(j-i)) & 63))
 	} else {
 		for k := i; k < j; k++ {
 			w |= uint64(text[k]|0x20) << (8 * (k - i))
@@ -142,6 +144,10 @@ var (
 	tabOnce sync.Once
 )
 
+// lowTab holds lower(r) for the runes of one or two bytes, those of the
+// scripts with case, built with runeTab.
+var lowTab *[0x800]uint16
+
 const (
 	tabRunes = 0x20000
 	tabUpper = 4
@@ -160,22 +166,20 @@ func buildTab() {
 		}
 	}
 	runeTab = t
-}
-
-// classUpper returns class(r) and isUpper(r).
-func classUpper(r rune) (uint8, bool) {
-	if r < tabRunes {
-		c := runeTab[r]
-		return c & 3, c&tabUpper != 0
+	l := new([0x800]uint16)
+	for r := range rune(len(l)) {
+		l[r] = uint16(lower(r))
 	}
-	return class(r), isUpper(r)
+	lowTab = l
 }
 
-// lowerCut is appendLowerCut(dst, s) through runeTab.
+// lowerCut is appendLowerCut(dst, s) through lowTab and runeTab.
 func lowerCut(dst []byte, s string) []byte {
 	start := len(dst)
 	for _, r := range s {
-		if r < tabRunes {
+		if r < 0x800 {
+			r = rune(lowTab[r])
+		} else if r < tabRunes {
 			if runeTab[r]&tabLower != 0 {
 				r = lower(r)
 			}
@@ -191,11 +195,11 @@ func lowerCut(dst []byte, s string) []byte {
 }
 
 // classify8 reads 8 bytes at once (x, little-endian) and returns masks
-// holding bit 7 of each byte that is an ASCII letter or digit (word), an
-// upper-case ASCII letter (upper), or not ASCII (high). Every byte is
-// computed on its own (no carry crosses a byte: each sum stays below
-// 0x100), so every bit is exact.
-func classify8(x uint64) (word, upper, high uint64) {
+// holding bit 7 of each byte that is an ASCII letter or digit (word), or
+// not ASCII (high). Every byte is computed on its own (no carry crosses a
+// byte: each sum stays below 0x100), so every bit is exact. (Upper-case
+// letters are the word bytes without bit 5, 0x20.)
+func classify8(x uint64) (word, high uint64) {
 	const (
 		msb = 0x8080808080808080
 		low = 0x7f7f7f7f7f7f7f7f
@@ -207,7 +211,6 @@ func classify8(x uint64) (word, upper, high uint64) {
 	letter := (y + b*(0x80-'a')) &^ (y + b*(0x80-'z'-1))
 	digit := (x + b*(0x80-'0')) &^ (x + b*(0x80-'9'-1))
 	word = (letter | digit) & msb &^ high
-	upper = letter &^ (x << 2) & msb &^ high // bit 5 (0x20: lower case) moved to bit 7
 	return
 }
 
@@ -217,11 +220,11 @@ func gather8(m uint64) uint64 { return (m >> 7) * 0x0102040810204080 >> 56 }
 
 // classify64 returns classify8's masks for the 64 bytes text[i:i+64],
 // one bit a byte: bit k for text[i+k].
-func classify64(text string, i int) (word, upper, high uint64) {
+func classify64(text string, i int) (word, high uint64) {
+	text = text[i : i+64]
 	for k := 0; k < 64; k += 8 {
-		w, u, h := classify8(load64(text, i+k))
+		w, h := classify8(load64(text, k))
 		word |= gather8(w) << k
-		upper |= gather8(u) << k
 		high |= gather8(h) << k
 	}
 	return
@@ -229,10 +232,7 @@ func classify64(text string, i int) (word, upper, high uint64) {
 
 // lowBits returns a mask of the n (0..64) low bits.
 func lowBits(n int) uint64 {
-	if n >= 64 {
-		return ^uint64(0)
-	}
-	return 1<<n - 1
+	return 1<<uint(n) - 1 // (1<<64 is 0)
 }
 
 // termHasher holds AppendTermHashes' state.
@@ -242,13 +242,16 @@ type termHasher struct {
 	dst    []TermHash
 	buf    []byte
 	starts []int
+	pad    [64]byte // a text shorter than a block, padded
 }
 
 // AppendTermHashes appends to dst the hash (HashTerm under seed) and
 // offset of every term TermOffsets gives for text, in the same order. It
 // is TermOffsets for building an index: ASCII words are found 64 bytes at
 // a time from bit masks (classify64), lower-cased and hashed in place,
-// never copied; the rest is read as TermOffsets reads it.
+// never copied; the rest is read as TermOffsets reads it, through
+// runeTab, and hashed in place too unless lower-casing changes a letter
+// that is not ASCII.
 func AppendTermHashes(dst []TermHash, text string, seed uint64) []TermHash {
 	var h Hasher
 	return h.Append(dst, text, seed)
@@ -268,82 +271,197 @@ func (hs *Hasher) Append(dst []TermHash, text string, seed uint64) []TermHash {
 	tabOnce.Do(buildTab)
 	t := &hs.t
 	t.seed, t.bad = seed, false
+	if len(text) == 0 {
+		return dst
+	}
+	if len(text) < 64 {
+		// One block: the text padded with spaces, which end every term
+		// as the text's end does (offsets are the same).
+		n := copy(t.pad[:], text)
+		copy(t.pad[n:], spaces)
+		text = unsafe.String(&t.pad[0], len(t.pad))
+	}
+	sk := seed ^ hk2
 	i := 0
-	for i+64 <= len(text) {
-		word, upper, high := classify64(text, i)
-		from := 0 // the block's bytes before from are read
+	for i < len(text) {
+		b, from := i, 0 // the block is text[b:b+64], its bytes before from read
+		if b+64 > len(text) {
+			// The last block ends with the text, over bytes already read.
+			b = len(text) - 64
+			from = i - b
+		}
+		word, high := classify64(text, b)
 		for {
+			if cap(dst)-len(dst) < 64 { // room for the terms of a block, at most one a byte
+				dst = slices.Grow(dst, 128)
+			}
 			// The ASCII words before the next non-ASCII byte, if they end before it.
 			lim := 64
-			if h := high &^ lowBits(from); h != 0 {
-				lim = bits.TrailingZeros64(h)
+			if h := high >> (from & 63); h != 0 {
+				lim = from + bits.TrailingZeros64(h)
 			}
-			m := word & lowBits(lim) &^ lowBits(from)
+			m := word & lowBits(lim) >> (from & 63) << (from & 63)
 			starts := m &^ (m << 1) // (what ended at from was no ASCII word)
-			next := i + lim
-			for starts != 0 {
-				s := bits.TrailingZeros64(starts)
-				starts &= starts - 1
-				e := s + bits.TrailingZeros64(^(m >> s))
-				if e == 64 { // may go on past the block
-					t.dst = dst
-					next = t.word(text, i+s)
-					dst = t.dst
+			// The words of 16 bytes or fewer ending before lim, and their
+			// camel-case parts, hashed from registers.
+			var s, e int
+			for {
+				if starts == 0 {
+					s = -1
 					break
 				}
-				if e == lim { // a non-ASCII letter may continue the word
-					r, _ := utf8.DecodeRuneInString(text[i+lim:])
-					if c, _ := classUpper(r); c == cWord {
-						t.dst = dst
-						next = t.general(text, i+s)
-						dst = t.dst
-						break
+				s = bits.TrailingZeros64(starts)
+				starts &= starts - 1
+				e = s + bits.TrailingZeros64(^(m >> (s & 63)))
+				n := e - s
+				if n > 16 || e == lim || b+s+16 > len(text) {
+					break
+				}
+				const set = 0x2020202020202020
+				if n > 8 {
+					x := load64(text, b+s)
+					keep := ^uint64(0) >> ((128 - 8*n) & 63)
+					y := load64(text, b+s+8) & keep
+					h := mum((x|set)^hk0, seed^hk1)
+					dst = dst[:len(dst)+1]
+					dst[len(dst)-1] = TermHash{mum((y|set&keep)^hk0, h^hk2^uint64(n)), uint32(b + s)}
+					if (^x&0x2020202020202000)|(^y&keep&set) != 0 {
+						// Camel case, as below, over x and then y.
+						upX, upY := ^x&set>>5, ^y&keep&set>>5
+						loX, loY := x&(x<<1)&(set<<1)>>6, y&(y<<1)&keep&(set<<1)>>6
+						ldX, ldY := (loX|^x&(set<<1)>>6)&(set>>5), loY|^y&keep&(set<<1)>>6
+						cX := upX & (ldX<<8 | upX<<8&(loX>>8|loY<<56))
+						cY := upY & (ldY<<8 | ldX>>56 | (upY<<8|upX>>56)&(loY>>8))
+						if bits.OnesCount64(cX)+bits.OnesCount64(cY) > maxCamelParts {
+							continue
+						}
+						for cX != 0 {
+							k := bits.TrailingZeros64(cX) &^ 7 // 8 to 56
+							cX &= cX - 1
+							lo := (x>>k | y<<(64-k)) | set
+							hi := y >> k
+							var hp uint64
+							if m := n - k/8; m > 8 {
+								hp = mum(hi|set&keep>>k^hk0, mum(lo^hk0, seed^hk1)^hk2^uint64(m))
+							} else {
+								hp = mum(lo&(^uint64(0)>>((64-8*m)&63))^hk0, sk^uint64(m))
+							}
+							dst = dst[:len(dst)+1]
+							dst[len(dst)-1] = TermHash{hp, uint32(b + s + k/8)}
+						}
+						for cY != 0 {
+							k := bits.TrailingZeros64(cY) &^ 7
+							cY &= cY - 1
+							m := n - 8 - k/8
+							dst = dst[:len(dst)+1]
+							dst[len(dst)-1] = TermHash{mum((y>>k|set&keep>>k)^hk0, sk^uint64(m)), uint32(b + s + 8 + k/8)}
+						}
+					}
+					continue
+				}
+				keep := ^uint64(0) >> ((64 - 8*n) & 63)
+				x := load64(text, b+s) & keep
+				dst = dst[:len(dst)+1]
+				dst[len(dst)-1] = TermHash{mum((x|set&keep)^hk0, sk^uint64(n)), uint32(b + s)}
+				if ^x&keep&0x2020202020202000 != 0 {
+					// Camel case (camelStarts; 8 bytes have at most 4 parts):
+					// bit 0 of each byte that is an upper-case letter (no bit
+					// 5), a lower-case one (bits 5 and 6) or a digit (no bit 6).
+					up := ^x & keep & set >> 5
+					lo := x & (x << 1) & keep & (set << 1) >> 6
+					dig := ^x & keep & (set << 1) >> 6
+					c := up & ((lo|dig)<<8 | up<<8&(lo>>8))
+					for c != 0 {
+						k := bits.TrailingZeros64(c) &^ 7
+						c &= c - 1
+						dst = dst[:len(dst)+1]
+						dst[len(dst)-1] = TermHash{mum((x>>k|set&keep>>k)^hk0, sk^uint64(n-k/8)), uint32(b + s + k/8)}
 					}
 				}
-				var h uint64
-				if n := e - s; n <= 8 && i+s+8 <= len(text) {
-					// hashLowerASCII in one step
-					h = mum((load64(text, i+s)|0x2020202020202020)&(^uint64(0)>>(64-8*n))^hk0, seed^hk2^uint64(n))
-				} else {
-					h = hashLowerASCII(seed, text, i+s, i+e)
-				}
-				dst = append(dst, TermHash{h, uint32(i + s)})
-				if upper&lowBits(e)&^lowBits(s+1) != 0 {
-					t.dst = dst
-					t.camel(text, i+s, i+e)
-					dst = t.dst
-				}
 			}
-			if next == i+lim && lim < 64 {
+			next := b + lim
+			if s >= 0 && (e < lim || lim == 64) {
+				// The word at s needs more than that loop does.
 				t.dst = dst
-				next = t.general(text, next)
+				if e == 64 && b+64 < len(text) { // it may go on past the block
+					next = t.word(text, b+s)
+				} else {
+					t.ascii(text, b+s, b+e)
+					next = b + e
+				}
+				dst = t.dst
+			} else if lim < 64 {
+				// The rune at lim, not ASCII, and the ASCII word that ends
+				// there if s >= 0: one branch on both (text mixes them at
+				// random).
+				tab, size := t.tabAt(text, next)
+				key := tab & 3
+				if s >= 0 {
+					key |= 4
+				}
+				t.dst = dst
+				switch key {
+				case cSep:
+					next += size
+				case cSym:
+					t.dst = append(t.dst, TermHash{hashText(seed, text, next, next+size), uint32(next)})
+					next += size
+				case cCJK:
+					next = t.cjk(text, next, next+size)
+				case cWord:
+					next = t.letters(text, next, next+size, tab, 0)
+				case 4 | cSep:
+					t.ascii(text, b+s, b+e)
+					next += size
+				case 4 | cSym:
+					t.ascii(text, b+s, b+e)
+					t.dst = append(t.dst, TermHash{hashText(seed, text, next, next+size), uint32(next)})
+					next += size
+				case 4 | cCJK:
+					t.ascii(text, b+s, b+e)
+					next = t.cjk(text, next, next+size)
+				case 4 | cWord: // a letter that is not ASCII goes on with the word
+					up := tab
+					for k := b + s + 1; k < next; k++ {
+						if text[k]&0x20 == 0 { // upper case (letters and digits without bit 5)
+							up = tabUpper
+						}
+					}
+					next = t.letters(text, b+s, next+size, tab, up)
+				}
 				dst = t.dst
 			}
-			if next >= i+64 {
+			if next >= b+64 {
 				i = next
 				break
 			}
-			from = next - i
+			from = next - b
 		}
 	}
-	t.dst = dst
-	for i < len(text) {
-		if byteClass[text[i]] == bSep {
-			i++
-			continue
-		}
-		i = t.word(text, i)
-	}
-	dst = t.dst
-	t.dst = nil // the caller's
 	return dst
 }
+
+// ascii appends the terms of the ASCII word text[i:j].
+func (t *termHasher) ascii(text string, i, j int) {
+	t.dst = append(t.dst, TermHash{t.hashASCII(text, i, j), uint32(i)})
+	if j-i <= maxCamelRun {
+		for k := i + 1; k < j; k++ {
+			if text[k]&0x20 == 0 { // upper case (letters and digits without bit 5)
+				t.camel(text, i, j)
+				break
+			}
+		}
+	}
+}
+
+// spaces pads a short text to a block.
+const spaces = "                                                                "
 
 // hashASCII is hashLowerASCII(t.seed, text, i, j), in one step for 8
 // bytes or fewer.
 func (t *termHasher) hashASCII(text string, i, j int) uint64 {
 	if j-i <= 8 && i+8 <= len(text) {
-		return mum((load64(text, i)|0x2020202020202020)&(^uint64(0)>>(64-8*(j-i)))^hk0, t.seed^hk2^uint64(j-i))
+		return mum((load64(text, i)|0x2020202020202020)&(^uint64(0)>>((64-8*(j-i))&63))^hk0, t.seed^hk2^uint64(j-i))
 	}
 	return hashLowerASCII(t.seed, text, i, j)
 }
@@ -398,55 +516,207 @@ func (t *termHasher) camel(text string, i, j int) {
 // as TermOffsets reads it, or skips a separator, and returns where the
 // next one may start.
 func (t *termHasher) general(text string, i int) int {
-	seed := t.seed
-	r, size := rune(text[i]), 1
-	if r >= utf8.RuneSelf {
-		r, size = t.decode(text[i:])
+	tab, size := runeTab[text[i]], 1
+	if text[i] >= utf8.RuneSelf {
+		tab, size = t.tabAt(text, i)
 	}
-	cl, _ := classUpper(r)
-	switch cl {
+	switch tab & 3 {
 	case cSep:
 		return i + size
 	case cSym:
-		t.dst = append(t.dst, TermHash{hashString(seed, text[i:i+size]), uint32(i)})
+		t.dst = append(t.dst, TermHash{hashText(t.seed, text, i, i+size), uint32(i)})
 		return i + size
 	case cCJK:
-		j := i + size
-		for j < len(text) {
-			r2, s2 := t.decode(text[j:])
-			if c2, _ := classUpper(r2); c2 != cCJK {
-				break
-			}
-			t.dst = append(t.dst, TermHash{hashString(seed, text[i:j+s2]), uint32(i)})
-			i, j = j, j+s2
-		}
-		t.dst = append(t.dst, TermHash{hashString(seed, text[i:j]), uint32(i)})
-		return j
+		return t.cjk(text, i, i+size)
 	}
-	// cWord
-	j := i + size
-	upper := false
-	for j < len(text) {
-		r2, s2 := rune(text[j]), 1
-		if r2 >= utf8.RuneSelf {
-			r2, s2 = t.decode(text[j:])
-		}
-		c2, up := classUpper(r2)
-		if c2 != cWord {
+	var lo uint8
+	if size > 1 {
+		lo = tab
+	}
+	return t.letters(text, i, i+size, lo, 0)
+}
+
+// cjk appends the terms of the CJK run whose first character is
+// text[i:j] and returns where the run ends.
+func (t *termHasher) cjk(text string, i, j int) int {
+	for j < len(text) && text[j] >= utf8.RuneSelf { // no ASCII rune is CJK
+		tab, size := t.tabAt(text, j)
+		if tab&3 != cCJK {
 			break
 		}
-		upper = upper || up
-		j += s2
+		t.dst = append(t.dst, TermHash{hashText(t.seed, text, i, j+size), uint32(i)})
+		i, j = j, j+size
 	}
+	t.dst = append(t.dst, TermHash{hashText(t.seed, text, i, j), uint32(i)})
+	return j
+}
+
+// letters appends the terms of the word at text[i] read up to j (lo and
+// up as run takes them, for the runes before j) and returns where it
+// ends.
+func (t *termHasher) letters(text string, i, j int, lo, up uint8) int {
+	for j < len(text) {
+		if c := text[j]; c < utf8.RuneSelf {
+			k := byteClass[c]
+			if k&bLower == 0 {
+				break
+			}
+			up |= k << 1 // bUpper's bit 2 becomes tabUpper
+			j++
+			continue
+		}
+		tab, size := t.tabAt(text, j)
+		if tab&3 != cWord {
+			break
+		}
+		lo |= tab
+		up |= tab
+		j += size
+	}
+	t.run(text, i, j, lo, up)
+	return j
+}
+
+// run appends the terms of text[i:j], a run of cWord runes: lo holds
+// tabLower if a rune that is not ASCII changes under lower-casing, up
+// tabUpper if one after the first is upper case.
+func (t *termHasher) run(text string, i, j int, lo, up uint8) {
+	seed := t.seed
 	run := text[i:j]
-	t.buf = lowerCut(t.buf[:0], run)
-	t.dst = append(t.dst, TermHash{HashTerm(seed, t.buf), uint32(i)})
-	if upper {
+	inPlace := lo&tabLower == 0 // lower-casing changes ASCII letters only
+	if inPlace {
+		t.dst = append(t.dst, TermHash{hashLowerRun(seed, text, i, j), uint32(i)})
+	} else {
+		t.buf = lowerCut(t.buf[:0], run)
+		t.dst = append(t.dst, TermHash{HashTerm(seed, t.buf), uint32(i)})
+	}
+	if up&tabUpper != 0 {
 		t.starts = camelStarts(t.starts[:0], run)
 		for _, s := range t.starts {
+			if inPlace {
+				t.dst = append(t.dst, TermHash{hashLowerRun(seed, text, i+s, j), uint32(i + s)})
+				continue
+			}
 			t.buf = lowerCut(t.buf[:0], run[s:])
 			t.dst = append(t.dst, TermHash{HashTerm(seed, t.buf), uint32(i + s)})
 		}
 	}
-	return j
+}
+
+// tabAt returns runeTab's bits for the rune at text[j], not ASCII, and
+// its size. With 4 bytes to read it decodes with no branch on the size
+// (text mixes sizes at random), from the first byte's entry in seq. A
+// byte that is not UTF-8 is noted and read as decode reads it: one byte,
+// of class cSym.
+func (t *termHasher) tabAt(text string, j int) (uint8, int) {
+	if j+4 <= len(text) {
+		w := load32(text, j)
+		q := &seq[w&0xff]
+		// The bits of a 4-byte sequence, less the last 4-n bytes'.
+		r := rune(w&q.lead<<18|w>>8&0x3f<<12|w>>16&0x3f<<6|w>>24&0x3f) >> q.shift
+		if w&q.cont == q.cont&0x80808080 && r >= q.min && r < tabRunes && (r < 0xd800 || r > 0xdfff) {
+			return runeTab[r], int(q.n)
+		}
+	}
+	r, size := t.decode(text[j:])
+	if r < tabRunes {
+		return runeTab[r], size
+	}
+	c := class(r)
+	if isUpper(r) {
+		c |= tabUpper
+	}
+	if lower(r) != r {
+		c |= tabLower
+	}
+	return c, size
+}
+
+// seq describes the UTF-8 sequence each byte starts, for tabAt: its
+// length n, the bits of the first byte that the rune keeps (lead), the
+// bits that mark the continuation bytes (cont), the shift from 4 bytes'
+// bits to n bytes', and the least rune n bytes may encode (min; past
+// every rune for a byte that starts none).
+var seq [256]struct {
+	n, shift   uint8
+	lead, cont uint32
+	min        rune
+}
+
+func init() {
+	for c := range 256 {
+		q := &seq[c]
+		q.min = utf8.MaxRune + 1
+		switch {
+		case 0xc2 <= c && c < 0xe0:
+			q.n, q.min = 2, 0x80
+		case 0xe0 <= c && c < 0xf0:
+			q.n, q.min = 3, 0x800
+		case 0xf0 <= c && c < 0xf5:
+			q.n, q.min = 4, 0x10000
+		}
+		if q.n > 0 {
+			q.lead = 0x7f >> q.n
+			q.cont = 0xc0c0c000 & (1<<(8*q.n) - 1)
+			q.shift = 6 * (4 - q.n)
+		}
+	}
+}
+
+// load32 reads 4 bytes of s at i, little-endian.
+func load32(s string, i int) uint32 {
+	s = s[i : i+4]
+	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
+}
+
+// lower8 lower-cases the ASCII upper-case letters among the 8 bytes x,
+// leaving every other byte as it is.
+func lower8(x uint64) uint64 {
+	const (
+		msb = 0x8080808080808080
+		b   = 0x0101010101010101
+	)
+	y := x &^ msb
+	upper := (y + b*(0x80-'A')) &^ (y + b*(0x80-'Z'-1)) &^ x & msb
+	return x | upper>>2
+}
+
+// hashLowerRun is HashTerm of lowerCut of text[i:j], a run of cWord
+// runes none of which but ASCII letters changes under lower-casing: the
+// run's bytes with those letters lower-cased, cut at the last rune that
+// ends within MaxTerm bytes.
+func hashLowerRun(seed uint64, text string, i, j int) uint64 {
+	if j-i > MaxTerm {
+		j = i + MaxTerm
+		for text[j]&0xc0 == 0x80 { // inside a rune
+			j--
+		}
+	}
+	h, n := seed, uint64(j-i)
+	for j-i > 8 {
+		h = mum(lower8(load64(text, i))^hk0, h^hk1)
+		i += 8
+	}
+	var w uint64
+	if i+8 <= len(text) {
+		w = lower8(load64(text, i)) & (^uint64(0) >> ((64 - 8*(j-i)) & 63))
+	} else {
+		for k := i; k < j; k++ {
+			c := text[k]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			w |= uint64(c) << (8 * (k - i))
+		}
+	}
+	return mum(w^hk0, h^hk2^n)
+}
+
+// hashText is hashString(seed, text[i:j]), in one step for 8 bytes or
+// fewer.
+func hashText(seed uint64, text string, i, j int) uint64 {
+	if j-i <= 8 && i+8 <= len(text) {
+		return mum(load64(text, i)&(^uint64(0)>>((64-8*(j-i))&63))^hk0, seed^hk2^uint64(j-i))
+	}
+	return hashString(seed, text[i:j])
 }

@@ -80,6 +80,39 @@ func TestAppendTermHashes(t *testing.T) {
 	}
 }
 
+// TestAppendTermHashesPlaces puts words of every kind the fast paths
+// tell apart at every place around the edges of the 64-byte blocks and of
+// the text, alone and between other words.
+func TestAppendTermHashesPlaces(t *testing.T) {
+	a := func(n int) string { return strings.Repeat("a", n) }
+	words := []string{
+		// ASCII: short, 9 to 16 bytes, longer, camel case in and beyond 8 bytes.
+		"x", "abcdefgh", "abcdefghi", "abcdefghijklmnop", "abcdefghijklmnopq", a(40), a(63), a(64), a(65), a(130),
+		"BBb", "aBc", "a1B", "ABCd", "abcdefgH", "aBcDeFgH", "HTTPs", "x9Y", "18T16", "947Z", "AbCdEfGh", "ABcDEfGH",
+		"toolResult", "abcdefghijklmnoP", "newHTTPServer", "aBcDeFgHiJkLmNoP", "aBaBaBaBaBaBaBaB", a(39) + "B", a(40) + "B",
+		// Camel case where the 8 bytes of a 9- to 16-byte word meet.
+		"ABCDEFGHIJKLMNOp", "AAAAAAAAbbbb", "aaaaaaaBb", "aaaaaaaaBb", "AAAAAAAABb", "a9aaaaaaaB", "aaaaaaa9Bc", "aBaBaBaBaBaBa", "aBaBaBaBaBaBaB",
+		// Not ASCII: letters that keep or change their case, marks, CJK, symbols, separators.
+		"café", "naïve", "résumé", "π", "Ωmega", "ÉCOLE", "getHTTPÉtat", "fooÉbar", "İstanbul", "ΣΊΣΥΦΟΣ", "a\u0301b",
+		"日本語", "中文", "한국어", "ー", "✓", "😀", "🚀", "❤️", "→", "…", "π≈3.14159", "\U00020000\U00020001", "\U0001d400x",
+		// At MaxTerm: a rune across the cut, lower-casing that changes the length.
+		a(62) + "é", a(63) + "é", a(61) + "日", a(62) + "日", a(60) + "😀", a(63) + "É", a(62) + "É", a(61) + "İ", a(62) + "İ",
+		strings.Repeat("é", 32) + "x", strings.Repeat("É", 33), strings.Repeat("日", 22), a(30) + "é" + a(40),
+		// ASCII words that end where a rune that is not ASCII starts, of every class.
+		"abc✓", "abc日本", "abc→x", "abc\u00a0x", "xyzΩmega", "AbcÉ", "aBc✓", "toolResult日本", "aBcDeFgHiJ→", a(20) + "…", "ab😀cd", "x9π", "aBcé", "HTTPéx", "xYzñ",
+		// Invalid UTF-8 inside and after words.
+		"x\xffy", "\xe6\x97", "caf\xc3", "caf\xc3(", "\xed\xa0\x80", "é\xff", "日\xe6\x97本", a(70) + "\xff",
+	}
+	for _, w := range words {
+		for p := range 140 {
+			pad := strings.Repeat(" ", p)
+			for _, s := range []string{pad + w, pad + w + " end", pad + w + w, "z" + pad[min(p, 1):] + w + ".Z", strings.Repeat("q", p) + w} {
+				checkHashes(t, s, 3)
+			}
+		}
+	}
+}
+
 func TestHashTermSpreads(t *testing.T) {
 	// Distinct short terms do not collide (a sanity check of the mixing).
 	seen := map[uint64]string{}
@@ -222,18 +255,42 @@ func BenchmarkTermOffsetsGen(b *testing.B) {
 }
 
 // TestRuneTab: the table agrees with class, isUpper and appendLowerCut
-// for every rune it holds, and for some above.
+// for every rune it holds, and tabAt with the table (or with class,
+// isUpper and lower for runes above it) and with decode.
 func TestRuneTab(t *testing.T) {
 	tabOnce.Do(buildTab)
+	var th termHasher
 	for r := rune(0); r < tabRunes+0x1000; r++ {
-		c, up := classUpper(r)
-		if c != class(r) || up != isUpper(r) {
-			t.Fatalf("%U: table %d %v, class %d isUpper %v", r, c, up, class(r), isUpper(r))
+		want := class(r)
+		if isUpper(r) {
+			want |= tabUpper
+		}
+		if lower(r) != r {
+			want |= tabLower
+		}
+		if r < tabRunes && runeTab[r] != want {
+			t.Fatalf("%U: table %#x, class, isUpper and lower give %#x", r, runeTab[r], want)
+		}
+		if r >= utf8.RuneSelf && utf8.ValidRune(r) {
+			for _, s := range []string{string(r), string(r) + "x", "x" + string(r)} {
+				j := strings.IndexRune(s, r)
+				if tab, size := th.tabAt(s, j); tab != want || size != utf8.RuneLen(r) || th.bad {
+					t.Fatalf("%q: tabAt %#x %d (bad %v), want %#x %d", s, tab, size, th.bad, want, utf8.RuneLen(r))
+				}
+			}
 		}
 		s := strings.Repeat(string(r), 3)
-		want, _ := appendLowerCut(nil, s)
-		if got := lowerCut(nil, s); string(got) != string(want) {
-			t.Fatalf("%U: lowerCut %q, appendLowerCut %q", r, got, want)
+		want2, _ := appendLowerCut(nil, s)
+		if got := lowerCut(nil, s); string(got) != string(want2) {
+			t.Fatalf("%U: lowerCut %q, appendLowerCut %q", r, got, want2)
+		}
+	}
+	// Not UTF-8: one byte, read as utf8.RuneError, and noted.
+	for _, s := range []string{"\xff", "\x80", "\xbf", "\xc0\xaf", "\xc1\xbf", "\xc3", "\xc3(", "\xc3\xc3", "\xe6\x97", "\xe6\x97(",
+		"\xe6(\x97", "\xed\xa0\x80", "\xed\xbf\xbf", "\xe0\x80\x80", "\xe0\x9f\xbf", "\xf0\x9f\x98", "\xf0\x8f\xbf\xbf", "\xf4\x90\x80\x80", "\xf5\x80\x80\x80", "\xf8"} {
+		th.bad = false
+		if tab, size := th.tabAt(s, 0); tab != runeTab[utf8.RuneError] || size != 1 || !th.bad {
+			t.Fatalf("%q: tabAt %#x %d (bad %v), want %#x 1 (bad)", s, tab, size, th.bad, runeTab[utf8.RuneError])
 		}
 	}
 	for _, s := range []string{"x\xffy", "\xe6\x97", strings.Repeat("É", 40), strings.Repeat("İ", 30)} {
