@@ -131,20 +131,11 @@ func AppendValidString(dst, raw []byte) ([]byte, bool) {
 // backslash and at least one byte) decodes to and returns the rest of
 // inner, or ok false for an escape JSON does not have.
 func appendEscape(dst, inner []byte) ([]byte, []byte, bool) {
+	if e := shortEscape[inner[1]]; e != 0 {
+		return append(dst, e), inner[2:], true
+	}
 	n := 2
 	switch inner[1] {
-	case '"', '\\', '/':
-		dst = append(dst, inner[1])
-	case 'b':
-		dst = append(dst, '\b')
-	case 'f':
-		dst = append(dst, '\f')
-	case 'n':
-		dst = append(dst, '\n')
-	case 'r':
-		dst = append(dst, '\r')
-	case 't':
-		dst = append(dst, '\t')
 	case 'u':
 		rr := getu4(inner)
 		if rr < 0 {

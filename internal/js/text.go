@@ -59,16 +59,6 @@ func prefix(raw []byte, n int, wtf8 bool) string {
 		}
 		var r rune
 		switch e := in[i+1]; e {
-		case 'b':
-			r = '\b'
-		case 'f':
-			r = '\f'
-		case 'n':
-			r = '\n'
-		case 'r':
-			r = '\r'
-		case 't':
-			r = '\t'
 		case 'u':
 			v, ok := hex4(in, i+2)
 			if !ok {
@@ -92,8 +82,11 @@ func prefix(raw []byte, n int, wtf8 bool) string {
 			b.WriteRune(r)
 			units += runeUnits(r)
 			continue
-		default:
+		default: // as JSON.parse, which checked the line: \" \\ \/ \b \f \n \r \t
 			r = rune(e)
+			if c := shortEscape[e]; c != 0 {
+				r = rune(c)
+			}
 		}
 		b.WriteRune(r)
 		units++
@@ -596,16 +589,6 @@ func Restringify(raw []byte, trim bool) (out json.RawMessage, ok bool) {
 		e := in[i+1]
 		i += 2
 		switch e {
-		case 'b':
-			units = append(units, '\b')
-		case 'f':
-			units = append(units, '\f')
-		case 'n':
-			units = append(units, '\n')
-		case 'r':
-			units = append(units, '\r')
-		case 't':
-			units = append(units, '\t')
 		case 'u':
 			if i+4 > len(in) {
 				return nil, false
@@ -616,7 +599,10 @@ func Restringify(raw []byte, trim bool) (out json.RawMessage, ok bool) {
 			}
 			units = append(units, uint16(v))
 			i += 4
-		default: // " \ /
+		default: // " \ / b f n r t
+			if c := shortEscape[e]; c != 0 {
+				e = c
+			}
 			units = append(units, uint16(e))
 		}
 	}

@@ -20,28 +20,12 @@ func unquote(s []byte) (string, bool) {
 			if r+1 >= len(s) {
 				return "", false
 			}
+			if e := shortEscape[s[r+1]]; e != 0 {
+				b = append(b, e)
+				r += 2
+				break
+			}
 			switch s[r+1] {
-			case '"', '\\', '/', '\'':
-				if s[r+1] == '\'' {
-					return "", false
-				}
-				b = append(b, s[r+1])
-				r += 2
-			case 'b':
-				b = append(b, '\b')
-				r += 2
-			case 'f':
-				b = append(b, '\f')
-				r += 2
-			case 'n':
-				b = append(b, '\n')
-				r += 2
-			case 'r':
-				b = append(b, '\r')
-				r += 2
-			case 't':
-				b = append(b, '\t')
-				r += 2
 			case 'u':
 				rr := getu4(s[r:])
 				if rr < 0 {
@@ -74,6 +58,10 @@ func unquote(s []byte) (string, bool) {
 	}
 	return string(b), true
 }
+
+// shortEscape maps the letter of each two-byte JSON escape (\n, \", ...)
+// to the byte it stands for; 0 for any other byte.
+var shortEscape = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
 
 // getu4 decodes \uXXXX at the start of s, or returns -1.
 func getu4(s []byte) rune {
