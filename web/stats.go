@@ -68,9 +68,14 @@ type fileJSON struct {
 	Changes []sessions.FileChange `json:"changes"`
 }
 
-// changesAt reads the file changes along the path to leaf.
-func changesAt(ss *sessions.Session, r *sessions.Reader, leaf int) (*sessions.Changes, error) {
-	return r.Changes(ss.Path(leaf))
+// changesAt reads the file changes along the path to the request's ?leaf
+// (pi's leaf when absent), and returns that leaf.
+func changesAt(c echo.Context, key string, ss *sessions.Session, r *sessions.Reader) (leaf int, ch *sessions.Changes, err error) {
+	if leaf, err = leafParam(key, ss, c.QueryParam("leaf")); err != nil {
+		return 0, nil, err
+	}
+	ch, err = r.Changes(ss.Path(leaf))
+	return leaf, ch, err
 }
 
 // apiFiles answers GET /api/sessions/:key/files?leaf=ID: the files pi's
@@ -79,11 +84,7 @@ func (srv *Server) apiFiles(c echo.Context) error {
 	key := sessionKey(c)
 	out := []fileJSON{}
 	err := srv.view(key, func(ss *sessions.Session, r *sessions.Reader) error {
-		leaf, err := leafParam(key, ss, c.QueryParam("leaf"))
-		if err != nil {
-			return err
-		}
-		ch, err := changesAt(ss, r, leaf)
+		_, ch, err := changesAt(c, key, ss, r)
 		if err != nil {
 			return err
 		}
@@ -189,11 +190,7 @@ func (srv *Server) patchFile(c echo.Context) error {
 	key := sessionKey(c)
 	var body, name string
 	err := srv.view(key, func(ss *sessions.Session, r *sessions.Reader) error {
-		leaf, err := leafParam(key, ss, c.QueryParam("leaf"))
-		if err != nil {
-			return err
-		}
-		ch, err := changesAt(ss, r, leaf)
+		leaf, ch, err := changesAt(c, key, ss, r)
 		if err != nil {
 			return err
 		}
