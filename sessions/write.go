@@ -23,7 +23,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"golang.org/x/sys/unix"
 
 	"github.com/piweb/piweb/internal/js"
 )
@@ -492,17 +491,14 @@ func reserve(f *os.File, off, n int64) error {
 	if noSpace(err) {
 		return &Error{Kind: ErrNoSpace, Err: err, Detail: f.Name()}
 	}
-	var fs unix.Statfs_t
-	if unix.Fstatfs(int(f.Fd()), &fs) == nil && int64(fs.Bavail)*fs.Bsize < n+64<<10 {
+	if free, ok := freeSpace(f); ok && free < n+64<<10 {
 		return &Error{Kind: ErrNoSpace, Detail: f.Name()}
 	}
 	return nil // allocating ahead is not supported here: the free space will do
 }
 
 // fallocate allocates n bytes at off in f, keeping its size; tests replace it.
-var fallocate = func(f *os.File, off, n int64) error {
-	return unix.Fallocate(int(f.Fd()), unix.FALLOC_FL_KEEP_SIZE, off, n)
-}
+var fallocate = allocate
 
 // settled reports whether f keeps its size for a short grace period.
 func settled(f *os.File, size int64) bool {
