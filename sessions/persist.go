@@ -13,10 +13,12 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/piweb/piweb/internal/js"
 )
@@ -386,6 +388,9 @@ func (l *Library) SnapshotFile(file string, index bool) (snap Snapshot, ok bool)
 	return snap, true
 }
 
+// noMap makes ReadLines read files rather than map them (for tests and benchmarks).
+var noMap bool
+
 // lineBufs keeps ReadLines' line buffers between files.
 var lineBufs = sync.Pool{New: func() any { return new([]byte) }}
 
@@ -394,7 +399,9 @@ var lineBufs = sync.Pool{New: func() any { return new([]byte) }}
 // line (fn must not keep line). It reads the file outside the library's
 // lock; epoch is the session's epoch when the entries were taken (if the
 // session's Epoch differs afterwards, the file was read again meanwhile
-// and what fn saw may be stale). An entry whose line changed is skipped.
+// and what fn saw may be stale). An entry whose line changed is skipped;
+// a file cut short while it is read ends the read with ErrChanged. Where
+// it can, it maps the file into memory rather than copy its lines.
 func (l *Library) ReadLines(file string, from int, fn func(pos int, e *Entry, line []byte) error) (epoch uint64, err error) {
 	return l.readLines(file, from, false, fn)
 }
@@ -429,6 +436,11 @@ func (l *Library) readLines(file string, from int, asWritten bool, fn func(pos i
 		return epoch, err
 	}
 	defer r.Close()
+	last := &snap.Entries[len(snap.Entries)-1]
+	if m, unmap, ok := r.mapped(last.Off + int64(last.Len)); ok && !noMap {
+		defer unmap()
+		return epoch, readMapped(m, from, asWritten, fn)
+	}
 	r = r.Sequential()
 	defer r.release()
 	// fn does not keep line: one buffer serves every line, kept for the
@@ -441,7 +453,7 @@ func (l *Library) readLines(file string, from int, asWritten bool, fn func(pos i
 			lineBufs.Put(bp)
 		}
 	}()
-	for k := range snap.Entries {
+	for k := range r.s.Entries {
 		// The library's index validated each line's JSON when it read
 		// it: a line that still holds the entry's id is the entry's (as
 		// the ledger reads lines), else Raw's full check applies.
@@ -452,7 +464,7 @@ func (l *Library) readLines(file string, from int, asWritten bool, fn func(pos i
 			}
 			return epoch, err
 		}
-		if err := fn(from+k, &snap.Entries[k], line); err != nil {
+		if err := fn(from+k, &r.s.Entries[k], line); err != nil {
 			return epoch, err
 		}
 		if cap(line) > cap(buf) { // the longest line so far, kept until the file is read
@@ -460,6 +472,42 @@ func (l *Library) readLines(file string, from int, asWritten bool, fn func(pos i
 		}
 	}
 	return epoch, nil
+}
+
+// within reports whether addr is the address of a byte of b.
+func within(b []byte, addr uintptr) bool {
+	start := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	return addr >= start && addr-start < uintptr(len(b))
+}
+
+// readMapped is readLines' loop over a file mapped into memory (lines as
+// written: asWritten), no line copied. A line the file lost since it was
+// mapped (truncated by another program) faults; the fault is taken as
+// the file having changed: ErrChanged.
+func readMapped(r *Reader, from int, asWritten bool, fn func(pos int, e *Entry, line []byte) error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if p := recover(); p != nil {
+			f, fault := p.(interface{ Addr() uintptr })
+			if !fault || !within(r.m, f.Addr()) {
+				panic(p)
+			}
+			err = ErrChanged
+		}
+	}()
+	for k := range r.s.Entries {
+		line, err := r.lineInto(nil, k, true, asWritten)
+		if err != nil {
+			if errors.Is(err, ErrChanged) {
+				continue
+			}
+			return err
+		}
+		if err := fn(from+k, &r.s.Entries[k], line); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ViewFile calls fn with the session of file under the library's read

@@ -3,6 +3,7 @@ package sessions
 import (
 	"bytes"
 	"io"
+	"os"
 	"sync"
 
 	"github.com/piweb/piweb/internal/js"
@@ -154,6 +155,7 @@ type Reader struct {
 	s *Session
 	f io.ReaderAt
 	c io.Closer
+	m []byte // the file mapped into memory (mapped), or nil
 }
 
 // Open returns a Reader over the session's file (or in-memory data).
@@ -179,6 +181,22 @@ func (r *Reader) Session() *Session { return r.s }
 // rather than one system call per line. Raw's checks still apply to every line.
 func (r *Reader) Sequential() *Reader { return &Reader{s: r.s, f: &windowAt{f: r.f}} }
 
+// mapped returns a Reader of the same file whose lines are slices of its
+// first end bytes mapped into memory, not copies, and a func that unmaps
+// them; ok is false where the file cannot be mapped. Reading a line that
+// the file no longer holds (truncated since) faults: see readLines.
+func (r *Reader) mapped(end int64) (m *Reader, unmap func(), ok bool) {
+	f, isFile := r.c.(*os.File)
+	if !isFile || end <= 0 {
+		return nil, nil, false
+	}
+	b, unmap, ok := mapFile(f, end)
+	if !ok {
+		return nil, nil, false
+	}
+	return &Reader{s: r.s, f: bytes.NewReader(b), m: b}, unmap, true
+}
+
 // Close closes the underlying file.
 func (r *Reader) Close() error {
 	if r.c != nil {
@@ -201,21 +219,29 @@ func (r *Reader) rawQuick(i int) ([]byte, error) { return r.line(i, true) }
 func (r *Reader) line(i int, quick bool) ([]byte, error) { return r.lineInto(nil, i, quick, false) }
 
 // lineInto is line reading into buf when it is large enough (the line
-// returned may then be buf's), the line as written when asWritten (not
+// returned may then be buf's, or the mapped file's), the line as written when asWritten (not
 // decoded as pi decodes it: it may hold invalid UTF-8).
 func (r *Reader) lineInto(buf []byte, i int, quick, asWritten bool) ([]byte, error) {
 	e := &r.s.Entries[i]
 	var b []byte
-	if cap(buf) >= e.Len {
-		b = buf[:e.Len]
-	} else {
-		b = make([]byte, e.Len)
-	}
-	if _, err := r.f.ReadAt(b, e.Off); err != nil {
-		if err == io.EOF {
+	if r.m != nil {
+		end := e.Off + int64(e.Len)
+		if e.Off < 0 || end > int64(len(r.m)) {
 			return nil, ErrChanged
 		}
-		return nil, err
+		b = r.m[e.Off:end:end]
+	} else {
+		if cap(buf) >= e.Len {
+			b = buf[:e.Len]
+		} else {
+			b = make([]byte, e.Len)
+		}
+		if _, err := r.f.ReadAt(b, e.Off); err != nil {
+			if err == io.EOF {
+				return nil, ErrChanged
+			}
+			return nil, err
+		}
 	}
 	if e.ID != "" && r.s.Header.Version >= 2 && !(quick && holdsID(b, e.ID)) {
 		var got rawEntry

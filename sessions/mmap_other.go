@@ -1,0 +1,8 @@
+//go:build !unix
+
+package sessions
+
+import "os"
+
+// mapFile is not available here: files are read.
+func mapFile(f *os.File, n int64) (b []byte, unmap func(), ok bool) { return nil, nil, false }

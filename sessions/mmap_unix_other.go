@@ -1,0 +1,5 @@
+//go:build unix && !linux
+
+package sessions
+
+const mapPopulate = 0
