@@ -503,25 +503,51 @@ func (c *Catalog) sync(b *store.Batch, file string, bufs *syncBufs) int {
 	if docN < snap.Entries {
 		ar, docs := &bufs.ar, bufs.docs[:0]
 		ar.reset()
+		// The documents go to the batch every flushText of text, so that
+		// a long file's texts reuse the arena's memory.
+		pending, flushed := 0, false
+		flush := func() {
+			b.AddDocs(file, docs) // which copies the texts it keeps
+			ar.reset()
+			clear(docs)
+			docs, pending = docs[:0], 0
+		}
 		epoch, err := c.lib.ReadLinesAsWritten(file, docN, func(pos int, e *sessions.Entry, line []byte) error {
 			if pos >= snap.Entries {
 				return errStop
+			}
+			if pending >= flushText {
+				flush()
+				flushed = true
+				if testFlushed != nil {
+					testFlushed(file)
+				}
 			}
 			for _, p := range buildPieces(ar, e, line) {
 				docs = append(docs, store.Doc{EntryID: e.ID, Position: pos, Part: p.part, Type: p.typ,
 					Role: p.role, Time: entryTime(e), Project: snap.Project, Text: p.text})
 				text += len(p.text)
+				pending += len(p.text)
 			}
 			return nil
 		})
 		if err != nil && !errors.Is(err, errStop) || epoch != snap.Epoch {
+			if flushed {
+				// Some of what was read is in the batch: the file's record
+				// and documents go, and it is indexed again from the start.
+				b.Delete(file)
+				c.mu.Lock()
+				delete(c.files, file)
+				c.mu.Unlock()
+			}
+			ar.reset()
+			clear(docs)
+			bufs.docs = docs[:0]
 			c.enqueue(file, true) // changed while read: again
 			return 0
 		}
-		b.AddDocs(file, docs) // which copies the texts it keeps
-		ar.reset()
-		clear(docs)
-		bufs.docs = docs[:0]
+		flush()
+		bufs.docs = docs
 		docN = snap.Entries
 	}
 	// Without a kept index (an old-format file, an unfinished last line)
@@ -540,6 +566,12 @@ type syncBufs struct {
 }
 
 var errStop = errors.New("stop")
+
+// flushText is how much text sync gathers before it adds it to the batch.
+var flushText = arenaKeep / 2
+
+// testFlushed, when set, is called after sync added part of file's documents.
+var testFlushed func(file string)
 
 func entryTime(e *sessions.Entry) int64 {
 	if e.Time == sessions.NoTime {
