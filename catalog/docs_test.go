@@ -1,9 +1,11 @@
 package catalog
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -115,4 +117,42 @@ func TestPieces(t *testing.T) {
 		t.Fatalf("only %d entries, %d pieces compared", n, pieceN)
 	}
 	t.Logf("%d files, %d entries, %d pieces", len(files), n, pieceN)
+}
+
+// BenchmarkBuildPieces: buildPieces over every tenth file of the bench
+// tree (sessiontest.BenchTree), the lines read into memory first; SetBytes
+// is the lines' size.
+func BenchmarkBuildPieces(b *testing.B) {
+	root, files, _ := sessiontest.BenchTree(b)
+	files = slices.Clone(files)
+	slices.Sort(files)
+	type entry struct {
+		e    sessions.Entry
+		line []byte
+	}
+	var sample [][]entry
+	var size int64
+	lib := sessions.NewLibrary(root)
+	for k := 0; k < len(files); k += 10 {
+		lib.Refresh(files[k])
+		var es []entry
+		lib.ReadLinesAsWritten(files[k], 0, func(_ int, e *sessions.Entry, line []byte) error {
+			es = append(es, entry{*e, bytes.Clone(line)})
+			size += int64(len(line))
+			return nil
+		})
+		sample = append(sample, es)
+	}
+	b.SetBytes(size)
+	b.ReportAllocs()
+	ar := &textArena{}
+	b.ResetTimer()
+	for range b.N {
+		for _, es := range sample {
+			ar.reset()
+			for k := range es {
+				buildPieces(ar, &es[k].e, es[k].line)
+			}
+		}
+	}
 }
