@@ -121,7 +121,7 @@ func TestPieces(t *testing.T) {
 
 // BenchmarkBuildPieces: buildPieces over every tenth file of the bench
 // tree (sessiontest.BenchTree), the lines read into memory first; SetBytes
-// is the lines' size.
+// is the lines' size; cpu-ms/op counts the GC's work too.
 func BenchmarkBuildPieces(b *testing.B) {
 	root, files, _ := sessiontest.BenchTree(b)
 	files = slices.Clone(files)
@@ -147,6 +147,7 @@ func BenchmarkBuildPieces(b *testing.B) {
 	b.ReportAllocs()
 	ar := &textArena{}
 	b.ResetTimer()
+	defer sessiontest.ReportCPU(b)()
 	for range b.N {
 		for _, es := range sample {
 			ar.reset()
