@@ -8,6 +8,7 @@ import (
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // AppendString appends to dst what String decodes of raw, and String's
@@ -125,6 +126,86 @@ func AppendValidString(dst, raw []byte) ([]byte, bool) {
 			}
 		}
 	}
+}
+
+// AppendValidStringAt is AppendValidString of the string at b[i] in a
+// checked line that also returns the index just past its closing quote:
+// it finds the end as it decodes, 8 bytes at a time, so the string is
+// read once. Given anything else it returns within len(b), ok false
+// when the string does not close or meets a bad escape.
+func AppendValidStringAt(dst, b []byte, i int) (out []byte, end int, ok bool) {
+	if i < 0 || i >= len(b) || b[i] != '"' {
+		return dst, i, false
+	}
+	i++
+	n := len(dst)
+	for {
+		// Copy 8 bytes at a time up to the first quote or backslash (the
+		// lowest byte flagged is exact), then read the escape there.
+		if i+8 > len(b) {
+			break // the end of b: one byte at a time below
+		}
+		if n+8 > cap(dst) {
+			dst = slices.Grow(dst[:n], 8+(len(b)-i)/2)
+		}
+		dst = dst[:cap(dst)]
+		// i+8 <= len(b) and n+8 <= cap(dst): no bounds to check.
+		src, to := unsafe.Pointer(unsafe.SliceData(b)), unsafe.Pointer(unsafe.SliceData(dst))
+		var x, m uint64
+		last := i + min(len(b)-i, len(dst)-n) - 16 // the last i whose next 8 bytes fit too
+		for {
+			x = binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(src, i))[:])
+			binary.LittleEndian.PutUint64((*[8]byte)(unsafe.Add(to, n))[:], x)
+			q := x ^ (lsb * '"')
+			s := x ^ (lsb * '\\')
+			if m = ((q-lsb)&^q | (s-lsb)&^s) & msb; m != 0 || i > last {
+				break
+			}
+			i, n = i+8, n+8
+		}
+		if m == 0 {
+			i, n = i+8, n+8
+			continue
+		}
+		k := bits.TrailingZeros64(m) >> 3
+		i, n = i+k, n+k
+		if b[i] == '"' {
+			return dst[:n], i + 1, true
+		}
+		if e := shortEscape[byte(x>>(8*k+8))]; e != 0 && k < 7 {
+			dst[n] = e
+			i, n = i+2, n+1
+			continue
+		}
+		rest := b[i:]
+		if len(rest) < 2 {
+			return dst[:n], len(b), false
+		}
+		if dst, rest, ok = appendEscape(dst[:n], rest); !ok {
+			return dst, len(b), false
+		}
+		i, n = len(b)-len(rest), len(dst)
+	}
+	dst = dst[:n]
+	for i < len(b) {
+		switch c := b[i]; c {
+		case '"':
+			return dst, i + 1, true
+		case '\\':
+			if i+1 >= len(b) {
+				return dst, len(b), false
+			}
+			rest := b[i:]
+			if dst, rest, ok = appendEscape(dst, rest); !ok {
+				return dst, len(b), false
+			}
+			i = len(b) - len(rest)
+		default:
+			dst = append(dst, c)
+			i++
+		}
+	}
+	return dst, len(b), false
 }
 
 // appendEscape appends what the escape at the start of inner (a
