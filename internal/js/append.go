@@ -139,48 +139,43 @@ func AppendValidStringAt(dst, b []byte, i int) (out []byte, end int, ok bool) {
 	}
 	i++
 	n := len(dst)
-	for {
-		// Copy 8 bytes at a time up to the first quote or backslash (the
-		// lowest byte flagged is exact), then read the escape there.
-		if i+8 > len(b) {
-			break // the end of b: one byte at a time below
-		}
-		if n+8 > cap(dst) {
-			dst = slices.Grow(dst[:n], 8+(len(b)-i)/2)
+	for i+16 <= len(b) {
+		if n+16 > cap(dst) {
+			dst = slices.Grow(dst[:n], 16+(len(b)-i)/2)
 		}
 		dst = dst[:cap(dst)]
-		// i+8 <= len(b) and n+8 <= cap(dst): no bounds to check.
+		// Copy 8 bytes at a time up to the first quote or backslash (the
+		// lowest byte flagged is exact), and decode the usual escapes
+		// there. While i <= last, b holds the 8 bytes at i and one more,
+		// and dst has room for 8 at n (n gains no more than i).
 		src, to := unsafe.Pointer(unsafe.SliceData(b)), unsafe.Pointer(unsafe.SliceData(dst))
-		var x, m uint64
-		last := i + min(len(b)-i, len(dst)-n) - 16 // the last i whose next 8 bytes fit too
-		for {
-			x = binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(src, i))[:])
+		last := min(len(b), len(dst)-n+i) - 16
+		for i <= last {
+			x := binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(src, i))[:])
 			binary.LittleEndian.PutUint64((*[8]byte)(unsafe.Add(to, n))[:], x)
 			q := x ^ (lsb * '"')
 			s := x ^ (lsb * '\\')
-			if m = ((q-lsb)&^q | (s-lsb)&^s) & msb; m != 0 || i > last {
-				break
+			m := ((q-lsb)&^q | (s-lsb)&^s) & msb
+			if m == 0 {
+				i, n = i+8, n+8
+				continue
 			}
-			i, n = i+8, n+8
-		}
-		if m == 0 {
-			i, n = i+8, n+8
-			continue
-		}
-		k := bits.TrailingZeros64(m) >> 3
-		i, n = i+k, n+k
-		if b[i] == '"' {
-			return dst[:n], i + 1, true
-		}
-		if e := shortEscape[byte(x>>(8*k+8))]; e != 0 && k < 7 {
-			dst[n] = e
+			k := bits.TrailingZeros64(m) >> 3
+			i, n = i+k, n+k
+			if *(*byte)(unsafe.Add(src, i)) == '"' {
+				return dst[:n], i + 1, true
+			}
+			e := shortEscape[*(*byte)(unsafe.Add(src, i+1))]
+			if e == 0 {
+				break // \u, or no escape of JSON's
+			}
+			*(*byte)(unsafe.Add(to, n)) = e
 			i, n = i+2, n+1
+		}
+		if i > last {
 			continue
 		}
 		rest := b[i:]
-		if len(rest) < 2 {
-			return dst[:n], len(b), false
-		}
 		if dst, rest, ok = appendEscape(dst[:n], rest); !ok {
 			return dst, len(b), false
 		}
