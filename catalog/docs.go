@@ -210,7 +210,11 @@ func (d *decoder) pieces(e *sessions.Entry, line []byte) []piece {
 				case sessions.BlockThinking:
 					add(k, "thinking", "assistant", d.text(bl.thinking, bl.dThinking))
 				case sessions.BlockToolCall:
-					add(k, "toolCall", "tool", d.appendToolCall(nil, bl.name, bl.args))
+					if bl.dCall.at > 0 {
+						add(k, "toolCall", "tool", d.buf[bl.dCall.at:bl.dCall.end])
+					} else {
+						add(k, "toolCall", "tool", d.appendToolCall(nil, bl.name, bl.args))
+					}
 				}
 			})
 			add(partError, "error", "assistant", d.text(m.errorMessage, m.dErrorMessage))
@@ -431,8 +435,16 @@ func (c *contentVal) walk(d *decoder, vs int) int {
 			case "thinking":
 				return d.member(&bl.thinking, &bl.dThinking, vs, "\n")
 			case "name":
-				return span(&bl.name, line, vs)
+				bl.dCall = dec{}
+				return d.member(&bl.name, &bl.dName, vs, "\n")
 			case "arguments":
+				bl.dCall = dec{}
+				if bl.dName.at > 0 && bl.dName.end == len(d.buf) {
+					if end, ok := d.args(vs); ok { // right after the name
+						bl.args, bl.dCall = line[vs:end], dec{pre: bl.dName.pre, at: bl.dName.at, end: len(d.buf)}
+						return end
+					}
+				}
 				return span(&bl.args, line, vs)
 			}
 			return 0
@@ -440,6 +452,47 @@ func (c *contentVal) walk(d *decoder, vs int) int {
 	})
 	c.raw, c.walked = line[vs:end], true
 	return end
+}
+
+// args decodes the arguments object at d.line[vs:] into d.buf as
+// appendToolCall writes them, and returns its end; ok is false (d.buf
+// as it was) for those appendToolCall reads another way: not an object,
+// a key that is not valid UTF-8, a repeated key.
+func (d *decoder) args(vs int) (int, bool) {
+	line, start := d.line, len(d.buf)
+	if line[vs] != '{' {
+		return 0, false
+	}
+	var kbuf [8][]byte
+	keys, ok := kbuf[:0], true
+	end := walkObject(line, vs, func(key []byte, vs int) int {
+		if !ok || !utf8.Valid(key) {
+			ok = false
+			return 0
+		}
+		k := js.KeyBytes(key)
+		for _, p := range keys {
+			if bytes.Equal(p, k) {
+				ok = false
+				return 0
+			}
+		}
+		keys = append(keys, k)
+		d.buf = append(append(append(d.buf, '\n'), k...), ": "...)
+		if line[vs] != '"' {
+			end := js.Skip(line, vs)
+			d.buf = append(d.buf, line[vs:end]...)
+			return end
+		}
+		buf, end, sok := js.AppendValidStringAt(d.buf, line, vs)
+		ok = ok && sok
+		d.buf = buf
+		return end
+	})
+	if !ok {
+		d.buf = d.buf[:start]
+	}
+	return end, ok
 }
 
 // blockType is js.Str of a block's type, without allocating for the
@@ -533,7 +586,8 @@ func walkArray(b []byte, i int, fn func(es int) int) int {
 type block struct {
 	typ                        string
 	text, thinking, name, args []byte
-	dText, dThinking           dec
+	dText, dThinking, dName    dec
+	dCall                      dec // the whole tool call's text (appendToolCall)
 }
 
 // eachBlock calls fn with each object block of content (a string is one

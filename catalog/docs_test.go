@@ -44,6 +44,15 @@ var oddLines = []string{
 	`{"type":"custom_message","id":"d6","parentId":"d5","timestamp":"2026-01-01T00:00:24.000Z","customType":"c","content":[{"type":"text","text":"x"}],"content":"replaced"}`,
 	`{ "type" : "message" , "id" : "d7" , "parentId" : "d6" , "timestamp" : "2026-01-01T00:00:25.000Z" , "message" : { "role" : "assistant" , "content" : [ { "type" : "text" , "text" : "spaced" } , { } ] } }`,
 	`{"type":"message","id":"d8","parentId":"d7","timestamp":"2026-01-01T00:00:26.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"t","name":"edit","arguments":{"path":"a.go","p\u0061th":"b.go","x":null,"y":[1,{"z":"w"}],"path":"c.go","k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k1":"again"}}]}}`,
+	`{"type":"message","id":"o1","parentId":"d8","timestamp":"2026-01-01T00:00:27.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"t","name":"n\u0061me","arguments":{ "p\u0061th" : "x\ty" , "n":[1, 2],"o":{"a":"b\"}"},"e":"","u":"\ud83d\ude00","z":null}},{"type":"toolCall","arguments":{"a":"1"},"name":"after"},{"type":"toolCall","name":"twice","arguments":{"a":"1"},"arguments":{"b":"2"}},{"type":"toolCall","name":7,"arguments":{}},{"type":"toolCall","name":"x","arguments":"no object"}]}}`,
+	`{"type":"message","id":"o2","parentId":"o1","timestamp":"2026-01-01T00:00:28.000Z","message":{"role":"bashExecution","output":"out\n","command":"cmd"}}`,
+	`{"type":"message","id":"o3","parentId":"o2","timestamp":"2026-01-01T00:00:29.000Z","message":{"role":"toolResult","content":[{"type":"text","text":"first"}],"toolName":"after"}}`,
+	`{"type":"message","id":"o4","parentId":"o3","timestamp":"2026-01-01T00:00:30.000Z","message":{"role":"toolResult","toolName":"t","content":"a string\n"}}`,
+	`{"type":"message","id":"o5","parentId":"o4","timestamp":"2026-01-01T00:00:31.000Z","message":{"role":"user","content":[{"type":"text","text":"a"},{"type":"image","mimeType":"image/png","data":"AAAA"},{"text":"b","type":"text"},{"type":"text","text":"c"},{"type":"thinking","thinking":"no"},{"type":"text","text":"d"}]}}`,
+	`{"type":"custom_message","id":"o6","parentId":"o5","timestamp":"2026-01-01T00:00:32.000Z","content":[{"type":"text","text":"x"}],"customType":"late"}`,
+	`{"type":"message","id":"o7","parentId":"o6","timestamp":"2026-01-01T00:00:33.000Z","message":{"role":"bashExecution","command":null,"output":5}}`,
+	`{"type":"message","id":"o8","parentId":"o7","timestamp":"2026-01-01T00:00:34.000Z","message":{"role":"toolResult","toolName":"t","content":[{"type":"image","data":"AAAA"}]}}`,
+	`{"type":"message","id":"o9","parentId":"o8","timestamp":"2026-01-01T00:00:35.000Z","message":{"role":"assistant","content":"just a string \"q\""}}`,
 	`{"type":"model_change","id":"mc","parentId":"n1","timestamp":"2026-01-01T00:00:14.000Z","provider":"p","modelId":"m-1"}`,
 }
 
