@@ -228,3 +228,31 @@ func FuzzAppendStringAt(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSkipString: skipString ends a string where the first quote that
+// an even run of backslashes precedes ends it, as it did before it read
+// the first bytes 8 at a time, whatever follows.
+func FuzzSkipString(f *testing.F) {
+	for _, s := range []string{`"a"`, `"0123456789abcdefghij"x`, `"abc\"def"`, `"ab\\"cd"`, `"`, `"\`, strings.Repeat(`\"`, 20) + `"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		b := append([]byte{'"'}, data...)
+		want := len(b)
+		for j := 1; j < len(b); j++ {
+			if b[j] == '"' {
+				n := 0
+				for p := j - 1; p > 0 && b[p] == '\\'; p-- {
+					n++
+				}
+				if n%2 == 0 {
+					want = j + 1
+					break
+				}
+			}
+		}
+		if got := skipString(b, 0); got != want {
+			t.Fatalf("skipString(%q) = %d, want %d", b, got, want)
+		}
+	})
+}
