@@ -38,7 +38,7 @@ func pieces(e *sessions.Entry, line []byte) []piece {
 // for the store, which reads texts holding invalid UTF-8 as pi does: their
 // strings are decoded without checking their UTF-8 (js.AppendValidString),
 // as the pass over the line meets them, and their texts are in ar's
-// memory, until ar is reset.
+// memory, until ar is reset; the slice is ar's too, until the next call.
 func buildPieces(ar *textArena, e *sessions.Entry, line []byte) []piece {
 	return (&decoder{str: js.AppendValidString, ar: ar, asWritten: true}).pieces(e, line)
 }
@@ -73,6 +73,7 @@ type textArena struct {
 	chunks [][]byte
 	cur    int     // the chunk being filled
 	blocks []block // a line's content blocks, for the next line
+	out    []piece // a line's pieces (buildPieces), for the next line
 }
 
 const arenaChunk = 1 << 20
@@ -121,6 +122,10 @@ func (a *textArena) reset() {
 
 func (d *decoder) pieces(e *sessions.Entry, line []byte) []piece {
 	var out []piece
+	if d.ar != nil {
+		out = d.ar.out[:0]
+		defer func() { d.ar.out = out }()
+	}
 	add := func(part int, typ, role string, text []byte) {
 		if len(bytes.TrimSpace(text)) != 0 {
 			out = append(out, piece{part, typ, role, own(text)})

@@ -105,7 +105,7 @@ func TestPieces(t *testing.T) {
 		// them all once the file is read, read as the store reads them.
 		var built, wants [][]piece
 		lib.ReadLinesAsWritten(abs, 0, func(pos int, e *sessions.Entry, line []byte) error {
-			ps := buildPieces(ar, e, line)
+			ps := append([]piece(nil), buildPieces(ar, e, line)...)
 			for k := range ps {
 				ps[k].text = string(js.ToValidUTF8([]byte(ps[k].text)))
 			}
