@@ -285,12 +285,13 @@ func (d *decoder) joined(a, b dec) ([]byte, bool) {
 	return d.buf[a.pre:b.end], true
 }
 
-// content returns the decoded string line (when line is not nil) and a
-// newline, then the text blocks of c joined by newlines: where the pass
-// decoded them one after the other, else decoded now (appendContent).
+// content returns the decoded string line and a newline (when at, where
+// the pass decoded line, is not nil), then the text blocks of c joined by
+// newlines: where the pass decoded them one after the other, else
+// decoded now (appendContent).
 func (d *decoder) content(line []byte, at *dec, c *contentVal) []byte {
 	from, end := -1, -1
-	if line != nil {
+	if at != nil {
 		if at.at == 0 {
 			return d.appendContent(d.appendLine(nil, line, c), c)
 		}
@@ -316,9 +317,9 @@ func (d *decoder) content(line []byte, at *dec, c *contentVal) []byte {
 			}
 		}
 	}
-	if !inPlace || line != nil && end == at.end {
+	if !inPlace || at != nil && end == at.end {
 		// Not decoded one after the other, or no text after line's newline.
-		if line != nil {
+		if at != nil {
 			return d.appendContent(d.appendLine(nil, line, c), c)
 		}
 		return d.appendContent(nil, c)

@@ -166,3 +166,42 @@ func BenchmarkBuildPieces(b *testing.B) {
 		}
 	}
 }
+
+// FuzzBuildPieces: buildPieces and pieces of any line the library could
+// have checked give what refPieces gives, the entry's type and role read
+// from the line.
+func FuzzBuildPieces(f *testing.F) {
+	for _, l := range oddLines {
+		f.Add([]byte(l))
+	}
+	for _, l := range strings.Split(sessiontest.String(1, 40, sessiontest.Options{}), "\n") {
+		f.Add([]byte(l))
+	}
+	ar := &textArena{}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		end, err := js.EachMember(line, 0, func(js.Member) {})
+		if err != nil || js.SkipWS(line, end) != len(line) {
+			return
+		}
+		e := &sessions.Entry{}
+		typ, _ := js.Lookup(line, "type")
+		e.Type = js.Str(typ)
+		if msg, ok := js.Lookup(line, "message"); ok && msg[0] == '{' {
+			role, _ := js.Lookup(msg, "role")
+			e.Role = js.Str(role)
+		}
+		valid := js.ToValidUTF8(line)
+		want := refPieces(e, valid)
+		if got := pieces(e, valid); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: pieces\n%+v\nrefPieces\n%+v", line, got, want)
+		}
+		ar.reset()
+		got := append([]piece(nil), buildPieces(ar, e, line)...)
+		for k := range got {
+			got[k].text = string(js.ToValidUTF8([]byte(got[k].text)))
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: buildPieces\n%+v\nrefPieces\n%+v", line, got, want)
+		}
+	})
+}
