@@ -106,8 +106,10 @@ func (a *textArena) giveBack(b []byte) {
 const arenaKeep = 16 << 20
 
 // reset makes all the memory free again (what alloc gave is overwritten);
-// it keeps chunks up to arenaKeep bytes.
+// it keeps chunks up to arenaKeep bytes, and forgets the last line.
 func (a *textArena) reset() {
+	clear(a.blocks[:cap(a.blocks)])
+	clear(a.out[:cap(a.out)])
 	kept := 0
 	for k := range a.chunks {
 		if kept += cap(a.chunks[k]); kept > arenaKeep {
