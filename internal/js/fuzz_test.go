@@ -194,10 +194,10 @@ func FuzzLongString(f *testing.F) {
 }
 
 // FuzzAppendStringAt: AppendValidStringAt decodes the string a checked
-// line holds at its offset as AppendValidString does (as String does
-// when its UTF-8 is valid) and ends where ScanString ends; given
-// anything else it returns, within the line, writing no more bytes
-// than it read.
+// line holds at its offset as AppendValidString does (as String and
+// encoding/json do when its UTF-8 is valid) and ends where ScanString
+// ends; given anything else it returns, within the line, writing no
+// more bytes than it read.
 func FuzzAppendStringAt(f *testing.F) {
 	for _, s := range []string{`"a\nb"`, `"\ud83d\ude00"`, `"\ud83d"`, `"\ud83d\u0041"`, `"\u00e9\t\\\/"`, "\"\xff\"", `"\q"`,
 		"\"a\x01\"", `"\"`, `"x\"y"`, `"plain"`, `x`, `"`, `""`, "\"a\\nb\xe6\"", "\"\\u12\"", `"\u0000\b\f\r"`,
@@ -225,6 +225,10 @@ func FuzzAppendStringAt(f *testing.F) {
 		}
 		if s, sok := String(raw); utf8.Valid(raw) && (!sok || string(got) != "prefix"+s) {
 			t.Fatalf("%q: AppendValidStringAt %q, String %q %v", raw, got, s, sok)
+		}
+		var s string
+		if utf8.Valid(raw) && json.Unmarshal(raw, &s) == nil && string(got) != "prefix"+s {
+			t.Fatalf("%q: AppendValidStringAt %q, encoding/json %q", raw, got, s)
 		}
 	})
 }
