@@ -97,8 +97,8 @@ func (a *textArena) giveBack(b []byte) {
 		return
 	}
 	c := a.chunks[a.cur]
-	if unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), cap(b)) == unsafe.Add(unsafe.Pointer(unsafe.SliceData(c)), len(c)) && cap(b) <= len(c) {
-		a.chunks[a.cur] = c[:len(c)-(cap(b)-len(b))]
+	if k := len(c) - cap(b); k >= 0 && cap(b) > 0 && &c[k] == &b[:1][0] {
+		a.chunks[a.cur] = c[:k+len(b)]
 	}
 }
 
