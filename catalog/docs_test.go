@@ -205,3 +205,21 @@ func FuzzBuildPieces(f *testing.F) {
 		}
 	})
 }
+
+// TestArenaGiveBack: what a line's buffer leaves goes back to the arena,
+// unless the buffer grew out of it.
+func TestArenaGiveBack(t *testing.T) {
+	var a textArena
+	b := append(a.alloc(100), "0123456789"...)
+	a.giveBack(b)
+	c := append(a.alloc(10), "abc"...)
+	if &a.chunks[0][10] != &c[0] || string(a.chunks[0][:13]) != "0123456789abc" {
+		t.Fatalf("after giveBack, alloc gave %p, not the byte after the kept 10 (%p)", &c[0], &a.chunks[0][10])
+	}
+	grown := append(a.alloc(4), "more than four"...)
+	n := len(a.chunks[0])
+	a.giveBack(grown)
+	if len(a.chunks[0]) != n {
+		t.Fatalf("giveBack of a grown buffer gave back %d bytes", n-len(a.chunks[0]))
+	}
+}
