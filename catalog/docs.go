@@ -31,28 +31,36 @@ const (
 // pass over the line and one over its message, and decodes each piece's
 // text straight into a string of its own (no piece aliases line).
 func pieces(e *sessions.Entry, line []byte) []piece {
-	return decoder{str: js.AppendString}.pieces(e, line)
+	return (&decoder{str: js.AppendString}).pieces(e, line)
 }
 
 // buildPieces is pieces of a line as written (Library.ReadLinesAsWritten)
 // for the store, which reads texts holding invalid UTF-8 as pi does: their
 // strings are decoded without checking their UTF-8 (js.AppendValidString),
-// and their texts are in ar's memory, until ar is reset.
+// as the pass over the line meets them, and their texts are in ar's
+// memory, until ar is reset; the slice is ar's too, until the next call.
 func buildPieces(ar *textArena, e *sessions.Entry, line []byte) []piece {
-	return decoder{str: js.AppendValidString, ar: ar, asWritten: true}.pieces(e, line)
+	return (&decoder{str: js.AppendValidString, ar: ar, asWritten: true}).pieces(e, line)
 }
 
 // decoder decodes the strings of pieces with str (js.AppendString, or
 // js.AppendValidString for the store: asWritten), into memory of their
-// own or from ar.
+// own or from ar. With ar, the pass over a line decodes the strings it
+// reads into buf as it meets them (see dec).
 type decoder struct {
 	str       func(dst, raw []byte) ([]byte, bool)
 	ar        *textArena
 	asWritten bool
+	line, buf []byte
 }
 
+// dec is where the pass decoded a value into the decoder's buf: a
+// separator at buf[pre:at] ("\n", or "$ " before a command), then its
+// text, buf[at:end] (none when not a string). at is 0 when not decoded.
+type dec struct{ pre, at, end int }
+
 // alloc returns an empty buffer for about n bytes.
-func (d decoder) alloc(n int) []byte {
+func (d *decoder) alloc(n int) []byte {
 	if d.ar == nil {
 		return make([]byte, 0, n)
 	}
@@ -63,7 +71,9 @@ func (d decoder) alloc(n int) []byte {
 // from chunks it keeps from file to file: the store copies what it keeps.
 type textArena struct {
 	chunks [][]byte
-	cur    int // the chunk being filled
+	cur    int     // the chunk being filled
+	blocks []block // a line's content blocks, for the next line
+	out    []piece // a line's pieces (buildPieces), for the next line
 }
 
 const arenaChunk = 1 << 20
@@ -80,12 +90,26 @@ func (a *textArena) alloc(n int) []byte {
 	return a.chunks[a.cur][:0:n]
 }
 
+// giveBack returns to the arena what it gave last beyond b's length,
+// b being that buffer (or a buffer grown out of it, which keeps it all).
+func (a *textArena) giveBack(b []byte) {
+	if a.cur >= len(a.chunks) {
+		return
+	}
+	c := a.chunks[a.cur]
+	if k := len(c) - cap(b); k >= 0 && cap(b) > 0 && &c[k] == &b[:1][0] {
+		a.chunks[a.cur] = c[:k+len(b)]
+	}
+}
+
 // arenaKeep is how much memory a reset arena keeps.
 const arenaKeep = 16 << 20
 
 // reset makes all the memory free again (what alloc gave is overwritten);
-// it keeps chunks up to arenaKeep bytes.
+// it keeps chunks up to arenaKeep bytes, and forgets the last line.
 func (a *textArena) reset() {
+	clear(a.blocks[:cap(a.blocks)])
+	clear(a.out[:cap(a.out)])
 	kept := 0
 	for k := range a.chunks {
 		if kept += cap(a.chunks[k]); kept > arenaKeep {
@@ -98,8 +122,12 @@ func (a *textArena) reset() {
 	a.cur = 0
 }
 
-func (d decoder) pieces(e *sessions.Entry, line []byte) []piece {
+func (d *decoder) pieces(e *sessions.Entry, line []byte) []piece {
 	var out []piece
+	if d.ar != nil {
+		out = d.ar.out[:0]
+		defer func() { d.ar.out = out }()
+	}
 	add := func(part int, typ, role string, text []byte) {
 		if len(bytes.TrimSpace(text)) != 0 {
 			out = append(out, piece{part, typ, role, own(text)})
@@ -110,25 +138,68 @@ func (d decoder) pieces(e *sessions.Entry, line []byte) []piece {
 			out = append(out, piece{part, typ, role, text})
 		}
 	}
+	switch e.Type {
+	case sessions.TypeLabel:
+		addString(0, "label", "label", e.Label())
+		return out
+	case sessions.TypeSessionInfo:
+		addString(0, "name", "name", e.Text)
+		return out
+	case sessions.TypeModelChange:
+		addString(0, "model", "model", e.Text)
+		return out
+	case sessions.TypeMessage, sessions.TypeCustomMessage, sessions.TypeCompaction, sessions.TypeBranchSummary:
+	default:
+		return out // no text searched
+	}
 	// One pass over the line: the message and content blocks are read
-	// where they stand, not skipped first and read again.
+	// where they stand, not skipped first and read again; with an arena,
+	// the strings are decoded there too, into one buffer of the line's
+	// size (nothing decodes longer than written), of which what is left
+	// goes back to the arena after the pass.
+	d.line = line
+	if d.ar != nil {
+		d.buf = d.ar.alloc(len(line) + 16)
+	}
 	var summary, customType []byte
+	var dSummary, dCustomType dec
 	var content contentVal
 	var m msgFields
+	if d.ar != nil {
+		m.content.blocks = d.ar.blocks[:0]
+		content.blocks = d.ar.blocks[:0]
+	}
+	message := e.Type == sessions.TypeMessage
 	walkObject(line, 0, func(key []byte, vs int) int {
 		switch string(js.KeyBytes(key)) {
 		case "message": // a later one replaces an earlier, as in JSON.parse
-			m = msgFields{}
-			return m.walk(line, vs)
+			if message {
+				m = msgFields{content: contentVal{blocks: m.content.blocks[:0]}}
+				return m.walk(d, vs)
+			}
 		case "summary":
-			return span(&summary, line, vs)
+			if !message {
+				return d.member(&summary, &dSummary, vs, "\n")
+			}
 		case "customType":
-			return span(&customType, line, vs)
+			if !message {
+				return d.member(&customType, &dCustomType, vs, "\n")
+			}
 		case "content":
-			return content.walk(line, vs)
+			if !message {
+				return content.walk(d, vs)
+			}
 		}
 		return 0
 	})
+	if d.ar != nil {
+		if message {
+			d.ar.blocks = m.content.blocks[:0]
+		} else {
+			d.ar.blocks = content.blocks[:0]
+		}
+		d.ar.giveBack(d.buf)
+	}
 	switch e.Type {
 	case sessions.TypeMessage:
 		role := e.Role
@@ -137,22 +208,30 @@ func (d decoder) pieces(e *sessions.Entry, line []byte) []piece {
 		}
 		switch role {
 		case sessions.RoleUser:
-			add(0, "text", "user", d.appendContent(nil, m.content))
+			add(0, "text", "user", d.content(nil, nil, &m.content))
 		case sessions.RoleAssistant:
-			eachBlock(m.content, func(k int, bl *block) {
+			eachBlock(&m.content, func(k int, bl *block) {
 				switch bl.typ {
 				case sessions.BlockText:
-					add(k, "text", "assistant", d.decode(nil, bl.text))
+					add(k, "text", "assistant", d.text(bl.text, bl.dText))
 				case sessions.BlockThinking:
-					add(k, "thinking", "assistant", d.decode(nil, bl.thinking))
+					add(k, "thinking", "assistant", d.text(bl.thinking, bl.dThinking))
 				case sessions.BlockToolCall:
-					add(k, "toolCall", "tool", d.appendToolCall(nil, bl.name, bl.args))
+					if bl.dCall.at > 0 {
+						add(k, "toolCall", "tool", d.buf[bl.dCall.at:bl.dCall.end])
+					} else {
+						add(k, "toolCall", "tool", d.appendToolCall(nil, bl.name, bl.args))
+					}
 				}
 			})
-			add(partError, "error", "assistant", d.decode(nil, m.errorMessage))
+			add(partError, "error", "assistant", d.text(m.errorMessage, m.dErrorMessage))
 		case sessions.RoleToolResult:
-			add(0, "toolResult", "tool", d.appendContent(d.appendLine(nil, m.toolName, m.content), m.content))
+			add(0, "toolResult", "tool", d.content(m.toolName, &m.dToolName, &m.content))
 		case sessions.RoleBash:
+			if t, ok := d.joined(m.dCommand, m.dOutput); ok {
+				add(0, "bash", "bash", t)
+				break
+			}
 			b := d.alloc(3 + len(m.command) + len(m.output))
 			b = append(b, "$ "...)
 			b, _ = d.str(b, m.command)
@@ -160,25 +239,20 @@ func (d decoder) pieces(e *sessions.Entry, line []byte) []piece {
 			b, _ = d.str(b, m.output)
 			add(0, "bash", "bash", b)
 		case sessions.RoleBranchSummary, sessions.RoleCompactionSummary:
-			add(0, role, "summary", d.decode(nil, m.summary))
+			add(0, role, "summary", d.text(m.summary, m.dSummary))
 		case sessions.RoleCustom, "hookMessage":
-			add(0, "custom", "custom", d.appendContent(d.appendLine(nil, m.customType, m.content), m.content))
+			add(0, "custom", "custom", d.content(m.customType, &m.dCustomType, &m.content))
 		default:
-			add(0, "text", role, d.appendContent(nil, m.content))
+			add(0, "text", role, d.content(nil, nil, &m.content))
 		}
 	case sessions.TypeCustomMessage:
-		add(0, "custom", "custom", d.appendContent(d.appendLine(nil, customType, content), content))
+		add(0, "custom", "custom", d.content(customType, &dCustomType, &content))
 	case sessions.TypeCompaction:
-		add(0, "compaction", "summary", d.decode(nil, summary))
+		add(0, "compaction", "summary", d.text(summary, dSummary))
 	case sessions.TypeBranchSummary:
-		add(0, "branchSummary", "summary", d.decode(nil, summary))
-	case sessions.TypeLabel:
-		addString(0, "label", "label", e.Label())
-	case sessions.TypeSessionInfo:
-		addString(0, "name", "name", e.Text)
-	case sessions.TypeModelChange:
-		addString(0, "model", "model", e.Text)
+		add(0, "branchSummary", "summary", d.text(summary, dSummary))
 	}
+	d.line, d.buf = nil, nil
 	return out
 }
 
@@ -187,7 +261,7 @@ func own(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // decode appends the decoded string raw (js.Str) to dst, allocating it
 // once at about its size when dst is nil.
-func (d decoder) decode(dst, raw []byte) []byte {
+func (d *decoder) decode(dst, raw []byte) []byte {
 	if dst == nil {
 		dst = d.alloc(len(raw))
 	}
@@ -195,9 +269,72 @@ func (d decoder) decode(dst, raw []byte) []byte {
 	return dst
 }
 
+// text returns the decoded string raw: where the pass decoded it (at),
+// else decoded now.
+func (d *decoder) text(raw []byte, at dec) []byte {
+	if at.at > 0 {
+		return d.buf[at.at:at.end]
+	}
+	return d.decode(nil, raw)
+}
+
+// joined returns the texts of a and b joined by b's separator, a's
+// separator before them, when the pass decoded them one after the other.
+func (d *decoder) joined(a, b dec) ([]byte, bool) {
+	if a.at == 0 || b.at == 0 || b.pre != a.end {
+		return nil, false
+	}
+	return d.buf[a.pre:b.end], true
+}
+
+// content returns the decoded string line and a newline (when at, where
+// the pass decoded line, is not nil), then the text blocks of c joined by
+// newlines: where the pass decoded them one after the other, else
+// decoded now (appendContent).
+func (d *decoder) content(line []byte, at *dec, c *contentVal) []byte {
+	from, end := -1, -1
+	if at != nil {
+		if at.at == 0 {
+			return d.appendContent(d.appendLine(nil, line, c), c)
+		}
+		from, end = at.at, at.end
+	}
+	inPlace := true
+	next := func(t dec) {
+		switch {
+		case t.at == 0 || end >= 0 && t.pre != end:
+			inPlace = false
+		case from < 0:
+			from = t.at
+		}
+		end = t.end
+	}
+	switch {
+	case len(c.raw) > 0 && c.raw[0] == '"':
+		next(c.dStr)
+	case c.walked:
+		for k := range c.blocks {
+			if bl := &c.blocks[k]; bl.typ == sessions.BlockText {
+				next(bl.dText)
+			}
+		}
+	}
+	if !inPlace || at != nil && end == at.end {
+		// Not decoded one after the other, or no text after line's newline.
+		if at != nil {
+			return d.appendContent(d.appendLine(nil, line, c), c)
+		}
+		return d.appendContent(nil, c)
+	}
+	if from < 0 {
+		return nil
+	}
+	return d.buf[from:end]
+}
+
 // appendLine starts a piece with the decoded string raw and a newline,
 // leaving room for the decoded content after it.
-func (d decoder) appendLine(dst, raw []byte, content contentVal) []byte {
+func (d *decoder) appendLine(dst, raw []byte, content *contentVal) []byte {
 	if dst == nil {
 		dst = d.alloc(len(raw) + 1 + contentSize(content))
 	}
@@ -205,14 +342,46 @@ func (d decoder) appendLine(dst, raw []byte, content contentVal) []byte {
 	return append(dst, '\n')
 }
 
-// msgFields are the members of a message search reads, as written.
+// member sets *v to the value at d.line[vs:] and returns its end; with an
+// arena, *at to where it decodes, after sep, into d.buf (a value other
+// than a string has no text there, only sep).
+func (d *decoder) member(v *[]byte, at *dec, vs int, sep string) int {
+	if d.ar == nil {
+		return span(v, d.line, vs)
+	}
+	pre := len(d.buf)
+	d.buf = append(d.buf, sep...)
+	t := dec{pre: pre, at: len(d.buf)}
+	if d.line[vs] != '"' {
+		end := span(v, d.line, vs)
+		t.end = t.at
+		*at = t
+		return end
+	}
+	buf, end, ok := js.AppendValidStringAt(d.buf, d.line, vs)
+	if !ok { // not a line that was checked: decoded apart
+		end = span(v, d.line, vs)
+		*at = dec{}
+		d.buf = d.buf[:pre]
+		return end
+	}
+	d.buf = buf
+	t.end = len(buf)
+	*v, *at = d.line[vs:end], t
+	return end
+}
+
+// msgFields are the members of a message search reads, as written, and
+// where the pass decoded them (buildPieces).
 type msgFields struct {
 	role, toolName, command, output, errorMessage, customType, summary []byte
+	dToolName, dCommand, dOutput, dErrorMessage, dCustomType, dSummary dec
 	content                                                            contentVal
 }
 
 // walk reads the message object at line[vs:] and returns its end.
-func (m *msgFields) walk(line []byte, vs int) int {
+func (m *msgFields) walk(d *decoder, vs int) int {
+	line := d.line
 	if line[vs] != '{' {
 		return 0 // no members
 	}
@@ -221,66 +390,133 @@ func (m *msgFields) walk(line []byte, vs int) int {
 		case "role":
 			return span(&m.role, line, vs)
 		case "content":
-			return m.content.walk(line, vs)
+			return m.content.walk(d, vs)
 		case "toolName":
-			return span(&m.toolName, line, vs)
+			return d.member(&m.toolName, &m.dToolName, vs, "\n")
 		case "command":
-			return span(&m.command, line, vs)
+			return d.member(&m.command, &m.dCommand, vs, "$ ")
 		case "output":
-			return span(&m.output, line, vs)
+			return d.member(&m.output, &m.dOutput, vs, "\n")
 		case "errorMessage":
-			return span(&m.errorMessage, line, vs)
+			return d.member(&m.errorMessage, &m.dErrorMessage, vs, "\n")
 		case "customType":
-			return span(&m.customType, line, vs)
+			return d.member(&m.customType, &m.dCustomType, vs, "\n")
 		case "summary":
-			return span(&m.summary, line, vs)
+			return d.member(&m.summary, &m.dSummary, vs, "\n")
 		}
 		return 0
 	})
 }
 
 // contentVal is a content value as written, and its object blocks when
-// it is an array (walked), read in the same pass as the line.
+// it is an array (walked), read in the same pass as the line; dStr is
+// where the pass decoded it when a string.
 type contentVal struct {
 	raw    []byte
+	dStr   dec
 	blocks []block
 	walked bool
 }
 
 // walk reads the content value at line[vs:] and returns its end.
-func (c *contentVal) walk(line []byte, vs int) int {
+func (c *contentVal) walk(d *decoder, vs int) int {
+	line := d.line
 	*c = contentVal{blocks: c.blocks[:0]}
 	if line[vs] != '[' {
-		return span(&c.raw, line, vs)
+		return d.member(&c.raw, &c.dStr, vs, "\n")
 	}
 	end := walkArray(line, vs, func(es int) int {
 		if line[es] != '{' {
 			return 0
 		}
-		var bl block
-		end := walkObject(line, es, func(key []byte, vs int) int {
+		c.blocks = append(c.blocks, block{})
+		bl := &c.blocks[len(c.blocks)-1]
+		return walkObject(line, es, func(key []byte, vs int) int {
 			switch string(js.KeyBytes(key)) {
 			case "type":
 				var typ []byte
 				end := span(&typ, line, vs)
-				bl.typ = js.Str(typ)
+				bl.typ = blockType(typ)
 				return end
 			case "text":
-				return span(&bl.text, line, vs)
+				return d.member(&bl.text, &bl.dText, vs, "\n")
 			case "thinking":
-				return span(&bl.thinking, line, vs)
+				return d.member(&bl.thinking, &bl.dThinking, vs, "\n")
 			case "name":
-				return span(&bl.name, line, vs)
+				bl.dCall = dec{}
+				return d.member(&bl.name, &bl.dName, vs, "\n")
 			case "arguments":
+				bl.dCall = dec{}
+				if bl.dName.at > 0 && bl.dName.end == len(d.buf) {
+					if end, ok := d.args(vs); ok { // right after the name
+						bl.args, bl.dCall = line[vs:end], dec{pre: bl.dName.pre, at: bl.dName.at, end: len(d.buf)}
+						return end
+					}
+				}
 				return span(&bl.args, line, vs)
 			}
 			return 0
 		})
-		c.blocks = append(c.blocks, bl)
-		return end
 	})
 	c.raw, c.walked = line[vs:end], true
 	return end
+}
+
+// args decodes the arguments object at d.line[vs:] into d.buf as
+// appendToolCall writes them, and returns its end; ok is false (d.buf
+// as it was) for those appendToolCall reads another way: not an object,
+// a key that is not valid UTF-8, a repeated key.
+func (d *decoder) args(vs int) (int, bool) {
+	line, start := d.line, len(d.buf)
+	if line[vs] != '{' {
+		return 0, false
+	}
+	var kbuf [8][]byte
+	keys, ok := kbuf[:0], true
+	end := walkObject(line, vs, func(key []byte, vs int) int {
+		if !ok || !utf8.Valid(key) {
+			ok = false
+			return 0
+		}
+		k := js.KeyBytes(key)
+		for _, p := range keys {
+			if bytes.Equal(p, k) {
+				ok = false
+				return 0
+			}
+		}
+		keys = append(keys, k)
+		d.buf = append(append(append(d.buf, '\n'), k...), ": "...)
+		if line[vs] != '"' {
+			end := js.Skip(line, vs)
+			d.buf = append(d.buf, line[vs:end]...)
+			return end
+		}
+		buf, end, sok := js.AppendValidStringAt(d.buf, line, vs)
+		ok = ok && sok
+		d.buf = buf
+		return end
+	})
+	if !ok {
+		d.buf = d.buf[:start]
+	}
+	return end, ok
+}
+
+// blockType is js.Str of a block's type, without allocating for the
+// usual ones.
+func blockType(raw []byte) string {
+	switch string(raw) {
+	case `"text"`:
+		return sessions.BlockText
+	case `"thinking"`:
+		return sessions.BlockThinking
+	case `"toolCall"`:
+		return sessions.BlockToolCall
+	case `"image"`:
+		return "image"
+	}
+	return js.Str(raw)
 }
 
 // span sets *v to the value at line[vs:] and returns its end.
@@ -353,16 +589,19 @@ func walkArray(b []byte, i int, fn func(es int) int) int {
 	return len(b)
 }
 
-// block is a content block's members that search reads, as written.
+// block is a content block's members that search reads, as written, and
+// where the pass decoded its texts (buildPieces).
 type block struct {
 	typ                        string
 	text, thinking, name, args []byte
+	dText, dThinking, dName    dec
+	dCall                      dec // the whole tool call's text (appendToolCall)
 }
 
 // eachBlock calls fn with each object block of content (a string is one
 // text block), reading only the members search needs: an image's data is
 // never decoded.
-func eachBlock(c contentVal, fn func(k int, bl *block)) {
+func eachBlock(c *contentVal, fn func(k int, bl *block)) {
 	if c.walked {
 		for k := range c.blocks {
 			fn(k, &c.blocks[k])
@@ -371,7 +610,7 @@ func eachBlock(c contentVal, fn func(k int, bl *block)) {
 	}
 	raw := c.raw
 	if len(raw) > 0 && raw[0] == '"' {
-		fn(0, &block{typ: sessions.BlockText, text: raw})
+		fn(0, &block{typ: sessions.BlockText, text: raw, dText: c.dStr})
 		return
 	}
 	k := -1
@@ -402,7 +641,7 @@ func eachBlock(c contentVal, fn func(k int, bl *block)) {
 
 // appendContent appends the text blocks of content raw joined by
 // newlines (Content.Text("\n")) to dst (allocated at its size when nil).
-func (d decoder) appendContent(dst []byte, c contentVal) []byte {
+func (d *decoder) appendContent(dst []byte, c *contentVal) []byte {
 	if raw := c.raw; len(raw) > 0 && raw[0] == '"' {
 		if dst == nil {
 			dst = d.alloc(len(raw))
@@ -433,7 +672,7 @@ func (d decoder) appendContent(dst []byte, c contentVal) []byte {
 // contentSize bounds the bytes of appendContent(nil, raw) (not counting
 // strings that grow as invalid UTF-8 is replaced): raw's size when a
 // string, else the sum of its text blocks' sizes.
-func contentSize(c contentVal) int {
+func contentSize(c *contentVal) int {
 	if raw := c.raw; len(raw) > 0 && raw[0] == '"' {
 		return len(raw)
 	}
@@ -449,7 +688,7 @@ func contentSize(c contentVal) int {
 // appendToolCall appends a tool call as searched: its name, then each
 // argument as `key: value` with string values decoded (so a command's
 // words are words, not JSON escapes).
-func (d decoder) appendToolCall(dst, name, args []byte) []byte {
+func (d *decoder) appendToolCall(dst, name, args []byte) []byte {
 	if d.asWritten && !utf8.Valid(args) {
 		// Keys and values that are not strings are written as they are
 		// (an escaped key through encoding/json, which reads invalid

@@ -1,9 +1,11 @@
 package catalog
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -42,6 +44,15 @@ var oddLines = []string{
 	`{"type":"custom_message","id":"d6","parentId":"d5","timestamp":"2026-01-01T00:00:24.000Z","customType":"c","content":[{"type":"text","text":"x"}],"content":"replaced"}`,
 	`{ "type" : "message" , "id" : "d7" , "parentId" : "d6" , "timestamp" : "2026-01-01T00:00:25.000Z" , "message" : { "role" : "assistant" , "content" : [ { "type" : "text" , "text" : "spaced" } , { } ] } }`,
 	`{"type":"message","id":"d8","parentId":"d7","timestamp":"2026-01-01T00:00:26.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"t","name":"edit","arguments":{"path":"a.go","p\u0061th":"b.go","x":null,"y":[1,{"z":"w"}],"path":"c.go","k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k1":"again"}}]}}`,
+	`{"type":"message","id":"o1","parentId":"d8","timestamp":"2026-01-01T00:00:27.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"t","name":"n\u0061me","arguments":{ "p\u0061th" : "x\ty" , "n":[1, 2],"o":{"a":"b\"}"},"e":"","u":"\ud83d\ude00","z":null}},{"type":"toolCall","arguments":{"a":"1"},"name":"after"},{"type":"toolCall","name":"twice","arguments":{"a":"1"},"arguments":{"b":"2"}},{"type":"toolCall","name":7,"arguments":{}},{"type":"toolCall","name":"x","arguments":"no object"}]}}`,
+	`{"type":"message","id":"o2","parentId":"o1","timestamp":"2026-01-01T00:00:28.000Z","message":{"role":"bashExecution","output":"out\n","command":"cmd"}}`,
+	`{"type":"message","id":"o3","parentId":"o2","timestamp":"2026-01-01T00:00:29.000Z","message":{"role":"toolResult","content":[{"type":"text","text":"first"}],"toolName":"after"}}`,
+	`{"type":"message","id":"o4","parentId":"o3","timestamp":"2026-01-01T00:00:30.000Z","message":{"role":"toolResult","toolName":"t","content":"a string\n"}}`,
+	`{"type":"message","id":"o5","parentId":"o4","timestamp":"2026-01-01T00:00:31.000Z","message":{"role":"user","content":[{"type":"text","text":"a"},{"type":"image","mimeType":"image/png","data":"AAAA"},{"text":"b","type":"text"},{"type":"text","text":"c"},{"type":"thinking","thinking":"no"},{"type":"text","text":"d"}]}}`,
+	`{"type":"custom_message","id":"o6","parentId":"o5","timestamp":"2026-01-01T00:00:32.000Z","content":[{"type":"text","text":"x"}],"customType":"late"}`,
+	`{"type":"message","id":"o7","parentId":"o6","timestamp":"2026-01-01T00:00:33.000Z","message":{"role":"bashExecution","command":null,"output":5}}`,
+	`{"type":"message","id":"o8","parentId":"o7","timestamp":"2026-01-01T00:00:34.000Z","message":{"role":"toolResult","toolName":"t","content":[{"type":"image","data":"AAAA"}]}}`,
+	`{"type":"message","id":"o9","parentId":"o8","timestamp":"2026-01-01T00:00:35.000Z","message":{"role":"assistant","content":"just a string \"q\""}}`,
 	`{"type":"model_change","id":"mc","parentId":"n1","timestamp":"2026-01-01T00:00:14.000Z","provider":"p","modelId":"m-1"}`,
 }
 
@@ -94,7 +105,7 @@ func TestPieces(t *testing.T) {
 		// them all once the file is read, read as the store reads them.
 		var built, wants [][]piece
 		lib.ReadLinesAsWritten(abs, 0, func(pos int, e *sessions.Entry, line []byte) error {
-			ps := buildPieces(ar, e, line)
+			ps := append([]piece(nil), buildPieces(ar, e, line)...)
 			for k := range ps {
 				ps[k].text = string(js.ToValidUTF8([]byte(ps[k].text)))
 			}
@@ -115,4 +126,100 @@ func TestPieces(t *testing.T) {
 		t.Fatalf("only %d entries, %d pieces compared", n, pieceN)
 	}
 	t.Logf("%d files, %d entries, %d pieces", len(files), n, pieceN)
+}
+
+// BenchmarkBuildPieces: buildPieces over every tenth file of the bench
+// tree (sessiontest.BenchTree), the lines read into memory first; SetBytes
+// is the lines' size; cpu-ms/op counts the GC's work too.
+func BenchmarkBuildPieces(b *testing.B) {
+	root, files, _ := sessiontest.BenchTree(b)
+	files = slices.Clone(files)
+	slices.Sort(files)
+	type entry struct {
+		e    sessions.Entry
+		line []byte
+	}
+	var sample [][]entry
+	var size int64
+	lib := sessions.NewLibrary(root)
+	for k := 0; k < len(files); k += 10 {
+		lib.Refresh(files[k])
+		var es []entry
+		lib.ReadLinesAsWritten(files[k], 0, func(_ int, e *sessions.Entry, line []byte) error {
+			es = append(es, entry{*e, bytes.Clone(line)})
+			size += int64(len(line))
+			return nil
+		})
+		sample = append(sample, es)
+	}
+	b.SetBytes(size)
+	b.ReportAllocs()
+	ar := &textArena{}
+	b.ResetTimer()
+	defer sessiontest.ReportCPU(b)()
+	for range b.N {
+		for _, es := range sample {
+			ar.reset()
+			for k := range es {
+				buildPieces(ar, &es[k].e, es[k].line)
+			}
+		}
+	}
+}
+
+// FuzzBuildPieces: buildPieces and pieces of any line the library could
+// have checked give what refPieces gives, the entry's type and role read
+// from the line.
+func FuzzBuildPieces(f *testing.F) {
+	for _, l := range oddLines {
+		f.Add([]byte(l))
+	}
+	for _, l := range strings.Split(sessiontest.String(1, 40, sessiontest.Options{}), "\n") {
+		f.Add([]byte(l))
+	}
+	ar := &textArena{}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		end, err := js.EachMember(line, 0, func(js.Member) {})
+		if err != nil || js.SkipWS(line, end) != len(line) {
+			return
+		}
+		e := &sessions.Entry{}
+		typ, _ := js.Lookup(line, "type")
+		e.Type = js.Str(typ)
+		if msg, ok := js.Lookup(line, "message"); ok && msg[0] == '{' {
+			role, _ := js.Lookup(msg, "role")
+			e.Role = js.Str(role)
+		}
+		valid := js.ToValidUTF8(line)
+		want := refPieces(e, valid)
+		if got := pieces(e, valid); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: pieces\n%+v\nrefPieces\n%+v", line, got, want)
+		}
+		ar.reset()
+		got := append([]piece(nil), buildPieces(ar, e, line)...)
+		for k := range got {
+			got[k].text = string(js.ToValidUTF8([]byte(got[k].text)))
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: buildPieces\n%+v\nrefPieces\n%+v", line, got, want)
+		}
+	})
+}
+
+// TestArenaGiveBack: what a line's buffer leaves goes back to the arena,
+// unless the buffer grew out of it.
+func TestArenaGiveBack(t *testing.T) {
+	var a textArena
+	b := append(a.alloc(100), "0123456789"...)
+	a.giveBack(b)
+	c := append(a.alloc(10), "abc"...)
+	if &a.chunks[0][10] != &c[0] || string(a.chunks[0][:13]) != "0123456789abc" {
+		t.Fatalf("after giveBack, alloc gave %p, not the byte after the kept 10 (%p)", &c[0], &a.chunks[0][10])
+	}
+	grown := append(a.alloc(4), "more than four"...)
+	n := len(a.chunks[0])
+	a.giveBack(grown)
+	if len(a.chunks[0]) != n {
+		t.Fatalf("giveBack of a grown buffer gave back %d bytes", n-len(a.chunks[0]))
+	}
 }

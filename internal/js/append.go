@@ -8,6 +8,7 @@ import (
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // AppendString appends to dst what String decodes of raw, and String's
@@ -125,6 +126,81 @@ func AppendValidString(dst, raw []byte) ([]byte, bool) {
 			}
 		}
 	}
+}
+
+// AppendValidStringAt is AppendValidString of the string at b[i] in a
+// checked line that also returns the index just past its closing quote:
+// it finds the end as it decodes, 8 bytes at a time, so the string is
+// read once. Given anything else it returns within len(b), ok false
+// when the string does not close or meets a bad escape.
+func AppendValidStringAt(dst, b []byte, i int) (out []byte, end int, ok bool) {
+	if i < 0 || i >= len(b) || b[i] != '"' {
+		return dst, i, false
+	}
+	i++
+	n := len(dst)
+	for i+16 <= len(b) {
+		if n+16 > cap(dst) {
+			dst = slices.Grow(dst[:n], 16+(len(b)-i)/2)
+		}
+		dst = dst[:cap(dst)]
+		// Copy 8 bytes at a time up to the first quote or backslash (the
+		// lowest byte flagged is exact), and decode the usual escapes
+		// there. While i <= last, b holds the 8 bytes at i and one more,
+		// and dst has room for 8 at n (n gains no more than i).
+		src, to := unsafe.Pointer(unsafe.SliceData(b)), unsafe.Pointer(unsafe.SliceData(dst))
+		last := min(len(b), len(dst)-n+i) - 16
+		for i <= last {
+			x := binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(src, i))[:])
+			binary.LittleEndian.PutUint64((*[8]byte)(unsafe.Add(to, n))[:], x)
+			q := x ^ (lsb * '"')
+			s := x ^ (lsb * '\\')
+			m := ((q-lsb)&^q | (s-lsb)&^s) & msb
+			if m == 0 {
+				i, n = i+8, n+8
+				continue
+			}
+			k := bits.TrailingZeros64(m) >> 3
+			i, n = i+k, n+k
+			if *(*byte)(unsafe.Add(src, i)) == '"' {
+				return dst[:n], i + 1, true
+			}
+			e := shortEscape[*(*byte)(unsafe.Add(src, i+1))]
+			if e == 0 {
+				break // \u, or no escape of JSON's
+			}
+			*(*byte)(unsafe.Add(to, n)) = e
+			i, n = i+2, n+1
+		}
+		if i > last {
+			continue
+		}
+		rest := b[i:]
+		if dst, rest, ok = appendEscape(dst[:n], rest); !ok {
+			return dst, len(b), false
+		}
+		i, n = len(b)-len(rest), len(dst)
+	}
+	dst = dst[:n]
+	for i < len(b) {
+		switch c := b[i]; c {
+		case '"':
+			return dst, i + 1, true
+		case '\\':
+			if i+1 >= len(b) {
+				return dst, len(b), false
+			}
+			rest := b[i:]
+			if dst, rest, ok = appendEscape(dst, rest); !ok {
+				return dst, len(b), false
+			}
+			i = len(b) - len(rest)
+		default:
+			dst = append(dst, c)
+			i++
+		}
+	}
+	return dst, len(b), false
 }
 
 // appendEscape appends what the escape at the start of inner (a

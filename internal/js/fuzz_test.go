@@ -192,3 +192,71 @@ func FuzzLongString(f *testing.F) {
 		}
 	})
 }
+
+// FuzzAppendStringAt: AppendValidStringAt decodes the string a checked
+// line holds at its offset as AppendValidString does (as String and
+// encoding/json do when its UTF-8 is valid) and ends where ScanString
+// ends; given anything else it returns, within the line, writing no
+// more bytes than it read.
+func FuzzAppendStringAt(f *testing.F) {
+	for _, s := range []string{`"a\nb"`, `"\ud83d\ude00"`, `"\ud83d"`, `"\ud83d\u0041"`, `"\u00e9\t\\\/"`, "\"\xff\"", `"\q"`,
+		"\"a\x01\"", `"\"`, `"x\"y"`, `"plain"`, `x`, `"`, `""`, "\"a\\nb\xe6\"", "\"\\u12\"", `"\u0000\b\f\r"`,
+		`"0123456789abcdef\"0123456789\\abcdef\n"`, `"abcdefgh\ud83d`, `"abcdefg\`} {
+		f.Add([]byte(s), uint8(0))
+		f.Add([]byte(s), uint8(9))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, tail uint8) {
+		line := append(append([]byte(" "), data...), `,"k":"tail"}`[:int(tail)%13]...)
+		got, end, ok := AppendValidStringAt([]byte("prefix"), line, 1)
+		if end < 1 || end > len(line) || len(got)-len("prefix") > end-1 {
+			t.Fatalf("%q: AppendValidStringAt wrote %d bytes, end %d", line, len(got)-len("prefix"), end)
+		}
+		if len(line) < 2 || line[1] != '"' {
+			return
+		}
+		wend, _, err := ScanString(line, 1)
+		if err != nil {
+			return
+		}
+		raw := line[1:wend]
+		want, wok := AppendValidString([]byte("prefix"), raw)
+		if !ok || !wok || end != wend || string(got) != string(want) {
+			t.Fatalf("%q: AppendValidStringAt %q %d %v, AppendValidString %q %v ending at %d", line, got, end, ok, want, wok, wend)
+		}
+		if s, sok := String(raw); utf8.Valid(raw) && (!sok || string(got) != "prefix"+s) {
+			t.Fatalf("%q: AppendValidStringAt %q, String %q %v", raw, got, s, sok)
+		}
+		var s string
+		if utf8.Valid(raw) && json.Unmarshal(raw, &s) == nil && string(got) != "prefix"+s {
+			t.Fatalf("%q: AppendValidStringAt %q, encoding/json %q", raw, got, s)
+		}
+	})
+}
+
+// FuzzSkipString: skipString ends a string where the first quote that
+// an even run of backslashes precedes ends it, as it did before it read
+// the first bytes 8 at a time, whatever follows.
+func FuzzSkipString(f *testing.F) {
+	for _, s := range []string{`"a"`, `"0123456789abcdefghij"x`, `"abc\"def"`, `"ab\\"cd"`, `"`, `"\`, strings.Repeat(`\"`, 20) + `"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		b := append([]byte{'"'}, data...)
+		want := len(b)
+		for j := 1; j < len(b); j++ {
+			if b[j] == '"' {
+				n := 0
+				for p := j - 1; p > 0 && b[p] == '\\'; p-- {
+					n++
+				}
+				if n%2 == 0 {
+					want = j + 1
+					break
+				}
+			}
+		}
+		if got := skipString(b, 0); got != want {
+			t.Fatalf("skipString(%q) = %d, want %d", b, got, want)
+		}
+	})
+}

@@ -168,3 +168,29 @@ func TestNumberShort(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkAppendValidStringAt: a string of a line decoded where it
+// stands (at), against finding its end and then decoding it (skip).
+func BenchmarkAppendValidStringAt(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		raw  []byte
+	}{{"code", escapedText}, {"prose", proseText}} {
+		line := append(append([]byte(`{"text":`), bc.raw...), '}')
+		b.Run(bc.name+"/skip", func(b *testing.B) {
+			b.SetBytes(int64(len(bc.raw)))
+			var dst []byte
+			for range b.N {
+				end := Skip(line, 8)
+				dst, _ = AppendValidString(dst[:0], line[8:end])
+			}
+		})
+		b.Run(bc.name+"/at", func(b *testing.B) {
+			b.SetBytes(int64(len(bc.raw)))
+			var dst []byte
+			for range b.N {
+				dst, _, _ = AppendValidStringAt(dst[:0], line, 8)
+			}
+		})
+	}
+}
