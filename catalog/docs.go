@@ -76,7 +76,7 @@ type textArena struct {
 	out    []piece // a line's pieces (buildPieces), for the next line
 }
 
-const arenaChunk = 1 << 20
+const arenaChunk = 4 << 20
 
 // alloc returns an empty buffer of capacity n (a longer text grows out of it).
 func (a *textArena) alloc(n int) []byte {
