@@ -300,3 +300,22 @@ func TestRuneTab(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkAppendTermHashesKinds measures each kind of token of the
+// generated text between ASCII words, a repetition of "handler K a " per
+// op: less the ASCII one's time, the cost of K.
+func BenchmarkAppendTermHashesKinds(b *testing.B) {
+	for _, k := range []string{"ascii", "café", "résumé", "Ωmega", "π≈3.14159", "日本語", "한국어", "→", "✓", "…", "😀", "context"} {
+		b.Run(k, func(b *testing.B) {
+			const reps = 1000
+			text := strings.Repeat("handler "+k+" a ", reps)
+			var dst []TermHash
+			var h Hasher
+			b.ResetTimer()
+			for range b.N {
+				dst = h.Append(dst[:0], text, 1)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*reps), "ns/rep")
+		})
+	}
+}
