@@ -382,6 +382,12 @@ func (hs *Hasher) Append(dst []TermHash, text string, seed uint64) []TermHash {
 			if s >= 0 && (e < lim || lim == 64) {
 				// The word at s needs more than that loop does.
 				if e == 64 && b+64 < len(text) { // it may go on past the block
+					if b+s > i {
+						// The next block starts with it (classify64 is cheaper
+						// than word's bytes).
+						i = b + s
+						break
+					}
 					dst, next = t.word(dst, text, b+s)
 				} else {
 					dst = t.ascii(dst, text, b+s, b+e)
