@@ -173,10 +173,32 @@ func buildTab() {
 	lowTab = l
 }
 
-// lowerCut is appendLowerCut(dst, s) through lowTab and runeTab.
+// lowerCut is appendLowerCut(dst, s) through lowTab and runeTab, with
+// ASCII and runes of two bytes that stay two bytes read in place.
 func lowerCut(dst []byte, s string) []byte {
 	start := len(dst)
-	for _, r := range s {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if len(dst)-start >= MaxTerm {
+				return dst
+			}
+			dst = append(dst, byte(lowTab[c]))
+			i++
+			continue
+		}
+		if 0xc2 <= c && c < 0xe0 && i+1 < len(s) && s[i+1]&0xc0 == 0x80 {
+			if r := lowTab[rune(c&0x1f)<<6|rune(s[i+1]&0x3f)]; 0x80 <= r && r < 0x800 {
+				if len(dst)-start+2 > MaxTerm {
+					return dst
+				}
+				dst = append(dst, byte(0xc0|r>>6), byte(0x80|r&0x3f))
+				i += 2
+				continue
+			}
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
 		if r < 0x800 {
 			r = rune(lowTab[r])
 		} else if r < tabRunes {
@@ -192,6 +214,25 @@ func lowerCut(dst []byte, s string) []byte {
 		dst = utf8.AppendRune(dst, r)
 	}
 	return dst
+}
+
+// lowerHash is HashTerm of lowerCut(run), through t.buf, read 8 bytes
+// at a time (the buffer has 8 zeros past the term).
+func (t *termHasher) lowerHash(run string) uint64 {
+	b := lowerCut(t.buf[:0], run)
+	n := len(b)
+	b = append(b, 0, 0, 0, 0, 0, 0, 0, 0)
+	t.buf = b
+	if n == 0 {
+		return HashTerm(t.seed, nil)
+	}
+	h := t.seed
+	i := 0
+	for ; n-i > 8; i += 8 {
+		h = mum(binary.LittleEndian.Uint64(b[i:])^hk0, h^hk1)
+	}
+	w := binary.LittleEndian.Uint64(b[i:]) & (^uint64(0) >> ((64 - 8*(n-i)) & 63))
+	return mum(w^hk0, h^hk2^uint64(n))
 }
 
 // classify8 reads 8 bytes at once (x, little-endian) and returns masks
@@ -599,8 +640,7 @@ func (t *termHasher) run(dst []TermHash, text string, i, j int, lo, up uint8) []
 	if inPlace {
 		dst = append(dst, TermHash{hashLowerRun(seed, text, i, j), uint32(i)})
 	} else {
-		t.buf = lowerCut(t.buf[:0], run)
-		dst = append(dst, TermHash{HashTerm(seed, t.buf), uint32(i)})
+		dst = append(dst, TermHash{t.lowerHash(run), uint32(i)})
 	}
 	if up&tabUpper != 0 {
 		t.starts = camelStarts(t.starts[:0], run)
@@ -609,8 +649,7 @@ func (t *termHasher) run(dst []TermHash, text string, i, j int, lo, up uint8) []
 				dst = append(dst, TermHash{hashLowerRun(seed, text, i+s, j), uint32(i + s)})
 				continue
 			}
-			t.buf = lowerCut(t.buf[:0], run[s:])
-			dst = append(dst, TermHash{HashTerm(seed, t.buf), uint32(i + s)})
+			dst = append(dst, TermHash{t.lowerHash(run[s:]), uint32(i + s)})
 		}
 	}
 	return dst
