@@ -594,12 +594,21 @@ func (t *termHasher) general(dst []TermHash, text string, i int) ([]TermHash, in
 // cjk appends the terms of the CJK run whose first character is
 // text[i:j] and returns where the run ends.
 func (t *termHasher) cjk(dst []TermHash, text string, i, j int) ([]TermHash, int) {
+	sk := t.seed ^ hk2
 	for j < len(text) && text[j] >= utf8.RuneSelf { // no ASCII rune is CJK
 		tab, size := t.tabAt(text, j)
 		if tab&3 != cCJK {
 			break
 		}
-		dst = append(dst, TermHash{hashText(t.seed, text, i, j+size), uint32(i)})
+		// hashText, inlined for 8 bytes or fewer (two characters of 3
+		// bytes, mostly).
+		var h uint64
+		if n := j + size - i; n <= 8 && i+8 <= len(text) {
+			h = mum(load64(text, i)&(^uint64(0)>>((64-8*n)&63))^hk0, sk^uint64(n))
+		} else {
+			h = hashText(t.seed, text, i, j+size)
+		}
+		dst = append(dst, TermHash{h, uint32(i)})
 		i, j = j, j+size
 	}
 	return append(dst, TermHash{hashText(t.seed, text, i, j), uint32(i)}), j
@@ -626,6 +635,11 @@ func (t *termHasher) letters(dst []TermHash, text string, i, j int, lo, up uint8
 		lo |= tab
 		up |= tab
 		j += size
+	}
+	if n := j - i; n <= 8 && i+8 <= len(text) && lo&tabLower|up&tabUpper == 0 {
+		// run's one term, from a register (café, naïve).
+		h := mum(lower8(load64(text, i))&(^uint64(0)>>((64-8*n)&63))^hk0, t.seed^hk2^uint64(n))
+		return append(dst, TermHash{h, uint32(i)}), j
 	}
 	return t.run(dst, text, i, j, lo, up), j
 }
