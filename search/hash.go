@@ -173,10 +173,32 @@ func buildTab() {
 	lowTab = l
 }
 
-// lowerCut is appendLowerCut(dst, s) through lowTab and runeTab.
+// lowerCut is appendLowerCut(dst, s) through lowTab and runeTab, with
+// ASCII and runes of two bytes that stay two bytes read in place.
 func lowerCut(dst []byte, s string) []byte {
 	start := len(dst)
-	for _, r := range s {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if len(dst)-start >= MaxTerm {
+				return dst
+			}
+			dst = append(dst, byte(lowTab[c]))
+			i++
+			continue
+		}
+		if 0xc2 <= c && c < 0xe0 && i+1 < len(s) && s[i+1]&0xc0 == 0x80 {
+			if r := lowTab[rune(c&0x1f)<<6|rune(s[i+1]&0x3f)]; 0x80 <= r && r < 0x800 {
+				if len(dst)-start+2 > MaxTerm {
+					return dst
+				}
+				dst = append(dst, byte(0xc0|r>>6), byte(0x80|r&0x3f))
+				i += 2
+				continue
+			}
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
 		if r < 0x800 {
 			r = rune(lowTab[r])
 		} else if r < tabRunes {
@@ -192,6 +214,25 @@ func lowerCut(dst []byte, s string) []byte {
 		dst = utf8.AppendRune(dst, r)
 	}
 	return dst
+}
+
+// lowerHash is HashTerm of lowerCut(run), through t.buf, read 8 bytes
+// at a time (the buffer has 8 zeros past the term).
+func (t *termHasher) lowerHash(run string) uint64 {
+	b := lowerCut(t.buf[:0], run)
+	n := len(b)
+	b = append(b, 0, 0, 0, 0, 0, 0, 0, 0)
+	t.buf = b
+	if n == 0 {
+		return HashTerm(t.seed, nil)
+	}
+	h := t.seed
+	i := 0
+	for ; n-i > 8; i += 8 {
+		h = mum(binary.LittleEndian.Uint64(b[i:])^hk0, h^hk1)
+	}
+	w := binary.LittleEndian.Uint64(b[i:]) & (^uint64(0) >> ((64 - 8*(n-i)) & 63))
+	return mum(w^hk0, h^hk2^uint64(n))
 }
 
 // classify8 reads 8 bytes at once (x, little-endian) and returns masks
@@ -214,19 +255,32 @@ func classify8(x uint64) (word, high uint64) {
 	return
 }
 
-// gather8 moves bit 7 of each byte of m to bit k for byte k (the
-// products of the multiplication never meet, so nothing carries).
-func gather8(m uint64) uint64 { return (m >> 7) * 0x0102040810204080 >> 56 }
+// gather8 moves bit 7 of each byte of m (its only bits) to bit k for
+// byte k (the products of the multiplication never meet, so nothing
+// carries).
+func gather8(m uint64) uint64 { return m * 0x0002040810204081 >> 56 }
 
 // classify64 returns classify8's masks for the 64 bytes text[i:i+64],
-// one bit a byte: bit k for text[i+k].
+// one bit a byte: bit k for text[i+k]. (Unrolled: a loop shifts by a
+// variable and keeps less in registers.)
 func classify64(text string, i int) (word, high uint64) {
 	text = text[i : i+64]
-	for k := 0; k < 64; k += 8 {
-		w, h := classify8(load64(text, k))
-		word |= gather8(w) << k
-		high |= gather8(h) << k
-	}
+	w, h := classify8(load64(text, 0))
+	word, high = gather8(w), gather8(h)
+	w, h = classify8(load64(text, 8))
+	word, high = word|gather8(w)<<8, high|gather8(h)<<8
+	w, h = classify8(load64(text, 16))
+	word, high = word|gather8(w)<<16, high|gather8(h)<<16
+	w, h = classify8(load64(text, 24))
+	word, high = word|gather8(w)<<24, high|gather8(h)<<24
+	w, h = classify8(load64(text, 32))
+	word, high = word|gather8(w)<<32, high|gather8(h)<<32
+	w, h = classify8(load64(text, 40))
+	word, high = word|gather8(w)<<40, high|gather8(h)<<40
+	w, h = classify8(load64(text, 48))
+	word, high = word|gather8(w)<<48, high|gather8(h)<<48
+	w, h = classify8(load64(text, 56))
+	word, high = word|gather8(w)<<56, high|gather8(h)<<56
 	return
 }
 
@@ -239,7 +293,6 @@ func lowBits(n int) uint64 {
 type termHasher struct {
 	bad    bool // a byte that is not UTF-8 was met
 	seed   uint64
-	dst    []TermHash
 	buf    []byte
 	starts []int
 	pad    [64]byte // a text shorter than a block, padded
@@ -382,14 +435,18 @@ func (hs *Hasher) Append(dst []TermHash, text string, seed uint64) []TermHash {
 			next := b + lim
 			if s >= 0 && (e < lim || lim == 64) {
 				// The word at s needs more than that loop does.
-				t.dst = dst
 				if e == 64 && b+64 < len(text) { // it may go on past the block
-					next = t.word(text, b+s)
+					if b+s > i {
+						// The next block starts with it (classify64 is cheaper
+						// than word's bytes).
+						i = b + s
+						break
+					}
+					dst, next = t.word(dst, text, b+s)
 				} else {
-					t.ascii(text, b+s, b+e)
+					dst = t.ascii(dst, text, b+s, b+e)
 					next = b + e
 				}
-				dst = t.dst
 			} else if lim < 64 {
 				// The rune at lim, not ASCII, and the ASCII word that ends
 				// there if s >= 0: one branch on both (text mixes them at
@@ -399,27 +456,26 @@ func (hs *Hasher) Append(dst []TermHash, text string, seed uint64) []TermHash {
 				if s >= 0 {
 					key |= 4
 				}
-				t.dst = dst
 				switch key {
 				case cSep:
 					next += size
 				case cSym:
-					t.dst = append(t.dst, TermHash{hashText(seed, text, next, next+size), uint32(next)})
+					dst = append(dst, TermHash{hashText(seed, text, next, next+size), uint32(next)})
 					next += size
 				case cCJK:
-					next = t.cjk(text, next, next+size)
+					dst, next = t.cjk(dst, text, next, next+size)
 				case cWord:
-					next = t.letters(text, next, next+size, tab, 0)
+					dst, next = t.letters(dst, text, next, next+size, tab, 0)
 				case 4 | cSep:
-					t.ascii(text, b+s, b+e)
+					dst = t.ascii(dst, text, b+s, b+e)
 					next += size
 				case 4 | cSym:
-					t.ascii(text, b+s, b+e)
-					t.dst = append(t.dst, TermHash{hashText(seed, text, next, next+size), uint32(next)})
+					dst = t.ascii(dst, text, b+s, b+e)
+					dst = append(dst, TermHash{hashText(seed, text, next, next+size), uint32(next)})
 					next += size
 				case 4 | cCJK:
-					t.ascii(text, b+s, b+e)
-					next = t.cjk(text, next, next+size)
+					dst = t.ascii(dst, text, b+s, b+e)
+					dst, next = t.cjk(dst, text, next, next+size)
 				case 4 | cWord: // a letter that is not ASCII goes on with the word
 					up := tab
 					for k := b + s + 1; k < next; k++ {
@@ -427,9 +483,8 @@ func (hs *Hasher) Append(dst []TermHash, text string, seed uint64) []TermHash {
 							up = tabUpper
 						}
 					}
-					next = t.letters(text, b+s, next+size, tab, up)
+					dst, next = t.letters(dst, text, b+s, next+size, tab, up)
 				}
-				dst = t.dst
 			}
 			if next >= b+64 {
 				i = next
@@ -442,16 +497,16 @@ func (hs *Hasher) Append(dst []TermHash, text string, seed uint64) []TermHash {
 }
 
 // ascii appends the terms of the ASCII word text[i:j].
-func (t *termHasher) ascii(text string, i, j int) {
-	t.dst = append(t.dst, TermHash{t.hashASCII(text, i, j), uint32(i)})
+func (t *termHasher) ascii(dst []TermHash, text string, i, j int) []TermHash {
+	dst = append(dst, TermHash{t.hashASCII(text, i, j), uint32(i)})
 	if j-i <= maxCamelRun {
 		for k := i + 1; k < j; k++ {
 			if text[k]&0x20 == 0 { // upper case (letters and digits without bit 5)
-				t.camel(text, i, j)
-				break
+				return t.camel(dst, text, i, j)
 			}
 		}
 	}
+	return dst
 }
 
 // spaces pads a short text to a block.
@@ -468,9 +523,9 @@ func (t *termHasher) hashASCII(text string, i, j int) uint64 {
 
 // word appends the terms of the word (or symbol, or CJK run) at text[i],
 // not a separator, and returns where it ends.
-func (t *termHasher) word(text string, i int) int {
+func (t *termHasher) word(dst []TermHash, text string, i int) ([]TermHash, int) {
 	if byteClass[text[i]] == bHigh {
-		return t.general(text, i)
+		return t.general(dst, text, i)
 	}
 	// An ASCII word, unless a non-ASCII letter continues it.
 	j := i + 1
@@ -484,13 +539,13 @@ func (t *termHasher) word(text string, i int) int {
 		j++
 	}
 	if j < len(text) && text[j] >= utf8.RuneSelf {
-		return t.general(text, i)
+		return t.general(dst, text, i)
 	}
-	t.dst = append(t.dst, TermHash{t.hashASCII(text, i, j), uint32(i)})
+	dst = append(dst, TermHash{t.hashASCII(text, i, j), uint32(i)})
 	if seen&2 != 0 {
-		t.camel(text, i, j)
+		dst = t.camel(dst, text, i, j)
 	}
-	return j
+	return dst, j
 }
 
 // decode is utf8.DecodeRuneInString, noting invalid UTF-8. Every byte
@@ -505,56 +560,64 @@ func (t *termHasher) decode(s string) (rune, int) {
 }
 
 // camel appends the camel-case parts of the ASCII word text[i:j].
-func (t *termHasher) camel(text string, i, j int) {
+func (t *termHasher) camel(dst []TermHash, text string, i, j int) []TermHash {
 	t.starts = asciiCamelStarts(t.starts[:0], text[i:j])
 	for _, s := range t.starts {
-		t.dst = append(t.dst, TermHash{hashLowerASCII(t.seed, text, i+s, j), uint32(i + s)})
+		dst = append(dst, TermHash{hashLowerASCII(t.seed, text, i+s, j), uint32(i + s)})
 	}
+	return dst
 }
 
 // general appends the terms of the word, CJK run or symbol at text[i]
 // as TermOffsets reads it, or skips a separator, and returns where the
 // next one may start.
-func (t *termHasher) general(text string, i int) int {
+func (t *termHasher) general(dst []TermHash, text string, i int) ([]TermHash, int) {
 	tab, size := runeTab[text[i]], 1
 	if text[i] >= utf8.RuneSelf {
 		tab, size = t.tabAt(text, i)
 	}
 	switch tab & 3 {
 	case cSep:
-		return i + size
+		return dst, i + size
 	case cSym:
-		t.dst = append(t.dst, TermHash{hashText(t.seed, text, i, i+size), uint32(i)})
-		return i + size
+		return append(dst, TermHash{hashText(t.seed, text, i, i+size), uint32(i)}), i + size
 	case cCJK:
-		return t.cjk(text, i, i+size)
+		return t.cjk(dst, text, i, i+size)
 	}
 	var lo uint8
 	if size > 1 {
 		lo = tab
 	}
-	return t.letters(text, i, i+size, lo, 0)
+	return t.letters(dst, text, i, i+size, lo, 0)
 }
 
 // cjk appends the terms of the CJK run whose first character is
 // text[i:j] and returns where the run ends.
-func (t *termHasher) cjk(text string, i, j int) int {
+func (t *termHasher) cjk(dst []TermHash, text string, i, j int) ([]TermHash, int) {
+	sk := t.seed ^ hk2
 	for j < len(text) && text[j] >= utf8.RuneSelf { // no ASCII rune is CJK
 		tab, size := t.tabAt(text, j)
 		if tab&3 != cCJK {
 			break
 		}
-		t.dst = append(t.dst, TermHash{hashText(t.seed, text, i, j+size), uint32(i)})
+		// hashText, inlined for 8 bytes or fewer (two characters of 3
+		// bytes, mostly).
+		var h uint64
+		if n := j + size - i; n <= 8 && i+8 <= len(text) {
+			h = mum(load64(text, i)&(^uint64(0)>>((64-8*n)&63))^hk0, sk^uint64(n))
+		} else {
+			h = hashText(t.seed, text, i, j+size)
+		}
+		dst = append(dst, TermHash{h, uint32(i)})
 		i, j = j, j+size
 	}
-	t.dst = append(t.dst, TermHash{hashText(t.seed, text, i, j), uint32(i)})
-	return j
+	return append(dst, TermHash{hashText(t.seed, text, i, j), uint32(i)}), j
 }
 
 // letters appends the terms of the word at text[i] read up to j (lo and
 // up as run takes them, for the runes before j) and returns where it
 // ends.
-func (t *termHasher) letters(text string, i, j int, lo, up uint8) int {
+func (t *termHasher) letters(dst []TermHash, text string, i, j int, lo, up uint8) ([]TermHash, int) {
 	for j < len(text) {
 		if c := text[j]; c < utf8.RuneSelf {
 			k := byteClass[c]
@@ -573,34 +636,37 @@ func (t *termHasher) letters(text string, i, j int, lo, up uint8) int {
 		up |= tab
 		j += size
 	}
-	t.run(text, i, j, lo, up)
-	return j
+	if n := j - i; n <= 8 && i+8 <= len(text) && lo&tabLower|up&tabUpper == 0 {
+		// run's one term, from a register (café, naïve).
+		h := mum(lower8(load64(text, i))&(^uint64(0)>>((64-8*n)&63))^hk0, t.seed^hk2^uint64(n))
+		return append(dst, TermHash{h, uint32(i)}), j
+	}
+	return t.run(dst, text, i, j, lo, up), j
 }
 
 // run appends the terms of text[i:j], a run of cWord runes: lo holds
 // tabLower if a rune that is not ASCII changes under lower-casing, up
 // tabUpper if one after the first is upper case.
-func (t *termHasher) run(text string, i, j int, lo, up uint8) {
+func (t *termHasher) run(dst []TermHash, text string, i, j int, lo, up uint8) []TermHash {
 	seed := t.seed
 	run := text[i:j]
 	inPlace := lo&tabLower == 0 // lower-casing changes ASCII letters only
 	if inPlace {
-		t.dst = append(t.dst, TermHash{hashLowerRun(seed, text, i, j), uint32(i)})
+		dst = append(dst, TermHash{hashLowerRun(seed, text, i, j), uint32(i)})
 	} else {
-		t.buf = lowerCut(t.buf[:0], run)
-		t.dst = append(t.dst, TermHash{HashTerm(seed, t.buf), uint32(i)})
+		dst = append(dst, TermHash{t.lowerHash(run), uint32(i)})
 	}
 	if up&tabUpper != 0 {
 		t.starts = camelStarts(t.starts[:0], run)
 		for _, s := range t.starts {
 			if inPlace {
-				t.dst = append(t.dst, TermHash{hashLowerRun(seed, text, i+s, j), uint32(i + s)})
+				dst = append(dst, TermHash{hashLowerRun(seed, text, i+s, j), uint32(i + s)})
 				continue
 			}
-			t.buf = lowerCut(t.buf[:0], run[s:])
-			t.dst = append(t.dst, TermHash{HashTerm(seed, t.buf), uint32(i + s)})
+			dst = append(dst, TermHash{t.lowerHash(run[s:]), uint32(i + s)})
 		}
 	}
+	return dst
 }
 
 // tabAt returns runeTab's bits for the rune at text[j], not ASCII, and

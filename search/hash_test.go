@@ -102,6 +102,10 @@ func TestAppendTermHashesPlaces(t *testing.T) {
 		"abc✓", "abc日本", "abc→x", "abc\u00a0x", "xyzΩmega", "AbcÉ", "aBc✓", "toolResult日本", "aBcDeFgHiJ→", a(20) + "…", "ab😀cd", "x9π", "aBcé", "HTTPéx", "xYzñ",
 		// Invalid UTF-8 inside and after words.
 		"x\xffy", "\xe6\x97", "caf\xc3", "caf\xc3(", "\xed\xa0\x80", "é\xff", "日\xe6\x97本", a(70) + "\xff",
+		// Runs of mixed scripts, and ASCII words long enough to reach a
+		// block's end before them.
+		"abc日本語déf✓→ghi", "caféΩmega日本😀x", "naïve…résumé", "x" + strings.Repeat("日é✓", 10), a(20) + "日本" + a(20) + "é" + a(20),
+		a(30) + " " + a(33) + "Éx", a(50) + " " + a(20) + "日本", "aB" + a(60) + "→Ωmega", strings.Repeat("aÉ", 20), strings.Repeat("Ⱥb", 25),
 	}
 	for _, w := range words {
 		for p := range 140 {
@@ -293,10 +297,30 @@ func TestRuneTab(t *testing.T) {
 			t.Fatalf("%q: tabAt %#x %d (bad %v), want %#x 1 (bad)", s, tab, size, th.bad, runeTab[utf8.RuneError])
 		}
 	}
-	for _, s := range []string{"x\xffy", "\xe6\x97", strings.Repeat("É", 40), strings.Repeat("İ", 30)} {
+	for _, s := range []string{"x\xffy", "\xe6\x97", strings.Repeat("É", 40), strings.Repeat("İ", 30),
+		strings.Repeat("Ⱥ", 30), strings.Repeat("aÉ", 40), "ΩmegaİÉ\u212a", "é\xc3", "Σ\xc3(x"} {
 		want, _ := appendLowerCut(nil, s)
 		if got := lowerCut(nil, s); string(got) != string(want) {
 			t.Fatalf("%q: lowerCut %q, appendLowerCut %q", s, got, want)
 		}
+	}
+}
+
+// BenchmarkAppendTermHashesKinds measures each kind of token of the
+// generated text between ASCII words, a repetition of "handler K a " per
+// op: less the ASCII one's time, the cost of K.
+func BenchmarkAppendTermHashesKinds(b *testing.B) {
+	for _, k := range []string{"ascii", "café", "résumé", "Ωmega", "π≈3.14159", "日本語", "한국어", "→", "✓", "…", "😀", "context"} {
+		b.Run(k, func(b *testing.B) {
+			const reps = 1000
+			text := strings.Repeat("handler "+k+" a ", reps)
+			var dst []TermHash
+			var h Hasher
+			b.ResetTimer()
+			for range b.N {
+				dst = h.Append(dst[:0], text, 1)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*reps), "ns/rep")
+		})
 	}
 }
