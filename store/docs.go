@@ -49,6 +49,7 @@ type Batch struct {
 	s        *Store
 	ops      []op
 	docs     []pendingDoc
+	files    map[string]bool     // files with documents in docs
 	tt       *termTable          // the batch's distinct words (invert.go)
 	pairs    [][]termPos         // every (word, document) pair, in chunks (never copied to grow)
 	distinct []int               // by batch position: the document's distinct words
@@ -100,6 +101,10 @@ func (b *Batch) DeleteDocs(file string) {
 // dropPending forgets the batch's documents of file: their words keep
 // their positions, which then name no document and are left out.
 func (b *Batch) dropPending(file string) {
+	if !b.files[file] {
+		return // the usual case: a file's documents are dropped before any are added
+	}
+	delete(b.files, file)
 	for i := range b.docs {
 		if b.docs[i].file == file {
 			b.docs[i].file = ""
@@ -122,6 +127,12 @@ func (b *Batch) dropPending(file string) {
 func (b *Batch) AddDocs(file string, docs []Doc) {
 	if b.filters == nil {
 		b.filters = map[string]*[]int32{}
+	}
+	if len(docs) > 0 {
+		if b.files == nil {
+			b.files = map[string]bool{}
+		}
+		b.files[file] = true
 	}
 	seed := b.s.seed
 	for i := range docs {
@@ -287,6 +298,7 @@ func (b *Batch) Commit() error {
 	b.distinct = b.distinct[:0]
 	clear(b.pairs)
 	b.ops, b.docs, b.pairs, b.filters = b.ops[:0], b.docs[:0], b.pairs[:0], nil
+	clear(b.files)
 	b.lastFilter = [3]lastFilter{}
 	return nil
 }
