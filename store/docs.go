@@ -50,8 +50,7 @@ type Batch struct {
 	ops      []op
 	docs     []pendingDoc
 	files    map[string]bool     // files with documents in docs
-	tt       *termTable          // the batch's distinct words (invert.go)
-	pairs    [][]termPos         // every (word, document) pair, in chunks (never copied to grow)
+	tt       *termTable          // the batch's distinct words and their documents (invert.go)
 	distinct []int               // by batch position: the document's distinct words
 	filters  map[string]*[]int32 // filter words: the batch positions holding them
 	// filterWords spells the filter words (addFilter); lastFilter are
@@ -263,10 +262,13 @@ func (b *Batch) Commit() error {
 	if err != nil {
 		return err
 	}
-	// Inverting is most of the work, and needs no database: before the lock.
+	// Ordering the words needs no database: before the lock.
 	sc := scratchPool.Get().(*scratch)
-	defer scratchPool.Put(sc)
-	words, levels := b.invert(sc)
+	defer func() {
+		clear(sc.filters) // the batch's lists
+		scratchPool.Put(sc)
+	}()
+	in, levels := b.invert(sc)
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	tx, err := s.db.Begin()
@@ -275,7 +277,7 @@ func (b *Batch) Commit() error {
 	}
 	defer tx.Rollback()
 	newNames := false
-	if err := b.write(tx, names, words, levels, &newNames); err != nil {
+	if err := b.write(tx, names, in, levels, sc, &newNames); err != nil {
 		if newNames {
 			s.forgetNames()
 		}
@@ -287,23 +289,19 @@ func (b *Batch) Commit() error {
 	if newNames {
 		s.forgetNames()
 	}
-	for _, c := range b.pairs {
-		chunkPool.Put((*pairBuf)(c[:pairChunk]))
-	}
 	if b.tt != nil {
 		b.tt.reset()
 		tablePool.Put(b.tt)
 		b.tt = nil
 	}
 	b.distinct = b.distinct[:0]
-	clear(b.pairs)
-	b.ops, b.docs, b.pairs, b.filters = b.ops[:0], b.docs[:0], b.pairs[:0], nil
+	b.ops, b.docs, b.filters = b.ops[:0], b.docs[:0], nil
 	clear(b.files)
 	b.lastFilter = [3]lastFilter{}
 	return nil
 }
 
-func (b *Batch) write(tx *sql.Tx, names map[int64]nameInfo, words []invertedWord, levels []int64, newNames *bool) error {
+func (b *Batch) write(tx *sql.Tx, names map[int64]nameInfo, in *inverted, levels []int64, sc *scratch, newNames *bool) error {
 	for _, o := range b.ops {
 		switch o.kind {
 		case opPut:
@@ -421,7 +419,7 @@ func (b *Batch) write(tx *sql.Tx, names map[int64]nameInfo, words []invertedWord
 	if err := w.flush(); err != nil {
 		return err
 	}
-	if err := writeSegment(tx, words, ids, levels); err != nil {
+	if err := writeSegment(tx, in, ids, levels, sc); err != nil {
 		return err
 	}
 	return mergeSegments(tx)

@@ -135,6 +135,12 @@ func (w *segWriter) add(word []byte, ids []int64) error {
 
 // addEncoded appends word with its encoded ids.
 func (w *segWriter) addEncoded(word, enc []byte) error {
+	return w.addSteps(word, enc, nil)
+}
+
+// addSteps appends word with its encoded ids, the header of the list
+// (head) apart from its steps.
+func (w *segWriter) addSteps(word, head, steps []byte) error {
 	if len(w.buf) == 0 {
 		w.first = append(w.first[:0], word...)
 		w.prev = w.prev[:0]
@@ -146,8 +152,9 @@ func (w *segWriter) addEncoded(word, enc []byte) error {
 	w.buf = binary.AppendUvarint(w.buf, uint64(shared))
 	w.buf = binary.AppendUvarint(w.buf, uint64(len(word)-shared))
 	w.buf = append(w.buf, word[shared:]...)
-	w.buf = binary.AppendUvarint(w.buf, uint64(len(enc)))
-	w.buf = append(w.buf, enc...)
+	w.buf = binary.AppendUvarint(w.buf, uint64(len(head)+len(steps)))
+	w.buf = append(w.buf, head...)
+	w.buf = append(w.buf, steps...)
 	w.prev = append(w.prev[:0], word...)
 	if len(w.buf) >= blockSize {
 		return w.flush()
@@ -225,15 +232,18 @@ func (l *segLevels) level(id int64) (uint8, bool) {
 	return l.lv[k], true
 }
 
-// writeSegment writes a batch's words (sorted) as a new segment; ids maps
-// batch positions to document ids (0 for a document dropped from the
-// batch), levels to their length levels.
-func writeSegment(tx *sql.Tx, words []invertedWord, ids, levels []int64) error {
+// writeSegment writes a batch's words as a new segment; ids maps batch
+// positions to document ids (0 for a document dropped from the batch),
+// levels to their length levels.
+func writeSegment(tx *sql.Tx, in *inverted, ids, levels []int64, sc *scratch) error {
 	lv := &segLevels{}
+	every := true // every position has an id: ids[p] is ids[0]+p
 	for p, id := range ids {
 		if id > 0 {
 			lv.ids = append(lv.ids, id)
 			lv.lv = append(lv.lv, uint8(levels[p]))
+		} else {
+			every = false
 		}
 	}
 	if len(lv.ids) == 0 {
@@ -243,22 +253,52 @@ func writeSegment(tx *sql.Tx, words []invertedWord, ids, levels []int64) error {
 	if err != nil {
 		return err
 	}
-	var buf []int64
-	for _, word := range words {
+	nt := in.nterms()
+	buf := sc.ids[:0]
+	for _, k := range in.order {
+		word := in.word(k.i)
 		buf = buf[:0]
-		for _, p := range word.pos {
-			if id := ids[p]; id > 0 {
-				buf = append(buf, id)
+		if int(k.i) >= nt {
+			for _, p := range in.filters[int(k.i)-nt].pos {
+				if id := ids[p]; id > 0 {
+					buf = append(buf, id)
+				}
+			}
+		} else {
+			ti := &in.tt.terms[k.i]
+			steps := in.tt.steps[ti.off : ti.off+ti.len]
+			if every { // the steps between positions are those between ids
+				h := binary.AppendUvarint(sc.head[:0], uint64(ti.n))
+				h = binary.AppendUvarint(h, uint64(ids[ti.first]))
+				h = binary.AppendUvarint(h, uint64(ti.last-ti.first))
+				sc.head = h
+				if err := w.addSteps(word, h, steps); err != nil {
+					w.close()
+					return err
+				}
+				continue
+			}
+			p := int64(ti.first)
+			for {
+				if id := ids[p]; id > 0 {
+					buf = append(buf, id)
+				}
+				if len(steps) == 0 {
+					break
+				}
+				d, n := binary.Uvarint(steps)
+				p, steps = p+int64(d), steps[n:]
 			}
 		}
 		if len(buf) == 0 {
 			continue
 		}
-		if err := w.add(word.word, buf); err != nil {
+		if err := w.add(word, buf); err != nil {
 			w.close()
 			return err
 		}
 	}
+	sc.ids = buf
 	return w.close()
 }
 

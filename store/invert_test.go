@@ -20,7 +20,8 @@ func TestIndexMatchesTerms(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	vocab := []string{"alpha", "Beta", "requestHandler", "newHTTPServer", "日本語", "café", "🚀", "x", "the", "a1b2",
 		strings.Repeat("long", 20), "ÉCOLE", "σ", "τέλος", "snake_case", "0x1f",
-		"\xff", "bad\xe6\x97x", "\xf0\x9f\x98", "\xed\xa0\x80é"} // invalid UTF-8, read as pi reads it
+		"\xff", "bad\xe6\x97x", "\xf0\x9f\x98", "\xed\xa0\x80é", // invalid UTF-8, read as pi reads it
+		"sameprefix", "sameprefixes", "sameprefix2"} // words alike in their first 8 bytes
 	for k := range 3000 {
 		vocab = append(vocab, fmt.Sprintf("w%d", k)) // more words than a table's first slots
 	}
@@ -34,6 +35,9 @@ func TestIndexMatchesTerms(t *testing.T) {
 			sb.WriteString(vocab[rng.IntN(len(vocab))])
 			sb.WriteString([]string{" ", "\n", ", ", "-", "…"}[rng.IntN(5)])
 		}
+		if rng.IntN(300) == 0 {
+			sb.WriteString(" seldom") // documents far apart in a batch (steps of 2 bytes)
+		}
 		return sb.String()
 	}
 	s := openT(t, filepath.Join(t.TempDir(), "index.db"))
@@ -43,8 +47,8 @@ func TestIndexMatchesTerms(t *testing.T) {
 	n := 0
 	for range 6 { // batches
 		b := s.Batch()
-		for f := range 1 + rng.IntN(6) { // files
-			file := fmt.Sprintf("/f%d.jsonl", f)
+		for range 1 + rng.IntN(8) { // files, some twice in a batch
+			file := fmt.Sprintf("/f%d.jsonl", rng.IntN(6))
 			var docs []Doc
 			for range rng.IntN(60) {
 				n++
