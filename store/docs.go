@@ -53,10 +53,11 @@ type Batch struct {
 	tt       *termTable          // the batch's distinct words and their documents (invert.go)
 	distinct []int               // by batch position: the document's distinct words
 	filters  map[string]*[]int32 // filter words: the batch positions holding them
-	// filterWords spells the filter words (addFilter); lastFilter are
-	// the last document's.
+	// filterWords spells the filter words (addFilter); recent are the
+	// last few of each kind, month the last document's month.
 	filterWords map[filterKey]string
-	lastFilter  [3]lastFilter
+	recent      [3][recentFilters]recentFilter
+	month       month
 	hashes      []search.TermHash // AddDocs' buffer
 	hasher      search.Hasher
 }
@@ -143,10 +144,12 @@ func (b *Batch) AddDocs(file string, docs []Doc) {
 		var distinct int
 		d.Text, distinct = b.addText(d.Text, pos, seed)
 		b.distinct = append(b.distinct, distinct)
-		t := time.UnixMilli(d.Time).UTC()
+		if d.Time < b.month.lo || d.Time >= b.month.hi {
+			b.month = monthOf(d.Time)
+		}
 		b.addFilter(filterKey{kind: filterRole, s: d.Role}, pos)
 		b.addFilter(filterKey{kind: filterProject, s: d.Project}, pos)
-		b.addFilter(filterKey{kind: filterMonth, n: t.Year()*100 + int(t.Month())}, pos)
+		b.addFilter(filterKey{kind: filterMonth, n: b.month.yyyymm}, pos)
 		n := len(d.Text)
 		d.Text = ""
 		b.docs = append(b.docs, pendingDoc{file: file, d: d, n: n})
@@ -212,12 +215,35 @@ type filterKey struct {
 	n    int
 }
 
+// month is a month (yyyymm) and its bounds in Unix milliseconds, lo to hi
+// (excluded).
+type month struct {
+	lo, hi int64
+	yyyymm int
+}
+
+func monthOf(ms int64) month {
+	t := time.UnixMilli(ms).UTC()
+	y, m, _ := t.Date()
+	return month{time.Date(y, m, 1, 0, 0, 0, 0, time.UTC).UnixMilli(), time.Date(y, m+1, 1, 0, 0, 0, 0, time.UTC).UnixMilli(), y*100 + int(m)}
+}
+
+// recentFilters is how many filter words of a kind a batch looks up
+// without its maps (documents alternate between a few roles).
+const recentFilters = 4
+
 // addFilter adds batch position pos to the filter word of k, spelled out
-// once (most documents have the filter words of the one before).
+// once (most documents have the filter words of one of the few before).
 func (b *Batch) addFilter(k filterKey, pos uint32) {
-	if l := &b.lastFilter[k.kind]; l.pos != nil && l.key == k {
-		*l.pos = append(*l.pos, int32(pos))
-		return
+	r := &b.recent[k.kind]
+	for i := range r {
+		if l := &r[i]; l.pos != nil && l.key == k {
+			*l.pos = append(*l.pos, int32(pos))
+			if i > 0 {
+				r[0], r[i] = r[i], r[0]
+			}
+			return
+		}
 	}
 	w, ok := b.filterWords[k]
 	if !ok {
@@ -240,11 +266,12 @@ func (b *Batch) addFilter(k filterKey, pos uint32) {
 		b.filters[w] = l
 	}
 	*l = append(*l, int32(pos))
-	b.lastFilter[k.kind] = lastFilter{k, l}
+	copy(r[1:], r[:])
+	r[0] = recentFilter{k, l}
 }
 
-// lastFilter is the filter word of a kind that the last document had.
-type lastFilter struct {
+// recentFilter is a filter word recently added.
+type recentFilter struct {
 	key filterKey
 	pos *[]int32
 }
@@ -297,7 +324,7 @@ func (b *Batch) Commit() error {
 	b.distinct = b.distinct[:0]
 	b.ops, b.docs, b.filters = b.ops[:0], b.docs[:0], nil
 	clear(b.files)
-	b.lastFilter = [3]lastFilter{}
+	b.recent = [3][recentFilters]recentFilter{}
 	return nil
 }
 
