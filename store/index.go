@@ -236,7 +236,7 @@ func (l *segLevels) level(id int64) (uint8, bool) {
 // positions to document ids (0 for a document dropped from the batch),
 // levels to their length levels.
 func writeSegment(tx *sql.Tx, in *inverted, ids, levels []int64, sc *scratch) error {
-	lv := &segLevels{}
+	lv := &segLevels{ids: make([]int64, 0, len(ids)), lv: make([]uint8, 0, len(ids))}
 	every := true // every position has an id: ids[p] is ids[0]+p
 	for p, id := range ids {
 		if id > 0 {
@@ -676,6 +676,9 @@ func merge(tx *sql.Tx, ids []int64) error {
 		if err != nil {
 			return err
 		}
+		if lv.ids == nil {
+			lv.ids, lv.lv = make([]int64, 0, len(ids)*len(l.ids)), make([]uint8, 0, len(ids)*len(l.ids))
+		}
 		for k, d := range l.ids {
 			if !dead[d] {
 				lv.ids = append(lv.ids, d)
@@ -686,14 +689,17 @@ func merge(tx *sql.Tx, ids []int64) error {
 	if len(lv.ids) == 0 { // every document died: the segments go
 		return dropSegments(tx, ids, 0)
 	}
-	order := make([]int, len(lv.ids))
-	for k := range order {
-		order[k] = k
-	}
-	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(lv.ids[a], lv.ids[b]) })
-	sorted := &segLevels{ids: make([]int64, len(order)), lv: make([]uint8, len(order))}
-	for k, o := range order {
-		sorted.ids[k], sorted.lv[k] = lv.ids[o], lv.lv[o]
+	sorted := lv // the usual case: segments in order of their ids do not interleave
+	if !slices.IsSorted(lv.ids) {
+		order := make([]int, len(lv.ids))
+		for k := range order {
+			order[k] = k
+		}
+		slices.SortFunc(order, func(a, b int) int { return cmp.Compare(lv.ids[a], lv.ids[b]) })
+		sorted = &segLevels{ids: make([]int64, len(order)), lv: make([]uint8, len(order))}
+		for k, o := range order {
+			sorted.ids[k], sorted.lv[k] = lv.ids[o], lv.lv[o]
+		}
 	}
 	readers := make([]*segReader, len(ids))
 	for i, id := range ids {
