@@ -184,6 +184,7 @@ func (tt *termTable) reset() {
 // commits: a first build commits hundreds of batches.
 type scratch struct {
 	keys    []keyedWord
+	tmp     []keyedWord // sortKeys' other buffer
 	filters []filterList
 	levels  []int64
 	ids     []int64
@@ -252,17 +253,63 @@ func (b *Batch) invert(sc *scratch) (*inverted, []int64) {
 		copy(k[:], in.word(int32(i)))
 		keys[i] = keyedWord{binary.BigEndian.Uint64(k[:]), int32(i)}
 	}
-	slices.SortFunc(keys, func(x, y keyedWord) int {
+	sc.keys = keys
+	sc.tmp = grow(sc.tmp, len(keys))
+	in.order = sortKeys(keys, sc.tmp, func(x, y keyedWord) int {
 		if x.key != y.key {
 			return cmp.Compare(x.key, y.key)
 		}
 		return bytes.Compare(in.word(x.i), in.word(y.i))
 	})
-	sc.keys, in.order = keys, keys
 	levels := grow(sc.levels, len(b.docs))
 	for i, n := range b.distinct {
 		levels[i] = lenLevel(n)
 	}
 	sc.levels = levels
 	return in, levels
+}
+
+// sortKeys sorts keys by compare, which orders them by key first, and
+// returns them sorted, in keys or in tmp (as long). Many are sorted by
+// their keys a byte at a time, least significant first (a radix sort),
+// then each run of one key by compare.
+func sortKeys(keys, tmp []keyedWord, compare func(x, y keyedWord) int) []keyedWord {
+	if len(keys) < 1024 {
+		slices.SortFunc(keys, compare)
+		return keys
+	}
+	var counts [8][256]int
+	for _, k := range keys {
+		for b := range counts {
+			counts[b][byte(k.key>>(8*b))]++
+		}
+	}
+	src, dst := keys, tmp[:len(keys)]
+	for b := range counts {
+		c := &counts[b]
+		if c[byte(src[0].key>>(8*b))] == len(src) {
+			continue // one value of this byte
+		}
+		sum := 0
+		for v, n := range c {
+			c[v], sum = sum, sum+n
+		}
+		for _, k := range src {
+			v := byte(k.key >> (8 * b))
+			dst[c[v]] = k
+			c[v]++
+		}
+		src, dst = dst, src
+	}
+	for i := 0; i < len(src); {
+		j := i + 1
+		for j < len(src) && src[j].key == src[i].key {
+			j++
+		}
+		if j-i > 1 {
+			slices.SortFunc(src[i:j], compare)
+		}
+		i = j
+	}
+	return src
 }

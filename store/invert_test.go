@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -165,6 +166,36 @@ func TestIndexMatchesTerms(t *testing.T) {
 	for e, id := range ids {
 		if lv, ok := levels[id]; !ok || int64(lv) != lenLevel(distinct[e]) {
 			t.Fatalf("document %d: level %d (%v), want %d for %d distinct words", id, lv, ok, lenLevel(distinct[e]), distinct[e])
+		}
+	}
+}
+
+// TestSortKeys: sortKeys orders as compare does, whether it sorts by radix
+// or not, keys equal in their first 8 bytes included.
+func TestSortKeys(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{0, 1, 10, 1023, 1024, 5000} {
+		keys := make([]keyedWord, n)
+		for i := range keys {
+			k := rng.Uint64()
+			switch rng.IntN(4) {
+			case 0:
+				k &= 0xff00_0000_0000_0000 // one byte varies
+			case 1:
+				k = 42 // a run of one key
+			}
+			keys[i] = keyedWord{k, int32(rng.IntN(100))}
+		}
+		compare := func(x, y keyedWord) int {
+			if x.key != y.key {
+				return cmp.Compare(x.key, y.key)
+			}
+			return cmp.Compare(x.i, y.i)
+		}
+		want := slices.Clone(keys)
+		slices.SortFunc(want, compare)
+		if got := sortKeys(keys, make([]keyedWord, n), compare); !slices.Equal(got, want) {
+			t.Fatalf("%d keys: not sorted as compare orders them", n)
 		}
 	}
 }
