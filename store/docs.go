@@ -52,7 +52,7 @@ type Batch struct {
 	files    map[string]bool     // files with documents in docs
 	tt       *termTable          // the batch's distinct words and their documents (invert.go)
 	distinct []int               // by batch position: the document's distinct words
-	filters  map[string]*[]int32 // filter words: the batch positions holding them
+	filters  map[string]*[]int32 // filter words: the batch positions holding them (empty for those of earlier batches only)
 	// filterWords spells the filter words (addFilter); recent are the
 	// last few of each kind, month the last document's month.
 	filterWords map[filterKey]string
@@ -322,7 +322,10 @@ func (b *Batch) Commit() error {
 		b.tt = nil
 	}
 	b.distinct = b.distinct[:0]
-	b.ops, b.docs, b.filters = b.ops[:0], b.docs[:0], nil
+	b.ops, b.docs = b.ops[:0], b.docs[:0]
+	for _, l := range b.filters {
+		*l = (*l)[:0] // kept for the next batch
+	}
 	clear(b.files)
 	b.recent = [3][recentFilters]recentFilter{}
 	return nil

@@ -243,7 +243,9 @@ func (in *inverted) nterms() int {
 func (b *Batch) invert(sc *scratch) (*inverted, []int64) {
 	in := &inverted{tt: b.tt, filters: sc.filters[:0]}
 	for w, pos := range b.filters {
-		in.filters = append(in.filters, filterList{word: []byte(w), pos: *pos})
+		if len(*pos) > 0 {
+			in.filters = append(in.filters, filterList{word: []byte(w), pos: *pos})
+		}
 	}
 	sc.filters = in.filters
 	nt := in.nterms()
