@@ -332,27 +332,39 @@ func (b *Batch) Commit() error {
 }
 
 func (b *Batch) write(tx *sql.Tx, names map[int64]nameInfo, in *inverted, levels []int64, sc *scratch, newNames *bool) error {
+	st := &txStmts{tx: tx}
+	fids := map[string]int64{} // the files' ids, once known
+	fileID := func(path string, create bool) (int64, error) {
+		if id, ok := fids[path]; ok {
+			return id, nil
+		}
+		id, err := pathID(st, path, create)
+		if id != 0 {
+			fids[path] = id
+		}
+		return id, err
+	}
 	for _, o := range b.ops {
 		switch o.kind {
 		case opPut:
 			r := o.rec
-			fid, err := pathID(tx, r.File, true)
+			fid, err := fileID(r.File, true)
 			if err != nil {
 				return err
 			}
-			if _, err := tx.Exec(`INSERT OR REPLACE INTO records(id, size, mtime, stamp) VALUES(?,?,?,?)`, fid, r.Size, r.ModTime, r.Stamp); err != nil {
+			if _, err := st.exec(`INSERT OR REPLACE INTO records(id, size, mtime, stamp) VALUES(?,?,?,?)`, fid, r.Size, r.ModTime, r.Stamp); err != nil {
 				return err
 			}
 			if r.Blob == nil {
-				_, err = tx.Exec(`DELETE FROM blobs WHERE id=?`, fid)
+				_, err = st.exec(`DELETE FROM blobs WHERE id=?`, fid)
 			} else {
-				_, err = tx.Exec(`INSERT OR REPLACE INTO blobs(id, data) VALUES(?,?)`, fid, r.Blob)
+				_, err = st.exec(`INSERT OR REPLACE INTO blobs(id, data) VALUES(?,?)`, fid, r.Blob)
 			}
 			if err != nil {
 				return err
 			}
 		case opDelete, opDeleteDocs:
-			fid, err := pathID(tx, o.rec.File, false)
+			fid, err := fileID(o.rec.File, false)
 			if err != nil {
 				return err
 			}
@@ -364,10 +376,11 @@ func (b *Batch) write(tx *sql.Tx, names map[int64]nameInfo, in *inverted, levels
 			}
 			if o.kind == opDelete {
 				for _, q := range []string{`DELETE FROM records WHERE id=?`, `DELETE FROM blobs WHERE id=?`, `DELETE FROM paths WHERE id=?`} {
-					if _, err := tx.Exec(q, fid); err != nil {
+					if _, err := st.exec(q, fid); err != nil {
 						return err
 					}
 				}
+				delete(fids, o.rec.File)
 			}
 		}
 	}
@@ -416,7 +429,7 @@ func (b *Batch) write(tx *sql.Tx, names map[int64]nameInfo, in *inverted, levels
 			continue
 		}
 		if p.file != file || m.fid == 0 {
-			if m.fid, err = pathID(tx, p.file, true); err != nil {
+			if m.fid, err = fileID(p.file, true); err != nil {
 				return err
 			}
 			file = p.file
@@ -452,7 +465,7 @@ func (b *Batch) write(tx *sql.Tx, names map[int64]nameInfo, in *inverted, levels
 	if err := writeSegment(tx, in, ids, levels, sc); err != nil {
 		return err
 	}
-	return mergeSegments(tx)
+	return mergeSegments(st)
 }
 
 // deleteDocs drops every document of file fid; their ids stay in the word

@@ -578,7 +578,8 @@ func segments(tx *sql.Tx) ([]int64, error) {
 
 // mergeSegments merges, while some size class holds fanIn segments, those
 // segments into one, dropping dead documents.
-func mergeSegments(tx *sql.Tx) error {
+func mergeSegments(st *txStmts) error {
+	tx := st.tx
 	for {
 		var class int
 		err := tx.QueryRow(`SELECT class FROM segs GROUP BY class HAVING count(*) >= ? ORDER BY class LIMIT 1`, fanIn).Scan(&class)
@@ -605,7 +606,7 @@ func mergeSegments(tx *sql.Tx) error {
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		if err := merge(tx, ids); err != nil {
+		if err := merge(st, ids); err != nil {
 			return err
 		}
 	}
@@ -613,7 +614,7 @@ func mergeSegments(tx *sql.Tx) error {
 
 // segReader walks a segment's words in order, a block at a time.
 type segReader struct {
-	tx   *sql.Tx
+	st   *txStmts
 	seg  int64
 	last []byte // first word of the current block
 	it   blockIter
@@ -631,9 +632,9 @@ func (r *segReader) next() (bool, error) {
 		var first, data []byte
 		var err error
 		if r.last == nil {
-			err = r.tx.QueryRow(`SELECT first, data FROM blocks WHERE seg=? ORDER BY first LIMIT 1`, r.seg).Scan(&first, &data)
+			err = r.st.queryRow(`SELECT first, data FROM blocks WHERE seg=? ORDER BY first LIMIT 1`, r.seg).Scan(&first, &data)
 		} else {
-			err = r.tx.QueryRow(`SELECT first, data FROM blocks WHERE seg=? AND first > ? ORDER BY first LIMIT 1`, r.seg, r.last).Scan(&first, &data)
+			err = r.st.queryRow(`SELECT first, data FROM blocks WHERE seg=? AND first > ? ORDER BY first LIMIT 1`, r.seg, r.last).Scan(&first, &data)
 		}
 		if errors.Is(err, sql.ErrNoRows) {
 			r.done = true
@@ -648,7 +649,8 @@ func (r *segReader) next() (bool, error) {
 }
 
 // merge writes segments ids as one, without the dead documents.
-func merge(tx *sql.Tx, ids []int64) error {
+func merge(st *txStmts, ids []int64) error {
+	tx := st.tx
 	dead := map[int64]bool{}
 	rows, err := tx.Query(`SELECT id FROM dead`)
 	if err != nil {
@@ -703,7 +705,7 @@ func merge(tx *sql.Tx, ids []int64) error {
 	}
 	readers := make([]*segReader, len(ids))
 	for i, id := range ids {
-		readers[i] = &segReader{tx: tx, seg: id}
+		readers[i] = &segReader{st: st, seg: id}
 		if _, err := readers[i].next(); err != nil {
 			return err
 		}
