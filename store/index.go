@@ -141,6 +141,15 @@ func (w *segWriter) addEncoded(word, enc []byte) error {
 // addSteps appends word with its encoded ids, the header of the list
 // (head) apart from its steps.
 func (w *segWriter) addSteps(word, head, steps []byte) error {
+	w.start(word, len(head)+len(steps))
+	w.buf = append(w.buf, head...)
+	w.buf = append(w.buf, steps...)
+	return w.end()
+}
+
+// start appends word and the length n of its encoded ids, which the
+// caller then appends to w.buf before calling end.
+func (w *segWriter) start(word []byte, n int) {
 	if len(w.buf) == 0 {
 		w.first = append(w.first[:0], word...)
 		w.prev = w.prev[:0]
@@ -152,10 +161,12 @@ func (w *segWriter) addSteps(word, head, steps []byte) error {
 	w.buf = binary.AppendUvarint(w.buf, uint64(shared))
 	w.buf = binary.AppendUvarint(w.buf, uint64(len(word)-shared))
 	w.buf = append(w.buf, word[shared:]...)
-	w.buf = binary.AppendUvarint(w.buf, uint64(len(head)+len(steps)))
-	w.buf = append(w.buf, head...)
-	w.buf = append(w.buf, steps...)
+	w.buf = binary.AppendUvarint(w.buf, uint64(n))
 	w.prev = append(w.prev[:0], word...)
+}
+
+// end writes the block when it is full.
+func (w *segWriter) end() error {
 	if len(w.buf) >= blockSize {
 		return w.flush()
 	}
@@ -722,51 +733,51 @@ func merge(st *txStmts, ids []int64) error {
 	var word, enc []byte
 	var lists [][]int64
 	var raws []idList
-	for {
+	h := readerHeap{}
+	for _, r := range readers {
+		if !r.done {
+			h.push(r)
+		}
+	}
+	var at []*segReader
+	for len(h) > 0 {
 		// The least current word, and every reader at it.
-		var least *segReader
-		for _, r := range readers {
-			if !r.done && (least == nil || bytes.Compare(r.it.word, least.it.word) < 0) {
-				least = r
-			}
+		word = append(word[:0], h[0].it.word...)
+		at = at[:0]
+		for len(h) > 0 && bytes.Equal(h[0].it.word, word) {
+			at = append(at, h.pop())
 		}
-		if least == nil {
-			break
-		}
-		word = append(word[:0], least.it.word...)
 		// Splice the encoded lists when they follow one another and hold
 		// no dead document; else decode, unite and drop the dead.
 		raws = raws[:0]
 		splice := true
-		for _, r := range readers {
-			if !r.done && bytes.Equal(r.it.word, word) {
-				l, ok := parseIDs(r.it.raw)
-				if !ok || hasDead(l) {
-					splice = false
-				}
-				raws = append(raws, l) // steps point into a block no one changes
-
+		for _, r := range at {
+			l, ok := parseIDs(r.it.raw)
+			if !ok || hasDead(l) {
+				splice = false
 			}
+			raws = append(raws, l) // steps point into a block no one changes
 		}
 		slices.SortFunc(raws, func(a, b idList) int { return cmp.Compare(a.first, b.first) })
 		for k := 1; splice && k < len(raws); k++ {
 			splice = raws[k].first > raws[k-1].last
 		}
 		lists = lists[:0]
-		for _, r := range readers {
-			if !r.done && bytes.Equal(r.it.word, word) {
-				if !splice {
-					ids, err := r.it.ids(nil)
-					if err != nil {
-						w.close()
-						return err
-					}
-					lists = append(lists, ids)
-				}
-				if _, err := r.next(); err != nil {
+		for _, r := range at {
+			if !splice {
+				ids, err := r.it.ids(nil)
+				if err != nil {
 					w.close()
 					return err
 				}
+				lists = append(lists, ids)
+			}
+			if _, err := r.next(); err != nil {
+				w.close()
+				return err
+			}
+			if !r.done {
+				h.push(r)
 			}
 		}
 		if splice {
@@ -777,13 +788,22 @@ func merge(st *txStmts, ids []int64) error {
 			enc = binary.AppendUvarint(enc[:0], uint64(n))
 			enc = binary.AppendUvarint(enc, uint64(raws[0].first))
 			enc = binary.AppendUvarint(enc, uint64(raws[len(raws)-1].last-raws[0].first))
+			size := len(enc)
 			for k, l := range raws {
 				if k > 0 {
-					enc = binary.AppendUvarint(enc, uint64(l.first-raws[k-1].last))
+					size += uvarintLen(uint64(l.first - raws[k-1].last))
 				}
-				enc = append(enc, l.steps...)
+				size += len(l.steps)
 			}
-			if err := w.addEncoded(word, enc); err != nil {
+			w.start(word, size)
+			w.buf = append(w.buf, enc...)
+			for k, l := range raws {
+				if k > 0 {
+					w.buf = binary.AppendUvarint(w.buf, uint64(l.first-raws[k-1].last))
+				}
+				w.buf = append(w.buf, l.steps...)
+			}
+			if err := w.end(); err != nil {
 				w.close()
 				return err
 			}
@@ -804,6 +824,49 @@ func merge(st *txStmts, ids []int64) error {
 		return err
 	}
 	return dropSegments(tx, ids, w.seg)
+}
+
+// uvarintLen is the length of x as a uvarint.
+func uvarintLen(x uint64) int { return (mbits.Len64(x|1) + 6) / 7 }
+
+// readerHeap orders segment readers by their current word, least first.
+type readerHeap []*segReader
+
+func (h *readerHeap) push(r *segReader) {
+	*h = append(*h, r)
+	a := *h
+	for i := len(a) - 1; i > 0; {
+		p := (i - 1) / 2
+		if bytes.Compare(a[i].it.word, a[p].it.word) >= 0 {
+			break
+		}
+		a[i], a[p] = a[p], a[i]
+		i = p
+	}
+}
+
+func (h *readerHeap) pop() *segReader {
+	a := *h
+	r := a[0]
+	n := len(a) - 1
+	a[0] = a[n]
+	a = a[:n]
+	for i := 0; ; {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if c+1 < n && bytes.Compare(a[c+1].it.word, a[c].it.word) < 0 {
+			c++
+		}
+		if bytes.Compare(a[c].it.word, a[i].it.word) >= 0 {
+			break
+		}
+		a[i], a[c] = a[c], a[i]
+		i = c
+	}
+	*h = a
+	return r
 }
 
 // dropSegments deletes merged segments ids (merged into seg, or 0) and

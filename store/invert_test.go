@@ -2,6 +2,7 @@ package store
 
 import (
 	"cmp"
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -46,7 +47,7 @@ func TestIndexMatchesTerms(t *testing.T) {
 	distinct := map[string]int{}  // entry -> its distinct words
 	lens := map[string]int{}      // entry -> its text's length, as pi reads it
 	n := 0
-	for range 6 { // batches
+	for range 20 { // batches, enough for a merge
 		b := s.Batch()
 		for range 1 + rng.IntN(8) { // files, some twice in a batch
 			file := fmt.Sprintf("/f%d.jsonl", rng.IntN(6))
@@ -102,6 +103,9 @@ func TestIndexMatchesTerms(t *testing.T) {
 	segs, err := segments(tx)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(segs) >= 20 {
+		t.Fatalf("%d segments: no merge", len(segs))
 	}
 	got := map[string][]int64{}
 	levels := map[int64]uint8{}
@@ -196,6 +200,14 @@ func TestSortKeys(t *testing.T) {
 		slices.SortFunc(want, compare)
 		if got := sortKeys(keys, make([]keyedWord, n), compare); !slices.Equal(got, want) {
 			t.Fatalf("%d keys: not sorted as compare orders them", n)
+		}
+	}
+}
+
+func TestUvarintLen(t *testing.T) {
+	for _, x := range []uint64{0, 1, 127, 128, 16383, 16384, 1<<63 - 1, 1 << 63, 1<<64 - 1} {
+		if got, want := uvarintLen(x), len(binary.AppendUvarint(nil, x)); got != want {
+			t.Errorf("uvarintLen(%d) = %d, want %d", x, got, want)
 		}
 	}
 }
