@@ -623,11 +623,15 @@ func mergeSegments(st *txStmts) error {
 	}
 }
 
-// segReader walks a segment's words in order, a block at a time.
+// segReader walks a segment's words in order, a block at a time, read
+// by one query.
 type segReader struct {
-	st   *txStmts
+	tx   *sql.Tx
 	seg  int64
-	last []byte // first word of the current block
+	rows *sql.Rows
+	// bufs are the current block and the one before: a merge may still
+	// be writing a list of the one before when it reads the next.
+	bufs [2][]byte
 	it   blockIter
 	done bool
 }
@@ -637,26 +641,41 @@ func (r *segReader) next() (bool, error) {
 		if r.it.next() {
 			return true, nil
 		}
-		if r.it.err != nil {
+		if r.it.err != nil || r.done {
 			return false, r.it.err
 		}
-		var first, data []byte
-		var err error
-		if r.last == nil {
-			err = r.st.queryRow(`SELECT first, data FROM blocks WHERE seg=? ORDER BY first LIMIT 1`, r.seg).Scan(&first, &data)
-		} else {
-			err = r.st.queryRow(`SELECT first, data FROM blocks WHERE seg=? AND first > ? ORDER BY first LIMIT 1`, r.seg, r.last).Scan(&first, &data)
+		if r.rows == nil {
+			rows, err := r.tx.Query(`SELECT data FROM blocks WHERE seg=? ORDER BY first`, r.seg)
+			if err != nil {
+				return false, err
+			}
+			r.rows = rows
 		}
-		if errors.Is(err, sql.ErrNoRows) {
+		var data sql.RawBytes
+		if !r.rows.Next() {
 			r.done = true
-			return false, nil
+			return false, r.close()
 		}
-		if err != nil {
+		if err := r.rows.Scan(&data); err != nil {
+			r.close()
 			return false, err
 		}
-		r.last = first
-		r.it = blockIter{data: data, word: r.it.word[:0]}
+		r.bufs[0], r.bufs[1] = append(r.bufs[1][:0], data...), r.bufs[0]
+		r.it = blockIter{data: r.bufs[0], word: r.it.word[:0]}
 	}
+}
+
+// close ends the reader's query.
+func (r *segReader) close() error {
+	if r.rows == nil {
+		return nil
+	}
+	err := r.rows.Err()
+	if cerr := r.rows.Close(); err == nil {
+		err = cerr
+	}
+	r.rows = nil
+	return err
 }
 
 // merge writes segments ids as one, without the dead documents.
@@ -716,7 +735,8 @@ func merge(st *txStmts, ids []int64) error {
 	}
 	readers := make([]*segReader, len(ids))
 	for i, id := range ids {
-		readers[i] = &segReader{st: st, seg: id}
+		readers[i] = &segReader{tx: tx, seg: id}
+		defer readers[i].close()
 		if _, err := readers[i].next(); err != nil {
 			return err
 		}

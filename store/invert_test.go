@@ -121,7 +121,7 @@ func TestIndexMatchesTerms(t *testing.T) {
 		for k, id := range lv.ids {
 			levels[id] = lv.lv[k]
 		}
-		r := &segReader{st: &txStmts{tx: tx}, seg: seg}
+		r := &segReader{tx: tx, seg: seg}
 		for {
 			ok, err := r.next()
 			if err != nil {

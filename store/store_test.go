@@ -295,7 +295,7 @@ func checkIndex(t *testing.T, s *Store) {
 	}
 	roleIDs := map[int64]int{}
 	for _, seg := range segs {
-		r := &segReader{st: &txStmts{tx: tx}, seg: seg}
+		r := &segReader{tx: tx, seg: seg}
 		var prev []byte
 		for {
 			ok, err := r.next()
