@@ -177,12 +177,7 @@ func (b *Batch) addText(text string, pos uint32, seed uint64) (string, int) {
 			text = text[:a] + string(js.ToValidUTF8([]byte(text[a:])))
 			continue // the same segment, read again as pi reads it
 		}
-		if a > 0 {
-			for k := range b.hashes {
-				b.hashes[k].Off += uint32(a)
-			}
-		}
-		distinct += b.addWords(b.hashes, text, pos)
+		distinct += b.addWords(b.hashes, text[a:], pos) // offsets from a (TermAt reads on, never back)
 		a = e
 	}
 	return text, distinct
