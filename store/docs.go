@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"math"
 	"math/bits"
+	"slices"
 	"time"
 
 	"github.com/piweb/piweb/internal/js"
@@ -152,6 +153,9 @@ func (b *Batch) AddDocs(file string, docs []Doc) {
 		b.addFilter(filterKey{kind: filterMonth, n: b.month.yyyymm}, pos)
 		n := len(d.Text)
 		d.Text = ""
+		if len(b.docs) == cap(b.docs) {
+			b.docs = slices.Grow(b.docs, len(b.docs)) // doubles: kept for the next batch
+		}
 		b.docs = append(b.docs, pendingDoc{file: file, d: d, n: n})
 	}
 }

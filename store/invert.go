@@ -146,7 +146,7 @@ func (tt *termTable) move(ti *termInfo) {
 	if uint64(at)+uint64(room) > math.MaxUint32 {
 		panic("store: a batch of more than 4 GB of steps")
 	}
-	tt.steps = slices.Grow(tt.steps, int(room))[:at+int(room)]
+	tt.steps = slices.Grow(tt.steps, max(int(room), at))[:at+int(room)] // doubles: the arena is kept for the next batch
 	copy(tt.steps[at:], tt.steps[ti.off:ti.off+ti.len])
 	ti.off, ti.room = uint32(at), room
 }
