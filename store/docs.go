@@ -394,12 +394,7 @@ func (b *Batch) write(tx *sql.Tx, names map[int64]nameInfo, in *inverted, levels
 		coalesce((SELECT max(hi) FROM docruns), 0))`).Scan(&last); err != nil {
 		return err
 	}
-	ins, err := tx.Prepare(`INSERT INTO docruns(hi, lo, fid, tlo, thi, bytes, data) VALUES(?,?,?,?,?,?,?)`)
-	if err != nil {
-		return err
-	}
-	defer ins.Close()
-	w := &runWriter{ins: ins}
+	w := &runWriter{st: st}
 	byName := make(map[string]int64, len(names))
 	kinds := make(map[int64]int, len(names))
 	for id, n := range names {
@@ -421,6 +416,7 @@ func (b *Batch) write(tx *sql.Tx, names map[int64]nameInfo, in *inverted, levels
 	var file string // the last document's, whose file id and names m keeps
 	var typ, role, proj string
 	var m docMeta
+	var err error
 	ids := make([]int64, len(b.docs)) // by batch position; 0: dropped
 	for i := range b.docs {
 		p := &b.docs[i]
@@ -458,7 +454,7 @@ func (b *Batch) write(tx *sql.Tx, names map[int64]nameInfo, in *inverted, levels
 			return err
 		}
 	}
-	if err := w.flush(); err != nil {
+	if err := w.close(); err != nil {
 		return err
 	}
 	if err := writeSegment(tx, in, ids, levels, sc); err != nil {
