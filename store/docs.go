@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"math"
 	"math/bits"
+	"slices"
 	"time"
 
 	"github.com/piweb/piweb/internal/js"
@@ -49,14 +50,15 @@ type Batch struct {
 	s        *Store
 	ops      []op
 	docs     []pendingDoc
-	tt       *termTable          // the batch's distinct words (invert.go)
-	pairs    [][]termPos         // every (word, document) pair, in chunks (never copied to grow)
+	files    map[string]bool     // files with documents in docs
+	tt       *termTable          // the batch's distinct words and their documents (invert.go)
 	distinct []int               // by batch position: the document's distinct words
-	filters  map[string]*[]int32 // filter words: the batch positions holding them
-	// filterWords spells the filter words (addFilter); lastFilter are
-	// the last document's.
+	filters  map[string]*[]int32 // filter words: the batch positions holding them (empty for those of earlier batches only)
+	// filterWords spells the filter words (addFilter); recent are the
+	// last few of each kind, month the last document's month.
 	filterWords map[filterKey]string
-	lastFilter  [3]lastFilter
+	recent      [3][recentFilters]recentFilter
+	month       month
 	hashes      []search.TermHash // AddDocs' buffer
 	hasher      search.Hasher
 }
@@ -100,6 +102,10 @@ func (b *Batch) DeleteDocs(file string) {
 // dropPending forgets the batch's documents of file: their words keep
 // their positions, which then name no document and are left out.
 func (b *Batch) dropPending(file string) {
+	if !b.files[file] {
+		return // the usual case: a file's documents are dropped before any are added
+	}
+	delete(b.files, file)
 	for i := range b.docs {
 		if b.docs[i].file == file {
 			b.docs[i].file = ""
@@ -123,6 +129,12 @@ func (b *Batch) AddDocs(file string, docs []Doc) {
 	if b.filters == nil {
 		b.filters = map[string]*[]int32{}
 	}
+	if len(docs) > 0 {
+		if b.files == nil {
+			b.files = map[string]bool{}
+		}
+		b.files[file] = true
+	}
 	seed := b.s.seed
 	for i := range docs {
 		d := docs[i]
@@ -133,12 +145,17 @@ func (b *Batch) AddDocs(file string, docs []Doc) {
 		var distinct int
 		d.Text, distinct = b.addText(d.Text, pos, seed)
 		b.distinct = append(b.distinct, distinct)
-		t := time.UnixMilli(d.Time).UTC()
+		if d.Time < b.month.lo || d.Time >= b.month.hi {
+			b.month = monthOf(d.Time)
+		}
 		b.addFilter(filterKey{kind: filterRole, s: d.Role}, pos)
 		b.addFilter(filterKey{kind: filterProject, s: d.Project}, pos)
-		b.addFilter(filterKey{kind: filterMonth, n: t.Year()*100 + int(t.Month())}, pos)
+		b.addFilter(filterKey{kind: filterMonth, n: b.month.yyyymm}, pos)
 		n := len(d.Text)
 		d.Text = ""
+		if len(b.docs) == cap(b.docs) {
+			b.docs = slices.Grow(b.docs, len(b.docs)) // doubles: kept for the next batch
+		}
 		b.docs = append(b.docs, pendingDoc{file: file, d: d, n: n})
 	}
 }
@@ -164,12 +181,7 @@ func (b *Batch) addText(text string, pos uint32, seed uint64) (string, int) {
 			text = text[:a] + string(js.ToValidUTF8([]byte(text[a:])))
 			continue // the same segment, read again as pi reads it
 		}
-		if a > 0 {
-			for k := range b.hashes {
-				b.hashes[k].Off += uint32(a)
-			}
-		}
-		distinct += b.addWords(b.hashes, text, pos)
+		distinct += b.addWords(b.hashes, text[a:], pos) // offsets from a (TermAt reads on, never back)
 		a = e
 	}
 	return text, distinct
@@ -202,12 +214,35 @@ type filterKey struct {
 	n    int
 }
 
+// month is a month (yyyymm) and its bounds in Unix milliseconds, lo to hi
+// (excluded).
+type month struct {
+	lo, hi int64
+	yyyymm int
+}
+
+func monthOf(ms int64) month {
+	t := time.UnixMilli(ms).UTC()
+	y, m, _ := t.Date()
+	return month{time.Date(y, m, 1, 0, 0, 0, 0, time.UTC).UnixMilli(), time.Date(y, m+1, 1, 0, 0, 0, 0, time.UTC).UnixMilli(), y*100 + int(m)}
+}
+
+// recentFilters is how many filter words of a kind a batch looks up
+// without its maps (documents alternate between a few roles).
+const recentFilters = 4
+
 // addFilter adds batch position pos to the filter word of k, spelled out
-// once (most documents have the filter words of the one before).
+// once (most documents have the filter words of one of the few before).
 func (b *Batch) addFilter(k filterKey, pos uint32) {
-	if l := &b.lastFilter[k.kind]; l.pos != nil && l.key == k {
-		*l.pos = append(*l.pos, int32(pos))
-		return
+	r := &b.recent[k.kind]
+	for i := range r {
+		if l := &r[i]; l.pos != nil && l.key == k {
+			*l.pos = append(*l.pos, int32(pos))
+			if i > 0 {
+				r[0], r[i] = r[i], r[0]
+			}
+			return
+		}
 	}
 	w, ok := b.filterWords[k]
 	if !ok {
@@ -230,11 +265,12 @@ func (b *Batch) addFilter(k filterKey, pos uint32) {
 		b.filters[w] = l
 	}
 	*l = append(*l, int32(pos))
-	b.lastFilter[k.kind] = lastFilter{k, l}
+	copy(r[1:], r[:])
+	r[0] = recentFilter{k, l}
 }
 
-// lastFilter is the filter word of a kind that the last document had.
-type lastFilter struct {
+// recentFilter is a filter word recently added.
+type recentFilter struct {
 	key filterKey
 	pos *[]int32
 }
@@ -252,10 +288,13 @@ func (b *Batch) Commit() error {
 	if err != nil {
 		return err
 	}
-	// Inverting is most of the work, and needs no database: before the lock.
+	// Ordering the words needs no database: before the lock.
 	sc := scratchPool.Get().(*scratch)
-	defer scratchPool.Put(sc)
-	words, levels := b.invert(sc)
+	defer func() {
+		clear(sc.filters) // the batch's lists
+		scratchPool.Put(sc)
+	}()
+	in, levels := b.invert(sc)
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	tx, err := s.db.Begin()
@@ -264,7 +303,7 @@ func (b *Batch) Commit() error {
 	}
 	defer tx.Rollback()
 	newNames := false
-	if err := b.write(tx, names, words, levels, &newNames); err != nil {
+	if err := b.write(tx, names, in, levels, sc, &newNames); err != nil {
 		if newNames {
 			s.forgetNames()
 		}
@@ -276,43 +315,55 @@ func (b *Batch) Commit() error {
 	if newNames {
 		s.forgetNames()
 	}
-	for _, c := range b.pairs {
-		chunkPool.Put((*pairBuf)(c[:pairChunk]))
-	}
 	if b.tt != nil {
 		b.tt.reset()
 		tablePool.Put(b.tt)
 		b.tt = nil
 	}
 	b.distinct = b.distinct[:0]
-	clear(b.pairs)
-	b.ops, b.docs, b.pairs, b.filters = b.ops[:0], b.docs[:0], b.pairs[:0], nil
-	b.lastFilter = [3]lastFilter{}
+	b.ops, b.docs = b.ops[:0], b.docs[:0]
+	for _, l := range b.filters {
+		*l = (*l)[:0] // kept for the next batch
+	}
+	clear(b.files)
+	b.recent = [3][recentFilters]recentFilter{}
 	return nil
 }
 
-func (b *Batch) write(tx *sql.Tx, names map[int64]nameInfo, words []invertedWord, levels []int64, newNames *bool) error {
+func (b *Batch) write(tx *sql.Tx, names map[int64]nameInfo, in *inverted, levels []int64, sc *scratch, newNames *bool) error {
+	st := &txStmts{tx: tx}
+	fids := map[string]int64{} // the files' ids, once known
+	fileID := func(path string, create bool) (int64, error) {
+		if id, ok := fids[path]; ok {
+			return id, nil
+		}
+		id, err := pathID(st, path, create)
+		if id != 0 {
+			fids[path] = id
+		}
+		return id, err
+	}
 	for _, o := range b.ops {
 		switch o.kind {
 		case opPut:
 			r := o.rec
-			fid, err := pathID(tx, r.File, true)
+			fid, err := fileID(r.File, true)
 			if err != nil {
 				return err
 			}
-			if _, err := tx.Exec(`INSERT OR REPLACE INTO records(id, size, mtime, stamp) VALUES(?,?,?,?)`, fid, r.Size, r.ModTime, r.Stamp); err != nil {
+			if _, err := st.exec(`INSERT OR REPLACE INTO records(id, size, mtime, stamp) VALUES(?,?,?,?)`, fid, r.Size, r.ModTime, r.Stamp); err != nil {
 				return err
 			}
 			if r.Blob == nil {
-				_, err = tx.Exec(`DELETE FROM blobs WHERE id=?`, fid)
+				_, err = st.exec(`DELETE FROM blobs WHERE id=?`, fid)
 			} else {
-				_, err = tx.Exec(`INSERT OR REPLACE INTO blobs(id, data) VALUES(?,?)`, fid, r.Blob)
+				_, err = st.exec(`INSERT OR REPLACE INTO blobs(id, data) VALUES(?,?)`, fid, r.Blob)
 			}
 			if err != nil {
 				return err
 			}
 		case opDelete, opDeleteDocs:
-			fid, err := pathID(tx, o.rec.File, false)
+			fid, err := fileID(o.rec.File, false)
 			if err != nil {
 				return err
 			}
@@ -324,10 +375,11 @@ func (b *Batch) write(tx *sql.Tx, names map[int64]nameInfo, words []invertedWord
 			}
 			if o.kind == opDelete {
 				for _, q := range []string{`DELETE FROM records WHERE id=?`, `DELETE FROM blobs WHERE id=?`, `DELETE FROM paths WHERE id=?`} {
-					if _, err := tx.Exec(q, fid); err != nil {
+					if _, err := st.exec(q, fid); err != nil {
 						return err
 					}
 				}
+				delete(fids, o.rec.File)
 			}
 		}
 	}
@@ -342,12 +394,7 @@ func (b *Batch) write(tx *sql.Tx, names map[int64]nameInfo, words []invertedWord
 		coalesce((SELECT max(hi) FROM docruns), 0))`).Scan(&last); err != nil {
 		return err
 	}
-	ins, err := tx.Prepare(`INSERT INTO docruns(hi, lo, fid, tlo, thi, bytes, data) VALUES(?,?,?,?,?,?,?)`)
-	if err != nil {
-		return err
-	}
-	defer ins.Close()
-	w := &runWriter{ins: ins}
+	w := &runWriter{st: st}
 	byName := make(map[string]int64, len(names))
 	kinds := make(map[int64]int, len(names))
 	for id, n := range names {
@@ -369,6 +416,7 @@ func (b *Batch) write(tx *sql.Tx, names map[int64]nameInfo, words []invertedWord
 	var file string // the last document's, whose file id and names m keeps
 	var typ, role, proj string
 	var m docMeta
+	var err error
 	ids := make([]int64, len(b.docs)) // by batch position; 0: dropped
 	for i := range b.docs {
 		p := &b.docs[i]
@@ -376,7 +424,7 @@ func (b *Batch) write(tx *sql.Tx, names map[int64]nameInfo, words []invertedWord
 			continue
 		}
 		if p.file != file || m.fid == 0 {
-			if m.fid, err = pathID(tx, p.file, true); err != nil {
+			if m.fid, err = fileID(p.file, true); err != nil {
 				return err
 			}
 			file = p.file
@@ -406,13 +454,13 @@ func (b *Batch) write(tx *sql.Tx, names map[int64]nameInfo, words []invertedWord
 			return err
 		}
 	}
-	if err := w.flush(); err != nil {
+	if err := w.close(); err != nil {
 		return err
 	}
-	if err := writeSegment(tx, words, ids, levels); err != nil {
+	if err := writeSegment(tx, in, ids, levels, sc); err != nil {
 		return err
 	}
-	return mergeSegments(tx)
+	return mergeSegments(st)
 }
 
 // deleteDocs drops every document of file fid; their ids stay in the word

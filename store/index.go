@@ -135,6 +135,21 @@ func (w *segWriter) add(word []byte, ids []int64) error {
 
 // addEncoded appends word with its encoded ids.
 func (w *segWriter) addEncoded(word, enc []byte) error {
+	return w.addSteps(word, enc, nil)
+}
+
+// addSteps appends word with its encoded ids, the header of the list
+// (head) apart from its steps.
+func (w *segWriter) addSteps(word, head, steps []byte) error {
+	w.start(word, len(head)+len(steps))
+	w.buf = append(w.buf, head...)
+	w.buf = append(w.buf, steps...)
+	return w.end()
+}
+
+// start appends word and the length n of its encoded ids, which the
+// caller then appends to w.buf before calling end.
+func (w *segWriter) start(word []byte, n int) {
 	if len(w.buf) == 0 {
 		w.first = append(w.first[:0], word...)
 		w.prev = w.prev[:0]
@@ -146,9 +161,12 @@ func (w *segWriter) addEncoded(word, enc []byte) error {
 	w.buf = binary.AppendUvarint(w.buf, uint64(shared))
 	w.buf = binary.AppendUvarint(w.buf, uint64(len(word)-shared))
 	w.buf = append(w.buf, word[shared:]...)
-	w.buf = binary.AppendUvarint(w.buf, uint64(len(enc)))
-	w.buf = append(w.buf, enc...)
+	w.buf = binary.AppendUvarint(w.buf, uint64(n))
 	w.prev = append(w.prev[:0], word...)
+}
+
+// end writes the block when it is full.
+func (w *segWriter) end() error {
 	if len(w.buf) >= blockSize {
 		return w.flush()
 	}
@@ -225,15 +243,18 @@ func (l *segLevels) level(id int64) (uint8, bool) {
 	return l.lv[k], true
 }
 
-// writeSegment writes a batch's words (sorted) as a new segment; ids maps
-// batch positions to document ids (0 for a document dropped from the
-// batch), levels to their length levels.
-func writeSegment(tx *sql.Tx, words []invertedWord, ids, levels []int64) error {
-	lv := &segLevels{}
+// writeSegment writes a batch's words as a new segment; ids maps batch
+// positions to document ids (0 for a document dropped from the batch),
+// levels to their length levels.
+func writeSegment(tx *sql.Tx, in *inverted, ids, levels []int64, sc *scratch) error {
+	lv := &segLevels{ids: make([]int64, 0, len(ids)), lv: make([]uint8, 0, len(ids))}
+	every := true // every position has an id: ids[p] is ids[0]+p
 	for p, id := range ids {
 		if id > 0 {
 			lv.ids = append(lv.ids, id)
 			lv.lv = append(lv.lv, uint8(levels[p]))
+		} else {
+			every = false
 		}
 	}
 	if len(lv.ids) == 0 {
@@ -243,22 +264,52 @@ func writeSegment(tx *sql.Tx, words []invertedWord, ids, levels []int64) error {
 	if err != nil {
 		return err
 	}
-	var buf []int64
-	for _, word := range words {
+	nt := in.nterms()
+	buf := sc.ids[:0]
+	for _, k := range in.order {
+		word := in.word(k.i)
 		buf = buf[:0]
-		for _, p := range word.pos {
-			if id := ids[p]; id > 0 {
-				buf = append(buf, id)
+		if int(k.i) >= nt {
+			for _, p := range in.filters[int(k.i)-nt].pos {
+				if id := ids[p]; id > 0 {
+					buf = append(buf, id)
+				}
+			}
+		} else {
+			ti := &in.tt.terms[k.i]
+			steps := in.tt.steps[ti.off : ti.off+ti.len]
+			if every { // the steps between positions are those between ids
+				h := binary.AppendUvarint(sc.head[:0], uint64(ti.n))
+				h = binary.AppendUvarint(h, uint64(ids[ti.first]))
+				h = binary.AppendUvarint(h, uint64(ti.last-ti.first))
+				sc.head = h
+				if err := w.addSteps(word, h, steps); err != nil {
+					w.close()
+					return err
+				}
+				continue
+			}
+			p := int64(ti.first)
+			for {
+				if id := ids[p]; id > 0 {
+					buf = append(buf, id)
+				}
+				if len(steps) == 0 {
+					break
+				}
+				d, n := binary.Uvarint(steps)
+				p, steps = p+int64(d), steps[n:]
 			}
 		}
 		if len(buf) == 0 {
 			continue
 		}
-		if err := w.add(word.word, buf); err != nil {
+		if err := w.add(word, buf); err != nil {
 			w.close()
 			return err
 		}
 	}
+	sc.ids = buf
 	return w.close()
 }
 
@@ -538,7 +589,8 @@ func segments(tx *sql.Tx) ([]int64, error) {
 
 // mergeSegments merges, while some size class holds fanIn segments, those
 // segments into one, dropping dead documents.
-func mergeSegments(tx *sql.Tx) error {
+func mergeSegments(st *txStmts) error {
+	tx := st.tx
 	for {
 		var class int
 		err := tx.QueryRow(`SELECT class FROM segs GROUP BY class HAVING count(*) >= ? ORDER BY class LIMIT 1`, fanIn).Scan(&class)
@@ -565,17 +617,21 @@ func mergeSegments(tx *sql.Tx) error {
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		if err := merge(tx, ids); err != nil {
+		if err := merge(st, ids); err != nil {
 			return err
 		}
 	}
 }
 
-// segReader walks a segment's words in order, a block at a time.
+// segReader walks a segment's words in order, a block at a time, read
+// by one query.
 type segReader struct {
 	tx   *sql.Tx
 	seg  int64
-	last []byte // first word of the current block
+	rows *sql.Rows
+	// bufs are the current block and the one before: a merge may still
+	// be writing a list of the one before when it reads the next.
+	bufs [2][]byte
 	it   blockIter
 	done bool
 }
@@ -585,30 +641,46 @@ func (r *segReader) next() (bool, error) {
 		if r.it.next() {
 			return true, nil
 		}
-		if r.it.err != nil {
+		if r.it.err != nil || r.done {
 			return false, r.it.err
 		}
-		var first, data []byte
-		var err error
-		if r.last == nil {
-			err = r.tx.QueryRow(`SELECT first, data FROM blocks WHERE seg=? ORDER BY first LIMIT 1`, r.seg).Scan(&first, &data)
-		} else {
-			err = r.tx.QueryRow(`SELECT first, data FROM blocks WHERE seg=? AND first > ? ORDER BY first LIMIT 1`, r.seg, r.last).Scan(&first, &data)
+		if r.rows == nil {
+			rows, err := r.tx.Query(`SELECT data FROM blocks WHERE seg=? ORDER BY first`, r.seg)
+			if err != nil {
+				return false, err
+			}
+			r.rows = rows
 		}
-		if errors.Is(err, sql.ErrNoRows) {
+		var data sql.RawBytes
+		if !r.rows.Next() {
 			r.done = true
-			return false, nil
+			return false, r.close()
 		}
-		if err != nil {
+		if err := r.rows.Scan(&data); err != nil {
+			r.close()
 			return false, err
 		}
-		r.last = first
-		r.it = blockIter{data: data, word: r.it.word[:0]}
+		r.bufs[0], r.bufs[1] = append(r.bufs[1][:0], data...), r.bufs[0]
+		r.it = blockIter{data: r.bufs[0], word: r.it.word[:0]}
 	}
 }
 
+// close ends the reader's query.
+func (r *segReader) close() error {
+	if r.rows == nil {
+		return nil
+	}
+	err := r.rows.Err()
+	if cerr := r.rows.Close(); err == nil {
+		err = cerr
+	}
+	r.rows = nil
+	return err
+}
+
 // merge writes segments ids as one, without the dead documents.
-func merge(tx *sql.Tx, ids []int64) error {
+func merge(st *txStmts, ids []int64) error {
+	tx := st.tx
 	dead := map[int64]bool{}
 	rows, err := tx.Query(`SELECT id FROM dead`)
 	if err != nil {
@@ -636,6 +708,9 @@ func merge(tx *sql.Tx, ids []int64) error {
 		if err != nil {
 			return err
 		}
+		if lv.ids == nil {
+			lv.ids, lv.lv = make([]int64, 0, len(ids)*len(l.ids)), make([]uint8, 0, len(ids)*len(l.ids))
+		}
 		for k, d := range l.ids {
 			if !dead[d] {
 				lv.ids = append(lv.ids, d)
@@ -646,18 +721,22 @@ func merge(tx *sql.Tx, ids []int64) error {
 	if len(lv.ids) == 0 { // every document died: the segments go
 		return dropSegments(tx, ids, 0)
 	}
-	order := make([]int, len(lv.ids))
-	for k := range order {
-		order[k] = k
-	}
-	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(lv.ids[a], lv.ids[b]) })
-	sorted := &segLevels{ids: make([]int64, len(order)), lv: make([]uint8, len(order))}
-	for k, o := range order {
-		sorted.ids[k], sorted.lv[k] = lv.ids[o], lv.lv[o]
+	sorted := lv // the usual case: segments in order of their ids do not interleave
+	if !slices.IsSorted(lv.ids) {
+		order := make([]int, len(lv.ids))
+		for k := range order {
+			order[k] = k
+		}
+		slices.SortFunc(order, func(a, b int) int { return cmp.Compare(lv.ids[a], lv.ids[b]) })
+		sorted = &segLevels{ids: make([]int64, len(order)), lv: make([]uint8, len(order))}
+		for k, o := range order {
+			sorted.ids[k], sorted.lv[k] = lv.ids[o], lv.lv[o]
+		}
 	}
 	readers := make([]*segReader, len(ids))
 	for i, id := range ids {
 		readers[i] = &segReader{tx: tx, seg: id}
+		defer readers[i].close()
 		if _, err := readers[i].next(); err != nil {
 			return err
 		}
@@ -674,51 +753,51 @@ func merge(tx *sql.Tx, ids []int64) error {
 	var word, enc []byte
 	var lists [][]int64
 	var raws []idList
-	for {
+	h := readerHeap{}
+	for _, r := range readers {
+		if !r.done {
+			h.push(r)
+		}
+	}
+	var at []*segReader
+	for len(h) > 0 {
 		// The least current word, and every reader at it.
-		var least *segReader
-		for _, r := range readers {
-			if !r.done && (least == nil || bytes.Compare(r.it.word, least.it.word) < 0) {
-				least = r
-			}
+		word = append(word[:0], h[0].it.word...)
+		at = at[:0]
+		for len(h) > 0 && bytes.Equal(h[0].it.word, word) {
+			at = append(at, h.pop())
 		}
-		if least == nil {
-			break
-		}
-		word = append(word[:0], least.it.word...)
 		// Splice the encoded lists when they follow one another and hold
 		// no dead document; else decode, unite and drop the dead.
 		raws = raws[:0]
 		splice := true
-		for _, r := range readers {
-			if !r.done && bytes.Equal(r.it.word, word) {
-				l, ok := parseIDs(r.it.raw)
-				if !ok || hasDead(l) {
-					splice = false
-				}
-				raws = append(raws, l) // steps point into a block no one changes
-
+		for _, r := range at {
+			l, ok := parseIDs(r.it.raw)
+			if !ok || hasDead(l) {
+				splice = false
 			}
+			raws = append(raws, l) // steps point into a block no one changes
 		}
 		slices.SortFunc(raws, func(a, b idList) int { return cmp.Compare(a.first, b.first) })
 		for k := 1; splice && k < len(raws); k++ {
 			splice = raws[k].first > raws[k-1].last
 		}
 		lists = lists[:0]
-		for _, r := range readers {
-			if !r.done && bytes.Equal(r.it.word, word) {
-				if !splice {
-					ids, err := r.it.ids(nil)
-					if err != nil {
-						w.close()
-						return err
-					}
-					lists = append(lists, ids)
-				}
-				if _, err := r.next(); err != nil {
+		for _, r := range at {
+			if !splice {
+				ids, err := r.it.ids(nil)
+				if err != nil {
 					w.close()
 					return err
 				}
+				lists = append(lists, ids)
+			}
+			if _, err := r.next(); err != nil {
+				w.close()
+				return err
+			}
+			if !r.done {
+				h.push(r)
 			}
 		}
 		if splice {
@@ -729,13 +808,22 @@ func merge(tx *sql.Tx, ids []int64) error {
 			enc = binary.AppendUvarint(enc[:0], uint64(n))
 			enc = binary.AppendUvarint(enc, uint64(raws[0].first))
 			enc = binary.AppendUvarint(enc, uint64(raws[len(raws)-1].last-raws[0].first))
+			size := len(enc)
 			for k, l := range raws {
 				if k > 0 {
-					enc = binary.AppendUvarint(enc, uint64(l.first-raws[k-1].last))
+					size += uvarintLen(uint64(l.first - raws[k-1].last))
 				}
-				enc = append(enc, l.steps...)
+				size += len(l.steps)
 			}
-			if err := w.addEncoded(word, enc); err != nil {
+			w.start(word, size)
+			w.buf = append(w.buf, enc...)
+			for k, l := range raws {
+				if k > 0 {
+					w.buf = binary.AppendUvarint(w.buf, uint64(l.first-raws[k-1].last))
+				}
+				w.buf = append(w.buf, l.steps...)
+			}
+			if err := w.end(); err != nil {
 				w.close()
 				return err
 			}
@@ -756,6 +844,49 @@ func merge(tx *sql.Tx, ids []int64) error {
 		return err
 	}
 	return dropSegments(tx, ids, w.seg)
+}
+
+// uvarintLen is the length of x as a uvarint.
+func uvarintLen(x uint64) int { return (mbits.Len64(x|1) + 6) / 7 }
+
+// readerHeap orders segment readers by their current word, least first.
+type readerHeap []*segReader
+
+func (h *readerHeap) push(r *segReader) {
+	*h = append(*h, r)
+	a := *h
+	for i := len(a) - 1; i > 0; {
+		p := (i - 1) / 2
+		if bytes.Compare(a[i].it.word, a[p].it.word) >= 0 {
+			break
+		}
+		a[i], a[p] = a[p], a[i]
+		i = p
+	}
+}
+
+func (h *readerHeap) pop() *segReader {
+	a := *h
+	r := a[0]
+	n := len(a) - 1
+	a[0] = a[n]
+	a = a[:n]
+	for i := 0; ; {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if c+1 < n && bytes.Compare(a[c+1].it.word, a[c].it.word) < 0 {
+			c++
+		}
+		if bytes.Compare(a[c].it.word, a[i].it.word) >= 0 {
+			break
+		}
+		a[i], a[c] = a[c], a[i]
+		i = c
+	}
+	*h = a
+	return r
 }
 
 // dropSegments deletes merged segments ids (merged into seg, or 0) and

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"cmp"
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -20,7 +22,8 @@ func TestIndexMatchesTerms(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	vocab := []string{"alpha", "Beta", "requestHandler", "newHTTPServer", "日本語", "café", "🚀", "x", "the", "a1b2",
 		strings.Repeat("long", 20), "ÉCOLE", "σ", "τέλος", "snake_case", "0x1f",
-		"\xff", "bad\xe6\x97x", "\xf0\x9f\x98", "\xed\xa0\x80é"} // invalid UTF-8, read as pi reads it
+		"\xff", "bad\xe6\x97x", "\xf0\x9f\x98", "\xed\xa0\x80é", // invalid UTF-8, read as pi reads it
+		"sameprefix", "sameprefixes", "sameprefix2"} // words alike in their first 8 bytes
 	for k := range 3000 {
 		vocab = append(vocab, fmt.Sprintf("w%d", k)) // more words than a table's first slots
 	}
@@ -34,6 +37,9 @@ func TestIndexMatchesTerms(t *testing.T) {
 			sb.WriteString(vocab[rng.IntN(len(vocab))])
 			sb.WriteString([]string{" ", "\n", ", ", "-", "…"}[rng.IntN(5)])
 		}
+		if rng.IntN(300) == 0 {
+			sb.WriteString(" seldom") // documents far apart in a batch (steps of 2 bytes)
+		}
 		return sb.String()
 	}
 	s := openT(t, filepath.Join(t.TempDir(), "index.db"))
@@ -41,10 +47,10 @@ func TestIndexMatchesTerms(t *testing.T) {
 	distinct := map[string]int{}  // entry -> its distinct words
 	lens := map[string]int{}      // entry -> its text's length, as pi reads it
 	n := 0
-	for range 6 { // batches
+	for range 20 { // batches, enough for a merge
 		b := s.Batch()
-		for f := range 1 + rng.IntN(6) { // files
-			file := fmt.Sprintf("/f%d.jsonl", f)
+		for range 1 + rng.IntN(8) { // files, some twice in a batch
+			file := fmt.Sprintf("/f%d.jsonl", rng.IntN(6))
 			var docs []Doc
 			for range rng.IntN(60) {
 				n++
@@ -97,6 +103,9 @@ func TestIndexMatchesTerms(t *testing.T) {
 	segs, err := segments(tx)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(segs) >= 20 {
+		t.Fatalf("%d segments: no merge", len(segs))
 	}
 	got := map[string][]int64{}
 	levels := map[int64]uint8{}
@@ -161,6 +170,44 @@ func TestIndexMatchesTerms(t *testing.T) {
 	for e, id := range ids {
 		if lv, ok := levels[id]; !ok || int64(lv) != lenLevel(distinct[e]) {
 			t.Fatalf("document %d: level %d (%v), want %d for %d distinct words", id, lv, ok, lenLevel(distinct[e]), distinct[e])
+		}
+	}
+}
+
+// TestSortKeys: sortKeys orders as compare does, whether it sorts by radix
+// or not, keys equal in their first 8 bytes included.
+func TestSortKeys(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{0, 1, 10, 1023, 1024, 5000} {
+		keys := make([]keyedWord, n)
+		for i := range keys {
+			k := rng.Uint64()
+			switch rng.IntN(4) {
+			case 0:
+				k &= 0xff00_0000_0000_0000 // one byte varies
+			case 1:
+				k = 42 // a run of one key
+			}
+			keys[i] = keyedWord{k, int32(rng.IntN(100))}
+		}
+		compare := func(x, y keyedWord) int {
+			if x.key != y.key {
+				return cmp.Compare(x.key, y.key)
+			}
+			return cmp.Compare(x.i, y.i)
+		}
+		want := slices.Clone(keys)
+		slices.SortFunc(want, compare)
+		if got := sortKeys(keys, make([]keyedWord, n), compare); !slices.Equal(got, want) {
+			t.Fatalf("%d keys: not sorted as compare orders them", n)
+		}
+	}
+}
+
+func TestUvarintLen(t *testing.T) {
+	for _, x := range []uint64{0, 1, 127, 128, 16383, 16384, 1<<63 - 1, 1 << 63, 1<<64 - 1} {
+		if got, want := uvarintLen(x), len(binary.AppendUvarint(nil, x)); got != want {
+			t.Errorf("uvarintLen(%d) = %d, want %d", x, got, want)
 		}
 	}
 }

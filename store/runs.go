@@ -1,10 +1,10 @@
 package store
 
 import (
-	"database/sql"
 	"encoding/binary"
 	"fmt"
 	"math"
+	"strings"
 )
 
 // Documents are stored in runs: a row of docruns packs up to runDocs
@@ -49,14 +49,16 @@ type docMeta struct {
 	n               int64 // the text's bytes
 }
 
-// runWriter packs a batch's documents into rows of docruns.
+// runWriter packs a batch's documents into rows of docruns, and inserts
+// them insertRows at a time.
 type runWriter struct {
-	ins  *sql.Stmt
+	st   *txStmts
+	rows []byte // the rows not yet inserted, one after another
+	args []any  // their columns (data: its end in rows)
 	buf  []byte // the groups
 	ends []int  // where each group of buf ends
-	row  []byte
-	n    int   // documents in buf
-	lo   int64 // first id in buf
+	n    int    // documents in buf
+	lo   int64  // first id in buf
 	fid  int64
 	tlo  int64
 	thi  int64
@@ -110,21 +112,62 @@ func (w *runWriter) add(m *docMeta) error {
 	return nil
 }
 
-// flush writes the run gathered so far as one row.
+// flush ends the run gathered so far as one row.
 func (w *runWriter) flush() error {
 	if w.n == 0 {
 		return nil
 	}
-	w.row = w.row[:0]
 	start := 0
 	for _, e := range w.ends {
-		w.row = binary.AppendUvarint(w.row, uint64(e-start))
+		w.rows = binary.AppendUvarint(w.rows, uint64(e-start))
 		start = e
 	}
-	w.row = append(w.row, w.buf...)
-	_, err := w.ins.Exec(w.lo+int64(w.n)-1, w.lo, w.fid, w.tlo, w.thi, w.size, w.row)
+	w.rows = append(w.rows, w.buf...)
+	w.args = append(w.args, w.lo+int64(w.n)-1, w.lo, w.fid, w.tlo, w.thi, w.size, len(w.rows))
 	w.buf, w.ends, w.n = w.buf[:0], w.ends[:0], 0
+	if len(w.args) == insertRows*runColumns {
+		return w.insert()
+	}
+	return nil
+}
+
+// insertRows is how many rows of docruns one INSERT writes.
+const (
+	insertRows = 16
+	runColumns = 7
+)
+
+const insertRun = "INSERT INTO docruns(hi, lo, fid, tlo, thi, bytes, data) VALUES(?,?,?,?,?,?,?)"
+
+var insertRuns = insertRun + strings.Repeat(",(?,?,?,?,?,?,?)", insertRows-1)
+
+// insert inserts the rows gathered, insertRows at once or one by one.
+func (w *runWriter) insert() error {
+	start := 0
+	for k := runColumns - 1; k < len(w.args); k += runColumns {
+		end := w.args[k].(int)
+		w.args[k] = w.rows[start:end]
+		start = end
+	}
+	var err error
+	if len(w.args) == insertRows*runColumns {
+		_, err = w.st.exec(insertRuns, w.args...)
+	} else {
+		for k := 0; k < len(w.args) && err == nil; k += runColumns {
+			_, err = w.st.exec(insertRun, w.args[k:k+runColumns]...)
+		}
+	}
+	clear(w.args)
+	w.rows, w.args = w.rows[:0], w.args[:0]
 	return err
+}
+
+// close inserts what is left.
+func (w *runWriter) close() error {
+	if err := w.flush(); err != nil {
+		return err
+	}
+	return w.insert()
 }
 
 func zigzag(v int64) uint64   { return uint64(v<<1) ^ uint64(v>>63) }

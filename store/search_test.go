@@ -316,6 +316,15 @@ func TestMerges(t *testing.T) {
 		entry := fmt.Sprintf("e%04d", i)
 		c.add(t, file, doc(entry, 0, "user", "p", i, fmt.Sprintf("common w%d", i)))
 		live[file+":"+entry] = true
+		if i%100 == 50 { // a batch of a larger size class, whose ids then interleave with a merge's
+			var docs []Doc
+			for k := range fanIn + 4 {
+				e := fmt.Sprintf("e%04d-%d", i, k)
+				docs = append(docs, doc(e, k+1, "user", "p", i, "common batch"))
+				live[file+":"+e] = true
+			}
+			c.add(t, file, docs...)
+		}
 		if i%37 == 36 { // a file rewritten
 			victim := fmt.Sprintf("f%02d.jsonl", (i/37)%20)
 			c.drop(t, victim)

@@ -393,15 +393,52 @@ func (s *Store) pathOf(fid int64) (string, error) {
 	return p, nil
 }
 
-// pathID returns the id of path in tx, creating it when create is set (0 when absent).
-func pathID(tx *sql.Tx, path string, create bool) (int64, error) {
+// txStmts runs the statements of a transaction, each prepared once.
+type txStmts struct {
+	tx *sql.Tx
+	m  map[string]*sql.Stmt // closed with the transaction
+}
+
+func (t *txStmts) stmt(q string) (*sql.Stmt, error) {
+	if st, ok := t.m[q]; ok {
+		return st, nil
+	}
+	st, err := t.tx.Prepare(q)
+	if err != nil {
+		return nil, err
+	}
+	if t.m == nil {
+		t.m = map[string]*sql.Stmt{}
+	}
+	t.m[q] = st
+	return st, nil
+}
+
+func (t *txStmts) exec(q string, args ...any) (sql.Result, error) {
+	st, err := t.stmt(q)
+	if err != nil {
+		return nil, err
+	}
+	return st.Exec(args...)
+}
+
+func (t *txStmts) queryRow(q string, args ...any) *sql.Row {
+	st, err := t.stmt(q)
+	if err != nil {
+		return t.tx.QueryRow(q, args...) // which fails as Prepare did
+	}
+	return st.QueryRow(args...)
+}
+
+// pathID returns the id of path, creating it when create is set (0 when absent).
+func pathID(t *txStmts, path string, create bool) (int64, error) {
 	var id int64
-	err := tx.QueryRow(`SELECT id FROM paths WHERE path=?`, path).Scan(&id)
+	err := t.queryRow(`SELECT id FROM paths WHERE path=?`, path).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		if !create {
 			return 0, nil
 		}
-		res, err := tx.Exec(`INSERT INTO paths(path) VALUES(?)`, path)
+		res, err := t.exec(`INSERT INTO paths(path) VALUES(?)`, path)
 		if err != nil {
 			return 0, err
 		}
