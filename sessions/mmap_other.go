@@ -5,4 +5,4 @@ package sessions
 import "os"
 
 // mapFile is not available here: files are read.
-func mapFile(f *os.File, n int64) (b []byte, unmap func(), ok bool) { return nil, nil, false }
+func mapFile(f *os.File, off, n int64) (b []byte, unmap func(), ok bool) { return nil, nil, false }

@@ -38,6 +38,8 @@ func linesOf(t *testing.T, l *Library, file string, from int, asWritten, mapped 
 // through the window, as written and as pi decodes them, from any position,
 // also after the file grew and after a line changed in place.
 func TestReadLinesMapped(t *testing.T) {
+	defer func(old int64) { mapMin = old }(mapMin)
+	mapMin = 0 // map any span of lines, from whatever line it starts at
 	dir := t.TempDir()
 	proj := filepath.Join(dir, "--home-dev-p--")
 	os.MkdirAll(proj, 0o755)
@@ -70,6 +72,27 @@ func TestReadLinesMapped(t *testing.T) {
 		}
 	}
 	check("generated", n)
+	// Mapping from a line inside the file (not at a page's start) works:
+	// the lines above were not read through the window instead.
+	l.ViewFile(file, func(s *Session) error {
+		r, err := s.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		e := s.Entries[n/2]
+		m, unmap, ok := r.mapped(e.Off, e.Off+int64(e.Len))
+		if !ok || e.Off%int64(os.Getpagesize()) == 0 {
+			t.Fatalf("mapping from offset %d: ok %v", e.Off, ok)
+		}
+		defer unmap()
+		line, err := m.lineInto(nil, n/2, false, true)
+		want, _ := r.Raw(n / 2)
+		if err != nil || string(line) != string(want) {
+			t.Fatalf("mapped line %q (%v), want %q", line, err, want)
+		}
+		return nil
+	})
 	if _, ml := linesOf(t, l, file, n-1, true, true); !strings.Contains(ml[0], "caf\xe9 \xff") {
 		t.Fatalf("as written, the last line lost its bytes: %q", ml[0])
 	}
@@ -94,6 +117,8 @@ func TestReadLinesMapped(t *testing.T) {
 // its mapping (which then faults) gives ErrChanged, not a crash, and the
 // lines given before are whole.
 func TestReadLinesTruncated(t *testing.T) {
+	defer func(old int64) { mapMin = old }(mapMin)
+	mapMin = 0
 	dir := t.TempDir()
 	proj := filepath.Join(dir, "--home-dev-p--")
 	os.MkdirAll(proj, 0o755)

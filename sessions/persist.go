@@ -391,6 +391,10 @@ func (l *Library) SnapshotFile(file string, index bool) (snap Snapshot, ok bool)
 // noMap makes ReadLines read files rather than map them (for tests and benchmarks).
 var noMap bool
 
+// mapMin is the least span of lines ReadLines maps: fewer bytes (a few
+// lines pi appended) are read, which costs less than a mapping.
+var mapMin int64 = 256 << 10
+
 // lineBufs keeps ReadLines' line buffers between files.
 var lineBufs = sync.Pool{New: func() any { return new([]byte) }}
 
@@ -436,10 +440,12 @@ func (l *Library) readLines(file string, from int, asWritten bool, fn func(pos i
 		return epoch, err
 	}
 	defer r.Close()
-	last := &snap.Entries[len(snap.Entries)-1]
-	if m, unmap, ok := r.mapped(last.Off + int64(last.Len)); ok && !noMap {
-		defer unmap()
-		return epoch, readMapped(m, from, asWritten, fn)
+	first, last := &snap.Entries[0], &snap.Entries[len(snap.Entries)-1]
+	if end := last.Off + int64(last.Len); end-first.Off >= mapMin && !noMap {
+		if m, unmap, ok := r.mapped(first.Off, end); ok {
+			defer unmap()
+			return epoch, readMapped(m, from, asWritten, fn)
+		}
 	}
 	r = r.Sequential()
 	defer r.release()

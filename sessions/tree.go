@@ -152,10 +152,11 @@ func (s *Session) SubtreeSize(i int) int {
 
 // Reader reads entry lines from the session's file.
 type Reader struct {
-	s *Session
-	f io.ReaderAt
-	c io.Closer
-	m []byte // the file mapped into memory (mapped), or nil
+	s    *Session
+	f    io.ReaderAt
+	c    io.Closer
+	m    []byte // part of the file mapped into memory (mapped), or nil
+	mOff int64  // the file offset of m[0]
 }
 
 // Open returns a Reader over the session's file (or in-memory data).
@@ -182,19 +183,20 @@ func (r *Reader) Session() *Session { return r.s }
 func (r *Reader) Sequential() *Reader { return &Reader{s: r.s, f: &windowAt{f: r.f}} }
 
 // mapped returns a Reader of the same file whose lines are slices of its
-// first end bytes mapped into memory, not copies, and a func that unmaps
+// bytes [from, end) mapped into memory, not copies, and a func that unmaps
 // them; ok is false where the file cannot be mapped. Reading a line that
 // the file no longer holds (truncated since) faults: see readLines.
-func (r *Reader) mapped(end int64) (m *Reader, unmap func(), ok bool) {
+func (r *Reader) mapped(from, end int64) (m *Reader, unmap func(), ok bool) {
 	f, isFile := r.c.(*os.File)
-	if !isFile || end <= 0 {
+	if !isFile || from < 0 || end <= from {
 		return nil, nil, false
 	}
-	b, unmap, ok := mapFile(f, end)
+	from -= from % int64(os.Getpagesize())
+	b, unmap, ok := mapFile(f, from, end-from)
 	if !ok {
 		return nil, nil, false
 	}
-	return &Reader{s: r.s, f: bytes.NewReader(b), m: b}, unmap, true
+	return &Reader{s: r.s, f: bytes.NewReader(b), m: b, mOff: from}, unmap, true
 }
 
 // Close closes the underlying file.
@@ -219,17 +221,17 @@ func (r *Reader) rawQuick(i int) ([]byte, error) { return r.line(i, true) }
 func (r *Reader) line(i int, quick bool) ([]byte, error) { return r.lineInto(nil, i, quick, false) }
 
 // lineInto is line reading into buf when it is large enough (the line
-// returned may then be buf's, or the mapped file's), the line as written when asWritten (not
-// decoded as pi decodes it: it may hold invalid UTF-8).
+// returned may then be buf's, or the mapped file's), the line as written
+// when asWritten (not decoded as pi decodes it: it may hold invalid UTF-8).
 func (r *Reader) lineInto(buf []byte, i int, quick, asWritten bool) ([]byte, error) {
 	e := &r.s.Entries[i]
 	var b []byte
 	if r.m != nil {
-		end := e.Off + int64(e.Len)
-		if e.Off < 0 || end > int64(len(r.m)) {
+		at, end := e.Off-r.mOff, e.Off-r.mOff+int64(e.Len)
+		if at < 0 || end > int64(len(r.m)) {
 			return nil, ErrChanged
 		}
-		b = r.m[e.Off:end:end]
+		b = r.m[at:end:end]
 	} else {
 		if cap(buf) >= e.Len {
 			b = buf[:e.Len]
