@@ -459,25 +459,36 @@ func (l *Library) readLines(file string, from int, asWritten bool, fn func(pos i
 			lineBufs.Put(bp)
 		}
 	}()
+	return epoch, eachEntryLine(r, from, asWritten, &buf, fn)
+}
+
+// eachEntryLine calls fn with the line of each of r's entries (the first at
+// position from), reading into *buf, and keeping there the longest line so
+// far, when buf is not nil. The library's index validated each line's
+// JSON when it read it: a line that still holds the entry's id is the
+// entry's (as the ledger reads lines), else Raw's full check applies; a
+// line that changed is skipped.
+func eachEntryLine(r *Reader, from int, asWritten bool, buf *[]byte, fn func(pos int, e *Entry, line []byte) error) error {
+	var into []byte
 	for k := range r.s.Entries {
-		// The library's index validated each line's JSON when it read
-		// it: a line that still holds the entry's id is the entry's (as
-		// the ledger reads lines), else Raw's full check applies.
-		line, err := r.lineInto(buf, k, true, asWritten)
+		if buf != nil {
+			into = *buf
+		}
+		line, err := r.lineInto(into, k, true, asWritten)
 		if err != nil {
 			if errors.Is(err, ErrChanged) {
 				continue
 			}
-			return epoch, err
+			return err
 		}
 		if err := fn(from+k, &r.s.Entries[k], line); err != nil {
-			return epoch, err
+			return err
 		}
-		if cap(line) > cap(buf) { // the longest line so far, kept until the file is read
-			buf = line[:0]
+		if buf != nil && cap(line) > cap(*buf) {
+			*buf = line[:0]
 		}
 	}
-	return epoch, nil
+	return nil
 }
 
 // within reports whether addr is the address of a byte of b.
@@ -486,10 +497,9 @@ func within(b []byte, addr uintptr) bool {
 	return addr >= start && addr-start < uintptr(len(b))
 }
 
-// readMapped is readLines' loop over a file mapped into memory (lines as
-// written: asWritten), no line copied. A line the file lost since it was
-// mapped (truncated by another program) faults; the fault is taken as
-// the file having changed: ErrChanged.
+// readMapped is eachEntryLine over a file mapped into memory, no line copied.
+// A line the file lost since it was mapped (truncated by another program)
+// faults; the fault is taken as the file having changed: ErrChanged.
 func readMapped(r *Reader, from int, asWritten bool, fn func(pos int, e *Entry, line []byte) error) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
@@ -501,19 +511,7 @@ func readMapped(r *Reader, from int, asWritten bool, fn func(pos int, e *Entry, 
 			err = ErrChanged
 		}
 	}()
-	for k := range r.s.Entries {
-		line, err := r.lineInto(nil, k, true, asWritten)
-		if err != nil {
-			if errors.Is(err, ErrChanged) {
-				continue
-			}
-			return err
-		}
-		if err := fn(from+k, &r.s.Entries[k], line); err != nil {
-			return err
-		}
-	}
-	return nil
+	return eachEntryLine(r, from, asWritten, nil, fn)
 }
 
 // ViewFile calls fn with the session of file under the library's read
