@@ -1,0 +1,20 @@
+//go:build amd64 && !purego
+
+package js
+
+import "golang.org/x/sys/cpu"
+
+// useAVX2 is whether AppendValidStringAt decodes with decodeAVX2, 32
+// bytes at a time; tests clear it to check the Go path.
+var useAVX2 = cpu.X86.HasAVX2
+
+// decodeAVX2 copies src to dst 32 bytes at a time up to the first quote
+// or backslash, decodes there the escapes esc has a byte for (as
+// shortEscape) and goes on, while a block of 32 of the n bytes of src is
+// left to read. It stops at a quote, at any other escape (\u) and when
+// fewer than 32 bytes are left, and returns how many bytes it read from
+// src and wrote to dst. Blocks of 32 are stored whole: src must hold n
+// bytes and dst must have room for n.
+//
+//go:noescape
+func decodeAVX2(dst, src *byte, n int, esc *[256]byte) (read, written int)

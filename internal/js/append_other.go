@@ -1,0 +1,11 @@
+//go:build !amd64 || purego
+
+package js
+
+// useAVX2 is false: AppendValidStringAt decodes 8 bytes at a time, in Go.
+const useAVX2 = false
+
+// decodeAVX2 is never called without AVX2 (see append_amd64.go).
+func decodeAVX2(dst, src *byte, n int, esc *[256]byte) (read, written int) {
+	panic("js: decodeAVX2 without amd64")
+}

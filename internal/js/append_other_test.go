@@ -1,0 +1,11 @@
+//go:build !amd64 || purego
+
+package js
+
+// appendValidStringAtGo is AppendValidStringAt, which has no other path
+// here.
+func appendValidStringAtGo(dst, b []byte, i int) ([]byte, int, bool) {
+	return AppendValidStringAt(dst, b, i)
+}
+
+func withAVX2() bool { return false }
