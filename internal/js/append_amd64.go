@@ -5,7 +5,8 @@ package js
 import "golang.org/x/sys/cpu"
 
 // useAVX2 is whether AppendValidStringAt decodes with decodeAVX2, 32
-// bytes at a time; tests clear it to check the Go path.
+// bytes at a time, and scanBlocks classifies its blocks with
+// masks64AVX2; tests clear it to check the Go paths.
 var useAVX2 = cpu.X86.HasAVX2
 
 // decodeAVX2 copies src to dst 32 bytes at a time up to the first quote
@@ -18,3 +19,10 @@ var useAVX2 = cpu.X86.HasAVX2
 //
 //go:noescape
 func decodeAVX2(dst, src *byte, n int, esc *[256]byte) (read, written int)
+
+// masks64AVX2 returns the masks of the quotes, the backslashes and the
+// control characters of the 64 bytes at p, byte k's in bit k (for
+// scanBlocks).
+//
+//go:noescape
+func masks64AVX2(p *byte) (q, bs, ctl uint64)

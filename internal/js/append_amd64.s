@@ -72,3 +72,50 @@ none:
 	MOVQ AX, read+32(FP)
 	MOVQ BX, written+40(FP)
 	RET
+
+// func masks64AVX2(p *byte) (q, bs, ctl uint64)
+//
+// Returns the masks of the quotes, the backslashes and the control
+// characters (below 0x20) of the 64 bytes at p, byte k's in bit k.
+TEXT ·masks64AVX2(SB), NOSPLIT, $0-32
+	MOVQ         p+0(FP), SI
+	VMOVDQU      (SI), Y0
+	VMOVDQU      32(SI), Y1
+	MOVL         $0x22, AX // '"'
+	MOVQ         AX, X2
+	VPBROADCASTB X2, Y2
+	MOVL         $0x5c, AX // '\\'
+	MOVQ         AX, X3
+	VPBROADCASTB X3, Y3
+	MOVL         $0x1f, AX
+	MOVQ         AX, X4
+	VPBROADCASTB X4, Y4
+
+	VPCMPEQB  Y0, Y2, Y5
+	VPCMPEQB  Y1, Y2, Y6
+	VPMOVMSKB Y5, AX
+	VPMOVMSKB Y6, DX
+	SHLQ      $32, DX
+	ORQ       DX, AX
+	MOVQ      AX, q+8(FP)
+
+	VPCMPEQB  Y0, Y3, Y5
+	VPCMPEQB  Y1, Y3, Y6
+	VPMOVMSKB Y5, AX
+	VPMOVMSKB Y6, DX
+	SHLQ      $32, DX
+	ORQ       DX, AX
+	MOVQ      AX, bs+16(FP)
+
+	// x < 0x20 where min(x, 0x1f) == x.
+	VPMINUB   Y0, Y4, Y5
+	VPMINUB   Y1, Y4, Y6
+	VPCMPEQB  Y0, Y5, Y5
+	VPCMPEQB  Y1, Y6, Y6
+	VPMOVMSKB Y5, AX
+	VPMOVMSKB Y6, DX
+	SHLQ      $32, DX
+	ORQ       DX, AX
+	MOVQ      AX, ctl+24(FP)
+	VZEROUPPER
+	RET

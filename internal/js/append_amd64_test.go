@@ -13,3 +13,11 @@ func appendValidStringAtGo(dst, b []byte, i int) ([]byte, int, bool) {
 // withAVX2 reports whether AppendValidStringAt uses AVX2 on this machine
 // (tests of it skip when it does not).
 func withAVX2() bool { return useAVX2 }
+
+// goPath makes AppendValidStringAt and scanBlocks take their Go path
+// until the returned func is called.
+func goPath() (restore func()) {
+	on := useAVX2
+	useAVX2 = false
+	return func() { useAVX2 = on }
+}

@@ -105,3 +105,53 @@ func FuzzAppendStringAtLong(f *testing.F) {
 		checkAt(t, line, 8)
 	})
 }
+
+// TestScanStringPaths compares ScanString's blocks with AVX2 and in Go,
+// and with the reading one special byte at a time: each piece (escapes,
+// bad escapes, quotes, control characters, bytes above 0x7f) at every
+// offset of the first blocks, strings ending at every offset near a
+// block's end, and random strings of the pieces.
+func TestScanStringPaths(t *testing.T) {
+	pieces := append([]string{"\x00", "\x1f", " ", "\x7f", "\x80", "\xe9", `\\\"`, `\\\\"`}, atPieces...)
+	check := func(b []byte) {
+		t.Helper()
+		end, esc, err := ScanString(b, 0)
+		restore := goPath()
+		gend, gesc, gerr := ScanString(b, 0)
+		restore()
+		wend, wesc, werr := scanFrom(b, 1, 0, false, false)
+		for _, r := range []struct {
+			end  int
+			esc  bool
+			err  error
+			name string
+		}{{end, esc, err, "AVX2"}, {gend, gesc, gerr, "Go"}} {
+			if r.end != wend || r.esc != wesc || (r.err == nil) != (werr == nil) || (r.err != nil && r.err.Error() != werr.Error()) {
+				t.Fatalf("ScanString(%q) (%s) = %d, %v, %v; one byte at a time: %d, %v, %v", b, r.name, r.end, r.esc, r.err, wend, wesc, werr)
+			}
+		}
+	}
+	for _, p := range pieces {
+		for pre := longString; pre < longString+140; pre++ {
+			for _, post := range []string{`"`, `b"`, strings.Repeat("b", 70) + `"`, ""} {
+				s := `"` + strings.Repeat("a", pre) + p + post
+				check([]byte(s))
+				check([]byte(s + strings.Repeat(" ", 64)))
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 20000 {
+		var sb strings.Builder
+		sb.WriteString(`"` + strings.Repeat("a", longString))
+		for range r.IntN(60) {
+			p := pieces[r.IntN(len(pieces))]
+			if r.IntN(4) > 0 && (p == `"` || p == "\x01" || p == "\x00" || p == "\x1f" || p == `\q` || p == `\` || p == `\u12`) {
+				p = "z"
+			}
+			sb.WriteString(p)
+		}
+		sb.WriteString(`"` + `,"k":"v"}`[:r.IntN(10)])
+		check([]byte(sb.String()))
+	}
+}

@@ -176,7 +176,8 @@ func FuzzAppendString(f *testing.F) {
 
 // FuzzLongString reads data as the inside of a long string, so that the
 // 64-byte blocks of ScanString see it at every offset, and checks they
-// agree with the reading one special byte at a time: end, escapes, error.
+// agree with the reading one special byte at a time: end, escapes, error;
+// with AVX2 and without it (the masks of each block in Go).
 func FuzzLongString(f *testing.F) {
 	for _, s := range []string{`a\"b`, `\\\\"`, "\x01", `\u00e9\u12`, "é\xff\"", strings.Repeat(`\\`, 40) + `"`} {
 		f.Add([]byte(s), uint8(0))
@@ -189,6 +190,12 @@ func FuzzLongString(f *testing.F) {
 		wend, wesc, werr := scanFrom(b, 1, 0, false, false)
 		if end != wend || esc != wesc || (err == nil) != (werr == nil) || (err != nil && err.Error() != werr.Error()) {
 			t.Fatalf("ScanString(%q) = %d, %v, %v; one byte at a time: %d, %v, %v", b, end, esc, err, wend, wesc, werr)
+		}
+		restore := goPath()
+		gend, gesc, gerr := ScanString(b, 0)
+		restore()
+		if end != gend || esc != gesc || (err == nil) != (gerr == nil) || (err != nil && err.Error() != gerr.Error()) {
+			t.Fatalf("ScanString(%q) = %d, %v, %v; in Go: %d, %v, %v", b, end, esc, err, gend, gesc, gerr)
 		}
 	})
 }

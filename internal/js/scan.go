@@ -191,6 +191,27 @@ func escapedBits(bs uint64, carry *uint64) uint64 {
 	return (even ^ evenRuns<<1) & follows
 }
 
+// masks64 returns the masks of the quotes, the backslashes and the
+// control characters of the 64 bytes of blk, byte k's in bit k.
+func masks64(b []byte) (q, bs, ctl uint64) {
+	blk := (*[64]byte)(b)
+	q0, b0, c0 := word(binary.LittleEndian.Uint64(blk[0:]))
+	q1, b1, c1 := word(binary.LittleEndian.Uint64(blk[8:]))
+	q2, b2, c2 := word(binary.LittleEndian.Uint64(blk[16:]))
+	q3, b3, c3 := word(binary.LittleEndian.Uint64(blk[24:]))
+	q4, b4, c4 := word(binary.LittleEndian.Uint64(blk[32:]))
+	q5, b5, c5 := word(binary.LittleEndian.Uint64(blk[40:]))
+	q6, b6, c6 := word(binary.LittleEndian.Uint64(blk[48:]))
+	q7, b7, c7 := word(binary.LittleEndian.Uint64(blk[56:]))
+	q = q0 | q1<<8 | q2<<16 | q3<<24 | q4<<32 | q5<<40 | q6<<48 | q7<<56
+	bs = b0 | b1<<8 | b2<<16 | b3<<24 | b4<<32 | b5<<40 | b6<<48 | b7<<56
+	if c0|c1|c2|c3|c4|c5|c6|c7 != 0 { // rare: packed only when there is one
+		ctl = movemask(c0) | movemask(c1)<<8 | movemask(c2)<<16 | movemask(c3)<<24 |
+			movemask(c4)<<32 | movemask(c5)<<40 | movemask(c6)<<48 | movemask(c7)<<56
+	}
+	return q, bs, ctl
+}
+
 // validEscape tells the bytes a backslash may escape ('u' is checked apart).
 var validEscape = [256]bool{'"': true, '\\': true, '/': true, 'b': true, 'f': true, 'n': true, 'r': true, 't': true, 'u': true}
 
@@ -202,17 +223,12 @@ var validEscape = [256]bool{'"': true, '\\': true, '/': true, 'b': true, 'f': tr
 func scanBlocks(b []byte, i, start int, escaped bool) (int, bool, error) {
 	var carry uint64
 	for ; i+64 <= len(b); i += 64 {
-		blk := (*[64]byte)(b[i : i+64])
-		q0, b0, c0 := word(binary.LittleEndian.Uint64(blk[0:]))
-		q1, b1, c1 := word(binary.LittleEndian.Uint64(blk[8:]))
-		q2, b2, c2 := word(binary.LittleEndian.Uint64(blk[16:]))
-		q3, b3, c3 := word(binary.LittleEndian.Uint64(blk[24:]))
-		q4, b4, c4 := word(binary.LittleEndian.Uint64(blk[32:]))
-		q5, b5, c5 := word(binary.LittleEndian.Uint64(blk[40:]))
-		q6, b6, c6 := word(binary.LittleEndian.Uint64(blk[48:]))
-		q7, b7, c7 := word(binary.LittleEndian.Uint64(blk[56:]))
-		q := q0 | q1<<8 | q2<<16 | q3<<24 | q4<<32 | q5<<40 | q6<<48 | q7<<56
-		bs := b0 | b1<<8 | b2<<16 | b3<<24 | b4<<32 | b5<<40 | b6<<48 | b7<<56
+		var q, bs, c uint64
+		if useAVX2 {
+			q, bs, c = masks64AVX2(&b[i])
+		} else {
+			q, bs, c = masks64(b[i : i+64])
+		}
 		var esc uint64
 		if bs|carry != 0 {
 			esc = escapedBits(bs, &carry)
@@ -222,12 +238,8 @@ func scanBlocks(b []byte, i, start int, escaped bool) (int, bool, error) {
 		if end < 64 {
 			in = 1<<end - 1
 		}
-		if c0|c1|c2|c3|c4|c5|c6|c7 != 0 { // a control character: inside the string is an error
-			c := movemask(c0) | movemask(c1)<<8 | movemask(c2)<<16 | movemask(c3)<<24 |
-				movemask(c4)<<32 | movemask(c5)<<40 | movemask(c6)<<48 | movemask(c7)<<56
-			if c&in != 0 {
-				return scanFrom(b, start+1, start, false, false)
-			}
+		if c&in != 0 { // a control character inside the string is an error
+			return scanFrom(b, start+1, start, false, false)
 		}
 		if esc&in != 0 {
 			escaped = true

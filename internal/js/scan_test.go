@@ -376,3 +376,27 @@ func TestTrustedWalk(t *testing.T) {
 		tTrustedMembers([]byte(d)) // must not panic on what it was not meant for
 	}
 }
+
+// BenchmarkScanString: a long string of a line validated (scanBlocks),
+// with AVX2 where there is (avx) and 8 bytes at a time in Go (go).
+func BenchmarkScanString(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		raw  []byte
+	}{{"code", escapedText}, {"prose", proseText}} {
+		line := append(append([]byte(`{"text":`), bc.raw...), '}')
+		for _, path := range []string{"avx", "go"} {
+			b.Run(bc.name+"/"+path, func(b *testing.B) {
+				if path == "go" {
+					defer goPath()()
+				}
+				b.SetBytes(int64(len(bc.raw)))
+				for range b.N {
+					if _, _, err := ScanString(line, 8); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
