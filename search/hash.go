@@ -260,10 +260,10 @@ func classify8(x uint64) (word, high uint64) {
 // carries).
 func gather8(m uint64) uint64 { return m * 0x0002040810204081 >> 56 }
 
-// classify64 returns classify8's masks for the 64 bytes text[i:i+64],
+// classify64Go returns classify8's masks for the 64 bytes text[i:i+64],
 // one bit a byte: bit k for text[i+k]. (Unrolled: a loop shifts by a
 // variable and keeps less in registers.)
-func classify64(text string, i int) (word, high uint64) {
+func classify64Go(text string, i int) (word, high uint64) {
 	text = text[i : i+64]
 	w, h := classify8(load64(text, 0))
 	word, high = gather8(w), gather8(h)
