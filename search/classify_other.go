@@ -5,8 +5,7 @@ package search
 // useAVX2 is false where there is no AVX2 kernel (classify_amd64.go).
 var useAVX2 = false
 
-// classify64 returns the masks of text[i:i+64]: bit k of word for each
-// ASCII letter or digit text[i+k], of high for each byte >= 0x80.
-func classify64(text string, i int) (word, high uint64) {
-	return classify64Go(text, i)
+// classify64AVX2 is not called where there is no AVX2 kernel.
+func classify64AVX2(p *byte) (word, high uint64) {
+	panic("search: no AVX2 kernel")
 }
