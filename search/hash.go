@@ -304,10 +304,9 @@ type termHasher struct {
 // offset of every term TermOffsets gives for text, in the same order. It
 // is TermOffsets for building an index: ASCII words are found 64 bytes at
 // a time from bit masks (classify64Go, or its AVX2 kernel on amd64),
-// lower-cased and hashed in place,
-// never copied; the rest is read as TermOffsets reads it, through
-// runeTab, and hashed in place too unless lower-casing changes a letter
-// that is not ASCII.
+// lower-cased and hashed in place, never copied; the rest is read as
+// TermOffsets reads it, through runeTab, and hashed in place too unless
+// lower-casing changes a letter that is not ASCII.
 func AppendTermHashes(dst []TermHash, text string, seed uint64) []TermHash {
 	var h Hasher
 	return h.Append(dst, text, seed)
