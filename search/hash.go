@@ -260,10 +260,12 @@ func classify8(x uint64) (word, high uint64) {
 // carries).
 func gather8(m uint64) uint64 { return m * 0x0002040810204081 >> 56 }
 
-// classify64 returns classify8's masks for the 64 bytes text[i:i+64],
+// classify64Go returns classify8's masks for the 64 bytes text[i:i+64],
 // one bit a byte: bit k for text[i+k]. (Unrolled: a loop shifts by a
-// variable and keeps less in registers.)
-func classify64(text string, i int) (word, high uint64) {
+// variable and keeps less in registers.) On amd64 with AVX2, Append
+// calls classify64AVX2 instead (classify_amd64.s), which gives the same
+// masks.
+func classify64Go(text string, i int) (word, high uint64) {
 	text = text[i : i+64]
 	w, h := classify8(load64(text, 0))
 	word, high = gather8(w), gather8(h)
@@ -301,10 +303,10 @@ type termHasher struct {
 // AppendTermHashes appends to dst the hash (HashTerm under seed) and
 // offset of every term TermOffsets gives for text, in the same order. It
 // is TermOffsets for building an index: ASCII words are found 64 bytes at
-// a time from bit masks (classify64), lower-cased and hashed in place,
-// never copied; the rest is read as TermOffsets reads it, through
-// runeTab, and hashed in place too unless lower-casing changes a letter
-// that is not ASCII.
+// a time from bit masks (classify64Go, or its AVX2 kernel on amd64),
+// lower-cased and hashed in place, never copied; the rest is read as
+// TermOffsets reads it, through runeTab, and hashed in place too unless
+// lower-casing changes a letter that is not ASCII.
 func AppendTermHashes(dst []TermHash, text string, seed uint64) []TermHash {
 	var h Hasher
 	return h.Append(dst, text, seed)
@@ -343,7 +345,13 @@ func (hs *Hasher) Append(dst []TermHash, text string, seed uint64) []TermHash {
 			b = len(text) - 64
 			from = i - b
 		}
-		word, high := classify64(text, b)
+		var word, high uint64
+		if useAVX2 {
+			block := text[b : b+64] // the 64 bytes the kernel reads
+			word, high = classify64AVX2(unsafe.StringData(block))
+		} else {
+			word, high = classify64Go(text, b)
+		}
 		for {
 			if cap(dst)-len(dst) < 64 { // room for the terms of a block, at most one a byte
 				dst = slices.Grow(dst, 128)
@@ -437,7 +445,7 @@ func (hs *Hasher) Append(dst []TermHash, text string, seed uint64) []TermHash {
 				// The word at s needs more than that loop does.
 				if e == 64 && b+64 < len(text) { // it may go on past the block
 					if b+s > i {
-						// The next block starts with it (classify64 is cheaper
+						// The next block starts with it (classifying is cheaper
 						// than word's bytes).
 						i = b + s
 						break

@@ -13,24 +13,34 @@ import (
 )
 
 // checkHashes fails unless AppendTermHashes gives for text what
-// TermOffsets and HashTerm give, term by term.
+// TermOffsets and HashTerm give, term by term, with the AVX2 kernel
+// (where there is one) and with the Go code.
 func checkHashes(t *testing.T, text string, seed uint64) {
 	t.Helper()
 	var want []TermHash
 	TermOffsets(text, func(term []byte, off int) {
 		want = append(want, TermHash{HashTerm(seed, term), uint32(off)})
 	})
-	var h Hasher
-	got := h.Append(nil, text, seed)
-	if h.BadUTF8() != !utf8.ValidString(text) {
-		t.Fatalf("%.80q: BadUTF8 %v, valid %v", text, h.BadUTF8(), utf8.ValidString(text))
+	saved := useAVX2
+	defer func() { useAVX2 = saved }()
+	paths := []bool{false}
+	if saved {
+		paths = []bool{true, false}
 	}
-	if len(got) != len(want) {
-		t.Fatalf("%.80q: %d terms, TermOffsets gives %d", text, len(got), len(want))
-	}
-	for k := range got {
-		if got[k] != want[k] {
-			t.Fatalf("%.80q: term %d is %+v, TermOffsets and HashTerm give %+v", text, k, got[k], want[k])
+	for _, avx2 := range paths {
+		useAVX2 = avx2
+		var h Hasher
+		got := h.Append(nil, text, seed)
+		if h.BadUTF8() != !utf8.ValidString(text) {
+			t.Fatalf("%.80q (AVX2 %v): BadUTF8 %v, valid %v", text, avx2, h.BadUTF8(), utf8.ValidString(text))
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%.80q (AVX2 %v): %d terms, TermOffsets gives %d", text, avx2, len(got), len(want))
+		}
+		for k := range got {
+			if got[k] != want[k] {
+				t.Fatalf("%.80q (AVX2 %v): term %d is %+v, TermOffsets and HashTerm give %+v", text, avx2, k, got[k], want[k])
+			}
 		}
 	}
 }
