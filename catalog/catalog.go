@@ -240,7 +240,9 @@ type fileInfo struct {
 
 // fill puts every file under the root into the library: restored from
 // the store's kept index when it has one, else read. The newest files go
-// first, so the sessions page shows the recent ones soonest.
+// first, so the sessions page shows the recent ones soonest. With an
+// empty store, only the newest few: the others follow oldest first, each
+// read once for the library and the search index together (fuser).
 func (c *Catalog) fill(ctx context.Context) error {
 	defer c.markReady()
 	paths, err := sessions.SessionFiles(c.lib.Root)
