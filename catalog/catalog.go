@@ -8,6 +8,7 @@
 package catalog
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -239,7 +240,9 @@ type fileInfo struct {
 
 // fill puts every file under the root into the library: restored from
 // the store's kept index when it has one, else read. The newest files go
-// first, so the sessions page shows the recent ones soonest.
+// first, so the sessions page shows the recent ones soonest. With an
+// empty store, only the newest few: the others follow oldest first, each
+// read once for the library and the search index together (fuser).
 func (c *Catalog) fill(ctx context.Context) error {
 	defer c.markReady()
 	paths, err := sessions.SessionFiles(c.lib.Root)
@@ -247,11 +250,13 @@ func (c *Catalog) fill(ctx context.Context) error {
 		return err
 	}
 	recs := map[string]*store.Record{}
+	empty := false // the store holds no record: documents are built as the files are read
 	if c.st != nil {
 		all, err := c.st.All()
 		if err != nil {
 			c.storeFailed(err)
 		}
+		empty = err == nil && len(all) == 0
 		for i := range all {
 			recs[all[i].File] = &all[i]
 		}
@@ -270,17 +275,42 @@ func (c *Catalog) fill(ctx context.Context) error {
 	c.prog.filesTotal.Store(int64(len(files)))
 	c.prog.bytesTotal.Store(total)
 
-	jobs := make(chan *fileInfo)
+	// An empty store (a first start, or after a reset): past the newest
+	// files, each file's documents are built as the library reads it
+	// (fuse), oldest file first, the order the documents must have.
+	plain := len(files)
+	if empty {
+		plain = 0
+		for sum := int64(0); plain < len(files) && sum < min(total/firstShare, firstMax); plain++ {
+			sum += files[plain].size
+		}
+	}
+	type job struct {
+		f    *fileInfo
+		fuse bool
+	}
+	jobs := make(chan job)
 	var wg sync.WaitGroup
-	for range max(2, runtime.GOMAXPROCS(0)) {
+	for range cmp.Or(fillers, max(2, runtime.GOMAXPROCS(0))) {
 		wg.Go(func() {
-			for f := range jobs {
+			var fz *fuser
+			for j := range jobs {
 				if c.opt.OnFile != nil {
-					c.opt.OnFile(f.path)
+					c.opt.OnFile(j.f.path)
 				}
-				c.load(f)
+				if j.fuse {
+					if fz == nil {
+						fz = &fuser{c: c, b: c.st.Batch()}
+					}
+					fz.load(j.f)
+				} else {
+					c.load(j.f)
+				}
 				c.prog.filesDone.Add(1)
-				c.prog.bytesDone.Add(f.size)
+				c.prog.bytesDone.Add(j.f.size)
+			}
+			if fz != nil {
+				fz.commit()
 			}
 		})
 	}
@@ -288,7 +318,11 @@ func (c *Catalog) fill(ctx context.Context) error {
 		if ctx.Err() != nil {
 			break
 		}
-		jobs <- &files[i]
+		if i < plain {
+			jobs <- job{f: &files[i]}
+		} else {
+			jobs <- job{f: &files[len(files)-1-(i-plain)], fuse: true}
+		}
 	}
 	close(jobs)
 	wg.Wait()
@@ -307,6 +341,100 @@ func (c *Catalog) fill(ctx context.Context) error {
 	}
 	c.checkSearched()
 	return nil
+}
+
+// firstShare and firstMax: a fused first fill reads the newest files
+// first as any fill does, up to 1/firstShare of the bytes and at most
+// firstMax, so the sessions page shows recent sessions at once.
+var (
+	firstShare int64 = 16
+	firstMax   int64 = 64 << 20
+)
+
+// fillers, when not 0, is how many goroutines fill the library (tests).
+var fillers int
+
+// fuser is a fill goroutine's part of a first build: it puts files into
+// the library and their documents and records into its batch in one
+// read (Library.RefreshEach), as sync would have.
+type fuser struct {
+	c    *Catalog
+	b    *store.Batch
+	bufs syncBufs
+	text int // text in the batch
+}
+
+// load puts f into the library and its documents and record into the
+// batch: those the read made where they are the library's session, else
+// sync's.
+func (z *fuser) load(f *fileInfo) {
+	c, b, file := z.c, z.b, f.path
+	project := sessions.ProjectOf(file)
+	ar, docs := &z.bufs.ar, z.bufs.docs[:0]
+	ar.reset()
+	text, pending, flushed := 0, 0, false
+	flush := func() {
+		b.AddDocs(file, docs) // which copies the texts it keeps
+		ar.reset()
+		clear(docs)
+		docs, pending = docs[:0], 0
+	}
+	b.DeleteDocs(file)
+	got, err := c.lib.RefreshEach(file, func(pos int, e *sessions.Entry, line []byte) {
+		if pending >= flushText {
+			flush()
+			flushed = true
+			if testFlushed != nil {
+				testFlushed(file)
+			}
+		}
+		for _, p := range buildPieces(ar, e, line) {
+			docs = append(docs, store.Doc{EntryID: e.ID, Position: pos, Part: p.part, Type: p.typ,
+				Role: p.role, Time: entryTime(e), Project: project, Text: p.text})
+			text += len(p.text)
+			pending += len(p.text)
+		}
+	})
+	snap, ok := c.lib.SnapshotFile(file, true)
+	if err != nil || got.Epoch == 0 || !ok || snap.Epoch != got.Epoch {
+		// Not what the library holds (a version 1 file, a file read again
+		// meanwhile, not a session): what it is gets read again, in its
+		// place in the order.
+		if flushed {
+			b.DeleteDocs(file)
+		}
+		ar.reset()
+		clear(docs)
+		z.bufs.docs = docs[:0]
+		z.add(c.sync(b, file, &z.bufs))
+		return
+	}
+	flush()
+	z.bufs.docs = docs
+	b.Put(store.Record{File: file, Size: snap.Size, ModTime: snap.ModTime.UnixNano(), Stamp: stamp(got.Entries), Blob: snap.Index})
+	c.mu.Lock()
+	c.files[file] = &fileState{epoch: snap.Epoch, docN: got.Entries, valid: true, saved: snap.Gen}
+	c.mu.Unlock()
+	if testFused != nil {
+		testFused(file)
+	}
+	z.add(text)
+}
+
+// add counts text added to the batch, and commits it past batchText.
+func (z *fuser) add(text int) {
+	if z.text += text; z.text >= batchText {
+		z.commit()
+	}
+}
+
+// commit commits the fuser's batch.
+func (z *fuser) commit() {
+	if err := z.b.Commit(); err != nil {
+		z.c.storeFailed(err)
+		z.b = z.c.st.Batch()
+	}
+	z.text = 0
 }
 
 // load puts one file into the library.
@@ -569,6 +697,9 @@ var errStop = errors.New("stop")
 
 // flushText is how much text sync gathers before it adds it to the batch.
 var flushText = arenaKeep / 2
+
+// testFused, when set, is called after a first build's read of file made its documents.
+var testFused func(file string)
 
 // testFlushed, when set, is called after sync added part of file's documents.
 var testFlushed func(file string)

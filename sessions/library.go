@@ -91,11 +91,14 @@ func OpenLibrary(root string) (*Library, error) {
 }
 
 // load reads file for the library: inside the root, when there is one.
-func (l *Library) load(file string) (*Session, error) {
+func (l *Library) load(file string) (*Session, error) { return l.loadEach(file, nil) }
+
+// loadEach is load calling each with every entry it reads (see loadOpenEach).
+func (l *Library) loadEach(file string, each func(pos int, e *Entry, line []byte)) (*Session, error) {
 	if l.Root == "" {
-		return Load(file)
+		return loadEach(file, each)
 	}
-	return loadIn(l.Root, file)
+	return loadInEach(l.Root, file, each)
 }
 
 // putLocked indexes s as file (or records err for it) and returns the
@@ -398,14 +401,42 @@ func (l *Library) Known() []string {
 // changed and returns it (the change of the file's own session: its key,
 // kind and generation; Kind "" when nothing changed).
 func (l *Library) Refresh(file string) (Change, error) {
-	ch, all, err := l.refresh(file)
+	ch, all, err := l.refresh(file, nil, nil)
 	l.publish(all...)
 	return ch, err
 }
 
+// Each is what RefreshEach read.
+type Each struct {
+	// Epoch is the epoch of the session the read put in the library, 0
+	// when fn's entries are not that session's: the library held the
+	// file already or another read put it in meanwhile, the file is not
+	// a session, or it is a version 1 file (fn is never called for one).
+	Epoch uint64
+	// Entries is how many entries the read found: fn had each of them
+	// but those whose line ReadLinesAsWritten skips.
+	Entries int
+}
+
+// RefreshEach is Refresh for a file the library does not hold yet (the
+// first fill), calling fn during the read with each entry as the read
+// accepts it, while its line is fresh in memory: its position, its index
+// record and its line as written, as ReadLinesAsWritten from 0 would give
+// them once the read is done. fn must not keep e or line, and must not
+// call the library. Unless Each.Epoch is not 0 and is the session's
+// epoch, what fn was given is not the session's and is to be dropped.
+func (l *Library) RefreshEach(file string, fn func(pos int, e *Entry, line []byte)) (Each, error) {
+	var got Each
+	_, all, err := l.refresh(file, fn, &got)
+	l.publish(all...)
+	return got, err
+}
+
 // refresh is Refresh without publishing: it returns the file's change and
 // every change to publish (keys of other files of the same id can move too).
-func (l *Library) refresh(file string) (Change, []Change, error) {
+// With got, a file the library does not hold yet is read with each and
+// got says what went in.
+func (l *Library) refresh(file string, each func(pos int, e *Entry, line []byte), got *Each) (Change, []Change, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	s, known := l.files[file]
@@ -419,12 +450,15 @@ func (l *Library) refresh(file string) (Change, []Change, error) {
 	}
 	if !known {
 		l.mu.Unlock()
-		ns, err := l.load(file) // a first read can be long: readers need not wait for it
+		ns, err := l.loadEach(file, each) // a first read can be long: readers need not wait for it
 		l.mu.Lock()
 		if cur, ok := l.files[file]; ok {
 			return Change{Key: l.key[cur], File: file, Gen: cur.gen}, nil, nil // indexed meanwhile
 		}
 		all := l.putLocked(file, ns, err)
+		if got != nil && err == nil && ns.Header.Version >= 2 {
+			got.Epoch, got.Entries = ns.epoch, len(ns.Entries)
+		}
 		return own(all, file), all, err
 	}
 	oldLeaf := leafID(s)

@@ -68,7 +68,7 @@ func (s *Session) computeMeta() Meta {
 	if m.FirstMessage == "" {
 		m.FirstMessage = "(no messages)"
 	}
-	m.Project = filepath.Base(filepath.Dir(s.File))
+	m.Project = ProjectOf(s.File)
 	if t := js.ParseDate(s.Header.Timestamp); t != NoTime {
 		m.Created = time.UnixMilli(t).UTC()
 	}
@@ -116,3 +116,6 @@ func (s *Session) Meta() Meta {
 	}
 	return s.computeMeta()
 }
+
+// ProjectOf returns the project of the session file at path: the name of its folder.
+func ProjectOf(path string) string { return filepath.Base(filepath.Dir(path)) }

@@ -86,10 +86,11 @@ type Session struct {
 	meta     *metaCache
 	noHeader bool // the first parsed value was not a header: not a session, even if one follows
 	v1prev   string
-	v1lines  []v1line // v1 files: the lines JSON.parse accepts, in order (pi's firstKeptEntryIndex counts them)
-	root     string   // the sessions root the file must stay inside ("" when read with Load); see openIn
-	gen      uint64   // bumped on every change (see Gen)
-	epoch    uint64   // the gen at which Entries were last read from the start (see Epoch)
+	v1lines  []v1line                             // v1 files: the lines JSON.parse accepts, in order (pi's firstKeptEntryIndex counts them)
+	root     string                               // the sessions root the file must stay inside ("" when read with Load); see openIn
+	gen      uint64                               // bumped on every change (see Gen)
+	epoch    uint64                               // the gen at which Entries were last read from the start (see Epoch)
+	each     func(pos int, e *Entry, line []byte) // while a first read runs: given each entry (see Library.RefreshEach)
 }
 
 // gens numbers session states across the process, so that a generation
@@ -114,7 +115,10 @@ func (s *Session) fresh() {
 }
 
 // Load reads and indexes the session file at path.
-func Load(path string) (*Session, error) {
+func Load(path string) (*Session, error) { return loadEach(path, nil) }
+
+// loadEach is Load calling each with every entry it reads (see loadOpenEach).
+func loadEach(path string, each func(pos int, e *Entry, line []byte)) (*Session, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -127,12 +131,19 @@ func Load(path string) (*Session, error) {
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s: not a regular file", path)
 	}
-	return loadOpen(f, st, path, "")
+	return loadOpenEach(f, st, path, "", each)
 }
 
 // loadOpen indexes the open file f (st is its info) as the session at path, kept inside root.
 func loadOpen(f *os.File, st os.FileInfo, path, root string) (*Session, error) {
-	s := &Session{File: path, ModTime: st.ModTime(), root: root}
+	return loadOpenEach(f, st, path, root, nil)
+}
+
+// loadOpenEach is loadOpen calling each (when not nil) with every entry
+// of a version 2 or later file as the read accepts it (see eachEntry).
+func loadOpenEach(f *os.File, st os.FileInfo, path, root string, each func(pos int, e *Entry, line []byte)) (*Session, error) {
+	s := &Session{File: path, ModTime: st.ModTime(), root: root, each: each}
+	defer func() { s.each = nil }()
 	// Only the bytes st describes, so ModTime and Size agree (see update).
 	if size := st.Size(); size <= wholeMax {
 		// One read into a recycled buffer; lines are counted in memory.
@@ -476,7 +487,24 @@ func (s *Session) addLine(lr *lineReader, line []byte, off int64, lineNo int, un
 		e.Flags |= FlagUnterminated
 	}
 	s.Entries = append(s.Entries, e)
+	if s.each != nil {
+		s.eachEntry(line)
+	}
 	return true
+}
+
+// eachEntry gives the entry just added and its line to s.each, as
+// ReadLinesAsWritten would give them once the read is done: the entry
+// unchanged since (not in a version 1 file, whose compactions' targets
+// are resolved after the read), the line as written, and none whose line
+// ReadLinesAsWritten would skip (see linesEntry).
+func (s *Session) eachEntry(line []byte) {
+	pos := len(s.Entries) - 1
+	e := &s.Entries[pos]
+	if s.Header.Version < 2 || !linesEntry(line, e, s.Header.Version, true) {
+		return
+	}
+	s.each(pos, e, line)
 }
 
 // migrateV1 gives a v1 entry a stable id from its line number and chains it

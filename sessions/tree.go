@@ -245,16 +245,25 @@ func (r *Reader) lineInto(buf []byte, i int, quick, asWritten bool) ([]byte, err
 			return nil, err
 		}
 	}
-	if e.ID != "" && r.s.Header.Version >= 2 && !(quick && holdsID(b, e.ID)) {
-		var got rawEntry
-		if _, err := js.EachMember(b, 0, got.set); err != nil || js.Str(got.id) != e.ID {
-			return nil, ErrChanged
-		}
+	if !linesEntry(b, e, r.s.Header.Version, quick) {
+		return nil, ErrChanged
 	}
 	if asWritten {
 		return b, nil
 	}
 	return js.ToValidUTF8(b), nil // as pi's decoder reads it
+}
+
+// linesEntry reports whether b, read at e's place, is still e's line: it
+// holds e's id (quick: as written, or else as JSON.parse reads it). The
+// ids of a version 1 file are piweb's, not the line's: not checked.
+func linesEntry(b []byte, e *Entry, version int, quick bool) bool {
+	if e.ID == "" || version < 2 || quick && holdsID(b, e.ID) {
+		return true
+	}
+	var got rawEntry
+	_, err := js.EachMember(b, 0, got.set)
+	return err == nil && js.Str(got.id) == e.ID
 }
 
 // holdsID reports whether line has an "id" member whose value is id as written.
