@@ -572,7 +572,11 @@ func (c *Catalog) next() (string, bool) {
 		if c.busy[f] {
 			continue
 		}
-		c.queue = slices.Delete(c.queue, i, i+1)
+		if i == 0 {
+			c.queue = c.queue[1:] // the usual case, in constant time: a first fill queues every file
+		} else {
+			c.queue = slices.Delete(c.queue, i, i+1)
+		}
 		live := c.live[f]
 		delete(c.queued, f)
 		delete(c.live, f)
