@@ -369,48 +369,22 @@ type fuser struct {
 // sync's.
 func (z *fuser) load(f *fileInfo) {
 	c, b, file := z.c, z.b, f.path
-	project := sessions.ProjectOf(file)
-	ar, docs := &z.bufs.ar, z.bufs.docs[:0]
-	ar.reset()
-	text, pending, flushed := 0, 0, false
-	flush := func() {
-		b.AddDocs(file, docs) // which copies the texts it keeps
-		ar.reset()
-		clear(docs)
-		docs, pending = docs[:0], 0
-	}
 	b.DeleteDocs(file)
-	got, err := c.lib.RefreshEach(file, func(pos int, e *sessions.Entry, line []byte) {
-		if pending >= flushText {
-			flush()
-			flushed = true
-			if testFlushed != nil {
-				testFlushed(file)
-			}
-		}
-		for _, p := range buildPieces(ar, e, line) {
-			docs = append(docs, store.Doc{EntryID: e.ID, Position: pos, Part: p.part, Type: p.typ,
-				Role: p.role, Time: entryTime(e), Project: project, Text: p.text})
-			text += len(p.text)
-			pending += len(p.text)
-		}
-	})
+	g := z.bufs.gather(b, file, sessions.ProjectOf(file))
+	got, err := c.lib.RefreshEach(file, func(pos int, e *sessions.Entry, line []byte) { g.entry(pos, e, line) })
 	snap, ok := c.lib.SnapshotFile(file, true)
 	if err != nil || got.Epoch == 0 || !ok || snap.Epoch != got.Epoch {
 		// Not what the library holds (a version 1 file, a file read again
 		// meanwhile, not a session): what it is gets read again, in its
 		// place in the order.
-		if flushed {
+		if g.flushed {
 			b.DeleteDocs(file)
 		}
-		ar.reset()
-		clear(docs)
-		z.bufs.docs = docs[:0]
+		g.drop()
 		z.add(c.sync(b, file, &z.bufs))
 		return
 	}
-	flush()
-	z.bufs.docs = docs
+	g.done()
 	b.Put(store.Record{File: file, Size: snap.Size, ModTime: snap.ModTime.UnixNano(), Stamp: stamp(got.Entries), Blob: snap.Index})
 	c.mu.Lock()
 	c.files[file] = &fileState{epoch: snap.Epoch, docN: got.Entries, valid: true, saved: snap.Gen}
@@ -418,7 +392,7 @@ func (z *fuser) load(f *fileInfo) {
 	if testFused != nil {
 		testFused(file)
 	}
-	z.add(text)
+	z.add(g.text)
 }
 
 // add counts text added to the batch, and commits it past batchText.
@@ -633,38 +607,16 @@ func (c *Catalog) sync(b *store.Batch, file string, bufs *syncBufs) int {
 	text := 0
 	docN := st.docN
 	if docN < snap.Entries {
-		ar, docs := &bufs.ar, bufs.docs[:0]
-		ar.reset()
-		// The documents go to the batch every flushText of text, so that
-		// a long file's texts reuse the arena's memory.
-		pending, flushed := 0, false
-		flush := func() {
-			b.AddDocs(file, docs) // which copies the texts it keeps
-			ar.reset()
-			clear(docs)
-			docs, pending = docs[:0], 0
-		}
+		g := bufs.gather(b, file, snap.Project)
 		epoch, err := c.lib.ReadLinesAsWritten(file, docN, func(pos int, e *sessions.Entry, line []byte) error {
 			if pos >= snap.Entries {
 				return errStop
 			}
-			if pending >= flushText {
-				flush()
-				flushed = true
-				if testFlushed != nil {
-					testFlushed(file)
-				}
-			}
-			for _, p := range buildPieces(ar, e, line) {
-				docs = append(docs, store.Doc{EntryID: e.ID, Position: pos, Part: p.part, Type: p.typ,
-					Role: p.role, Time: entryTime(e), Project: snap.Project, Text: p.text})
-				text += len(p.text)
-				pending += len(p.text)
-			}
+			g.entry(pos, e, line)
 			return nil
 		})
 		if err != nil && !errors.Is(err, errStop) || epoch != snap.Epoch {
-			if flushed {
+			if g.flushed {
 				// Some of what was read is in the batch: the file's record
 				// and documents go, and it is indexed again from the start.
 				b.Delete(file)
@@ -672,14 +624,12 @@ func (c *Catalog) sync(b *store.Batch, file string, bufs *syncBufs) int {
 				delete(c.files, file)
 				c.mu.Unlock()
 			}
-			ar.reset()
-			clear(docs)
-			bufs.docs = docs[:0]
+			g.drop()
 			c.enqueue(file, true) // changed while read: again
 			return 0
 		}
-		flush()
-		bufs.docs = docs
+		g.done()
+		text = g.text
 		docN = snap.Entries
 	}
 	// Without a kept index (an old-format file, an unfinished last line)
@@ -695,6 +645,66 @@ func (c *Catalog) sync(b *store.Batch, file string, bufs *syncBufs) int {
 type syncBufs struct {
 	ar   textArena
 	docs []store.Doc
+	g    gatherer
+}
+
+// gatherer makes the documents of a file's entries as they are read and
+// adds them to a batch every flushText of text, so that a long file's
+// texts reuse the arena's memory.
+type gatherer struct {
+	bufs          *syncBufs
+	b             *store.Batch
+	file, project string
+	docs          []store.Doc
+	text          int  // text made
+	pending       int  // text not yet added to the batch
+	flushed       bool // some of the file's documents are in the batch
+}
+
+// gather starts gathering file's documents into b.
+func (bufs *syncBufs) gather(b *store.Batch, file, project string) *gatherer {
+	bufs.ar.reset()
+	bufs.g = gatherer{bufs: bufs, b: b, file: file, project: project, docs: bufs.docs[:0]}
+	return &bufs.g
+}
+
+// entry makes the documents of the entry at pos, whose line is line.
+func (g *gatherer) entry(pos int, e *sessions.Entry, line []byte) {
+	if g.pending >= flushText {
+		g.flush()
+		g.flushed = true
+		if testFlushed != nil {
+			testFlushed(g.file)
+		}
+	}
+	for _, p := range buildPieces(&g.bufs.ar, e, line) {
+		g.docs = append(g.docs, store.Doc{EntryID: e.ID, Position: pos, Part: p.part, Type: p.typ,
+			Role: p.role, Time: entryTime(e), Project: g.project, Text: p.text})
+		g.text += len(p.text)
+		g.pending += len(p.text)
+	}
+}
+
+// flush adds the documents made so far to the batch (which copies the
+// texts it keeps).
+func (g *gatherer) flush() {
+	g.b.AddDocs(g.file, g.docs)
+	g.bufs.ar.reset()
+	clear(g.docs)
+	g.docs, g.pending = g.docs[:0], 0
+}
+
+// done adds the rest of the documents to the batch.
+func (g *gatherer) done() {
+	g.flush()
+	g.bufs.docs = g.docs
+}
+
+// drop forgets the documents not yet added.
+func (g *gatherer) drop() {
+	g.bufs.ar.reset()
+	clear(g.docs)
+	g.bufs.docs = g.docs[:0]
 }
 
 var errStop = errors.New("stop")

@@ -175,75 +175,91 @@ func TestTwoProcesses(t *testing.T) {
 	}
 }
 
-// TestFlushedThenChanged: a file that changes while sync reads it, after
-// part of its documents went to the batch, is indexed again from the
-// start: its new words are found, its old ones are not, and no document is
-// there twice.
+// TestFlushedThenChanged: a file that changes while it is read, after
+// part of its documents went to the batch (by sync, or by the fused read
+// of a first build), is indexed again from the start: its new words are
+// found, its old ones are not, and no document is there twice.
 func TestFlushedThenChanged(t *testing.T) {
-	root := t.TempDir()
-	dir := filepath.Join(root, "--home-dev-p--")
-	os.MkdirAll(dir, 0o755)
-	file := filepath.Join(dir, "2026-01-01T00-00-00-000Z_s1.jsonl")
-	header := `{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/home/dev/p"}`
-	long := strings.Repeat("filler words ", 400)
-	lines := []string{header}
-	parent := ""
-	for i := range 60 {
-		id := fmt.Sprintf("u%d", i)
-		lines = append(lines, sessiontest.User(id, parent, i+1, fmt.Sprintf("oldmarker%d %s", i, long)))
-		parent = id
-	}
-	if err := os.WriteFile(file, []byte(sessiontest.Lines(lines...)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	// The file as it is rewritten: shorter than where the read stood.
-	rewritten := sessiontest.Lines(header, sessiontest.User("n1", "", 1, "newmarker alpha"), sessiontest.User("n2", "n1", 2, "newmarker beta"))
-
-	defer func(old int) { flushText = old }(flushText)
-	flushText = 16 << 10
-	var c *Catalog
-	changed := 0
-	testFlushed = func(f string) {
-		if changed++; changed == 1 {
-			if err := os.WriteFile(f, []byte(rewritten), 0o644); err != nil {
-				t.Error(err)
+	for _, tc := range []struct {
+		name     string
+		firstMax int64 // 0: every file of the first build fused
+	}{{"sync", firstMax}, {"fused", 0}} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			dir := filepath.Join(root, "--home-dev-p--")
+			os.MkdirAll(dir, 0o755)
+			file := filepath.Join(dir, "2026-01-01T00-00-00-000Z_s1.jsonl")
+			header := `{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/home/dev/p"}`
+			long := strings.Repeat("filler words ", 400)
+			lines := []string{header}
+			parent := ""
+			for i := range 60 {
+				id := fmt.Sprintf("u%d", i)
+				lines = append(lines, sessiontest.User(id, parent, i+1, fmt.Sprintf("oldmarker%d %s", i, long)))
+				parent = id
 			}
-			c.lib.Refresh(f)
-		}
-	}
-	defer func() { testFlushed = nil }()
+			if err := os.WriteFile(file, []byte(sessiontest.Lines(lines...)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			// The file as it is rewritten: shorter than where the read stood.
+			rewritten := sessiontest.Lines(header, sessiontest.User("n1", "", 1, "newmarker alpha"), sessiontest.User("n2", "n1", 2, "newmarker beta"))
 
-	db := filepath.Join(t.TempDir(), "index.db")
-	st, err := store.Open(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	c = New(sessions.NewLibrary(root), Options{Store: st, Logger: quiet()})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx) }()
-	defer func() { cancel(); <-done }()
-	<-c.SearchReady()
-	if err := c.Wait(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if changed == 0 {
-		t.Fatal("sync never added part of the file's documents")
-	}
-	if got := hitIDs(find(t, c, "newmarker")); !slices.Equal(got, []string{"n1:text:path", "n2:text:path"}) {
-		t.Fatalf("newmarker: %v", got)
-	}
-	for _, w := range []string{"oldmarker0", "oldmarker5", "oldmarker59", "filler"} {
-		if got := find(t, c, w); len(got) != 0 {
-			t.Fatalf("%s, gone with the rewrite, still found: %v", w, hitIDs(got))
-		}
-	}
-	s, err := st.Stats()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s.Docs != 2 {
-		t.Fatalf("the store holds %d documents, want the 2 of the file as rewritten", s.Docs)
+			defer func(old int, m int64) { flushText, firstMax = old, m }(flushText, firstMax)
+			flushText, firstMax = 16<<10, tc.firstMax
+			var c *Catalog
+			changed := 0
+			testFlushed = func(f string) {
+				if changed++; changed == 1 {
+					if err := os.WriteFile(f, []byte(rewritten), 0o644); err != nil {
+						t.Error(err)
+					}
+					c.lib.Refresh(f) // during a fused read the library takes this read, not the fused one
+				}
+			}
+			defer func() { testFlushed = nil }()
+			fused := 0
+			testFused = func(string) { fused++ }
+			defer func() { testFused = nil }()
+
+			st, err := store.Open(filepath.Join(t.TempDir(), "index.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			c = New(sessions.NewLibrary(root), Options{Store: st, Logger: quiet()})
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- c.Run(ctx) }()
+			defer func() { cancel(); <-done }()
+			<-c.SearchReady()
+			if err := c.Wait(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if changed == 0 {
+				t.Fatal("the read never added part of the file's documents")
+			}
+			if fused != 0 {
+				t.Fatalf("%d files fused: the changed file's fused documents were kept", fused)
+			}
+			if got := hitIDs(find(t, c, "newmarker")); !slices.Equal(got, []string{"n1:text:path", "n2:text:path"}) {
+				t.Fatalf("newmarker: %v", got)
+			}
+			for _, w := range []string{"oldmarker0", "oldmarker5", "oldmarker59", "filler"} {
+				if got := find(t, c, w); len(got) != 0 {
+					t.Fatalf("%s, gone with the rewrite, still found: %v", w, hitIDs(got))
+				}
+			}
+			s, err := st.Stats()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Docs != 2 {
+				t.Fatalf("the store holds %d documents, want the 2 of the file as rewritten", s.Docs)
+			}
+			// (A live change the fill saw may be synced once more after it.)
+			if p := c.Progress(); p.SearchDone < p.SearchTotal || p.FilesDone != p.FilesTotal {
+				t.Errorf("progress: %+v", p)
+			}
+		})
 	}
 }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/piweb/piweb/internal/sessiontest"
 	"github.com/piweb/piweb/search"
-	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/store"
 )
 
@@ -251,78 +250,5 @@ func TestFusedBuild(t *testing.T) {
 	}
 	if n := fusedN.Load(); n != int64(want) {
 		t.Errorf("%d files fused, want %d", n, want)
-	}
-}
-
-// TestFusedFlushedThenChanged: a file changed while the first build's
-// fused read holds part of its documents in the batch is left to sync:
-// what the store then holds is the file as changed, and once.
-func TestFusedFlushedThenChanged(t *testing.T) {
-	root := t.TempDir()
-	dir := filepath.Join(root, "--home-dev-p--")
-	os.MkdirAll(dir, 0o755)
-	file := filepath.Join(dir, "2026-01-01T00-00-00-000Z_s1.jsonl")
-	header := `{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/home/dev/p"}`
-	long := strings.Repeat("filler words ", 400)
-	lines := []string{header}
-	parent := ""
-	for i := range 60 {
-		id := fmt.Sprintf("u%d", i)
-		lines = append(lines, sessiontest.User(id, parent, i+1, fmt.Sprintf("oldmarker%d %s", i, long)))
-		parent = id
-	}
-	if err := os.WriteFile(file, []byte(sessiontest.Lines(lines...)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	rewritten := sessiontest.Lines(header, sessiontest.User("n1", "", 1, "newmarker alpha"), sessiontest.User("n2", "n1", 2, "newmarker beta"))
-
-	defer func(old int, m int64) { flushText, firstMax = old, m }(flushText, firstMax)
-	flushText, firstMax = 16<<10, 0 // every file fused
-	var c *Catalog
-	changed := 0
-	testFlushed = func(f string) {
-		if changed++; changed == 1 {
-			if err := os.WriteFile(f, []byte(rewritten), 0o644); err != nil {
-				t.Error(err)
-			}
-			c.lib.Refresh(f) // during the fused read: the library takes this read, not the fused one
-		}
-	}
-	defer func() { testFlushed = nil }()
-	st, err := store.Open(filepath.Join(t.TempDir(), "index.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	c = New(sessions.NewLibrary(root), Options{Store: st, Logger: quiet()})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx) }()
-	defer func() { cancel(); <-done }()
-	<-c.SearchReady()
-	if err := c.Wait(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if changed == 0 {
-		t.Fatal("the fused read never added part of the file's documents")
-	}
-	if got := hitIDs(find(t, c, "newmarker")); !slices.Equal(got, []string{"n1:text:path", "n2:text:path"}) {
-		t.Fatalf("newmarker: %v", got)
-	}
-	for _, w := range []string{"oldmarker0", "oldmarker5", "filler"} {
-		if got := find(t, c, w); len(got) != 0 {
-			t.Fatalf("%s, gone with the rewrite, still found: %v", w, hitIDs(got))
-		}
-	}
-	s, err := st.Stats()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s.Docs != 2 {
-		t.Fatalf("the store holds %d documents, want the 2 of the file as rewritten", s.Docs)
-	}
-	// (A live change the fill saw may be synced once more after it.)
-	if p := c.Progress(); p.SearchDone < p.SearchTotal || p.FilesDone != p.FilesTotal {
-		t.Errorf("progress: %+v", p)
 	}
 }
