@@ -376,10 +376,8 @@ func (z *fuser) load(f *fileInfo) {
 	if err != nil || got.Epoch == 0 || !ok || snap.Epoch != got.Epoch {
 		// Not what the library holds (a version 1 file, a file read again
 		// meanwhile, not a session): what it is gets read again, in its
-		// place in the order.
-		if g.flushed {
-			b.DeleteDocs(file)
-		}
+		// place in the order (sync first drops the documents flushed to
+		// the batch: the file has no state yet).
 		g.drop()
 		z.add(c.sync(b, file, &z.bufs))
 		return
