@@ -119,14 +119,48 @@ func (b *Body) FullText() string {
 	return strings.Join(parts, "\n\n") + "\n"
 }
 
-// Pretty indents JSON for reading; "" for absent or null.
+// Pretty indents JSON for reading; "" for absent or null. JSON nested
+// deeper than prettyDepth is given as it is: indenting it would multiply
+// it (each level a line indented by all those above it).
 func Pretty(raw json.RawMessage) string {
 	if len(raw) == 0 || js.IsNull(raw) {
 		return ""
+	}
+	if deeper(raw, prettyDepth) {
+		return string(raw)
 	}
 	var b bytes.Buffer
 	if json.Indent(&b, raw, "", "  ") != nil {
 		return string(raw)
 	}
 	return b.String()
+}
+
+// prettyDepth is the deepest nesting Pretty indents.
+const prettyDepth = 64
+
+// deeper reports whether the JSON raw nests arrays and objects more than
+// max deep (outside strings).
+func deeper(raw []byte, max int) bool {
+	depth, inString := 0, false
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		switch {
+		case inString:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '[' || c == '{':
+			if depth++; depth > max {
+				return true
+			}
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return false
 }

@@ -1,7 +1,9 @@
 package sessions
 
 import (
+	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/piweb/piweb/internal/js"
@@ -111,4 +113,36 @@ func TestFullText(t *testing.T) {
 			t.Errorf("FullText(%s) = %q, want %q", tt.line, got, tt.want)
 		}
 	}
+}
+
+// TestPretty: JSON is indented for reading unless it nests deeper than
+// prettyDepth, which is given as written (brackets inside strings, escaped
+// quotes among them, do not count).
+func TestPretty(t *testing.T) {
+	nest := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	for _, tc := range []struct {
+		name, raw, want string
+	}{
+		{"absent", ``, ""},
+		{"null", `null`, ""},
+		{"object", `{"a":[1,2]}`, "{\n  \"a\": [\n    1,\n    2\n  ]\n}"},
+		{"at the limit", nest(prettyDepth), prettyNest(prettyDepth)},
+		{"one deeper", nest(prettyDepth + 1), nest(prettyDepth + 1)},
+		{"100k deep", nest(100000), nest(100000)},
+		{"brackets in strings", `{"a":"` + strings.Repeat(`[{\"`, 200) + `"}`, "{\n  \"a\": \"" + strings.Repeat(`[{\"`, 200) + "\"\n}"},
+		{"not JSON", `{"a":`, `{"a":`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Pretty(json.RawMessage(tc.raw)); got != tc.want {
+				t.Errorf("Pretty(%.40q) = %.80q, want %.80q", tc.raw, got, tc.want)
+			}
+		})
+	}
+}
+
+// prettyNest is json.Indent's reading of n nested empty arrays.
+func prettyNest(n int) string {
+	var b bytes.Buffer
+	json.Indent(&b, []byte(strings.Repeat("[", n)+strings.Repeat("]", n)), "", "  ")
+	return b.String()
 }
