@@ -402,11 +402,17 @@ func (z *fuser) add(text int) {
 
 // commit commits the fuser's batch.
 func (z *fuser) commit() {
-	if err := z.b.Commit(); err != nil {
-		z.c.storeFailed(err)
-		z.b = z.c.st.Batch()
+	z.b, z.text = z.c.commit(z.b), 0
+}
+
+// commit commits b and returns the batch to go on with: b, or a new one
+// if the commit failed (the store may have been reset).
+func (c *Catalog) commit(b *store.Batch) *store.Batch {
+	if err := b.Commit(); err != nil {
+		c.storeFailed(err)
+		return c.st.Batch()
 	}
-	z.text = 0
+	return b
 }
 
 // load puts one file into the library.
@@ -490,10 +496,7 @@ func (c *Catalog) worker(ctx context.Context) {
 	text := 0
 	var done []string // files of the batch, released after its commit
 	commit := func() {
-		if err := b.Commit(); err != nil {
-			c.storeFailed(err)
-			b = c.st.Batch()
-		}
+		b = c.commit(b)
 		c.mu.Lock()
 		for _, f := range done {
 			delete(c.busy, f)
