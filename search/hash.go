@@ -298,19 +298,106 @@ type termHasher struct {
 	buf    []byte
 	starts []int
 	pad    [64]byte // a text shorter than a block, padded
+	memo   *memo
+	// The memo's hits and misses since they were last memoWindow or more,
+	// and how many spans to read without it: text whose spans rarely
+	// repeat (prose of a script other than Latin) reads faster without.
+	hits, misses, skip int
+}
+
+const (
+	memoWindow = 512
+	memoSkip   = 4096
+)
+
+// memoTerms is the most terms a memo entry holds.
+const memoTerms = 4
+
+// memoSlots is the number of entries of a memo (a power of two).
+const memoSlots = 1024
+
+// memoEntry is the terms of one span of at most 16 bytes: its bytes (k0,
+// k1, zero past n), and the hash and offset in the span of each term.
+type memoEntry struct {
+	k0, k1 uint64
+	n, cnt uint8
+	off    [memoTerms]uint8
+	h      [memoTerms]uint64
+}
+
+// memo holds the terms of recent spans, direct-mapped, under seed.
+type memo struct {
+	seed  uint64
+	slots [memoSlots]memoEntry
+}
+
+// terms appends the terms of text[i:], a word, CJK run or symbol, and
+// of those that follow it up to j, with no ASCII separator before j, and
+// returns where the last one ends (j or past it).
+func (t *termHasher) terms(dst []TermHash, text string, i, j int) ([]TermHash, int) {
+	for i < j {
+		if text[i] >= utf8.RuneSelf {
+			dst, i = t.general(dst, text, i)
+		} else {
+			dst, i = t.word(dst, text, i)
+		}
+	}
+	return dst, i
+}
+
+// memoFor returns the memo, emptied if it holds another seed's terms.
+func (t *termHasher) memoFor(seed uint64) *memo {
+	m := t.memo
+	if m == nil {
+		m = &memo{seed: seed}
+		t.memo = m
+	} else if m.seed != seed {
+		clear(m.slots[:])
+		m.seed = seed
+	}
+	return m
+}
+
+// remember appends the terms of the span text[i:j] (16 bytes or fewer,
+// k0 and k1 its bytes as the memo keeps them), read as word reads them,
+// and keeps them in me unless there are too many or a byte is not UTF-8.
+func (t *termHasher) remember(me *memoEntry, dst []TermHash, text string, i, j int, k0, k1 uint64) []TermHash {
+	if t.misses++; t.hits+t.misses >= memoWindow {
+		if 3*t.misses > memoWindow { // a third or more missed
+			t.skip = memoSkip
+		}
+		t.hits, t.misses = 0, 0
+	}
+	bad := t.bad
+	t.bad = false
+	at := len(dst)
+	dst, _ = t.terms(dst, text, i, j)
+	if !t.bad && len(dst)-at <= memoTerms {
+		*me = memoEntry{k0: k0, k1: k1, n: uint8(j - i), cnt: uint8(len(dst) - at)}
+		for c, th := range dst[at:] {
+			me.h[c], me.off[c] = th.H, uint8(th.Off-uint32(i))
+		}
+	}
+	t.bad = t.bad || bad
+	return dst
 }
 
 // AppendTermHashes appends to dst the hash (HashTerm under seed) and
 // offset of every term TermOffsets gives for text, in the same order. It
 // is TermOffsets for building an index: ASCII words are found 64 bytes at
 // a time from bit masks (classify64Go, or its AVX2 kernel on amd64),
-// lower-cased and hashed in place, never copied; the rest is read as
+// lower-cased and hashed in place, never copied; a span of 16 bytes or
+// fewer that holds other runes (café, 日本語, →, don’t) takes its terms
+// from a memo of recent spans (they repeat); the rest is read as
 // TermOffsets reads it, through runeTab, and hashed in place too unless
 // lower-casing changes a letter that is not ASCII.
 func AppendTermHashes(dst []TermHash, text string, seed uint64) []TermHash {
-	var h Hasher
+	h := hasherPool.Get().(*Hasher)
+	defer hasherPool.Put(h)
 	return h.Append(dst, text, seed)
 }
+
+var hasherPool = sync.Pool{New: func() any { return new(Hasher) }}
 
 // Hasher is AppendTermHashes with buffers kept from call to call.
 type Hasher struct {
@@ -336,6 +423,7 @@ func (hs *Hasher) Append(dst []TermHash, text string, seed uint64) []TermHash {
 		copy(t.pad[n:], spaces)
 		text = unsafe.String(&t.pad[0], len(t.pad))
 	}
+	mo := t.memoFor(seed)
 	sk := seed ^ hk2
 	i := 0
 	for i < len(text) {
@@ -352,19 +440,18 @@ func (hs *Hasher) Append(dst []TermHash, text string, seed uint64) []TermHash {
 		} else {
 			word, high = classify64Go(text, b)
 		}
+		// Spans: runs of ASCII letters and digits and bytes of other runes,
+		// between ASCII separators (what ended at from ended a term).
+		wh := word | high
 		for {
-			if cap(dst)-len(dst) < 64 { // room for the terms of a block, at most one a byte
+			if cap(dst)-len(dst) < 64+memoTerms { // room for the terms of a block, at most one a byte, and a memo entry's
 				dst = slices.Grow(dst, 128)
 			}
-			// The ASCII words before the next non-ASCII byte, if they end before it.
-			lim := 64
-			if h := high >> (from & 63); h != 0 {
-				lim = from + bits.TrailingZeros64(h)
-			}
-			m := word & lowBits(lim) >> (from & 63) << (from & 63)
-			starts := m &^ (m << 1) // (what ended at from was no ASCII word)
-			// The words of 16 bytes or fewer ending before lim, and their
-			// camel-case parts, hashed from registers.
+			m := wh >> (from & 63) << (from & 63)
+			starts := m &^ (m << 1)
+			// The spans of 16 bytes or fewer that end in the block: ASCII
+			// words and their camel-case parts hashed from registers, the
+			// others from the memo.
 			var s, e int
 			for {
 				if starts == 0 {
@@ -375,8 +462,37 @@ func (hs *Hasher) Append(dst []TermHash, text string, seed uint64) []TermHash {
 				starts &= starts - 1
 				e = s + bits.TrailingZeros64(^(m >> (s & 63)))
 				n := e - s
-				if n > 16 || e == lim || b+s+16 > len(text) {
+				if n > 16 || e == 64 || b+s+16 > len(text) {
 					break
+				}
+				if high>>(s&63)&lowBits(n) != 0 {
+					ss := b + s
+					if t.skip > 0 { // text that misses the memo
+						t.skip--
+						for p := ss; p < b+e; {
+							if text[p] >= utf8.RuneSelf {
+								dst, p = t.general(dst, text, p)
+							} else {
+								dst, p = t.word(dst, text, p)
+							}
+						}
+						continue
+					}
+					k0 := load64(text, ss) & lowBits(8*min(n, 8))
+					k1 := load64(text, ss+8) & lowBits(8*max(n-8, 0))
+					me := &mo.slots[mum(k0^hk0, k1^hk1^uint64(n))&(memoSlots-1)]
+					if me.k0 != k0 || me.k1 != k1 || int(me.n) != n {
+						dst = t.remember(me, dst, text, ss, b+e, k0, k1)
+						continue
+					}
+					t.hits++
+					at := len(dst)
+					dst = dst[:at+memoTerms]
+					for c := range memoTerms {
+						dst[at+c] = TermHash{me.h[c], uint32(ss) + uint32(me.off[c])}
+					}
+					dst = dst[:at+int(me.cnt)]
+					continue
 				}
 				const set = 0x2020202020202020
 				if n > 8 {
@@ -440,59 +556,22 @@ func (hs *Hasher) Append(dst []TermHash, text string, seed uint64) []TermHash {
 					}
 				}
 			}
-			next := b + lim
-			if s >= 0 && (e < lim || lim == 64) {
-				// The word at s needs more than that loop does.
-				if e == 64 && b+64 < len(text) { // it may go on past the block
-					if b+s > i {
-						// The next block starts with it (classifying is cheaper
-						// than word's bytes).
-						i = b + s
-						break
-					}
-					dst, next = t.word(dst, text, b+s)
-				} else {
-					dst = t.ascii(dst, text, b+s, b+e)
-					next = b + e
-				}
-			} else if lim < 64 {
-				// The rune at lim, not ASCII, and the ASCII word that ends
-				// there if s >= 0: one branch on both (text mixes them at
-				// random).
-				tab, size := t.tabAt(text, next)
-				key := tab & 3
-				if s >= 0 {
-					key |= 4
-				}
-				switch key {
-				case cSep:
-					next += size
-				case cSym:
-					dst = append(dst, TermHash{hashText(seed, text, next, next+size), uint32(next)})
-					next += size
-				case cCJK:
-					dst, next = t.cjk(dst, text, next, next+size)
-				case cWord:
-					dst, next = t.letters(dst, text, next, next+size, tab, 0)
-				case 4 | cSep:
-					dst = t.ascii(dst, text, b+s, b+e)
-					next += size
-				case 4 | cSym:
-					dst = t.ascii(dst, text, b+s, b+e)
-					dst = append(dst, TermHash{hashText(seed, text, next, next+size), uint32(next)})
-					next += size
-				case 4 | cCJK:
-					dst = t.ascii(dst, text, b+s, b+e)
-					dst, next = t.cjk(dst, text, next, next+size)
-				case 4 | cWord: // a letter that is not ASCII goes on with the word
-					up := tab
-					for k := b + s + 1; k < next; k++ {
-						if text[k]&0x20 == 0 { // upper case (letters and digits without bit 5)
-							up = tabUpper
-						}
-					}
-					dst, next = t.letters(dst, text, b+s, next+size, tab, up)
-				}
+			if s < 0 {
+				i = b + 64
+				break
+			}
+			// The span at s needs more than that loop does.
+			var next int
+			if e == 64 && b+64 < len(text) && b+s > i {
+				// It may go on past the block, which the next block starts
+				// with (classifying is cheaper than its bytes).
+				i = b + s
+				break
+			} else if e < 64 && high>>(s&63)&lowBits(e-s) == 0 {
+				dst = t.ascii(dst, text, b+s, b+e)
+				next = b + e
+			} else {
+				dst, next = t.terms(dst, text, b+s, b+e)
 			}
 			if next >= b+64 {
 				i = next

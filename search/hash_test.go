@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"unicode/utf8"
 
@@ -27,22 +28,67 @@ func checkHashes(t *testing.T, text string, seed uint64) {
 	if saved {
 		paths = []bool{true, false}
 	}
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
 	for _, avx2 := range paths {
 		useAVX2 = avx2
+		// A new Hasher, the same again (its memo now holds the text's
+		// spans), and one kept from text to text and seed to seed.
 		var h Hasher
-		got := h.Append(nil, text, seed)
-		if h.BadUTF8() != !utf8.ValidString(text) {
-			t.Fatalf("%.80q (AVX2 %v): BadUTF8 %v, valid %v", text, avx2, h.BadUTF8(), utf8.ValidString(text))
-		}
-		if len(got) != len(want) {
-			t.Fatalf("%.80q (AVX2 %v): %d terms, TermOffsets gives %d", text, avx2, len(got), len(want))
-		}
-		for k := range got {
-			if got[k] != want[k] {
-				t.Fatalf("%.80q (AVX2 %v): term %d is %+v, TermOffsets and HashTerm give %+v", text, avx2, k, got[k], want[k])
+		for _, h := range []*Hasher{&h, &h, &shared[b2i(avx2)]} {
+			got := h.Append(nil, text, seed)
+			if h.BadUTF8() != !utf8.ValidString(text) {
+				t.Fatalf("%.80q (AVX2 %v): BadUTF8 %v, valid %v", text, avx2, h.BadUTF8(), utf8.ValidString(text))
+			}
+			if len(got) != len(want) {
+				t.Fatalf("%.80q (AVX2 %v): %d terms, TermOffsets gives %d", text, avx2, len(got), len(want))
+			}
+			for k := range got {
+				if got[k] != want[k] {
+					t.Fatalf("%.80q (AVX2 %v): term %d is %+v, TermOffsets and HashTerm give %+v", text, avx2, k, got[k], want[k])
+				}
 			}
 		}
 	}
+}
+
+// shared is checkHashes' Hashers kept from call to call, by path.
+var (
+	sharedMu sync.Mutex
+	shared   [2]Hasher
+)
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// TestAppendTermHashesMemo: spans that rarely repeat turn the memo off
+// for a while, and spans that do turn it back on; the terms are those
+// TermOffsets gives all along.
+func TestAppendTermHashesMemo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var sb strings.Builder
+	for range 2 * memoWindow { // words of 3 to 7 random Cyrillic letters
+		for range 3 + rng.IntN(5) {
+			sb.WriteRune(0x430 + rune(rng.IntN(32)))
+		}
+		sb.WriteByte(' ')
+	}
+	random := sb.String()
+	var h Hasher
+	h.Append(nil, random, 1)
+	if h.t.skip == 0 {
+		t.Fatalf("%d spans of random words: the memo is still read", 2*memoWindow)
+	}
+	again := strings.Repeat("café → résumé ✓ ", memoSkip/2)
+	h.Append(nil, again, 1)
+	if h.t.skip != 0 || h.t.hits == 0 {
+		t.Fatalf("after %d repeated spans: skip %d, hits %d", memoSkip*2, h.t.skip, h.t.hits)
+	}
+	checkHashes(t, random+again+random, 1)
 }
 
 func TestAppendTermHashes(t *testing.T) {
@@ -331,6 +377,71 @@ func BenchmarkAppendTermHashesKinds(b *testing.B) {
 				dst = h.Append(dst[:0], text, 1)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*reps), "ns/rep")
+		})
+	}
+}
+
+// proseTexts are sentences of scripts other than Latin, and of Latin
+// with many letters that are not ASCII, for BenchmarkAppendTermHashesProse.
+var proseTexts = map[string]string{
+	"ru":    "Функция возвращает ошибку, если файл не найден. Проверьте путь к сессии и попробуйте снова; обработчик запросов читает каждую строку журнала и строит дерево записей по идентификаторам родителей. ",
+	"el":    "Η συνάρτηση επιστρέφει σφάλμα όταν το αρχείο δεν βρεθεί. Ελέγξτε τη διαδρομή της συνεδρίας και δοκιμάστε ξανά· ο χειριστής διαβάζει κάθε γραμμή του ημερολογίου. ",
+	"zh":    "该函数在找不到文件时返回错误。请检查会话路径后重试；请求处理程序读取日志的每一行，并根据父标识符构建条目树。",
+	"ja":    "この関数はファイルが見つからない場合にエラーを返します。セッションのパスを確認して、もう一度お試しください。ハンドラーはログの各行を読み取ります。",
+	"mixed": "Zoë and José fixed the naïve café parser — it’s “done” now → see Müller’s résumé; Straße, Ærøskøbing, Łódź, İstanbul, Ångström. ",
+}
+
+func BenchmarkAppendTermHashesProse(b *testing.B) {
+	for _, k := range []string{"ru", "el", "zh", "ja", "mixed"} {
+		b.Run(k, func(b *testing.B) {
+			// Words shuffled so that the memo meets them in many spellings.
+			words := strings.Fields(proseTexts[k])
+			rng := rand.New(rand.NewPCG(1, 2))
+			var sb strings.Builder
+			for sb.Len() < 256<<10 {
+				w := words[rng.IntN(len(words))]
+				if rng.IntN(3) == 0 {
+					w = strings.ToUpper(w[:1]) + w[1:]
+				}
+				sb.WriteString(w)
+				sb.WriteByte(' ')
+			}
+			text := sb.String()
+			b.SetBytes(int64(len(text)))
+			var dst []TermHash
+			var h Hasher
+			b.ResetTimer()
+			for range b.N {
+				dst = h.Append(dst[:0], text, 1)
+			}
+		})
+	}
+}
+
+// BenchmarkAppendTermHashesRandom: words of 3 to 8 random letters of one script
+// (each a memo miss).
+func BenchmarkAppendTermHashesRandom(b *testing.B) {
+	for _, k := range []struct {
+		name string
+		lo   rune
+	}{{"cyrillic", 0x430}, {"greek", 0x3b1}, {"latin1", 0xe0}, {"cjk", 0x4e00}} {
+		b.Run(k.name, func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			var sb strings.Builder
+			for sb.Len() < 256<<10 {
+				for range 3 + rng.IntN(6) {
+					sb.WriteRune(k.lo + rune(rng.IntN(24)))
+				}
+				sb.WriteByte(' ')
+			}
+			text := sb.String()
+			b.SetBytes(int64(len(text)))
+			var dst []TermHash
+			var h Hasher
+			b.ResetTimer()
+			for range b.N {
+				dst = h.Append(dst[:0], text, 1)
+			}
 		})
 	}
 }
