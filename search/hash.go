@@ -465,7 +465,7 @@ func (hs *Hasher) Append(dst []TermHash, text string, seed uint64) []TermHash {
 				if n > 16 || e == 64 || b+s+16 > len(text) {
 					break
 				}
-				if high>>(s&63)&lowBits(n) != 0 {
+				if high != 0 && high>>(s&63)&lowBits(n) != 0 {
 					ss := b + s
 					if t.skip > 0 { // text that misses the memo
 						t.skip--
