@@ -22,12 +22,18 @@ import (
 //	block   = { entry }
 //	entry   = uvarint(shared) uvarint(len(suffix)) suffix   -- the word, front-coded within the block
 //	          uvarint(len(ids)) ids                              -- its documents, skipped in one step
-//	ids     = uvarint(n) uvarint(id0) uvarint(last - id0) { uvarint(id - previous id) }
-//	          -- n document ids, ascending: the first, the last, then the n-1 steps
+//	ids     = uvarint(2n | bitmap) uvarint(id0) uvarint(last - id0) body
+//	          -- n document ids, ascending, from id0 to last
+//	body    = { uvarint(id - previous id) }   -- bitmap 0: the n-1 steps
+//	        | { byte }                        -- bitmap 1: (last-id0)/8+1 bytes, bit i
+//	                                          -- (byte i/8, bit i%8) set for id0+i
 //
-// Knowing each list's first and last id, a merge of segments whose ids do
-// not interleave (the usual case: a batch's ids are consecutive) splices
-// the encoded lists instead of decoding them.
+// A list is stored in whichever body is shorter: a word in more than about
+// one document in eight of its range (the most frequent words, most of
+// the ids) as the bitmap. Knowing each list's first and last id, a merge of
+// segments whose ids do not interleave (the usual case: a batch's ids are
+// consecutive) splices the encoded lists instead of decoding them: step
+// lists as they are, bitmaps a byte at a time.
 //
 // A segment also keeps, in segs.levels, the ids of its documents and their
 // length levels (ids, then one byte each), which ranking reads instead of
@@ -97,19 +103,52 @@ func newSegWriter(tx *sql.Tx, lv *segLevels) (*segWriter, error) {
 
 // encodeIDs appends the encoding of ids (ascending, not empty) to dst.
 func encodeIDs(dst []byte, ids []int64) []byte {
-	dst = binary.AppendUvarint(dst, uint64(len(ids)))
-	dst = binary.AppendUvarint(dst, uint64(ids[0]))
-	dst = binary.AppendUvarint(dst, uint64(ids[len(ids)-1]-ids[0]))
+	first, last := ids[0], ids[len(ids)-1]
+	steps := 0
+	for k := 1; k < len(ids); k++ {
+		steps += uvarintLen(uint64(ids[k] - ids[k-1]))
+	}
+	if useBitmap(steps, first, last) {
+		dst = appendHead(dst, int64(len(ids)), first, last, true)
+		at := len(dst)
+		dst = append(dst, make([]byte, bitmapLen(first, last))...)
+		bits := dst[at:]
+		for _, id := range ids {
+			setBit(bits, id-first)
+		}
+		return dst
+	}
+	dst = appendHead(dst, int64(len(ids)), first, last, false)
 	for k := 1; k < len(ids); k++ {
 		dst = binary.AppendUvarint(dst, uint64(ids[k]-ids[k-1]))
 	}
 	return dst
 }
 
-// idList is an encoded list of ids, its header read.
+// appendHead appends the header of a list of n ids from first to last.
+func appendHead(dst []byte, n, first, last int64, bitmap bool) []byte {
+	dst = binary.AppendUvarint(dst, uint64(n)<<1|uint64(b2i(bitmap)))
+	dst = binary.AppendUvarint(dst, uint64(first))
+	return binary.AppendUvarint(dst, uint64(last-first))
+}
+
+// bitmapLen is the length of the bitmap of ids first to last.
+func bitmapLen(first, last int64) int { return int((last-first)/8 + 1) }
+
+// useBitmap reports whether a list from first to last whose steps take
+// steps bytes is stored as a bitmap (shorter).
+func useBitmap(steps int, first, last int64) bool {
+	return last-first < math.MaxInt32 && bitmapLen(first, last) < steps
+}
+
+func setBit(bits []byte, i int64) { bits[i>>3] |= 1 << (i & 7) }
+
+// idList is an encoded list of ids, its header read: its body is steps,
+// or bits when it is a bitmap.
 type idList struct {
 	n, first, last int64
 	steps          []byte
+	bits           []byte
 }
 
 func parseIDs(raw []byte) (idList, bool) {
@@ -121,10 +160,23 @@ func parseIDs(raw []byte) (idList, bool) {
 		}
 		v[i], raw = x, raw[k:]
 	}
-	if v[0] == 0 || v[0] > uint64(len(raw))+1 || v[1] > math.MaxInt64/2 || v[2] > math.MaxInt64/2 {
+	n := v[0] >> 1
+	if n == 0 || v[1] > math.MaxInt64/2 || v[2] > math.MaxInt64/2 {
 		return idList{}, false
 	}
-	return idList{n: int64(v[0]), first: int64(v[1]), last: int64(v[1] + v[2]), steps: raw}, true
+	l := idList{n: int64(n), first: int64(v[1]), last: int64(v[1] + v[2])}
+	if v[0]&1 == 0 {
+		if n > uint64(len(raw))+1 {
+			return idList{}, false
+		}
+		l.steps = raw
+		return l, true
+	}
+	if v[2] >= math.MaxInt32 || len(raw) != bitmapLen(l.first, l.last) || n > v[2]+1 {
+		return idList{}, false
+	}
+	l.bits = raw
+	return l, true
 }
 
 // add appends word with its ids (ascending, not empty).
@@ -279,11 +331,15 @@ func writeSegment(tx *sql.Tx, in *inverted, ids, levels []int64, sc *scratch) er
 			ti := &in.tt.terms[k.i]
 			steps := in.tt.steps[ti.off : ti.off+ti.len]
 			if every { // the steps between positions are those between ids
-				h := binary.AppendUvarint(sc.head[:0], uint64(ti.n))
-				h = binary.AppendUvarint(h, uint64(ids[ti.first]))
-				h = binary.AppendUvarint(h, uint64(ti.last-ti.first))
-				sc.head = h
-				if err := w.addSteps(word, h, steps); err != nil {
+				first, last := ids[ti.first], ids[ti.last]
+				body := steps
+				bitmap := useBitmap(len(steps), first, last)
+				if bitmap {
+					sc.bits = stepBits(clearGrow(sc.bits, bitmapLen(first, last)), 0, steps)
+					body = sc.bits
+				}
+				sc.head = appendHead(sc.head[:0], int64(ti.n), first, last, bitmap)
+				if err := w.addSteps(word, sc.head, body); err != nil {
 					w.close()
 					return err
 				}
@@ -353,6 +409,20 @@ func (it *blockIter) ids(dst []int64) ([]int64, error) {
 	if !ok {
 		it.fail()
 		return dst, it.err
+	}
+	if l.bits != nil {
+		start := len(dst)
+		for i, b := range l.bits {
+			for x := uint(b); x != 0; x &= x - 1 {
+				dst = append(dst, l.first+int64(i)*8+int64(mbits.TrailingZeros(x)))
+			}
+		}
+		got := dst[start:]
+		if int64(len(got)) != l.n || got[0] != l.first || got[len(got)-1] != l.last {
+			it.fail()
+			return dst, it.err
+		}
+		return dst, nil
 	}
 	d := l.steps
 	prev := l.first
@@ -750,7 +820,7 @@ func merge(st *txStmts, ids []int64) error {
 		k, _ := slices.BinarySearch(deadIDs, l.first)
 		return k < len(deadIDs) && deadIDs[k] <= l.last
 	}
-	var word, enc []byte
+	var word, enc, bits []byte
 	var lists [][]int64
 	var raws []idList
 	h := readerHeap{}
@@ -801,28 +871,9 @@ func merge(st *txStmts, ids []int64) error {
 			}
 		}
 		if splice {
-			var n int64
-			for _, l := range raws {
-				n += l.n
-			}
-			enc = binary.AppendUvarint(enc[:0], uint64(n))
-			enc = binary.AppendUvarint(enc, uint64(raws[0].first))
-			enc = binary.AppendUvarint(enc, uint64(raws[len(raws)-1].last-raws[0].first))
-			size := len(enc)
-			for k, l := range raws {
-				if k > 0 {
-					size += uvarintLen(uint64(l.first - raws[k-1].last))
-				}
-				size += len(l.steps)
-			}
-			w.start(word, size)
+			enc, bits = spliceLists(enc[:0], bits, raws)
+			w.start(word, len(enc))
 			w.buf = append(w.buf, enc...)
-			for k, l := range raws {
-				if k > 0 {
-					w.buf = binary.AppendUvarint(w.buf, uint64(l.first-raws[k-1].last))
-				}
-				w.buf = append(w.buf, l.steps...)
-			}
 			if err := w.end(); err != nil {
 				w.close()
 				return err
@@ -844,6 +895,119 @@ func merge(st *txStmts, ids []int64) error {
 		return err
 	}
 	return dropSegments(tx, ids, w.seg)
+}
+
+// spliceLists appends to dst the encoding of lists, which do not
+// interleave and are in order: their steps and gaps as they are, or, when
+// shorter, a bitmap (built in bits, returned for reuse).
+func spliceLists(dst, bits []byte, lists []idList) ([]byte, []byte) {
+	first, last := lists[0].first, lists[len(lists)-1].last
+	var n int64
+	steps, bitmaps := 0, false // the steps' length, unless a list is a bitmap
+	for k, l := range lists {
+		n += l.n
+		if k > 0 {
+			steps += uvarintLen(uint64(l.first - lists[k-1].last))
+		}
+		steps += len(l.steps)
+		bitmaps = bitmaps || l.bits != nil
+	}
+	if !bitmaps && !useBitmap(steps, first, last) {
+		dst = appendHead(dst, n, first, last, false)
+		for k, l := range lists {
+			if k > 0 {
+				dst = binary.AppendUvarint(dst, uint64(l.first-lists[k-1].last))
+			}
+			dst = append(dst, l.steps...)
+		}
+		return dst, bits
+	}
+	bits = clearGrow(bits, bitmapLen(first, last))
+	for _, l := range lists {
+		if l.bits != nil {
+			orBits(bits, l.first-first, l.bits)
+		} else {
+			stepBits(bits, l.first-first, l.steps)
+		}
+	}
+	if bitmaps {
+		steps = 0 // the steps' length, from the bitmap
+		prev := int64(0)
+		eachBit(bits, func(i int64) {
+			if i > 0 {
+				steps += uvarintLen(uint64(i - prev))
+			}
+			prev = i
+		})
+	}
+	if useBitmap(steps, first, last) {
+		dst = appendHead(dst, n, first, last, true)
+		return append(dst, bits...), bits
+	}
+	dst = appendHead(dst, n, first, last, false)
+	prev := int64(0)
+	eachBit(bits, func(i int64) {
+		if i > 0 {
+			dst = binary.AppendUvarint(dst, uint64(i-prev))
+		}
+		prev = i
+	})
+	return dst, bits
+}
+
+// clearGrow returns b with length n, cleared.
+func clearGrow(b []byte, n int) []byte {
+	b = grow(b, n)
+	clear(b)
+	return b
+}
+
+// stepBits sets in bits the ids of a list of steps whose first id is at
+// bit off (steps were checked by parseIDs's caller or made by the batch),
+// and returns bits.
+func stepBits(bits []byte, off int64, steps []byte) []byte {
+	setBit(bits, off)
+	for len(steps) > 0 {
+		if c := steps[0]; c < 0x80 {
+			off += int64(c)
+			steps = steps[1:]
+		} else {
+			d, k := binary.Uvarint(steps)
+			if k <= 0 {
+				break
+			}
+			off += int64(d)
+			steps = steps[k:]
+		}
+		setBit(bits, off)
+	}
+	return bits
+}
+
+// orBits sets in bits the bits of src from bit off on.
+func orBits(bits []byte, off int64, src []byte) {
+	at, sh := off>>3, uint(off&7)
+	if sh == 0 {
+		for j, b := range src {
+			bits[at+int64(j)] |= b
+		}
+		return
+	}
+	for j, b := range src {
+		bits[at+int64(j)] |= b << sh
+		if hi := b >> (8 - sh); hi != 0 {
+			bits[at+int64(j)+1] |= hi
+		}
+	}
+}
+
+// eachBit calls fn with the index of every set bit, in order.
+func eachBit(bits []byte, fn func(i int64)) {
+	for j, b := range bits {
+		for x := uint(b); x != 0; x &= x - 1 {
+			fn(int64(j)*8 + int64(mbits.TrailingZeros(x)))
+		}
+	}
 }
 
 // uvarintLen is the length of x as a uvarint.

@@ -189,6 +189,7 @@ type scratch struct {
 	levels  []int64
 	ids     []int64
 	head    []byte
+	bits    []byte // a bitmap list
 }
 
 // filterList is a filter word and the batch positions holding it.
