@@ -335,7 +335,7 @@ func writeSegment(tx *sql.Tx, in *inverted, ids, levels []int64, sc *scratch) er
 				body := steps
 				bitmap := useBitmap(len(steps), first, last)
 				if bitmap {
-					sc.bits = stepBits(clearGrow(sc.bits, bitmapLen(first, last)), 0, steps)
+					sc.bits, _ = stepBits(clearGrow(sc.bits, bitmapLen(first, last)), 0, steps) // the batch's own
 					body = sc.bits
 				}
 				sc.head = appendHead(sc.head[:0], int64(ti.n), first, last, bitmap)
@@ -444,8 +444,11 @@ func (it *blockIter) ids(dst []int64) ([]int64, error) {
 	return dst, nil
 }
 
+// errBlock reports a block of the word index that does not decode.
+var errBlock = fmt.Errorf("%w (a block of the word index does not decode)", ErrCorrupt)
+
 func (it *blockIter) fail() bool {
-	it.err = fmt.Errorf("%w (a block of the word index does not decode)", ErrCorrupt)
+	it.err = errBlock
 	it.data = nil
 	return false
 }
@@ -871,7 +874,11 @@ func merge(st *txStmts, ids []int64) error {
 			}
 		}
 		if splice {
-			enc, bits = spliceLists(enc[:0], bits, raws)
+			var ok bool
+			if enc, bits, ok = spliceLists(enc[:0], bits, raws); !ok {
+				w.close()
+				return errBlock
+			}
 			w.start(word, len(enc))
 			w.buf = append(w.buf, enc...)
 			if err := w.end(); err != nil {
@@ -899,8 +906,9 @@ func merge(st *txStmts, ids []int64) error {
 
 // spliceLists appends to dst the encoding of lists, which do not
 // interleave and are in order: their steps and gaps as they are, or, when
-// shorter, a bitmap (built in bits, returned for reuse).
-func spliceLists(dst, bits []byte, lists []idList) ([]byte, []byte) {
+// shorter, a bitmap (built in bits, returned for reuse); false if a list
+// does not decode.
+func spliceLists(dst, bits []byte, lists []idList) (_, _ []byte, ok bool) {
 	first, last := lists[0].first, lists[len(lists)-1].last
 	var n int64
 	steps, bitmaps := 0, false // the steps' length, unless a list is a bitmap
@@ -920,18 +928,21 @@ func spliceLists(dst, bits []byte, lists []idList) ([]byte, []byte) {
 			}
 			dst = append(dst, l.steps...)
 		}
-		return dst, bits
+		return dst, bits, true
 	}
 	bits = clearGrow(bits, bitmapLen(first, last))
 	for _, l := range lists {
 		if l.bits != nil {
 			orBits(bits, l.first-first, l.bits)
-		} else {
-			stepBits(bits, l.first-first, l.steps)
+		} else if _, ok := stepBits(bits, l.first-first, l.steps); !ok {
+			return dst, bits, false
 		}
 	}
-	if bitmaps {
-		steps = 0 // the steps' length, from the bitmap
+	// Steps take a byte at least: a bitmap shorter than n-1 bytes is the
+	// shorter. Else the steps' length is counted on the bitmap.
+	sure := bitmaps && useBitmap(int(n-1), first, last)
+	if bitmaps && !sure {
+		steps = 0
 		prev := int64(0)
 		eachBit(bits, func(i int64) {
 			if i > 0 {
@@ -940,9 +951,9 @@ func spliceLists(dst, bits []byte, lists []idList) ([]byte, []byte) {
 			prev = i
 		})
 	}
-	if useBitmap(steps, first, last) {
+	if sure || useBitmap(steps, first, last) {
 		dst = appendHead(dst, n, first, last, true)
-		return append(dst, bits...), bits
+		return append(dst, bits...), bits, true
 	}
 	dst = appendHead(dst, n, first, last, false)
 	prev := int64(0)
@@ -952,7 +963,7 @@ func spliceLists(dst, bits []byte, lists []idList) ([]byte, []byte) {
 		}
 		prev = i
 	})
-	return dst, bits
+	return dst, bits, true
 }
 
 // clearGrow returns b with length n, cleared.
@@ -963,25 +974,32 @@ func clearGrow(b []byte, n int) []byte {
 }
 
 // stepBits sets in bits the ids of a list of steps whose first id is at
-// bit off (steps were checked by parseIDs's caller or made by the batch),
-// and returns bits.
-func stepBits(bits []byte, off int64, steps []byte) []byte {
+// bit off, and returns bits; false if the steps do not decode or pass the
+// end of bits (a damaged list).
+func stepBits(bits []byte, off int64, steps []byte) ([]byte, bool) {
+	end := int64(len(bits)) * 8
+	if off < 0 || off >= end {
+		return bits, false
+	}
 	setBit(bits, off)
-	for len(steps) > 0 {
-		if c := steps[0]; c < 0x80 {
+	for i := 0; i < len(steps); {
+		if c := steps[i]; c < 0x80 { // most steps
 			off += int64(c)
-			steps = steps[1:]
+			i++
 		} else {
-			d, k := binary.Uvarint(steps)
-			if k <= 0 {
-				break
+			d, k := binary.Uvarint(steps[i:])
+			if k <= 0 || d >= uint64(end) {
+				return bits, false
 			}
 			off += int64(d)
-			steps = steps[k:]
+			i += k
+		}
+		if off >= end {
+			return bits, false
 		}
 		setBit(bits, off)
 	}
-	return bits
+	return bits, true
 }
 
 // orBits sets in bits the bits of src from bit off on.

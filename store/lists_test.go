@@ -84,7 +84,10 @@ func TestSpliceLists(t *testing.T) {
 			}
 			lists = append(lists, l)
 		}
-		dst, bits = spliceLists(dst[:0], bits, lists)
+		var ok bool
+		if dst, bits, ok = spliceLists(dst[:0], bits, lists); !ok {
+			t.Fatal("lists do not splice")
+		}
 		l, ok := parseIDs(dst)
 		if !ok {
 			t.Fatalf("spliced list does not parse")
@@ -124,5 +127,23 @@ func TestBadBitmaps(t *testing.T) {
 		if _, err := it.ids(nil); err == nil {
 			t.Errorf("%s: %x read", name, enc)
 		}
+	}
+}
+
+// TestSpliceDamaged: a merge that meets a list of steps running past its
+// last id, spliced into a bitmap, reports damage instead of panicking.
+func TestSpliceDamaged(t *testing.T) {
+	dense := encodeIDs(nil, []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17})
+	bad := append(appendHead(nil, 3, 20, 22, false), 1, 200) // 20, 21, 221: past 22
+	var lists []idList
+	for _, e := range [][]byte{dense, bad} {
+		l, ok := parseIDs(e)
+		if !ok {
+			t.Fatalf("%x does not parse", e)
+		}
+		lists = append(lists, l)
+	}
+	if _, _, ok := spliceLists(nil, nil, lists); ok {
+		t.Fatal("a damaged list spliced")
 	}
 }
