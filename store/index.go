@@ -411,16 +411,34 @@ func (it *blockIter) ids(dst []int64) ([]int64, error) {
 		return dst, it.err
 	}
 	if l.bits != nil {
+		// n is at most the bits' count (parseIDs): dst is grown once.
 		start := len(dst)
-		for i, b := range l.bits {
-			for x := uint(b); x != 0; x &= x - 1 {
-				dst = append(dst, l.first+int64(i)*8+int64(mbits.TrailingZeros(x)))
+		dst = slices.Grow(dst, int(l.n))[:start+int(l.n)]
+		out, k := dst[start:], 0
+		bits, base := l.bits, l.first
+		for len(bits) > 0 {
+			var x uint64
+			if len(bits) >= 8 {
+				x, bits = binary.LittleEndian.Uint64(bits), bits[8:]
+			} else {
+				for j, b := range bits {
+					x |= uint64(b) << (8 * j)
+				}
+				bits = nil
 			}
+			for ; x != 0; x &= x - 1 {
+				if k == len(out) {
+					it.fail() // more ids than the list says
+					return dst[:start], it.err
+				}
+				out[k] = base + int64(mbits.TrailingZeros64(x))
+				k++
+			}
+			base += 64
 		}
-		got := dst[start:]
-		if int64(len(got)) != l.n || got[0] != l.first || got[len(got)-1] != l.last {
+		if k != len(out) || out[0] != l.first || out[k-1] != l.last {
 			it.fail()
-			return dst, it.err
+			return dst[:start], it.err
 		}
 		return dst, nil
 	}
