@@ -447,7 +447,7 @@ func (it *blockIter) ids(dst []int64) ([]int64, error) {
 	dst = append(dst, prev)
 	for range l.n - 1 {
 		x, n := binary.Uvarint(d)
-		if n <= 0 {
+		if n <= 0 || x == 0 { // ids ascend: a step is never 0
 			it.fail()
 			return dst, it.err
 		}
@@ -930,28 +930,55 @@ func spliceLists(dst, bits []byte, lists []idList) (_, _ []byte, ok bool) {
 	first, last := lists[0].first, lists[len(lists)-1].last
 	var n int64
 	steps, bitmaps := 0, false // the steps' length, unless a list is a bitmap
+	most := int64(0)           // the most the steps may take
 	for k, l := range lists {
 		n += l.n
 		if k > 0 {
-			steps += uvarintLen(uint64(l.first - lists[k-1].last))
+			gap := uvarintLen(uint64(l.first - lists[k-1].last))
+			steps += gap
+			most += int64(gap)
 		}
 		steps += len(l.steps)
-		bitmaps = bitmaps || l.bits != nil
+		most += int64(len(l.steps))
+		if l.bits != nil {
+			bitmaps = true
+			most += (l.n - 1) * int64(uvarintLen(uint64(l.last-l.first)))
+		}
 	}
-	if !bitmaps && !useBitmap(steps, first, last) {
+	if !bitmaps && !useBitmap(steps, first, last) || bitmaps && !useBitmap(int(min(most, math.MaxInt32)), first, last) {
+		// Steps, surely the shorter: the bitmap is not built (a sparse
+		// list may span far more ids than it holds).
 		dst = appendHead(dst, n, first, last, false)
 		for k, l := range lists {
 			if k > 0 {
 				dst = binary.AppendUvarint(dst, uint64(l.first-lists[k-1].last))
 			}
-			dst = append(dst, l.steps...)
+			if l.bits == nil {
+				dst = append(dst, l.steps...)
+				continue
+			}
+			prev, count := int64(-1), int64(0)
+			eachBit(l.bits, func(i int64) {
+				if prev >= 0 {
+					dst = binary.AppendUvarint(dst, uint64(i-prev))
+				} else if i != 0 {
+					count = -1 << 62 // not its first id
+				}
+				prev = i
+				count++
+			})
+			if count != l.n || prev != l.last-l.first {
+				return dst, bits, false
+			}
 		}
 		return dst, bits, true
 	}
 	bits = clearGrow(bits, bitmapLen(first, last))
 	for _, l := range lists {
 		if l.bits != nil {
-			orBits(bits, l.first-first, l.bits)
+			if !orBits(bits, l.first-first, l.bits) {
+				return dst, bits, false
+			}
 		} else if _, ok := stepBits(bits, l.first-first, l.steps); !ok {
 			return dst, bits, false
 		}
@@ -1020,21 +1047,26 @@ func stepBits(bits []byte, off int64, steps []byte) ([]byte, bool) {
 	return bits, true
 }
 
-// orBits sets in bits the bits of src from bit off on.
-func orBits(bits []byte, off int64, src []byte) {
+// orBits sets in bits the bits of src from bit off on; false if src has
+// a bit past the end of bits (a damaged list: bits past its last id).
+func orBits(bits []byte, off int64, src []byte) bool {
 	at, sh := off>>3, uint(off&7)
 	if sh == 0 {
 		for j, b := range src {
 			bits[at+int64(j)] |= b
 		}
-		return
+		return true
 	}
 	for j, b := range src {
 		bits[at+int64(j)] |= b << sh
 		if hi := b >> (8 - sh); hi != 0 {
+			if at+int64(j)+1 >= int64(len(bits)) {
+				return false
+			}
 			bits[at+int64(j)+1] |= hi
 		}
 	}
+	return true
 }
 
 // eachBit calls fn with the index of every set bit, in order.
