@@ -22,12 +22,18 @@ import (
 //	block   = { entry }
 //	entry   = uvarint(shared) uvarint(len(suffix)) suffix   -- the word, front-coded within the block
 //	          uvarint(len(ids)) ids                              -- its documents, skipped in one step
-//	ids     = uvarint(n) uvarint(id0) uvarint(last - id0) { uvarint(id - previous id) }
-//	          -- n document ids, ascending: the first, the last, then the n-1 steps
+//	ids     = uvarint(2n | bitmap) uvarint(id0) uvarint(last - id0) body
+//	          -- n document ids, ascending, from id0 to last
+//	body    = { uvarint(id - previous id) }   -- bitmap 0: the n-1 steps
+//	        | { byte }                        -- bitmap 1: (last-id0)/8+1 bytes, bit i
+//	                                          -- (byte i/8, bit i%8) set for id0+i
 //
-// Knowing each list's first and last id, a merge of segments whose ids do
-// not interleave (the usual case: a batch's ids are consecutive) splices
-// the encoded lists instead of decoding them.
+// A list is stored in whichever body is shorter: a word in more than about
+// one document in eight of its range (the most frequent words, most of
+// the ids) as the bitmap. Knowing each list's first and last id, a merge of
+// segments whose ids do not interleave (the usual case: a batch's ids are
+// consecutive) splices the encoded lists instead of decoding them: step
+// lists as they are, bitmaps a byte at a time.
 //
 // A segment also keeps, in segs.levels, the ids of its documents and their
 // length levels (ids, then one byte each), which ranking reads instead of
@@ -97,19 +103,52 @@ func newSegWriter(tx *sql.Tx, lv *segLevels) (*segWriter, error) {
 
 // encodeIDs appends the encoding of ids (ascending, not empty) to dst.
 func encodeIDs(dst []byte, ids []int64) []byte {
-	dst = binary.AppendUvarint(dst, uint64(len(ids)))
-	dst = binary.AppendUvarint(dst, uint64(ids[0]))
-	dst = binary.AppendUvarint(dst, uint64(ids[len(ids)-1]-ids[0]))
+	first, last := ids[0], ids[len(ids)-1]
+	steps := 0
+	for k := 1; k < len(ids); k++ {
+		steps += uvarintLen(uint64(ids[k] - ids[k-1]))
+	}
+	if useBitmap(steps, first, last) {
+		dst = appendHead(dst, int64(len(ids)), first, last, true)
+		at := len(dst)
+		dst = append(dst, make([]byte, bitmapLen(first, last))...)
+		bits := dst[at:]
+		for _, id := range ids {
+			setBit(bits, id-first)
+		}
+		return dst
+	}
+	dst = appendHead(dst, int64(len(ids)), first, last, false)
 	for k := 1; k < len(ids); k++ {
 		dst = binary.AppendUvarint(dst, uint64(ids[k]-ids[k-1]))
 	}
 	return dst
 }
 
-// idList is an encoded list of ids, its header read.
+// appendHead appends the header of a list of n ids from first to last.
+func appendHead(dst []byte, n, first, last int64, bitmap bool) []byte {
+	dst = binary.AppendUvarint(dst, uint64(n)<<1|uint64(b2i(bitmap)))
+	dst = binary.AppendUvarint(dst, uint64(first))
+	return binary.AppendUvarint(dst, uint64(last-first))
+}
+
+// bitmapLen is the length of the bitmap of ids first to last.
+func bitmapLen(first, last int64) int { return int((last-first)/8 + 1) }
+
+// useBitmap reports whether a list from first to last whose steps take
+// steps bytes is stored as a bitmap (shorter).
+func useBitmap(steps int, first, last int64) bool {
+	return last-first < math.MaxInt32 && bitmapLen(first, last) < steps
+}
+
+func setBit(bits []byte, i int64) { bits[i>>3] |= 1 << (i & 7) }
+
+// idList is an encoded list of ids, its header read: its body is steps,
+// or bits when it is a bitmap.
 type idList struct {
 	n, first, last int64
 	steps          []byte
+	bits           []byte
 }
 
 func parseIDs(raw []byte) (idList, bool) {
@@ -121,10 +160,23 @@ func parseIDs(raw []byte) (idList, bool) {
 		}
 		v[i], raw = x, raw[k:]
 	}
-	if v[0] == 0 || v[0] > uint64(len(raw))+1 || v[1] > math.MaxInt64/2 || v[2] > math.MaxInt64/2 {
+	n := v[0] >> 1
+	if n == 0 || v[1] > math.MaxInt64/2 || v[2] > math.MaxInt64/2 {
 		return idList{}, false
 	}
-	return idList{n: int64(v[0]), first: int64(v[1]), last: int64(v[1] + v[2]), steps: raw}, true
+	l := idList{n: int64(n), first: int64(v[1]), last: int64(v[1] + v[2])}
+	if v[0]&1 == 0 {
+		if n > uint64(len(raw))+1 {
+			return idList{}, false
+		}
+		l.steps = raw
+		return l, true
+	}
+	if v[2] >= math.MaxInt32 || len(raw) != bitmapLen(l.first, l.last) || n > v[2]+1 {
+		return idList{}, false
+	}
+	l.bits = raw
+	return l, true
 }
 
 // add appends word with its ids (ascending, not empty).
@@ -279,11 +331,15 @@ func writeSegment(tx *sql.Tx, in *inverted, ids, levels []int64, sc *scratch) er
 			ti := &in.tt.terms[k.i]
 			steps := in.tt.steps[ti.off : ti.off+ti.len]
 			if every { // the steps between positions are those between ids
-				h := binary.AppendUvarint(sc.head[:0], uint64(ti.n))
-				h = binary.AppendUvarint(h, uint64(ids[ti.first]))
-				h = binary.AppendUvarint(h, uint64(ti.last-ti.first))
-				sc.head = h
-				if err := w.addSteps(word, h, steps); err != nil {
+				first, last := ids[ti.first], ids[ti.last]
+				body := steps
+				bitmap := useBitmap(len(steps), first, last)
+				if bitmap {
+					sc.bits, _ = stepBits(clearGrow(sc.bits, bitmapLen(first, last)), 0, steps) // the batch's own
+					body = sc.bits
+				}
+				sc.head = appendHead(sc.head[:0], int64(ti.n), first, last, bitmap)
+				if err := w.addSteps(word, sc.head, body); err != nil {
 					w.close()
 					return err
 				}
@@ -354,12 +410,44 @@ func (it *blockIter) ids(dst []int64) ([]int64, error) {
 		it.fail()
 		return dst, it.err
 	}
+	if l.bits != nil {
+		// n is at most the bits' count (parseIDs): dst is grown once.
+		start := len(dst)
+		dst = slices.Grow(dst, int(l.n))[:start+int(l.n)]
+		out, k := dst[start:], 0
+		bits, base := l.bits, l.first
+		for len(bits) > 0 {
+			var x uint64
+			if len(bits) >= 8 {
+				x, bits = binary.LittleEndian.Uint64(bits), bits[8:]
+			} else {
+				for j, b := range bits {
+					x |= uint64(b) << (8 * j)
+				}
+				bits = nil
+			}
+			for ; x != 0; x &= x - 1 {
+				if k == len(out) {
+					it.fail() // more ids than the list says
+					return dst[:start], it.err
+				}
+				out[k] = base + int64(mbits.TrailingZeros64(x))
+				k++
+			}
+			base += 64
+		}
+		if k != len(out) || out[0] != l.first || out[k-1] != l.last {
+			it.fail()
+			return dst[:start], it.err
+		}
+		return dst, nil
+	}
 	d := l.steps
 	prev := l.first
 	dst = append(dst, prev)
 	for range l.n - 1 {
 		x, n := binary.Uvarint(d)
-		if n <= 0 {
+		if n <= 0 || x == 0 { // ids ascend: a step is never 0
 			it.fail()
 			return dst, it.err
 		}
@@ -374,8 +462,11 @@ func (it *blockIter) ids(dst []int64) ([]int64, error) {
 	return dst, nil
 }
 
+// errBlock reports a block of the word index that does not decode.
+var errBlock = fmt.Errorf("%w (a block of the word index does not decode)", ErrCorrupt)
+
 func (it *blockIter) fail() bool {
-	it.err = fmt.Errorf("%w (a block of the word index does not decode)", ErrCorrupt)
+	it.err = errBlock
 	it.data = nil
 	return false
 }
@@ -750,7 +841,7 @@ func merge(st *txStmts, ids []int64) error {
 		k, _ := slices.BinarySearch(deadIDs, l.first)
 		return k < len(deadIDs) && deadIDs[k] <= l.last
 	}
-	var word, enc []byte
+	var word, enc, bits []byte
 	var lists [][]int64
 	var raws []idList
 	h := readerHeap{}
@@ -801,28 +892,13 @@ func merge(st *txStmts, ids []int64) error {
 			}
 		}
 		if splice {
-			var n int64
-			for _, l := range raws {
-				n += l.n
+			var ok bool
+			if enc, bits, ok = spliceLists(enc[:0], bits, raws); !ok {
+				w.close()
+				return errBlock
 			}
-			enc = binary.AppendUvarint(enc[:0], uint64(n))
-			enc = binary.AppendUvarint(enc, uint64(raws[0].first))
-			enc = binary.AppendUvarint(enc, uint64(raws[len(raws)-1].last-raws[0].first))
-			size := len(enc)
-			for k, l := range raws {
-				if k > 0 {
-					size += uvarintLen(uint64(l.first - raws[k-1].last))
-				}
-				size += len(l.steps)
-			}
-			w.start(word, size)
+			w.start(word, len(enc))
 			w.buf = append(w.buf, enc...)
-			for k, l := range raws {
-				if k > 0 {
-					w.buf = binary.AppendUvarint(w.buf, uint64(l.first-raws[k-1].last))
-				}
-				w.buf = append(w.buf, l.steps...)
-			}
 			if err := w.end(); err != nil {
 				w.close()
 				return err
@@ -844,6 +920,162 @@ func merge(st *txStmts, ids []int64) error {
 		return err
 	}
 	return dropSegments(tx, ids, w.seg)
+}
+
+// spliceLists appends to dst the encoding of lists, which do not
+// interleave and are in order: their steps and gaps as they are, or, when
+// shorter, a bitmap (built in bits, returned for reuse); false if a list
+// does not decode.
+func spliceLists(dst, bits []byte, lists []idList) (_, _ []byte, ok bool) {
+	first, last := lists[0].first, lists[len(lists)-1].last
+	var n int64
+	steps, bitmaps := 0, false // the steps' length, unless a list is a bitmap
+	most := int64(0)           // the most the steps may take
+	for k, l := range lists {
+		n += l.n
+		if k > 0 {
+			gap := uvarintLen(uint64(l.first - lists[k-1].last))
+			steps += gap
+			most += int64(gap)
+		}
+		steps += len(l.steps)
+		most += int64(len(l.steps))
+		if l.bits != nil {
+			bitmaps = true
+			most += (l.n - 1) * int64(uvarintLen(uint64(l.last-l.first)))
+		}
+	}
+	if !bitmaps && !useBitmap(steps, first, last) || bitmaps && !useBitmap(int(min(most, math.MaxInt32)), first, last) {
+		// Steps, surely the shorter: the bitmap is not built (a sparse
+		// list may span far more ids than it holds).
+		dst = appendHead(dst, n, first, last, false)
+		for k, l := range lists {
+			if k > 0 {
+				dst = binary.AppendUvarint(dst, uint64(l.first-lists[k-1].last))
+			}
+			if l.bits == nil {
+				dst = append(dst, l.steps...)
+				continue
+			}
+			prev, count := int64(-1), int64(0)
+			eachBit(l.bits, func(i int64) {
+				if prev >= 0 {
+					dst = binary.AppendUvarint(dst, uint64(i-prev))
+				} else if i != 0 {
+					count = -1 << 62 // not its first id
+				}
+				prev = i
+				count++
+			})
+			if count != l.n || prev != l.last-l.first {
+				return dst, bits, false
+			}
+		}
+		return dst, bits, true
+	}
+	bits = clearGrow(bits, bitmapLen(first, last))
+	for _, l := range lists {
+		if l.bits != nil {
+			if !orBits(bits, l.first-first, l.bits) {
+				return dst, bits, false
+			}
+		} else if _, ok := stepBits(bits, l.first-first, l.steps); !ok {
+			return dst, bits, false
+		}
+	}
+	// Steps take a byte at least: a bitmap shorter than n-1 bytes is the
+	// shorter. Else the steps' length is counted on the bitmap.
+	sure := bitmaps && useBitmap(int(n-1), first, last)
+	if bitmaps && !sure {
+		steps = 0
+		prev := int64(0)
+		eachBit(bits, func(i int64) {
+			if i > 0 {
+				steps += uvarintLen(uint64(i - prev))
+			}
+			prev = i
+		})
+	}
+	if sure || useBitmap(steps, first, last) {
+		dst = appendHead(dst, n, first, last, true)
+		return append(dst, bits...), bits, true
+	}
+	dst = appendHead(dst, n, first, last, false)
+	prev := int64(0)
+	eachBit(bits, func(i int64) {
+		if i > 0 {
+			dst = binary.AppendUvarint(dst, uint64(i-prev))
+		}
+		prev = i
+	})
+	return dst, bits, true
+}
+
+// clearGrow returns b with length n, cleared.
+func clearGrow(b []byte, n int) []byte {
+	b = grow(b, n)
+	clear(b)
+	return b
+}
+
+// stepBits sets in bits the ids of a list of steps whose first id is at
+// bit off, and returns bits; false if the steps do not decode or pass the
+// end of bits (a damaged list).
+func stepBits(bits []byte, off int64, steps []byte) ([]byte, bool) {
+	end := int64(len(bits)) * 8
+	if off < 0 || off >= end {
+		return bits, false
+	}
+	setBit(bits, off)
+	for i := 0; i < len(steps); {
+		if c := steps[i]; c < 0x80 { // most steps
+			off += int64(c)
+			i++
+		} else {
+			d, k := binary.Uvarint(steps[i:])
+			if k <= 0 || d >= uint64(end) {
+				return bits, false
+			}
+			off += int64(d)
+			i += k
+		}
+		if off >= end {
+			return bits, false
+		}
+		setBit(bits, off)
+	}
+	return bits, true
+}
+
+// orBits sets in bits the bits of src from bit off on; false if src has
+// a bit past the end of bits (a damaged list: bits past its last id).
+func orBits(bits []byte, off int64, src []byte) bool {
+	at, sh := off>>3, uint(off&7)
+	if sh == 0 {
+		for j, b := range src {
+			bits[at+int64(j)] |= b
+		}
+		return true
+	}
+	for j, b := range src {
+		bits[at+int64(j)] |= b << sh
+		if hi := b >> (8 - sh); hi != 0 {
+			if at+int64(j)+1 >= int64(len(bits)) {
+				return false
+			}
+			bits[at+int64(j)+1] |= hi
+		}
+	}
+	return true
+}
+
+// eachBit calls fn with the index of every set bit, in order.
+func eachBit(bits []byte, fn func(i int64)) {
+	for j, b := range bits {
+		for x := uint(b); x != 0; x &= x - 1 {
+			fn(int64(j)*8 + int64(mbits.TrailingZeros(x)))
+		}
+	}
 }
 
 // uvarintLen is the length of x as a uvarint.

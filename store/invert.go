@@ -140,16 +140,28 @@ func b2i(b bool) int {
 }
 
 // move gives a word's steps twice their room, at the end of the arena.
+// The arena doubles when full (append grows a large slice by a quarter,
+// and zeroes the new part): it is kept for the next batch, which then
+// seldom grows it.
 func (tt *termTable) move(ti *termInfo) {
 	room := max(2*ti.room, 16)
 	at := len(tt.steps)
-	if uint64(at)+uint64(room) > math.MaxUint32 {
+	end := at + int(room)
+	if uint64(end) > math.MaxUint32 {
 		panic("store: a batch of more than 4 GB of steps")
 	}
-	tt.steps = slices.Grow(tt.steps, max(int(room), at))[:at+int(room)] // doubles: the arena is kept for the next batch
+	if end > cap(tt.steps) {
+		steps := make([]byte, at, max(2*cap(tt.steps), end, minSteps))
+		copy(steps, tt.steps)
+		tt.steps = steps
+	}
+	tt.steps = tt.steps[:end] // what a word's room held before is never read
 	copy(tt.steps[at:], tt.steps[ti.off:ti.off+ti.len])
 	ti.off, ti.room = uint32(at), room
 }
+
+// minSteps is the least arena of steps.
+const minSteps = 64 << 10
 
 // word returns the spelling of term t.
 func (tt *termTable) word(t int) []byte {
@@ -189,6 +201,7 @@ type scratch struct {
 	levels  []int64
 	ids     []int64
 	head    []byte
+	bits    []byte // a bitmap list
 }
 
 // filterList is a filter word and the batch positions holding it.

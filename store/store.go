@@ -18,7 +18,7 @@ import (
 // SchemaVersion is the version of the database layout; a database of
 // another version is rebuilt. Raise it whenever the layout or the meaning
 // of a stored value changes.
-const SchemaVersion = 6
+const SchemaVersion = 7
 
 // applicationID marks piweb's databases ("pwbi").
 const applicationID = 0x70776269
