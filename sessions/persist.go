@@ -109,7 +109,7 @@ func (s *Session) MarshalIndex() []byte {
 		en := &s.Entries[i]
 		idOff[i] = e.fresh(en.ID)
 		e.idRef(en.ParentID, s.earlier(i, en.ParentID, idOff))
-		e.str(en.Type)
+		e.interned(en.Type)
 		e.int(en.Time)
 		e.int(en.Off - prevEnd)
 		e.int(int64(en.Len))
@@ -124,7 +124,7 @@ func (s *Session) MarshalIndex() []byte {
 		e.uint(has)
 		e.uint(uint64(en.Flags))
 		if has&1 != 0 {
-			e.str(en.Role)
+			e.interned(en.Role)
 		}
 		if has&2 != 0 {
 			e.idRef(en.Target, s.earlier(i, en.Target, idOff))
@@ -225,8 +225,30 @@ func (e *indexEncoder) str(s string) {
 	if s == "" {
 		return
 	}
-	// Types and roles are interned: the same few strings, found again by
-	// their address before the map is asked.
+	e.uint(e.ref(s))
+}
+
+// ref returns the pool offset of s, adding it to the pool unless there.
+func (e *indexEncoder) ref(s string) uint64 {
+	off, ok := e.refs[s]
+	if !ok {
+		off = uint64(len(e.pool))
+		e.pool = append(e.pool, s...)
+		if len(s) <= 256 {
+			e.refs[s] = off
+		}
+	}
+	return off
+}
+
+// interned is str of a string the session interned (an entry's type or
+// role): the same few strings, found again by their address before the
+// map is asked (the address is kept, so it is not another string's).
+func (e *indexEncoder) interned(s string) {
+	e.uint(uint64(len(s)))
+	if s == "" {
+		return
+	}
 	p := unsafe.StringData(s)
 	for k := range e.recent {
 		if r := &e.recent[k]; r.p == p && r.n == len(s) {
@@ -234,16 +256,7 @@ func (e *indexEncoder) str(s string) {
 			return
 		}
 	}
-	off, ok := e.refs[s]
-	if !ok {
-		off = uint64(len(e.pool))
-		e.pool = append(e.pool, s...)
-		if len(s) > 256 {
-			e.uint(off)
-			return
-		}
-		e.refs[s] = off
-	}
+	off := e.ref(s)
 	e.recent[e.next%uint8(len(e.recent))] = recentStr{p, len(s), off}
 	e.next++
 	e.uint(off)
