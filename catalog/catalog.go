@@ -371,7 +371,7 @@ func (z *fuser) load(f *fileInfo) {
 	c, b, file := z.c, z.b, f.path
 	b.DeleteDocs(file)
 	g := z.bufs.gather(b, file, sessions.ProjectOf(file))
-	got, err := c.lib.RefreshEach(file, func(pos int, e *sessions.Entry, line []byte) { g.entry(pos, e, line) })
+	got, err := c.lib.RefreshEachTap(file, func(pos int, e *sessions.Entry, line []byte) { g.entry(pos, e, line) }, &g.tap)
 	snap, ok := c.lib.SnapshotFile(file, true)
 	if err != nil || got.Epoch == 0 || !ok || snap.Epoch != got.Epoch {
 		// Not what the library holds (a version 1 file, a file read again
@@ -657,20 +657,23 @@ type gatherer struct {
 	b             *store.Batch
 	file, project string
 	docs          []store.Doc
-	text          int  // text made
-	pending       int  // text not yet added to the batch
-	flushed       bool // some of the file's documents are in the batch
+	text          int     // text made
+	pending       int     // text not yet added to the batch
+	flushed       bool    // some of the file's documents are in the batch
+	tap           lineTap // a first read's lines as it parses them (fuser)
 }
 
 // gather starts gathering file's documents into b.
 func (bufs *syncBufs) gather(b *store.Batch, file, project string) *gatherer {
 	bufs.ar.reset()
 	bufs.g = gatherer{bufs: bufs, b: b, file: file, project: project, docs: bufs.docs[:0]}
+	bufs.g.tap.g = &bufs.g
 	return &bufs.g
 }
 
-// entry makes the documents of the entry at pos, whose line is line.
-func (g *gatherer) entry(pos int, e *sessions.Entry, line []byte) {
+// flushIfFull adds the documents made so far to the batch once they hold
+// flushText of text.
+func (g *gatherer) flushIfFull() {
 	if g.pending >= flushText {
 		g.flush()
 		g.flushed = true
@@ -678,7 +681,26 @@ func (g *gatherer) entry(pos int, e *sessions.Entry, line []byte) {
 			testFlushed(g.file)
 		}
 	}
-	for _, p := range buildPieces(&g.bufs.ar, e, line) {
+}
+
+// entry makes the documents of the entry at pos, whose line is line:
+// from what g.tap read of it when it did (the line read by
+// Library.RefreshEachTap with g.tap), else from the line.
+func (g *gatherer) entry(pos int, e *sessions.Entry, line []byte) {
+	var ps []piece
+	if d, f, ok := g.tap.take(line); ok {
+		var more bool
+		ps, more = d.ofEntry(e)
+		if more {
+			ps = d.assemble(ps, e, f)
+		}
+		g.bufs.ar.out = ps
+		d.line, d.buf = nil, nil
+	} else {
+		g.flushIfFull()
+		ps = buildPieces(&g.bufs.ar, e, line)
+	}
+	for _, p := range ps {
 		g.docs = append(g.docs, store.Doc{EntryID: e.ID, Position: pos, Part: p.part, Type: p.typ,
 			Role: p.role, Time: entryTime(e), Project: g.project, Text: p.text})
 		g.text += len(p.text)
@@ -697,12 +719,14 @@ func (g *gatherer) flush() {
 
 // done adds the rest of the documents to the batch.
 func (g *gatherer) done() {
+	g.tap.done()
 	g.flush()
 	g.bufs.docs = g.docs
 }
 
 // drop forgets the documents not yet added.
 func (g *gatherer) drop() {
+	g.tap.done()
 	g.bufs.ar.reset()
 	clear(g.docs)
 	g.bufs.docs = g.docs[:0]

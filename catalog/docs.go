@@ -73,7 +73,10 @@ type textArena struct {
 	chunks [][]byte
 	cur    int     // the chunk being filled
 	blocks []block // a line's content blocks, for the next line
-	out    []piece // a line's pieces (buildPieces), for the next line
+	// a line's own content blocks (a custom message's), for the next
+	// line: lineTap reads both kinds in a line
+	lineBlocks []block
+	out        []piece // a line's pieces (buildPieces), for the next line
 }
 
 const arenaChunk = 4 << 20
@@ -109,6 +112,7 @@ const arenaKeep = 16 << 20
 // it keeps chunks up to arenaKeep bytes, and forgets the last line.
 func (a *textArena) reset() {
 	clear(a.blocks[:cap(a.blocks)])
+	clear(a.lineBlocks[:cap(a.lineBlocks)])
 	clear(a.out[:cap(a.out)])
 	kept := 0
 	for k := range a.chunks {
@@ -122,16 +126,21 @@ func (a *textArena) reset() {
 	a.cur = 0
 }
 
-func (d *decoder) pieces(e *sessions.Entry, line []byte) []piece {
-	var out []piece
+// lineFields are the members of a line search reads, as written, and
+// where the pass decoded them (buildPieces).
+type lineFields struct {
+	m                     msgFields  // the message's
+	content               contentVal // the line's own (a custom message's)
+	summary, customType   []byte
+	dSummary, dCustomType dec
+}
+
+// ofEntry returns the pieces of entry e that its index record holds
+// (done), or, when it is of a type whose text is in its line (more),
+// none yet.
+func (d *decoder) ofEntry(e *sessions.Entry) (out []piece, more bool) {
 	if d.ar != nil {
 		out = d.ar.out[:0]
-		defer func() { d.ar.out = out }()
-	}
-	add := func(part int, typ, role string, text []byte) {
-		if len(bytes.TrimSpace(text)) != 0 {
-			out = append(out, piece{part, typ, role, own(text)})
-		}
 	}
 	addString := func(part int, typ, role, text string) {
 		if strings.TrimSpace(text) != "" {
@@ -141,16 +150,23 @@ func (d *decoder) pieces(e *sessions.Entry, line []byte) []piece {
 	switch e.Type {
 	case sessions.TypeLabel:
 		addString(0, "label", "label", e.Label())
-		return out
 	case sessions.TypeSessionInfo:
 		addString(0, "name", "name", e.Text)
-		return out
 	case sessions.TypeModelChange:
 		addString(0, "model", "model", e.Text)
-		return out
 	case sessions.TypeMessage, sessions.TypeCustomMessage, sessions.TypeCompaction, sessions.TypeBranchSummary:
-	default:
-		return out // no text searched
+		return out, true
+	}
+	return out, false // no text searched
+}
+
+func (d *decoder) pieces(e *sessions.Entry, line []byte) []piece {
+	out, more := d.ofEntry(e)
+	if !more {
+		if d.ar != nil {
+			d.ar.out = out
+		}
+		return out
 	}
 	// One pass over the line: the message and content blocks are read
 	// where they stand, not skipped first and read again; with an arena,
@@ -161,10 +177,8 @@ func (d *decoder) pieces(e *sessions.Entry, line []byte) []piece {
 	if d.ar != nil {
 		d.buf = d.ar.alloc(len(line) + 16)
 	}
-	var summary, customType []byte
-	var dSummary, dCustomType dec
-	var content contentVal
-	var m msgFields
+	var f lineFields
+	m, content := &f.m, &f.content
 	if d.ar != nil {
 		m.content.blocks = d.ar.blocks[:0]
 		content.blocks = d.ar.blocks[:0]
@@ -174,16 +188,16 @@ func (d *decoder) pieces(e *sessions.Entry, line []byte) []piece {
 		switch string(js.KeyBytes(key)) {
 		case "message": // a later one replaces an earlier, as in JSON.parse
 			if message {
-				m = msgFields{content: contentVal{blocks: m.content.blocks[:0]}}
+				*m = msgFields{content: contentVal{blocks: m.content.blocks[:0]}}
 				return m.walk(d, vs)
 			}
 		case "summary":
 			if !message {
-				return d.member(&summary, &dSummary, vs, "\n")
+				return d.member(&f.summary, &f.dSummary, vs, "\n")
 			}
 		case "customType":
 			if !message {
-				return d.member(&customType, &dCustomType, vs, "\n")
+				return d.member(&f.customType, &f.dCustomType, vs, "\n")
 			}
 		case "content":
 			if !message {
@@ -200,6 +214,24 @@ func (d *decoder) pieces(e *sessions.Entry, line []byte) []piece {
 		}
 		d.ar.giveBack(d.buf)
 	}
+	out = d.assemble(out, e, &f)
+	d.line, d.buf = nil, nil
+	if d.ar != nil {
+		d.ar.out = out
+	}
+	return out
+}
+
+// assemble appends to out the pieces of entry e, a message, custom
+// message, compaction or branch summary whose line's members are f, read
+// from d.line (decoded in d.buf).
+func (d *decoder) assemble(out []piece, e *sessions.Entry, f *lineFields) []piece {
+	add := func(part int, typ, role string, text []byte) {
+		if len(bytes.TrimSpace(text)) != 0 {
+			out = append(out, piece{part, typ, role, own(text)})
+		}
+	}
+	m := &f.m
 	switch e.Type {
 	case sessions.TypeMessage:
 		role := e.Role
@@ -246,13 +278,12 @@ func (d *decoder) pieces(e *sessions.Entry, line []byte) []piece {
 			add(0, "text", role, d.content(nil, nil, &m.content))
 		}
 	case sessions.TypeCustomMessage:
-		add(0, "custom", "custom", d.content(customType, &dCustomType, &content))
+		add(0, "custom", "custom", d.content(f.customType, &f.dCustomType, &f.content))
 	case sessions.TypeCompaction:
-		add(0, "compaction", "summary", d.text(summary, dSummary))
+		add(0, "compaction", "summary", d.text(f.summary, f.dSummary))
 	case sessions.TypeBranchSummary:
-		add(0, "branchSummary", "summary", d.text(summary, dSummary))
+		add(0, "branchSummary", "summary", d.text(f.summary, f.dSummary))
 	}
-	d.line, d.buf = nil, nil
 	return out
 }
 
@@ -385,27 +416,31 @@ func (m *msgFields) walk(d *decoder, vs int) int {
 	if line[vs] != '{' {
 		return 0 // no members
 	}
-	return walkObject(line, vs, func(key []byte, vs int) int {
-		switch string(js.KeyBytes(key)) {
-		case "role":
-			return span(&m.role, line, vs)
-		case "content":
-			return m.content.walk(d, vs)
-		case "toolName":
-			return d.member(&m.toolName, &m.dToolName, vs, "\n")
-		case "command":
-			return d.member(&m.command, &m.dCommand, vs, "$ ")
-		case "output":
-			return d.member(&m.output, &m.dOutput, vs, "\n")
-		case "errorMessage":
-			return d.member(&m.errorMessage, &m.dErrorMessage, vs, "\n")
-		case "customType":
-			return d.member(&m.customType, &m.dCustomType, vs, "\n")
-		case "summary":
-			return d.member(&m.summary, &m.dSummary, vs, "\n")
-		}
-		return 0
-	})
+	return walkObject(line, vs, func(key []byte, vs int) int { return m.member(d, key, vs) })
+}
+
+// member reads the message's member of key at d.line[vs:] when search
+// reads it and returns its end, else 0.
+func (m *msgFields) member(d *decoder, key []byte, vs int) int {
+	switch string(js.KeyBytes(key)) {
+	case "role":
+		return span(&m.role, d.line, vs)
+	case "content":
+		return m.content.walk(d, vs)
+	case "toolName":
+		return d.member(&m.toolName, &m.dToolName, vs, "\n")
+	case "command":
+		return d.member(&m.command, &m.dCommand, vs, "$ ")
+	case "output":
+		return d.member(&m.output, &m.dOutput, vs, "\n")
+	case "errorMessage":
+		return d.member(&m.errorMessage, &m.dErrorMessage, vs, "\n")
+	case "customType":
+		return d.member(&m.customType, &m.dCustomType, vs, "\n")
+	case "summary":
+		return d.member(&m.summary, &m.dSummary, vs, "\n")
+	}
+	return 0
 }
 
 // contentVal is a content value as written, and its object blocks when
@@ -431,35 +466,40 @@ func (c *contentVal) walk(d *decoder, vs int) int {
 		}
 		c.blocks = append(c.blocks, block{})
 		bl := &c.blocks[len(c.blocks)-1]
-		return walkObject(line, es, func(key []byte, vs int) int {
-			switch string(js.KeyBytes(key)) {
-			case "type":
-				var typ []byte
-				end := span(&typ, line, vs)
-				bl.typ = blockType(typ)
-				return end
-			case "text":
-				return d.member(&bl.text, &bl.dText, vs, "\n")
-			case "thinking":
-				return d.member(&bl.thinking, &bl.dThinking, vs, "\n")
-			case "name":
-				bl.dCall = dec{}
-				return d.member(&bl.name, &bl.dName, vs, "\n")
-			case "arguments":
-				bl.dCall = dec{}
-				if bl.dName.at > 0 && bl.dName.end == len(d.buf) {
-					if end, ok := d.args(vs); ok { // right after the name
-						bl.args, bl.dCall = line[vs:end], dec{pre: bl.dName.pre, at: bl.dName.at, end: len(d.buf)}
-						return end
-					}
-				}
-				return span(&bl.args, line, vs)
-			}
-			return 0
-		})
+		return walkObject(line, es, func(key []byte, vs int) int { return bl.member(d, key, vs) })
 	})
 	c.raw, c.walked = line[vs:end], true
 	return end
+}
+
+// member reads the block's member of key at d.line[vs:] when search
+// reads it and returns its end, else 0.
+func (bl *block) member(d *decoder, key []byte, vs int) int {
+	line := d.line
+	switch string(js.KeyBytes(key)) {
+	case "type":
+		var typ []byte
+		end := span(&typ, line, vs)
+		bl.typ = blockType(typ)
+		return end
+	case "text":
+		return d.member(&bl.text, &bl.dText, vs, "\n")
+	case "thinking":
+		return d.member(&bl.thinking, &bl.dThinking, vs, "\n")
+	case "name":
+		bl.dCall = dec{}
+		return d.member(&bl.name, &bl.dName, vs, "\n")
+	case "arguments":
+		bl.dCall = dec{}
+		if bl.dName.at > 0 && bl.dName.end == len(d.buf) {
+			if end, ok := d.args(vs); ok { // right after the name
+				bl.args, bl.dCall = line[vs:end], dec{pre: bl.dName.pre, at: bl.dName.at, end: len(d.buf)}
+				return end
+			}
+		}
+		return span(&bl.args, line, vs)
+	}
+	return 0
 }
 
 // args decodes the arguments object at d.line[vs:] into d.buf as

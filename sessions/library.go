@@ -91,14 +91,14 @@ func OpenLibrary(root string) (*Library, error) {
 }
 
 // load reads file for the library: inside the root, when there is one.
-func (l *Library) load(file string) (*Session, error) { return l.loadEach(file, nil) }
+func (l *Library) load(file string) (*Session, error) { return l.loadEach(file, nil, nil) }
 
 // loadEach is load calling each with every entry it reads (see loadOpenEach).
-func (l *Library) loadEach(file string, each func(pos int, e *Entry, line []byte)) (*Session, error) {
+func (l *Library) loadEach(file string, each func(pos int, e *Entry, line []byte), tap Tap) (*Session, error) {
 	if l.Root == "" {
-		return loadEach(file, each)
+		return loadEach(file, each, tap)
 	}
-	return loadInEach(l.Root, file, each)
+	return loadInEach(l.Root, file, each, tap)
 }
 
 // putLocked indexes s as file (or records err for it) and returns the
@@ -401,7 +401,7 @@ func (l *Library) Known() []string {
 // changed and returns it (the change of the file's own session: its key,
 // kind and generation; Kind "" when nothing changed).
 func (l *Library) Refresh(file string) (Change, error) {
-	ch, all, err := l.refresh(file, nil, nil)
+	ch, all, err := l.refresh(file, nil, nil, nil)
 	l.publish(all...)
 	return ch, err
 }
@@ -426,8 +426,15 @@ type Each struct {
 // call the library. Unless Each.Epoch is not 0 and is the session's
 // epoch, what fn was given is not the session's and is to be dropped.
 func (l *Library) RefreshEach(file string, fn func(pos int, e *Entry, line []byte)) (Each, error) {
+	return l.RefreshEachTap(file, fn, nil)
+}
+
+// RefreshEachTap is RefreshEach also showing tap (when not nil) the
+// members of each line as the read parses them, before fn has the line's
+// entry (see Tap).
+func (l *Library) RefreshEachTap(file string, fn func(pos int, e *Entry, line []byte), tap Tap) (Each, error) {
 	var got Each
-	_, all, err := l.refresh(file, fn, &got)
+	_, all, err := l.refresh(file, fn, tap, &got)
 	l.publish(all...)
 	return got, err
 }
@@ -436,7 +443,7 @@ func (l *Library) RefreshEach(file string, fn func(pos int, e *Entry, line []byt
 // every change to publish (keys of other files of the same id can move too).
 // With got, a file the library does not hold yet is read with each and
 // got says what went in.
-func (l *Library) refresh(file string, each func(pos int, e *Entry, line []byte), got *Each) (Change, []Change, error) {
+func (l *Library) refresh(file string, each func(pos int, e *Entry, line []byte), tap Tap, got *Each) (Change, []Change, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	s, known := l.files[file]
@@ -450,7 +457,7 @@ func (l *Library) refresh(file string, each func(pos int, e *Entry, line []byte)
 	}
 	if !known {
 		l.mu.Unlock()
-		ns, err := l.loadEach(file, each) // a first read can be long: readers need not wait for it
+		ns, err := l.loadEach(file, each, tap) // a first read can be long: readers need not wait for it
 		l.mu.Lock()
 		if cur, ok := l.files[file]; ok {
 			return Change{Key: l.key[cur], File: file, Gen: cur.gen}, nil, nil // indexed meanwhile

@@ -59,6 +59,11 @@ func (s *Session) Persistable() bool {
 func (s *Session) MarshalIndex() []byte {
 	e := indexEncoder{refs: map[string]uint64{}}
 	e.fields = make([]byte, 0, 64+len(s.Entries)*24)
+	ids := 256
+	for i := range s.Entries {
+		ids += len(s.Entries[i].ID)
+	}
+	e.pool = make([]byte, 0, ids)
 	e.str(s.Header.ID)
 	e.int(int64(s.Header.Version))
 	e.str(s.Header.Timestamp)
@@ -94,13 +99,17 @@ func (s *Session) MarshalIndex() []byte {
 		e.str(d.Detail)
 	}
 	e.uint(uint64(len(s.Entries)))
+	// Ids are mostly unique: each goes to the pool without a look-up, and
+	// its offset is kept by position, where a parent id or a target (an
+	// id the tree already resolved to an earlier entry) finds it.
+	idOff := make([]uint32, len(s.Entries))
 	var prevEnd int64
 	prevLine := 0
 	for i := range s.Entries {
 		en := &s.Entries[i]
-		e.str(en.ID)
-		e.str(en.ParentID)
-		e.str(en.Type)
+		idOff[i] = e.fresh(en.ID)
+		e.idRef(en.ParentID, s.earlier(i, en.ParentID, idOff))
+		e.interned(en.Type)
 		e.int(en.Time)
 		e.int(en.Off - prevEnd)
 		e.int(int64(en.Len))
@@ -114,10 +123,14 @@ func (s *Session) MarshalIndex() []byte {
 		}
 		e.uint(has)
 		e.uint(uint64(en.Flags))
-		for k, v := range []string{en.Role, en.Target, en.Text} {
-			if has&(1<<k) != 0 {
-				e.str(v)
-			}
+		if has&1 != 0 {
+			e.interned(en.Role)
+		}
+		if has&2 != 0 {
+			e.idRef(en.Target, s.earlier(i, en.Target, idOff))
+		}
+		if has&4 != 0 {
+			e.str(en.Text)
 		}
 		if en.Tokens != 0 {
 			e.int(en.Tokens)
@@ -135,11 +148,73 @@ func (s *Session) MarshalIndex() []byte {
 	return binary.LittleEndian.AppendUint32(out, crc32.ChecksumIEEE(out))
 }
 
-// indexEncoder writes fields, with every string kept once in a pool.
+// earlier returns the pool offset of id when it is the id of an entry
+// before i, as the tree resolved it (the parent of i, or what byID
+// holds), else noOff: idOff holds the offsets of the ids before i.
+func (s *Session) earlier(i int, id string, idOff []uint32) uint32 {
+	if id == "" {
+		return noOff
+	}
+	if i > 0 && s.Entries[i-1].ID == id { // the usual parent
+		return idOff[i-1]
+	}
+	p := -1
+	if i < len(s.parent) {
+		p = s.parent[i]
+	}
+	if p < 0 || p >= i || s.Entries[p].ID != id {
+		var ok bool
+		if p, ok = s.byID[id]; !ok || p < 0 || p >= i || s.Entries[p].ID != id {
+			return noOff
+		}
+	}
+	return idOff[p]
+}
+
+// indexEncoder writes fields, with every string kept once in a pool
+// (ids by position, see MarshalIndex; other short strings by refs).
 type indexEncoder struct {
 	pool   []byte
 	fields []byte
 	refs   map[string]uint64 // short strings already in the pool, by offset
+	recent [8]recentStr      // the last strings of refs written
+	next   uint8
+}
+
+// recentStr is a string of the pool by its address and length.
+type recentStr struct {
+	p   *byte
+	n   int
+	off uint64
+}
+
+// noOff marks an id with no offset of its own: "" or one past 4 GB of pool.
+const noOff = math.MaxUint32
+
+// fresh writes s, an id, to the pool without looking it up, and returns
+// its offset (noOff for "", or an offset past what 32 bits hold).
+func (e *indexEncoder) fresh(s string) uint32 {
+	e.uint(uint64(len(s)))
+	if s == "" {
+		return noOff
+	}
+	off := uint64(len(e.pool))
+	e.pool = append(e.pool, s...)
+	e.uint(off)
+	if off >= noOff {
+		return noOff
+	}
+	return uint32(off)
+}
+
+// idRef writes s, which is at pool offset off unless off is noOff.
+func (e *indexEncoder) idRef(s string, off uint32) {
+	if off == noOff {
+		e.str(s)
+		return
+	}
+	e.uint(uint64(len(s)))
+	e.uint(uint64(off))
 }
 
 func (e *indexEncoder) uint(v uint64) { e.fields = binary.AppendUvarint(e.fields, v) }
@@ -150,15 +225,40 @@ func (e *indexEncoder) str(s string) {
 	if s == "" {
 		return
 	}
-	if off, ok := e.refs[s]; ok {
-		e.uint(off)
+	e.uint(e.ref(s))
+}
+
+// ref returns the pool offset of s, adding it to the pool unless there.
+func (e *indexEncoder) ref(s string) uint64 {
+	off, ok := e.refs[s]
+	if !ok {
+		off = uint64(len(e.pool))
+		e.pool = append(e.pool, s...)
+		if len(s) <= 256 {
+			e.refs[s] = off
+		}
+	}
+	return off
+}
+
+// interned is str of a string the session interned (an entry's type or
+// role): the same few strings, found again by their address before the
+// map is asked (the address is kept, so it is not another string's).
+func (e *indexEncoder) interned(s string) {
+	e.uint(uint64(len(s)))
+	if s == "" {
 		return
 	}
-	off := uint64(len(e.pool))
-	e.pool = append(e.pool, s...)
-	if len(s) <= 256 {
-		e.refs[s] = off
+	p := unsafe.StringData(s)
+	for k := range e.recent {
+		if r := &e.recent[k]; r.p == p && r.n == len(s) {
+			e.uint(r.off)
+			return
+		}
 	}
+	off := e.ref(s)
+	e.recent[e.next%uint8(len(e.recent))] = recentStr{p, len(s), off}
+	e.next++
 	e.uint(off)
 }
 

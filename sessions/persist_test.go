@@ -221,3 +221,79 @@ func TestIndexVersion1(t *testing.T) {
 		t.Errorf("an index of a later version: %v, want ErrBadIndex", err)
 	}
 }
+
+// TestIndexPoolShared: every id, parent id and target goes to the pool
+// once, however it is found again (the previous entry, the tree's
+// parent, an entry further back, a duplicated id); the index still reads
+// back to the same session.
+func TestIndexPoolShared(t *testing.T) {
+	dir := t.TempDir()
+	gen := filepath.Join(dir, "gen.jsonl")
+	if _, err := sessiontest.WriteFile(gen, 11, 2000, sessiontest.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	odd := filepath.Join(dir, "odd.jsonl")
+	os.WriteFile(odd, []byte(sessiontest.Lines(
+		`{"type":"session","version":3,"id":"odd","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}`,
+		sessiontest.User("aaaa", "", 1, "hello"),
+		sessiontest.Asst("bbbb", "aaaa", 2, "hi"),
+		sessiontest.User("cccc", "aaaa", 3, "a branch"),
+		sessiontest.User("bbbb", "cccc", 4, "a duplicated id"),
+		sessiontest.User("dddd", "bbbb", 5, "child of the duplicate"),
+		sessiontest.User("eeee", "zzzz", 6, "orphan"),
+		sessiontest.User("ffff", "ffff", 7, "its own parent"),
+		sessiontest.User("gggg", "hhhh", 8, "parent later"),
+		sessiontest.User("hhhh", "gggg", 9, "a cycle"),
+		sessiontest.Entry("label", "iiii", "hhhh", 10, `"targetId":"cccc","label":"mark"`),
+		sessiontest.Entry("label", "jjjj", "iiii", 11, `"targetId":"kkkk","label":"ahead"`),
+		sessiontest.User("kkkk", "jjjj", 12, "labeled before it came"),
+	)), 0o644)
+	for _, f := range []string{gen, odd} {
+		s, err := Load(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		blob := s.MarshalIndex()
+		r, err := UnmarshalIndex(blob, f, "")
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		sameIndex(t, s, r)
+		// The pool holds no more than each distinct string once (the
+		// header's and check bytes' strings counted apart).
+		distinct := map[string]bool{}
+		want := len(s.Header.ID) + len(s.Header.Timestamp) + len(s.Header.Cwd) + len(s.Header.ParentSession) +
+			len(s.FirstMessage) + len(s.tail) + len(s.head) + len(s.v1prev)
+		for _, d := range s.Diags {
+			want += len(d.Kind) + len(d.Detail)
+		}
+		for i := range s.Entries {
+			en := &s.Entries[i]
+			for _, v := range []string{en.ID, en.ParentID, en.Type, en.Role, en.Target, en.Text} {
+				if !distinct[v] {
+					distinct[v] = true
+					want += len(v)
+				}
+			}
+		}
+		pool, n := binary.Uvarint(blob[len(indexMagic)+1:])
+		if n <= 0 || int(pool) > want {
+			t.Errorf("%s: a pool of %d bytes, want at most %d", f, pool, want)
+		}
+	}
+}
+
+func BenchmarkMarshalIndex(b *testing.B) {
+	f := filepath.Join(b.TempDir(), "s.jsonl")
+	if _, err := sessiontest.WriteFile(f, 3, 20000, sessiontest.Options{}); err != nil {
+		b.Fatal(err)
+	}
+	s, err := Load(f)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		s.MarshalIndex()
+	}
+}

@@ -91,6 +91,7 @@ type Session struct {
 	gen      uint64                               // bumped on every change (see Gen)
 	epoch    uint64                               // the gen at which Entries were last read from the start (see Epoch)
 	each     func(pos int, e *Entry, line []byte) // while a first read runs: given each entry (see Library.RefreshEach)
+	tap      Tap                                  // while a first read runs: shown each line's members (see Library.RefreshEachTap)
 }
 
 // gens numbers session states across the process, so that a generation
@@ -115,10 +116,10 @@ func (s *Session) fresh() {
 }
 
 // Load reads and indexes the session file at path.
-func Load(path string) (*Session, error) { return loadEach(path, nil) }
+func Load(path string) (*Session, error) { return loadEach(path, nil, nil) }
 
 // loadEach is Load calling each with every entry it reads (see loadOpenEach).
-func loadEach(path string, each func(pos int, e *Entry, line []byte)) (*Session, error) {
+func loadEach(path string, each func(pos int, e *Entry, line []byte), tap Tap) (*Session, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -131,19 +132,20 @@ func loadEach(path string, each func(pos int, e *Entry, line []byte)) (*Session,
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s: not a regular file", path)
 	}
-	return loadOpenEach(f, st, path, "", each)
+	return loadOpenEach(f, st, path, "", each, tap)
 }
 
 // loadOpen indexes the open file f (st is its info) as the session at path, kept inside root.
 func loadOpen(f *os.File, st os.FileInfo, path, root string) (*Session, error) {
-	return loadOpenEach(f, st, path, root, nil)
+	return loadOpenEach(f, st, path, root, nil, nil)
 }
 
 // loadOpenEach is loadOpen calling each (when not nil) with every entry
-// of a version 2 or later file as the read accepts it (see eachEntry).
-func loadOpenEach(f *os.File, st os.FileInfo, path, root string, each func(pos int, e *Entry, line []byte)) (*Session, error) {
-	s := &Session{File: path, ModTime: st.ModTime(), root: root, each: each}
-	defer func() { s.each = nil }()
+// of a version 2 or later file as the read accepts it (see eachEntry),
+// and tap (when not nil) with the members of its lines as it parses them.
+func loadOpenEach(f *os.File, st os.FileInfo, path, root string, each func(pos int, e *Entry, line []byte), tap Tap) (*Session, error) {
+	s := &Session{File: path, ModTime: st.ModTime(), root: root, each: each, tap: tap}
+	defer func() { s.each, s.tap = nil, nil }()
 	// Only the bytes st describes, so ModTime and Size agree (see update).
 	if size := st.Size(); size <= wholeMax {
 		// One read into a recycled buffer; lines are counted in memory.
@@ -209,7 +211,14 @@ func Parse(r io.Reader, name string) (*Session, error) {
 
 // ParseBytes is Parse of data held in memory, which the session keeps (not a copy).
 func ParseBytes(data []byte, name string) (*Session, error) {
-	s := &Session{File: name, data: data}
+	return ParseBytesEach(data, name, nil, nil)
+}
+
+// ParseBytesEach is ParseBytes calling fn and tap as Library.RefreshEachTap
+// does (each when not nil).
+func ParseBytesEach(data []byte, name string, fn func(pos int, e *Entry, line []byte), tap Tap) (*Session, error) {
+	s := &Session{File: name, data: data, each: fn, tap: tap}
+	defer func() { s.each, s.tap = nil, nil }()
 	if len(data) < math.MaxInt32 {
 		ends := lineEnds(data)
 		defer putEnds(ends)
@@ -238,7 +247,7 @@ func (s *Session) readSized(r io.Reader, off int64, hint int64) error {
 	}
 	buf := getBuf(hint + 1)
 	defer putBuf(buf)
-	lr := newLineReader()
+	lr := newLineReader(s.tap)
 	var carry []byte // a line split across reads
 	skipping := false
 	for {
@@ -336,7 +345,7 @@ func (s *Session) parseLines(data []byte, ends []int32) {
 	if s.inter == nil {
 		s.inter = interner{}
 	}
-	lr := newLineReader()
+	lr := newLineReader(s.tap)
 	var off int64
 	var last []byte // the last complete line
 	for _, nl := range ends {
@@ -366,11 +375,17 @@ func (s *Session) parseLines(data []byte, ends []int32) {
 type lineReader struct {
 	raw  rawEntry
 	nest []*js.Nested // what reading a line reads in the same pass, into raw
+	set  func(js.Member)
+	tap  Tap
 }
 
-func newLineReader() *lineReader {
-	lr := &lineReader{}
-	lr.nest = lr.raw.nested()
+func newLineReader(tap Tap) *lineReader {
+	lr := &lineReader{tap: tap}
+	lr.nest = lr.raw.nested(tap)
+	lr.set = lr.raw.set
+	if tap != nil {
+		lr.set = func(m js.Member) { lr.raw.set(m); tap.Member(m) }
+	}
 	return lr
 }
 
@@ -396,7 +411,10 @@ func (s *Session) addLine(lr *lineReader, line []byte, off int64, lineNo int, un
 	}
 	r := &lr.raw
 	*r = rawEntry{}
-	end, err := js.EachMemberNested(line, i, r.set, lr.nest)
+	if lr.tap != nil {
+		lr.tap.Line(line)
+	}
+	end, err := js.EachMemberNested(line, i, lr.set, lr.nest)
 	notObject := false
 	if err == js.ErrNotObject {
 		notObject = true
