@@ -184,7 +184,7 @@ func (d *decoder) pieces(e *sessions.Entry, line []byte) []piece {
 		content.blocks = d.ar.blocks[:0]
 	}
 	message := e.Type == sessions.TypeMessage
-	walkObject(line, 0, func(key []byte, vs int) int {
+	walkObject(line, js.SkipWS(line, 0), func(key []byte, vs int) int {
 		switch string(js.KeyBytes(key)) {
 		case "message": // a later one replaces an earlier, as in JSON.parse
 			if message {

@@ -54,6 +54,7 @@ var oddLines = []string{
 	`{"type":"message","id":"o8","parentId":"o7","timestamp":"2026-01-01T00:00:34.000Z","message":{"role":"toolResult","toolName":"t","content":[{"type":"image","data":"AAAA"}]}}`,
 	`{"type":"message","id":"o9","parentId":"o8","timestamp":"2026-01-01T00:00:35.000Z","message":{"role":"assistant","content":"just a string \"q\""}}`,
 	`{"type":"model_change","id":"mc","parentId":"n1","timestamp":"2026-01-01T00:00:14.000Z","provider":"p","modelId":"m-1"}`,
+	" \t {\"type\":\"message\",\"id\":\"w1\",\"parentId\":\"o9\",\"timestamp\":\"2026-01-01T00:00:36.000Z\",\"message\":{\"role\":\"user\",\"content\":\"indented line\"}}",
 }
 
 // TestPieces: pieces (of the lines ReadLines gives) and buildPieces (of
@@ -96,6 +97,9 @@ func TestPieces(t *testing.T) {
 			}
 			got, want := pieces(e, line), refPieces(e, line)
 			pieceN += len(got)
+			if e.ID == "w1" && (len(got) != 1 || got[0].text != "indented line") {
+				t.Errorf("a line that starts with white space (as JSON allows): pieces %+v", got)
+			}
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("%s:%d (%q): pieces\n%+v\nrefPieces\n%+v", f, pos, line, got, want)
 			}

@@ -736,12 +736,14 @@ func skipString(b []byte, i int) int {
 }
 
 // Members calls fn for each member of the object b, which must be
-// valid JSON starting with '{' (anything else calls fn for no member).
+// valid JSON whose first byte but white space is '{' (anything else calls
+// fn for no member).
 func Members(b []byte, fn func(m Member)) {
-	if len(b) == 0 || b[0] != '{' {
+	i := SkipWS(b, 0) // white space may come first, as in JSON.parse
+	if i >= len(b) || b[i] != '{' {
 		return
 	}
-	i := SkipWS(b, 1)
+	i = SkipWS(b, i+1)
 	for i < len(b) && b[i] == '"' {
 		ke := skipString(b, i)
 		j := SkipWS(b, ke)
