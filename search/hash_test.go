@@ -406,20 +406,13 @@ func BenchmarkAppendTermHashesProse(b *testing.B) {
 				sb.WriteString(w)
 				sb.WriteByte(' ')
 			}
-			text := sb.String()
-			b.SetBytes(int64(len(text)))
-			var dst []TermHash
-			var h Hasher
-			b.ResetTimer()
-			for range b.N {
-				dst = h.Append(dst[:0], text, 1)
-			}
+			benchHasher(b, sb.String())
 		})
 	}
 }
 
-// BenchmarkAppendTermHashesRandom: words of 3 to 8 random letters of one script
-// (each a memo miss).
+// BenchmarkAppendTermHashesRandom: words of 3 to 8 random letters of one
+// script (each a memo miss).
 func BenchmarkAppendTermHashesRandom(b *testing.B) {
 	for _, k := range []struct {
 		name string
@@ -434,14 +427,18 @@ func BenchmarkAppendTermHashesRandom(b *testing.B) {
 				}
 				sb.WriteByte(' ')
 			}
-			text := sb.String()
-			b.SetBytes(int64(len(text)))
-			var dst []TermHash
-			var h Hasher
-			b.ResetTimer()
-			for range b.N {
-				dst = h.Append(dst[:0], text, 1)
-			}
+			benchHasher(b, sb.String())
 		})
+	}
+}
+
+// benchHasher measures one Hasher's Append of text, again and again.
+func benchHasher(b *testing.B, text string) {
+	b.SetBytes(int64(len(text)))
+	var dst []TermHash
+	var h Hasher
+	b.ResetTimer()
+	for range b.N {
+		dst = h.Append(dst[:0], text, 1)
 	}
 }

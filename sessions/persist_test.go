@@ -63,17 +63,24 @@ func TestIndexRoundTrip(t *testing.T) {
 	)), 0o644)
 	files = append(files, odd)
 	for _, f := range files {
-		s, err := Load(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		blob := s.MarshalIndex()
-		r, err := UnmarshalIndex(blob, f, "")
-		if err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		sameIndex(t, s, r)
+		roundTrip(t, f)
 	}
+}
+
+// roundTrip loads f, reads its index back from MarshalIndex's blob, checks
+// the two are the same, and returns the session loaded.
+func roundTrip(t *testing.T, f string) *Session {
+	t.Helper()
+	s, err := Load(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := UnmarshalIndex(s.MarshalIndex(), f, "")
+	if err != nil {
+		t.Fatalf("%s: %v", f, err)
+	}
+	sameIndex(t, s, r)
+	return s
 }
 
 func TestIndexRefusesDamage(t *testing.T) {
@@ -249,16 +256,8 @@ func TestIndexPoolShared(t *testing.T) {
 		sessiontest.User("kkkk", "jjjj", 12, "labeled before it came"),
 	)), 0o644)
 	for _, f := range []string{gen, odd} {
-		s, err := Load(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := roundTrip(t, f)
 		blob := s.MarshalIndex()
-		r, err := UnmarshalIndex(blob, f, "")
-		if err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		sameIndex(t, s, r)
 		// The pool holds no more than each distinct string once (the
 		// header's and check bytes' strings counted apart).
 		distinct := map[string]bool{}
