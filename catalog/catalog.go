@@ -345,10 +345,12 @@ func (c *Catalog) fill(ctx context.Context) error {
 
 // firstShare and firstMax: a fused first fill reads the newest files
 // first as any fill does, up to 1/firstShare of the bytes and at most
-// firstMax, so the sessions page shows recent sessions at once.
+// firstMax, so the sessions page shows recent sessions at once. Those
+// files are read twice (listed, then synced: their documents come last),
+// so firstMax is what one page of recent sessions takes, not more.
 var (
 	firstShare int64 = 16
-	firstMax   int64 = 64 << 20
+	firstMax   int64 = 16 << 20
 )
 
 // fillers, when not 0, is how many goroutines fill the library (tests).
