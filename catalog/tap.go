@@ -37,8 +37,8 @@ func (t *lineTap) Line(line []byte) {
 	ar := &g.bufs.ar
 	t.d = decoder{str: js.AppendValidString, ar: ar, asWritten: true, line: line, buf: ar.alloc(len(line) + 16)}
 	t.f = lineFields{m: msgFields{content: contentVal{blocks: ar.blocks[:0]}}, content: contentVal{blocks: ar.lineBlocks[:0]}}
-	// buildPieces walks a line from its first byte: one that starts with
-	// white space has no members to it (as for js.Members).
+	// A line that does not start with '{' (white space first, as JSON
+	// allows) is rare: it is left to buildPieces.
 	t.line, t.bad, t.msgBegun, t.contentBegun = line, len(line) == 0 || line[0] != '{', false, false
 }
 
