@@ -469,13 +469,7 @@ func (hs *Hasher) Append(dst []TermHash, text string, seed uint64) []TermHash {
 					ss := b + s
 					if t.skip > 0 { // text that misses the memo
 						t.skip--
-						for p := ss; p < b+e; {
-							if text[p] >= utf8.RuneSelf {
-								dst, p = t.general(dst, text, p)
-							} else {
-								dst, p = t.word(dst, text, p)
-							}
-						}
+						dst, _ = t.terms(dst, text, ss, b+e)
 						continue
 					}
 					k0 := load64(text, ss) & lowBits(8*min(n, 8))
