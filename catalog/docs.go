@@ -188,7 +188,7 @@ func (d *decoder) pieces(e *sessions.Entry, line []byte) []piece {
 		switch string(js.KeyBytes(key)) {
 		case "message": // a later one replaces an earlier, as in JSON.parse
 			if message {
-				*m = msgFields{content: contentVal{blocks: m.content.blocks[:0]}}
+				m.reset()
 				return m.walk(d, vs)
 			}
 		case "summary":
@@ -409,6 +409,9 @@ type msgFields struct {
 	dToolName, dCommand, dOutput, dErrorMessage, dCustomType, dSummary dec
 	content                                                            contentVal
 }
+
+// reset empties m for another message, keeping its blocks' array.
+func (m *msgFields) reset() { *m = msgFields{content: contentVal{blocks: m.content.blocks[:0]}} }
 
 // walk reads the message object at line[vs:] and returns its end.
 func (m *msgFields) walk(d *decoder, vs int) int {

@@ -66,7 +66,7 @@ func (t *lineTap) Member(m js.Member) {
 			t.msgBegun, t.contentBegun = false, false
 			return
 		}
-		f.m = msgFields{content: contentVal{blocks: f.m.content.blocks[:0]}}
+		f.m.reset()
 		f.m.walk(d, vs)
 	case "summary":
 		d.member(&f.summary, &f.dSummary, vs, "\n")
@@ -79,7 +79,7 @@ func (t *lineTap) Member(m js.Member) {
 
 // Message starts the members of a message object.
 func (t *lineTap) Message() {
-	t.f.m = msgFields{content: contentVal{blocks: t.f.m.content.blocks[:0]}}
+	t.f.m.reset()
 	t.msgBegun, t.contentBegun = true, false
 }
 
@@ -135,9 +135,7 @@ func (t *lineTap) take(line []byte) (*decoder, *lineFields, bool) {
 		t.release()
 		return nil, nil, false
 	}
-	ar := t.d.ar
-	ar.blocks, ar.lineBlocks = t.f.m.content.blocks[:0], t.f.content.blocks[:0]
-	ar.giveBack(t.d.buf)
+	t.giveBack(t.d.buf)
 	t.line = nil
 	return &t.d, &t.f, true
 }
@@ -148,10 +146,16 @@ func (t *lineTap) release() {
 	if t.line == nil {
 		return
 	}
+	t.giveBack(t.d.buf[:0])
+	t.line, t.d, t.f = nil, decoder{}, lineFields{}
+}
+
+// giveBack returns the line's block arrays and what is left of buf to
+// the arena.
+func (t *lineTap) giveBack(buf []byte) {
 	ar := t.d.ar
 	ar.blocks, ar.lineBlocks = t.f.m.content.blocks[:0], t.f.content.blocks[:0]
-	ar.giveBack(t.d.buf[:0])
-	t.line, t.d, t.f = nil, decoder{}, lineFields{}
+	ar.giveBack(buf)
 }
 
 // done forgets what the tap kept of the last line.
