@@ -52,6 +52,7 @@ type decoder struct {
 	ar        *textArena
 	asWritten bool
 	line, buf []byte
+	took      int // where member last decoded a string value, checking it (see lineTap.took)
 }
 
 // dec is where the pass decoded a value into the decoder's buf: a
@@ -398,7 +399,7 @@ func (d *decoder) member(v *[]byte, at *dec, vs int, sep string) int {
 	}
 	d.buf = buf
 	t.end = len(buf)
-	*v, *at = d.line[vs:end], t
+	*v, *at, d.took = d.line[vs:end], t, vs
 	return end
 }
 

@@ -13,7 +13,10 @@ import (
 // message or content written with escaped keys, a message that is not an
 // object, a custom message's content) the tap walks itself, as
 // buildPieces does. Every line is read as for every type: the type is
-// known once the line is read.
+// known once the line is read. The strings it decodes in the members of
+// messages and blocks (texts, thinking, outputs, commands) it decodes in
+// place of the read's scan, checking them as it does (MessageString and
+// BlockString), so that their bytes are read once.
 type lineTap struct {
 	g    *gatherer
 	d    decoder
@@ -23,6 +26,9 @@ type lineTap struct {
 	// The message's and its content's values being read by the library's
 	// read, whose members are read as they come (see Message and Content).
 	msgBegun, contentBegun bool
+	// The start of the value of the member whose string the tap read
+	// in place of the read's scan: its own call is then skipped.
+	read int
 }
 
 var _ sessions.Tap = (*lineTap)(nil)
@@ -39,7 +45,7 @@ func (t *lineTap) Line(line []byte) {
 	t.f = lineFields{m: msgFields{content: contentVal{blocks: ar.blocks[:0]}}, content: contentVal{blocks: ar.lineBlocks[:0]}}
 	// A line that does not start with '{' (white space first, as JSON
 	// allows) is rare: it is left to buildPieces.
-	t.line, t.bad, t.msgBegun, t.contentBegun = line, len(line) == 0 || line[0] != '{', false, false
+	t.line, t.bad, t.msgBegun, t.contentBegun, t.read = line, len(line) == 0 || line[0] != '{', false, false, 0
 }
 
 // at returns where v starts in the line, or -1 (and marks the line bad)
@@ -86,7 +92,7 @@ func (t *lineTap) Message() {
 // MessageMember reads a member of the message.
 func (t *lineTap) MessageMember(m js.Member) {
 	vs := t.at(m.Val)
-	if vs < 0 {
+	if vs < 0 || vs == t.read {
 		return
 	}
 	if t.contentBegun && js.KeyIs(m.Key, "content") { // its blocks were read as they came
@@ -96,6 +102,34 @@ func (t *lineTap) MessageMember(m js.Member) {
 		return
 	}
 	t.f.m.member(&t.d, m.Key, vs)
+}
+
+// MessageString reads the string value at vs of a member of the message
+// in place of the read's scan when search decodes it (see sessions.Tap).
+func (t *lineTap) MessageString(key []byte, vs int) int {
+	if !t.reading(vs) {
+		return 0
+	}
+	return t.took(vs, t.f.m.member(&t.d, key, vs))
+}
+
+// reading reports whether the tap reads the line at vs (a string value):
+// the line is its own and not left to buildPieces.
+func (t *lineTap) reading(vs int) bool {
+	t.d.took = 0
+	return t.line != nil && !t.bad && vs > 0 && vs < len(t.d.line)
+}
+
+// took returns end, the end of the value at vs that a member function
+// just read, when it decoded a string there (which checks it as the
+// read's scan would: js.AppendValidStringAt), marking the member's own
+// call to be skipped; else 0, leaving the value to the read.
+func (t *lineTap) took(vs, end int) int {
+	if t.d.took != vs || end <= vs {
+		return 0
+	}
+	t.read = vs
+	return end
 }
 
 // Content starts the blocks of the message's content array.
@@ -114,7 +148,7 @@ func (t *lineTap) Block() {
 // BlockMember reads a member of the block.
 func (t *lineTap) BlockMember(m js.Member) {
 	vs := t.at(m.Val)
-	if vs < 0 {
+	if vs < 0 || vs == t.read {
 		return
 	}
 	c := &t.f.m.content
@@ -123,6 +157,16 @@ func (t *lineTap) BlockMember(m js.Member) {
 		return
 	}
 	c.blocks[len(c.blocks)-1].member(&t.d, m.Key, vs)
+}
+
+// BlockString reads the string value at vs of a member of the block in
+// place of the read's scan when search decodes it (see sessions.Tap).
+func (t *lineTap) BlockString(key []byte, vs int) int {
+	c := &t.f.m.content
+	if !t.reading(vs) || len(c.blocks) == 0 {
+		return 0
+	}
+	return t.took(vs, c.blocks[len(c.blocks)-1].member(&t.d, key, vs))
 }
 
 // take returns the decoder and members read of line, its buffer's rest

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"bytes"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -15,13 +16,21 @@ const tapHeader = `{"type":"session","version":3,"id":"s","timestamp":"2026-01-0
 
 // tapCompare reads data as the library's first read does with a
 // gatherer's tap, and checks each entry's pieces as the tap read them
-// against buildPieces' and refPieces'; it returns how many entries the
-// tap read.
+// against buildPieces' and refPieces', and that the read takes and
+// refuses the lines it does without a tap (the tap reads some strings in
+// place of its scan); it returns how many entries the tap read.
 func tapCompare(t *testing.T, data []byte) (tapped int) {
 	t.Helper()
 	bufs := &syncBufs{}
 	g := bufs.gather(nil, "x.jsonl", "p")
 	ar := &textArena{}
+	defer func() {
+		tapRead, terr := sessions.ParseBytesEach(data, "x.jsonl", func(int, *sessions.Entry, []byte) {}, &(&syncBufs{}).gather(nil, "x.jsonl", "p").tap)
+		plain, perr := sessions.ParseBytesEach(data, "x.jsonl", func(int, *sessions.Entry, []byte) {}, nil)
+		if (terr == nil) != (perr == nil) || terr == nil && (len(tapRead.Entries) != len(plain.Entries) || !reflect.DeepEqual(tapRead.Diags, plain.Diags)) {
+			t.Fatalf("%q: read with a tap %v, %s; without %v, %s", data, terr, tapSummary(tapRead), perr, tapSummary(plain))
+		}
+	}()
 	_, _ = sessions.ParseBytesEach(data, "x.jsonl", func(pos int, e *sessions.Entry, line []byte) {
 		d, f, ok := g.tap.take(line)
 		if !ok {
@@ -57,6 +66,14 @@ func tapCompare(t *testing.T, data []byte) (tapped int) {
 	return tapped
 }
 
+// tapSummary is what tapCompare compares of two reads.
+func tapSummary(s *sessions.Session) string {
+	if s == nil {
+		return "no session"
+	}
+	return fmt.Sprintf("%d entries, %v", len(s.Entries), s.Diags)
+}
+
 // TestTapPieces: the pieces a first read's tap reads are buildPieces'
 // and refPieces', on generated sessions and odd lines.
 func TestTapPieces(t *testing.T) {
@@ -71,11 +88,16 @@ func TestTapPieces(t *testing.T) {
 	for _, l := range oddLines {
 		tapCompare(t, []byte(tapHeader+"\n"+l+"\n"))
 	}
-	// Lines the read refuses midway, then one it takes: what the refused
-	// ones decoded goes back, the next is read whole.
+	// Lines the read refuses midway (one cut short, one with more after
+	// it, strings the tap would read holding a control character or a
+	// bad escape), then one it takes: what the refused ones decoded goes
+	// back, the next is read whole.
 	data := strings.Join([]string{tapHeader,
 		`{"type":"message","id":"a","message":{"role":"user","content":[{"type":"text","text":"cut"}]`,
 		`{"type":"message","id":"b","message":{"role":"user","content":"x"}} trailing`,
+		"{\"type\":\"message\",\"id\":\"d\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"tab\there\"}]}}",
+		"{\"type\":\"message\",\"id\":\"e\",\"message\":{\"role\":\"bashExecution\",\"command\":\"ls\",\"output\":\"" + strings.Repeat("long ", 20) + "\x01\"}}",
+		`{"type":"message","id":"f","message":{"role":"user","content":"bad \q escape"}}`,
 		`{"type":"message","id":"c","message":{"role":"user","content":[{"type":"text","text":"whole wombat"}]}}`,
 	}, "\n") + "\n"
 	if got := tapCompare(t, []byte(data)); got != 1 {

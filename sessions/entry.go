@@ -229,14 +229,24 @@ func (mm *msgMembers) set(m js.Member) {
 // members come to Member or MessageMember only). A line whose read fails
 // midway sees no more calls; its entry never reaches fn. Members are
 // slices of the line, valid until fn had the line's entry.
+//
+// MessageString and BlockString let the tap read a string value of a
+// message's or a block's member itself, so that the line's bytes are
+// read once: given the key as written and where the value starts in the
+// line, they return where it ends, which must be where the read's own
+// scan would end it (js.AppendValidStringAt checks a string as it
+// decodes it), or 0 to leave it to the read. The member then comes to
+// MessageMember or BlockMember as any other.
 type Tap interface {
 	Line(line []byte)
 	Member(m js.Member)
 	Message()
 	MessageMember(m js.Member)
+	MessageString(key []byte, vs int) int
 	Content()
 	Block()
 	BlockMember(m js.Member)
+	BlockString(key []byte, vs int) int
 }
 
 // nested returns what the line's reading reads of the message in the same
@@ -268,9 +278,11 @@ func (r *rawEntry) nested(tap Tap) []*js.Nested {
 		blocks.Start = func() { start(); tap.Content() }
 		blocks.Begin = func() { begin(); tap.Block() }
 		blocks.Fn = func(m js.Member) { fn(m); tap.BlockMember(m) }
+		blocks.Str = tap.BlockString
 		mstart := msg.Start
 		msg.Start = func() { mstart(); tap.Message() }
 		msg.Fn = func(m js.Member) { mm.set(m); tap.MessageMember(m) }
+		msg.Str = tap.MessageString
 	}
 	return []*js.Nested{msg}
 }

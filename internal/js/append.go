@@ -128,12 +128,15 @@ func AppendValidString(dst, raw []byte) ([]byte, bool) {
 	}
 }
 
-// AppendValidStringAt is AppendValidString of the string at b[i] in a
-// checked line that also returns the index just past its closing quote:
-// it finds the end as it decodes, 8 bytes at a time (32 on amd64 with
-// AVX2, the usual escapes decoded by the same kernel: append_amd64.s),
-// so the string is read once. Given anything else it returns within len(b), ok false
-// when the string does not close or meets a bad escape.
+// AppendValidStringAt is AppendValidString of the string at b[i] that
+// also returns the index just past its closing quote: it finds the end
+// as it decodes, 8 bytes at a time (32 on amd64 with AVX2, the usual
+// escapes decoded by the same kernel: append_amd64.s), so the string is
+// read once. It checks the string as it goes: ok is true exactly when
+// ScanString reads a string at b[i] (ending at the same index), so a
+// reader may decode a line's strings in place of scanning them. Like
+// ScanString, it leaves UTF-8 unchecked (invalid bytes are copied as
+// they are). Given anything else it returns within len(b), ok false.
 func AppendValidStringAt(dst, b []byte, i int) (out []byte, end int, ok bool) {
 	if i < 0 || i >= len(b) || b[i] != '"' {
 		return dst, i, false
@@ -145,9 +148,9 @@ func AppendValidStringAt(dst, b []byte, i int) (out []byte, end int, ok bool) {
 			dst = slices.Grow(dst[:n], 32+(len(b)-i)/2)
 		}
 		dst = dst[:cap(dst)]
-		// Copy 8 bytes at a time (32 with AVX2) up to the first quote or
-		// backslash (the lowest byte flagged is exact), and decode the
-		// usual escapes there. While i <= last, b holds the 16 bytes at i
+		// Copy 8 bytes at a time (32 with AVX2) up to the first quote,
+		// backslash or control character, and decode the usual escapes
+		// there. While i <= last, b holds the 16 bytes at i
 		// and dst has room for 16 at n (n gains no more than i): last+16-i
 		// bytes are there to read and to write.
 		src, to := unsafe.Pointer(unsafe.SliceData(b)), unsafe.Pointer(unsafe.SliceData(dst))
@@ -157,13 +160,17 @@ func AppendValidStringAt(dst, b []byte, i int) (out []byte, end int, ok bool) {
 			binary.LittleEndian.PutUint64((*[8]byte)(unsafe.Add(to, n))[:], x)
 			q := x ^ (lsb * '"')
 			s := x ^ (lsb * '\\')
-			m := ((q-lsb)&^q | (s-lsb)&^s) & msb
+			// Quotes, backslashes and control characters: the lowest
+			// byte flagged is one of them (a borrow only flags bytes
+			// above one that is).
+			m := ((q-lsb)&^q | (s-lsb)&^s | (x-lsb*0x20)&^x) & msb
 			if m == 0 {
 				i, n = i+8, n+8
 				if useAVX2 && last-i >= 16 {
 					// A string longer than a word: on 32 bytes at a time
-					// with the usual escapes, up to the closing quote (the
-					// next word flags it), a \u or the last 32 bytes.
+					// with the usual escapes, up to the closing quote or a
+					// control character (the next word flags it), a \u or
+					// the last 32 bytes.
 					r, w := decodeAVX2((*byte)(unsafe.Add(to, n)), (*byte)(unsafe.Add(src, i)), last+16-i, &shortEscape)
 					i, n = i+r, n+w
 				}
@@ -171,8 +178,12 @@ func AppendValidStringAt(dst, b []byte, i int) (out []byte, end int, ok bool) {
 			}
 			k := bits.TrailingZeros64(m) >> 3
 			i, n = i+k, n+k
-			if *(*byte)(unsafe.Add(src, i)) == '"' {
+			switch *(*byte)(unsafe.Add(src, i)) {
+			case '"':
 				return dst[:n], i + 1, true
+			case '\\':
+			default: // a control character, which JSON refuses in a string
+				return dst[:n], len(b), false
 			}
 			e := shortEscape[*(*byte)(unsafe.Add(src, i+1))]
 			if e == 0 {
@@ -192,10 +203,12 @@ func AppendValidStringAt(dst, b []byte, i int) (out []byte, end int, ok bool) {
 	}
 	dst = dst[:n]
 	for i < len(b) {
-		switch c := b[i]; c {
-		case '"':
+		switch c := b[i]; {
+		case c == '"':
 			return dst, i + 1, true
-		case '\\':
+		case c < 0x20:
+			return dst, len(b), false
+		case c == '\\':
 			if i+1 >= len(b) {
 				return dst, len(b), false
 			}

@@ -9,10 +9,11 @@ import "golang.org/x/sys/cpu"
 // masks64AVX2; tests clear it to check the Go paths.
 var useAVX2 = cpu.X86.HasAVX2
 
-// decodeAVX2 copies src to dst 32 bytes at a time up to the first quote
-// or backslash, decodes there the escapes esc has a byte for (as
-// shortEscape) and goes on, while a block of 32 of the n bytes of src is
-// left to read. It stops at a quote, at any other escape (\u) and when
+// decodeAVX2 copies src to dst 32 bytes at a time up to the first quote,
+// backslash or control character, decodes there the escapes esc has a
+// byte for (as shortEscape) and goes on, while a block of 32 of the n
+// bytes of src is left to read. It stops at a quote, at a control
+// character, at any other escape (\u) and when
 // fewer than 32 bytes are left, and returns how many bytes it read from
 // src and wrote to dst. Blocks of 32 are stored whole: src must hold n
 // bytes and dst must have room for n.

@@ -5,9 +5,10 @@
 // func decodeAVX2(dst, src *byte, n int, esc *[256]byte) (read, written int)
 //
 // Copies src to dst 32 bytes at a time while a block of 32 of the n bytes
-// is left to read, up to the first '"' or '\\' of a block; decodes there
-// the escapes esc has a byte for and goes on; stops at a quote, at an
-// escape esc lacks and when fewer than 32 bytes are left. Each block is
+// is left to read, up to the first '"', '\\' or control character (below
+// 0x20) of a block; decodes there the escapes esc has a byte for and goes
+// on; stops at a quote, at a control character, at an escape esc lacks
+// and when fewer than 32 bytes are left. Each block is
 // stored whole, what follows its first quote or backslash included: dst
 // must have room for n bytes (it gains no more than src gives). The bytes
 // 512 ahead are prefetched: the build reads lines from mapped files whose
@@ -28,6 +29,9 @@ TEXT ·decodeAVX2(SB), NOSPLIT, $0-48
 	MOVL $0x5c, DX     // '\\'
 	MOVQ DX, X2
 	VPBROADCASTB X2, Y2
+	MOVL $0x1f, DX
+	MOVQ DX, X5
+	VPBROADCASTB X5, Y5
 
 loop:
 	PREFETCHT0 512(SI)(AX*1)
@@ -35,6 +39,9 @@ loop:
 	VMOVDQU   Y0, (DI)(BX*1)
 	VPCMPEQB  Y0, Y1, Y3
 	VPCMPEQB  Y0, Y2, Y4
+	VPOR      Y3, Y4, Y3
+	VPMINUB   Y0, Y5, Y4     // x < 0x20 where min(x, 0x1f) == x
+	VPCMPEQB  Y0, Y4, Y4
 	VPOR      Y3, Y4, Y3
 	VPMOVMSKB Y3, DX
 	TESTL     DX, DX
@@ -51,7 +58,7 @@ found:
 	ADDQ    DX, BX
 	MOVBLZX (SI)(AX*1), DX
 	CMPL    DX, $0x5c
-	JNE     done           // the closing quote
+	JNE     done           // the closing quote, or a control character
 	LEAQ    1(AX), R8
 	CMPQ    R8, R10
 	JGE     done           // the escaped byte is not among the n

@@ -8,13 +8,15 @@ import (
 )
 
 // atPieces are what the strings of TestAppendValidStringAtPaths are made
-// of: escapes of every kind, a bad one, a quote, UTF-8 and plain bytes.
+// of: escapes of every kind, a bad one, a quote, control characters and
+// the bytes around them, UTF-8 and plain bytes.
 var atPieces = []string{`\n`, `\t`, `\"`, `\\`, `\/`, `\b`, `\f`, `\r`, `\u00e9`, `\ud83d\ude00`, `\ud83d`, `\ud83dx`, `\u12`, `\q`,
-	`"`, `é`, "\xff", "\x01", `a`, `abcdefg`, `0123456789abcdef0123456789abcdef`, `\`}
+	`"`, `é`, "\xff", "\x01", "\x00", "\x1f", " ", "\x7f", `a`, `abcdefg`, `0123456789abcdef0123456789abcdef`, `\`}
 
 // checkAt checks AppendValidStringAt of b at i against its Go path
 // (8 bytes at a time) given a dst of each size and room, and both
-// against ScanString and AppendValidString when b holds a string there.
+// against ScanString (ok exactly when it reads a string there) and
+// AppendValidString when b holds a string there.
 func checkAt(t *testing.T, b []byte, i int) {
 	t.Helper()
 	wend, _, err := ScanString(b, i)
@@ -36,6 +38,9 @@ func checkAt(t *testing.T, b []byte, i int) {
 			t.Fatalf("%q at %d: wrote %d bytes, end %d", b, i, len(got)-len(dst), end)
 		}
 		if err != nil {
+			if ok {
+				t.Fatalf("%q at %d: ok ending at %d, ScanString: %v", b, i, end, err)
+			}
 			continue
 		}
 		vwant, vok := AppendValidString(bytes.Clone(dst), b[i:wend])
@@ -78,7 +83,7 @@ func TestAppendValidStringAtPaths(t *testing.T) {
 		sb.WriteString(`{"text":"`)
 		for range r.IntN(40) {
 			p := atPieces[r.IntN(len(atPieces))]
-			if r.IntN(3) > 0 && (p == `"` || p == "\x01" || p == "\xff" || p == `\q` || p == `\`) {
+			if r.IntN(3) > 0 && (p == `"` || p == "\x01" || p == "\x00" || p == "\x1f" || p == "\xff" || p == `\q` || p == `\`) {
 				p = "z"
 			}
 			sb.WriteString(p)

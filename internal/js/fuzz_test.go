@@ -12,8 +12,9 @@ import (
 //
 //	go test -run '^$' -fuzz '^FuzzScan$' -fuzztime 200000x ./internal/js/
 
-// FuzzScan checks the scanner accepts exactly what JSON.parse accepts, and
-// that the helpers reading its spans agree with encoding/json.
+// FuzzScan checks the scanner accepts exactly what JSON.parse accepts
+// (with its nested strings read by AppendValidStringAt too), and that the
+// helpers reading its spans agree with encoding/json.
 func FuzzScan(f *testing.F) {
 	for _, s := range []string{
 		`{"a":[1,2,{"b":null}],"c":"\u00e9\n"}`, `{"m":{"x":[1]},"e":[{"a":1},2,{"b":{"c":3}}]}`, `[1e400,-0,0.5]`, `"\ud800"`, "\"\xff\"", `01`, `{"a":1,}`,
@@ -26,11 +27,22 @@ func FuzzScan(f *testing.F) {
 		if got != want {
 			t.Fatalf("scanner says %v, JSON.parse would say %v, for %q", got, want, data)
 		}
+		v := bytes.TrimLeft(data, " \t\r\n")
+		v = bytes.TrimRight(v, " \t\r\n")
+		if len(v) > 0 && v[0] == '{' {
+			// Nested strings decoded in place of their scan: the same
+			// verdict.
+			str := tStrReader(v)
+			end, err := EachMemberNested(v, 0, func(Member) {}, []*Nested{
+				{Key: "m", Fn: func(Member) {}, Str: str},
+				{Key: "e", Each: true, Fn: func(Member) {}, Str: str}})
+			if (err == nil && end == len(v)) != got {
+				t.Fatalf("with nested strings decoded, EachMemberNested(%q) = %d, %v; the scanner says %v", v, end, err, got)
+			}
+		}
 		if !got {
 			return
 		}
-		v := bytes.TrimLeft(data, " \t\r\n")
-		v = bytes.TrimRight(v, " \t\r\n")
 		// A nested walk finds the members the trusted walk finds in the value.
 		if v[0] == '{' {
 			var nested, elems []string
@@ -46,7 +58,7 @@ func FuzzScan(f *testing.F) {
 					arr = string(m.Val)
 				}
 			}, []*Nested{
-				{Key: "m", Start: func() { nested = nested[:0] }, Fn: member(&nested)},
+				{Key: "m", Start: func() { nested = nested[:0] }, Fn: member(&nested), Str: tStrReader(v)},
 				{Key: "e", Each: true, Start: func() { elems = elems[:0] }, Begin: func() { elems = append(elems, "{") }, Fn: member(&elems)},
 			})
 			if err != nil || end != len(v) {
@@ -200,12 +212,12 @@ func FuzzLongString(f *testing.F) {
 	})
 }
 
-// FuzzAppendStringAt: AppendValidStringAt decodes the string a checked
-// line holds at its offset as AppendValidString does (as String and
+// FuzzAppendStringAt: AppendValidStringAt decodes the string a line
+// holds at its offset as AppendValidString does (as String and
 // encoding/json do when its UTF-8 is valid) and ends where ScanString
-// ends; given anything else it returns, within the line, writing no
-// more bytes than it read. With AVX2 and without it (8 bytes at a time
-// in Go) it returns the same.
+// ends; given anything else it returns ok false, within the line,
+// writing no more bytes than it read. With AVX2 and without it (8 bytes
+// at a time in Go) it returns the same.
 func FuzzAppendStringAt(f *testing.F) {
 	for _, s := range []string{`"a\nb"`, `"\ud83d\ude00"`, `"\ud83d"`, `"\ud83d\u0041"`, `"\u00e9\t\\\/"`, "\"\xff\"", `"\q"`,
 		"\"a\x01\"", `"\"`, `"x\"y"`, `"plain"`, `x`, `"`, `""`, "\"a\\nb\xe6\"", "\"\\u12\"", `"\u0000\b\f\r"`,
@@ -224,10 +236,16 @@ func FuzzAppendStringAt(f *testing.F) {
 			t.Fatalf("%q: AppendValidStringAt wrote %d bytes, end %d", line, len(got)-len("prefix"), end)
 		}
 		if len(line) < 2 || line[1] != '"' {
+			if ok {
+				t.Fatalf("%q: AppendValidStringAt ok, no string", line)
+			}
 			return
 		}
 		wend, _, err := ScanString(line, 1)
 		if err != nil {
+			if ok {
+				t.Fatalf("%q: AppendValidStringAt ok ending at %d, ScanString: %v", line, end, err)
+			}
 			return
 		}
 		raw := line[1:wend]

@@ -424,7 +424,7 @@ var ErrNotObject = errors.New("not an object")
 // EachMember validates the object b[i:] and calls fn for each member.
 // It returns the index just past the object. Values are validated in full.
 func EachMember(b []byte, i int, fn func(m Member)) (int, error) {
-	return eachNested(b, i, fn, nil)
+	return eachNested(b, i, fn, nil, nil)
 }
 
 // at returns b[i], or 0 past the end.
@@ -445,15 +445,21 @@ type Nested struct {
 	Fn    func(Member) // for each member of those objects
 	End   func()       // after them, when not nil
 	In    []*Nested    // what to read the same way inside those objects
+	// Str, when not nil, reads the string value of a member of those
+	// objects in place of the scan: given the key as written and the
+	// value's start, it returns the value's end, which must be where
+	// ScanString ends when it reads a string there (AppendValidStringAt
+	// is such a reader), or 0 to have the value scanned.
+	Str func(key []byte, vs int) int
 }
 
 // EachMemberNested is EachMember that also reads, as it goes, the values
 // that the Nested in describe. The depth of what it reads is that of in,
 // whatever the input.
 func EachMemberNested(b []byte, i int, fn func(m Member), in []*Nested) (int, error) {
-	end, err := eachNested(b, i, fn, in)
+	end, err := eachNested(b, i, fn, in, nil)
 	if err != nil && len(in) > 0 && err != ErrNotObject {
-		_, err = eachNested(b, i, func(Member) {}, nil) // the error as EachMember words it
+		_, err = eachNested(b, i, func(Member) {}, nil, nil) // the error as EachMember words it
 	}
 	return end, err
 }
@@ -523,15 +529,16 @@ func readObject(b []byte, i int, n *Nested) (int, error) {
 	if n.Begin != nil {
 		n.Begin()
 	}
-	end, err := eachNested(b, i, n.Fn, n.In)
+	end, err := eachNested(b, i, n.Fn, n.In, n.Str)
 	if err == nil && n.End != nil {
 		n.End()
 	}
 	return end, err
 }
 
-// eachNested is EachMemberNested with errors worded where they are found.
-func eachNested(b []byte, i int, fn func(m Member), in []*Nested) (int, error) {
+// eachNested is EachMemberNested with errors worded where they are found,
+// string values read by str when it reads them (see Nested.Str).
+func eachNested(b []byte, i int, fn func(m Member), in []*Nested, str func(key []byte, vs int) int) (int, error) {
 	i = SkipWS(b, i)
 	if i >= len(b) {
 		return 0, ErrAt(i, "unexpected end of input")
@@ -558,9 +565,14 @@ func eachNested(b []byte, i int, fn func(m Member), in []*Nested) (int, error) {
 		}
 		vs := SkipWS(b, i+1)
 		var ve int
-		if n := nestedFor(in, b[ks:ke], at(b, vs)); n != nil {
+		switch n := nestedFor(in, b[ks:ke], at(b, vs)); {
+		case n != nil:
 			ve, err = readNested(b, vs, n)
-		} else {
+		case str != nil && at(b, vs) == '"':
+			if ve = str(b[ks:ke], vs); ve <= vs || ve > len(b) {
+				ve, err = ScanValue(b, vs)
+			}
+		default:
 			ve, err = ScanValue(b, vs)
 		}
 		if err != nil {

@@ -336,6 +336,57 @@ func TestEachMemberNested(t *testing.T) {
 	}
 }
 
+// tStrReader is a Nested.Str that reads the strings of b with
+// AppendValidStringAt.
+func tStrReader(b []byte) func(key []byte, vs int) int {
+	return func(_ []byte, vs int) int {
+		if _, end, ok := AppendValidStringAt(nil, b, vs); ok {
+			return end
+		}
+		return 0
+	}
+}
+
+// TestEachMemberNestedStr checks that strings a Nested's Str reads end
+// where the scan would end them: the same members, and a line the scan
+// refuses (a control character, a bad escape, an unclosed string inside
+// a nested object) refused with the same error.
+func TestEachMemberNestedStr(t *testing.T) {
+	for _, in := range []string{
+		`{"message":{"role":"user","content":[{"type":"text","text":"a\nb\u00e9 \ud83d\ude00 ` + strings.Repeat("long ", 30) + `"},{"x":1}]},"b":2}`,
+		`{"message":{"content":"plain","output":"` + strings.Repeat(`x\"y`, 40) + `"}}`,
+		`{"message":{"content":[{"text":""},{"text":"\/\b\f\r\t"}]}}`,
+		"{\"message\":{\"content\":[{\"text\":\"a\x01b\"}]}}",
+		"{\"message\":{\"output\":\"" + strings.Repeat("a", 70) + "\x1f\"}}",
+		`{"message":{"content":[{"text":"\q"}]}}`,
+		`{"message":{"content":[{"text":"\u12"}]}}`,
+		`{"message":{"content":[{"text":"open}]}}`,
+		`{"message":{"output":"` + strings.Repeat("b", 80),
+		`{"message":{"output":"x" "y"}}`,
+	} {
+		var want, got []string
+		member := func(to *[]string) func(m Member) {
+			return func(m Member) { *to = append(*to, string(m.Key)+"="+string(m.Val)) }
+		}
+		var reads int
+		str := tStrReader([]byte(in))
+		counted := func(k []byte, vs int) int { reads++; return str(k, vs) }
+		walk := func(to *[]string, str func([]byte, int) int) (int, error) {
+			content := &Nested{Key: "content", Each: true, Fn: member(to), Str: str}
+			nest := &Nested{Key: "message", Fn: member(to), In: []*Nested{content}, Str: str}
+			return EachMemberNested([]byte(in), 0, func(Member) {}, []*Nested{nest})
+		}
+		wend, werr := walk(&want, nil)
+		end, err := walk(&got, counted)
+		if end != wend || (err == nil) != (werr == nil) || (err != nil && err.Error() != werr.Error()) || !slices.Equal(got, want) {
+			t.Errorf("%q: with Str %d, %v, %q; without %d, %v, %q", in, end, err, got, wend, werr, want)
+		}
+		if reads == 0 {
+			t.Errorf("%q: Str never called", in)
+		}
+	}
+}
+
 // tTrustedMembers lists the members eachMemberTrusted finds.
 func tTrustedMembers(b []byte) []string {
 	var out []string
