@@ -40,7 +40,7 @@ func pieces(e *sessions.Entry, line []byte) []piece {
 // as the pass over the line meets them, and their texts are in ar's
 // memory, until ar is reset; the slice is ar's too, until the next call.
 func buildPieces(ar *textArena, e *sessions.Entry, line []byte) []piece {
-	return (&decoder{str: js.AppendValidString, ar: ar, asWritten: true}).pieces(e, line)
+	return (&decoder{str: js.AppendValidString, ar: ar, asWritten: true, spaced: true}).pieces(e, line)
 }
 
 // decoder decodes the strings of pieces with str (js.AppendString, or
@@ -51,8 +51,20 @@ type decoder struct {
 	str       func(dst, raw []byte) ([]byte, bool)
 	ar        *textArena
 	asWritten bool
+	// The store's texts: escapes of one character decoded as two spaces
+	// (js.AppendSpacedStringAt), which give the same words.
+	spaced    bool
 	line, buf []byte
 	took      int // where member last decoded a string value, checking it (see lineTap.took)
+}
+
+// strAt decodes the string at d.line[vs:] onto buf (see
+// js.AppendValidStringAt), spaced for the store.
+func (d *decoder) strAt(buf []byte, vs int) ([]byte, int, bool) {
+	if d.spaced {
+		return js.AppendSpacedStringAt(buf, d.line, vs)
+	}
+	return js.AppendValidStringAt(buf, d.line, vs)
 }
 
 // dec is where the pass decoded a value into the decoder's buf: a
@@ -390,7 +402,7 @@ func (d *decoder) member(v *[]byte, at *dec, vs int, sep string) int {
 		*at = t
 		return end
 	}
-	buf, end, ok := js.AppendValidStringAt(d.buf, d.line, vs)
+	buf, end, ok := d.strAt(d.buf, vs)
 	if !ok { // not a line that was checked: decoded apart
 		end = span(v, d.line, vs)
 		*at = dec{}
@@ -536,7 +548,7 @@ func (d *decoder) args(vs int) (int, bool) {
 			d.buf = append(d.buf, line[vs:end]...)
 			return end
 		}
-		buf, end, sok := js.AppendValidStringAt(d.buf, line, vs)
+		buf, end, sok := d.strAt(d.buf, vs)
 		ok = ok && sok
 		d.buf = buf
 		return end

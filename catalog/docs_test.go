@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/piweb/piweb/internal/js"
 	"github.com/piweb/piweb/internal/sessiontest"
+	"github.com/piweb/piweb/search"
 	"github.com/piweb/piweb/sessions"
 )
 
@@ -118,7 +120,7 @@ func TestPieces(t *testing.T) {
 			return nil
 		})
 		for k := range built {
-			if !reflect.DeepEqual(built[k], wants[k]) {
+			if !reflect.DeepEqual(asIndexed(built[k]), asIndexed(wants[k])) {
 				t.Errorf("%s: entry %d: buildPieces\n%+v\nrefPieces\n%+v", f, k, built[k], wants[k])
 			}
 		}
@@ -204,10 +206,27 @@ func FuzzBuildPieces(f *testing.F) {
 		for k := range got {
 			got[k].text = string(js.ToValidUTF8([]byte(got[k].text)))
 		}
-		if !reflect.DeepEqual(got, want) {
+		if !reflect.DeepEqual(asIndexed(got), asIndexed(want)) {
 			t.Fatalf("%q: buildPieces\n%+v\nrefPieces\n%+v", line, got, want)
 		}
 	})
+}
+
+// asIndexed returns ps with each text replaced by the words the index
+// reads of it (search.Terms), one a line: the store's texts have escapes
+// of one character as two spaces (js.AppendSpacedStringAt), pi's have
+// them decoded, and both give these words.
+func asIndexed(ps []piece) []piece {
+	out := slices.Clone(ps)
+	for k := range out {
+		var sb strings.Builder
+		search.Terms(out[k].text, func(term []byte) {
+			sb.Write(term)
+			sb.WriteByte('\n')
+		})
+		out[k].text = sb.String()
+	}
+	return out
 }
 
 // TestArenaGiveBack: what a line's buffer leaves goes back to the arena,
@@ -225,5 +244,36 @@ func TestArenaGiveBack(t *testing.T) {
 	a.giveBack(grown)
 	if len(a.chunks[0]) != n {
 		t.Fatalf("giveBack of a grown buffer gave back %d bytes", n-len(a.chunks[0]))
+	}
+}
+
+// TestSpacedTerms: the store's spaced text of a string has the words pi's
+// decoded text has (asIndexed relies on it), whatever letters, camelCase
+// parts, digits, CJK, symbols and escapes meet.
+func TestSpacedTerms(t *testing.T) {
+	parts := []string{`\n`, `\t`, `\"`, `\\`, `\/`, `\b`, `\f`, `\r`, `\\n`, `\u00e9`, `\u0041`, `\ud83d\ude00`, `\u65e5`,
+		`a`, `Z`, `n`, `t`, `u`, `fooBar`, `HTTPServer`, `x1`, `42`, `日本語`, `é`, `✓`, `→`, ` `, `.`, `/`, `_`, `-`}
+	r := rand.New(rand.NewPCG(7, 8))
+	terms := func(text []byte) []string {
+		var out []string
+		search.Terms(string(text), func(term []byte) { out = append(out, string(term)) })
+		return out
+	}
+	for range 20000 {
+		var sb strings.Builder
+		sb.WriteString(`{"text":"`)
+		for range r.IntN(60) {
+			sb.WriteString(parts[r.IntN(len(parts))])
+		}
+		sb.WriteString(`"}`)
+		line := []byte(sb.String())
+		spaced, send, sok := js.AppendSpacedStringAt(nil, line, 8)
+		decoded, dend, dok := js.AppendValidStringAt(nil, line, 8)
+		if !sok || !dok || send != dend {
+			t.Fatalf("%s: spaced %v %d, decoded %v %d", line, sok, send, dok, dend)
+		}
+		if g, w := terms(spaced), terms(decoded); !slices.Equal(g, w) {
+			t.Fatalf("%s: spaced %q has words %q, decoded %q has %q", line, spaced, g, decoded, w)
+		}
 	}
 }

@@ -27,3 +27,14 @@ func decodeAVX2(dst, src *byte, n int, esc *[256]byte) (read, written int)
 //
 //go:noescape
 func masks64AVX2(p *byte) (q, bs, ctl uint64)
+
+// spacedAVX2 copies the bytes of a string at src to dst 64 at a time
+// while 64 of the n are left, each escape of one character as two
+// spaces (dst gains what src gives); it stops at the closing quote, before
+// a block that holds a control character or another escape in the
+// string, and when fewer than 64 are left, never inside an escape, and
+// returns how many bytes it read. src must hold n bytes and dst have
+// room for n.
+//
+//go:noescape
+func spacedAVX2(dst, src *byte, n int) (read int)

@@ -126,3 +126,226 @@ TEXT ·masks64AVX2(SB), NOSPLIT, $0-32
 	MOVQ      AX, ctl+24(FP)
 	VZEROUPPER
 	RET
+
+// Byte k of the first 32 bytes takes bit k%8 of byte k/8 of a mask
+// (spreadLo), of the next 32 bit k%8 of byte 4+k/8 (spreadHi): VPSHUFB
+// picks the mask's byte in each 128-bit lane, spreadBits its bit.
+DATA spreadLo<>+0(SB)/8, $0x0000000000000000
+DATA spreadLo<>+8(SB)/8, $0x0101010101010101
+DATA spreadLo<>+16(SB)/8, $0x0202020202020202
+DATA spreadLo<>+24(SB)/8, $0x0303030303030303
+GLOBL spreadLo<>(SB), RODATA|NOPTR, $32
+
+DATA spreadHi<>+0(SB)/8, $0x0404040404040404
+DATA spreadHi<>+8(SB)/8, $0x0505050505050505
+DATA spreadHi<>+16(SB)/8, $0x0606060606060606
+DATA spreadHi<>+24(SB)/8, $0x0707070707070707
+GLOBL spreadHi<>(SB), RODATA|NOPTR, $32
+
+DATA spreadBits<>+0(SB)/8, $0x8040201008040201
+DATA spreadBits<>+8(SB)/8, $0x8040201008040201
+DATA spreadBits<>+16(SB)/8, $0x8040201008040201
+DATA spreadBits<>+24(SB)/8, $0x8040201008040201
+GLOBL spreadBits<>(SB), RODATA|NOPTR, $32
+
+// func spacedAVX2(dst, src *byte, n int) (read int)
+//
+// Copies the bytes of a string at src to dst 64 at a time while 64 of the
+// n are left to read, each escape of one character (a backslash and one
+// of '"', '\\', '/', 'b', 'f', 'n', 'r', 't') as two spaces, so that dst
+// gains what src gives. It stops at the closing quote (read is its
+// offset), before a block that holds, inside the string, a control
+// character or another escape (read is the block's offset, or one less
+// when the backslash before it escapes its first byte), and when fewer
+// than 64 bytes are left (one less when the last byte read is a
+// backslash that escapes the next). Escapes are found as scanBlocks
+// finds them (escapedBits), across blocks.
+TEXT ·spacedAVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	XORQ AX, AX           // read (and written)
+	XORQ R8, R8           // the last byte read escapes the next
+	SUBQ $64, CX          // the last offset a block may be read at
+	JLT  none
+
+	MOVL         $0x22, DX // '"'
+	MOVQ         DX, X2
+	VPBROADCASTB X2, Y2
+	MOVL         $0x5c, DX // '\\'
+	MOVQ         DX, X3
+	VPBROADCASTB X3, Y3
+	MOVL         $0x1f, DX
+	MOVQ         DX, X4
+	VPBROADCASTB X4, Y4
+	MOVL         $0x2f, DX // '/'
+	MOVQ         DX, X5
+	VPBROADCASTB X5, Y5
+	MOVL         $0x62, DX // 'b'
+	MOVQ         DX, X6
+	VPBROADCASTB X6, Y6
+	MOVL         $0x66, DX // 'f'
+	MOVQ         DX, X7
+	VPBROADCASTB X7, Y7
+	MOVL         $0x6e, DX // 'n'
+	MOVQ         DX, X8
+	VPBROADCASTB X8, Y8
+	MOVL         $0x72, DX // 'r'
+	MOVQ         DX, X9
+	VPBROADCASTB X9, Y9
+	MOVL         $0x74, DX // 't'
+	MOVQ         DX, X10
+	VPBROADCASTB X10, Y10
+	VMOVDQU      spreadBits<>(SB), Y14
+	MOVL         $0x20, DX // ' '
+	MOVQ         DX, X15
+	VPBROADCASTB X15, Y15
+
+loop:
+	VMOVDQU (SI)(AX*1), Y0
+	VMOVDQU 32(SI)(AX*1), Y1
+
+	// Quotes (R9), which start the mask of the bytes that may follow a
+	// backslash (Y11, Y12: R11).
+	VPCMPEQB  Y0, Y2, Y11
+	VPCMPEQB  Y1, Y2, Y12
+	VPMOVMSKB Y11, R9
+	VPMOVMSKB Y12, DX
+	SHLQ      $32, DX
+	ORQ       DX, R9
+
+	// Backslashes (R10).
+	VPCMPEQB  Y0, Y3, Y13
+	VPOR      Y13, Y11, Y11
+	VPMOVMSKB Y13, R10
+	VPCMPEQB  Y1, Y3, Y13
+	VPOR      Y13, Y12, Y12
+	VPMOVMSKB Y13, DX
+	SHLQ      $32, DX
+	ORQ       DX, R10
+
+	// Control characters (R12): x < 0x20 where min(x, 0x1f) == x.
+	VPMINUB   Y0, Y4, Y13
+	VPCMPEQB  Y0, Y13, Y13
+	VPMOVMSKB Y13, R12
+	VPMINUB   Y1, Y4, Y13
+	VPCMPEQB  Y1, Y13, Y13
+	VPMOVMSKB Y13, DX
+	SHLQ      $32, DX
+	ORQ       DX, R12
+
+	VPCMPEQB  Y0, Y5, Y13
+	VPOR      Y13, Y11, Y11
+	VPCMPEQB  Y1, Y5, Y13
+	VPOR      Y13, Y12, Y12
+	VPCMPEQB  Y0, Y6, Y13
+	VPOR      Y13, Y11, Y11
+	VPCMPEQB  Y1, Y6, Y13
+	VPOR      Y13, Y12, Y12
+	VPCMPEQB  Y0, Y7, Y13
+	VPOR      Y13, Y11, Y11
+	VPCMPEQB  Y1, Y7, Y13
+	VPOR      Y13, Y12, Y12
+	VPCMPEQB  Y0, Y8, Y13
+	VPOR      Y13, Y11, Y11
+	VPCMPEQB  Y1, Y8, Y13
+	VPOR      Y13, Y12, Y12
+	VPCMPEQB  Y0, Y9, Y13
+	VPOR      Y13, Y11, Y11
+	VPCMPEQB  Y1, Y9, Y13
+	VPOR      Y13, Y12, Y12
+	VPCMPEQB  Y0, Y10, Y13
+	VPOR      Y13, Y11, Y11
+	VPCMPEQB  Y1, Y10, Y13
+	VPOR      Y13, Y12, Y12
+	VPMOVMSKB Y11, R11
+	VPMOVMSKB Y12, DX
+	SHLQ      $32, DX
+	ORQ       DX, R11
+
+	// The escaped bytes (DX), as escapedBits: bs' = bs &^ carry (BX),
+	// follows = bs'<<1 | carry (R13), odd starts = bs' &^ even &^
+	// follows, even runs = odd starts + bs' (its carry the next block's),
+	// escaped = (even ^ even runs<<1) & follows. Bit 0 of it is the
+	// carry it was given.
+	MOVQ R8, DX
+	NOTQ DX
+	MOVQ R10, BX
+	ANDQ DX, BX
+	MOVQ BX, R13
+	SHLQ $1, R13
+	ORQ  R8, R13
+	MOVQ $0xaaaaaaaaaaaaaaaa, DX
+	ANDQ BX, DX
+	MOVQ R13, R8
+	NOTQ R8
+	ANDQ R8, DX
+	XORQ R8, R8
+	ADDQ BX, DX
+	ADCQ $0, R8
+	SHLQ $1, DX
+	MOVQ $0x5555555555555555, BX
+	XORQ BX, DX
+	ANDQ R13, DX
+
+	// The first quote not escaped (BX) ends the string: the bytes in it
+	// are those below (R13: all when there is none).
+	MOVQ DX, BX
+	NOTQ BX
+	ANDQ R9, BX
+	MOVQ BX, R13
+	SUBQ $1, R13
+	MOVQ BX, R9
+	NOTQ R9
+	ANDQ R9, R13
+
+	// A control character or an escape of another kind in the string:
+	// stop before the block.
+	MOVQ  R11, R9
+	NOTQ  R9
+	ANDQ  DX, R9
+	ORQ   R12, R9
+	TESTQ R13, R9
+	JNZ   stop
+
+	// Spaces for the backslashes and the bytes they escape.
+	ORQ  DX, R10
+	ANDQ R13, R10
+	JZ   store
+	MOVQ         R10, X11
+	VPBROADCASTQ X11, Y11
+	VPSHUFB      spreadLo<>(SB), Y11, Y12
+	VPSHUFB      spreadHi<>(SB), Y11, Y13
+	VPAND        Y14, Y12, Y12
+	VPAND        Y14, Y13, Y13
+	VPCMPEQB     Y14, Y12, Y12
+	VPCMPEQB     Y14, Y13, Y13
+	VPBLENDVB    Y12, Y15, Y0, Y0
+	VPBLENDVB    Y13, Y15, Y1, Y1
+
+store:
+	VMOVDQU Y0, (DI)(AX*1)
+	VMOVDQU Y1, 32(DI)(AX*1)
+	TESTQ   BX, BX
+	JNZ     closed
+	ADDQ    $64, AX
+	CMPQ    AX, CX
+	JLE     loop
+	SUBQ    R8, AX        // an escape begun in the last byte is read again
+	JMP     done
+
+closed:
+	BSFQ BX, BX
+	ADDQ BX, AX
+	JMP  done
+
+stop:
+	ANDQ $1, DX           // the backslash before escapes the first byte
+	SUBQ DX, AX
+
+done:
+	VZEROUPPER
+
+none:
+	MOVQ AX, read+24(FP)
+	RET

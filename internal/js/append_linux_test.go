@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// TestAppendValidStringAtGuard puts lines at the end of a page the next
+// TestAppendValidStringAtGuard (and AppendSpacedStringAt) puts lines at the end of a page the next
 // of which may not be read or written, and decodes them into a dst whose
 // room ends at such a page too: a read past the line or a write past
 // dst's capacity faults.
@@ -41,6 +41,11 @@ func TestAppendValidStringAtGuard(t *testing.T) {
 					want, we, wok := appendValidStringAtGo(nil, line, 0)
 					if string(got) != string(want) || e != we || ok != wok {
 						t.Fatalf("%q, room %d: %q %d %v, in Go %q %d %v", line, c, got, e, ok, want, we, wok)
+					}
+					got, e, ok = AppendSpacedStringAt(dst, line, 0)
+					want, we, wok = appendSpacedStringAtGo(nil, line, 0)
+					if string(got) != string(want) || e != we || ok != wok {
+						t.Fatalf("%q, room %d: spaced %q %d %v, in Go %q %d %v", line, c, got, e, ok, want, we, wok)
 					}
 				}
 			}

@@ -13,3 +13,6 @@ func decodeAVX2(dst, src *byte, n int, esc *[256]byte) (read, written int) {
 
 // masks64AVX2 is never called without AVX2 (see append_amd64.go).
 func masks64AVX2(p *byte) (q, bs, ctl uint64) { panic("js: masks64AVX2 without amd64") }
+
+// spacedAVX2 is never called without AVX2 (see append_amd64.go).
+func spacedAVX2(dst, src *byte, n int) (read int) { panic("js: spacedAVX2 without amd64") }

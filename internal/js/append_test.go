@@ -13,10 +13,58 @@ import (
 var atPieces = []string{`\n`, `\t`, `\"`, `\\`, `\/`, `\b`, `\f`, `\r`, `\u00e9`, `\ud83d\ude00`, `\ud83d`, `\ud83dx`, `\u12`, `\q`,
 	`"`, `é`, "\xff", "\x01", "\x00", "\x1f", " ", "\x7f", `a`, `abcdefg`, `0123456789abcdef0123456789abcdef`, `\`}
 
+// spacedRef is what AppendSpacedStringAt writes of raw, the bytes
+// inside a string AppendValidStringAt decodes: each escape of one
+// character two spaces, the rest as AppendValidString decodes it.
+func spacedRef(dst, raw []byte) []byte {
+	for k := 0; k < len(raw); {
+		if raw[k] != '\\' {
+			dst = append(dst, raw[k])
+			k++
+			continue
+		}
+		if shortEscape[raw[k+1]] != 0 {
+			dst = append(dst, ' ', ' ')
+			k += 2
+			continue
+		}
+		rest := raw[k:]
+		dst, rest, _ = appendEscape(dst, rest)
+		k = len(raw) - len(rest)
+	}
+	return dst
+}
+
+// checkSpacedAt checks AppendSpacedStringAt of b at i against its Go
+// path, AppendValidStringAt's end and ok (end, ok) and, when ok,
+// spacedRef.
+func checkSpacedAt(t *testing.T, dst, b []byte, i, end int, ok bool) {
+	t.Helper()
+	want, wend, wok := appendSpacedStringAtGo(bytes.Clone(dst), b, i)
+	for _, d := range [][]byte{bytes.Clone(dst)[:len(dst):len(dst)], bytes.Clone(dst)} {
+		got, gend, gok := AppendSpacedStringAt(d, b, i)
+		if string(got) != string(want) || gend != wend || gok != wok {
+			t.Fatalf("%q at %d, dst %d/%d: spaced %q %d %v, in Go %q %d %v", b, i, len(d), cap(d), got, gend, gok, want, wend, wok)
+		}
+	}
+	if wend != end || wok != ok {
+		t.Fatalf("%q at %d: spaced ends %d %v, AppendValidStringAt %d %v", b, i, wend, wok, end, ok)
+	}
+	if len(want)-len(dst) > wend-i {
+		t.Fatalf("%q at %d: spaced wrote %d bytes, end %d", b, i, len(want)-len(dst), wend)
+	}
+	if ok {
+		if ref := spacedRef(bytes.Clone(dst), b[i+1:end-1]); string(want) != string(ref) {
+			t.Fatalf("%q at %d: spaced %q, want %q", b, i, want, ref)
+		}
+	}
+}
+
 // checkAt checks AppendValidStringAt of b at i against its Go path
 // (8 bytes at a time) given a dst of each size and room, and both
 // against ScanString (ok exactly when it reads a string there) and
-// AppendValidString when b holds a string there.
+// AppendValidString when b holds a string there; and
+// AppendSpacedStringAt (checkSpacedAt).
 func checkAt(t *testing.T, b []byte, i int) {
 	t.Helper()
 	wend, _, err := ScanString(b, i)
@@ -37,6 +85,7 @@ func checkAt(t *testing.T, b []byte, i int) {
 		if end < i || end > len(b) || len(got)-len(dst) > end-i {
 			t.Fatalf("%q at %d: wrote %d bytes, end %d", b, i, len(got)-len(dst), end)
 		}
+		checkSpacedAt(t, dst, b, i, end, ok)
 		if err != nil {
 			if ok {
 				t.Fatalf("%q at %d: ok ending at %d, ScanString: %v", b, i, end, err)
@@ -91,6 +140,19 @@ func TestAppendValidStringAtPaths(t *testing.T) {
 		sb.WriteString(`"`)
 		sb.WriteString(`,"k":"v"}`[:r.IntN(10)])
 		checkAt(t, []byte(sb.String()), 8)
+	}
+}
+
+// TestAppendStringAtEscapes: a backslash before every byte value, at
+// offsets around the blocks of the AVX2 kernels, reads as in Go and as
+// ScanString accepts or refuses it.
+func TestAppendStringAtEscapes(t *testing.T) {
+	for c := range 256 {
+		for _, pre := range []int{0, 7, 8, 30, 31, 55, 56, 62, 63, 64, 70, 119, 120} {
+			line := []byte(`"` + strings.Repeat("a", 8+pre) + `\` + string(rune(0)) + strings.Repeat("b", 80) + `\n"`)
+			line[9+pre+1] = byte(c)
+			checkAt(t, line, 0)
+		}
 	}
 }
 

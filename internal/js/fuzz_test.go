@@ -217,7 +217,8 @@ func FuzzLongString(f *testing.F) {
 // encoding/json do when its UTF-8 is valid) and ends where ScanString
 // ends; given anything else it returns ok false, within the line,
 // writing no more bytes than it read. With AVX2 and without it (8 bytes
-// at a time in Go) it returns the same.
+// at a time in Go) it returns the same. AppendSpacedStringAt ends as it
+// does and writes spacedRef (checkSpacedAt).
 func FuzzAppendStringAt(f *testing.F) {
 	for _, s := range []string{`"a\nb"`, `"\ud83d\ude00"`, `"\ud83d"`, `"\ud83d\u0041"`, `"\u00e9\t\\\/"`, "\"\xff\"", `"\q"`,
 		"\"a\x01\"", `"\"`, `"x\"y"`, `"plain"`, `x`, `"`, `""`, "\"a\\nb\xe6\"", "\"\\u12\"", `"\u0000\b\f\r"`,
@@ -235,6 +236,7 @@ func FuzzAppendStringAt(f *testing.F) {
 		if end < 1 || end > len(line) || len(got)-len("prefix") > end-1 {
 			t.Fatalf("%q: AppendValidStringAt wrote %d bytes, end %d", line, len(got)-len("prefix"), end)
 		}
+		checkSpacedAt(t, []byte("prefix"), line, 1, end, ok)
 		if len(line) < 2 || line[1] != '"' {
 			if ok {
 				t.Fatalf("%q: AppendValidStringAt ok, no string", line)

@@ -170,7 +170,8 @@ func TestNumberShort(t *testing.T) {
 }
 
 // BenchmarkAppendValidStringAt: a string of a line decoded where it
-// stands (at), against finding its end and then decoding it (skip).
+// stands (at), against finding its end and then decoding it (skip), and
+// AppendSpacedStringAt (spaced).
 func BenchmarkAppendValidStringAt(b *testing.B) {
 	for _, bc := range []struct {
 		name string
@@ -190,6 +191,13 @@ func BenchmarkAppendValidStringAt(b *testing.B) {
 			var dst []byte
 			for range b.N {
 				dst, _, _ = AppendValidStringAt(dst[:0], line, 8)
+			}
+		})
+		b.Run(bc.name+"/spaced", func(b *testing.B) {
+			b.SetBytes(int64(len(bc.raw)))
+			var dst []byte
+			for range b.N {
+				dst, _, _ = AppendSpacedStringAt(dst[:0], line, 8)
 			}
 		})
 	}
