@@ -288,6 +288,9 @@ func decodeLevels(b []byte) (*segLevels, error) {
 
 // level returns the level of document id, if the segment holds it.
 func (l *segLevels) level(id int64) (uint8, bool) {
+	if len(l.ids) == 0 || id < l.ids[0] || id > l.ids[len(l.ids)-1] {
+		return 0, false // most segments hold none of a window's ids
+	}
 	k, ok := slices.BinarySearch(l.ids, id)
 	if !ok {
 		return 0, false
@@ -544,15 +547,22 @@ func successor(p string) []byte {
 	return append(b, 0xff)
 }
 
-// union merges ascending lists into one, without duplicates: through a
-// bitmap of their range when they are many and long (a prefix that starts
-// many words), else pairwise.
+// union merges ascending lists into one, without duplicates: joined
+// when they follow one another (a word's lists in segments of batches
+// that were not merged together), through a bitmap of their range when
+// they are many and long (a prefix that starts many words), else
+// pairwise.
 func union(lists [][]int64) []int64 {
 	total, lo, hi := 0, int64(math.MaxInt64), int64(math.MinInt64)
 	for _, l := range lists {
 		if len(l) > 0 {
 			total += len(l)
 			lo, hi = min(lo, l[0]), max(hi, l[len(l)-1])
+		}
+	}
+	if len(lists) > 1 {
+		if out, ok := join(lists, total); ok {
+			return out
 		}
 	}
 	if len(lists) > 2 && total > 1024 && (hi-lo)/64 < int64(8*total) {
@@ -588,6 +598,32 @@ func union(lists [][]int64) []int64 {
 	return lists[0]
 }
 
+// join returns the ascending lists as one of total ids when, in the
+// order of their first ids, each starts after the one before ends.
+func join(lists [][]int64, total int) ([]int64, bool) {
+	var buf [16][]int64
+	ls := buf[:0]
+	for _, l := range lists {
+		if len(l) > 0 {
+			ls = append(ls, l)
+		}
+	}
+	slices.SortFunc(ls, func(a, b []int64) int { return cmp.Compare(a[0], b[0]) })
+	for k := 1; k < len(ls); k++ {
+		if ls[k][0] <= ls[k-1][len(ls[k-1])-1] {
+			return nil, false
+		}
+	}
+	if len(ls) == 1 {
+		return ls[0], true
+	}
+	out := make([]int64, 0, total)
+	for _, l := range ls {
+		out = append(out, l...)
+	}
+	return out, true
+}
+
 func merge2(a, b []int64) []int64 {
 	out := make([]int64, 0, len(a)+len(b))
 	i, j := 0, 0
@@ -610,12 +646,13 @@ func merge2(a, b []int64) []int64 {
 }
 
 // intersect keeps the ids of a also in b: by binary search in the longer
-// when one is much shorter, else by walking both.
+// when one is much shorter, else by walking both. The ids are written
+// over the shorter list's (the caller gives up both).
 func intersect(a, b []int64) []int64 {
 	if len(a) > len(b) {
 		a, b = b, a
 	}
-	out := a[:0:0]
+	out := a[:0] // written behind where a is read
 	if len(a)*16 > len(b) {
 		j := 0
 		for _, x := range a {
