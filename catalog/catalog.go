@@ -275,15 +275,32 @@ func (c *Catalog) fill(ctx context.Context) error {
 	c.prog.filesTotal.Store(int64(len(files)))
 	c.prog.bytesTotal.Store(total)
 
-	// An empty store (a first start, or after a reset): past the newest
-	// files, each file's documents are built as the library reads it
-	// (fuse), oldest file first, the order the documents must have.
-	plain := len(files)
-	if empty {
+	// An empty store (a first start, or after a reset): each file's
+	// documents are built as the library reads it (fuse), oldest file
+	// first, the order the documents must have; but the newest files
+	// first of all, on a goroutine of their own, so that the sessions
+	// page lists them at once, into a batch committed last.
+	plain, first := len(files), 0
+	if empty && fuseFirst {
 		plain = 0
-		for sum := int64(0); plain < len(files) && sum < min(total/firstShare, firstMax); plain++ {
-			sum += files[plain].size
+		for sum := int64(0); first < len(files) && sum < min(total/firstShare, firstMax); first++ {
+			sum += files[first].size
 		}
+	}
+	var late *fuser
+	var lateWG sync.WaitGroup
+	if first > 0 {
+		late = &fuser{c: c, b: c.st.Batch(), hold: true}
+		lateWG.Go(func() {
+			for i := first - 1; i >= 0 && ctx.Err() == nil; i-- { // the oldest of them first, as their documents are numbered
+				if c.opt.OnFile != nil {
+					c.opt.OnFile(files[i].path)
+				}
+				late.load(&files[i])
+				c.prog.filesDone.Add(1)
+				c.prog.bytesDone.Add(files[i].size)
+			}
+		})
 	}
 	type job struct {
 		f    *fileInfo
@@ -314,18 +331,22 @@ func (c *Catalog) fill(ctx context.Context) error {
 			}
 		})
 	}
-	for i := range files {
+	for i := first; i < len(files); i++ {
 		if ctx.Err() != nil {
 			break
 		}
 		if i < plain {
 			jobs <- job{f: &files[i]}
 		} else {
-			jobs <- job{f: &files[len(files)-1-(i-plain)], fuse: true}
+			jobs <- job{f: &files[len(files)-1-(i-first)], fuse: true}
 		}
 	}
 	close(jobs)
 	wg.Wait()
+	lateWG.Wait()
+	if late != nil {
+		late.commit() // after every other batch: the newest documents numbered last
+	}
 	if c.st == nil {
 		return nil
 	}
@@ -345,9 +366,10 @@ func (c *Catalog) fill(ctx context.Context) error {
 
 // firstShare and firstMax: a fused first fill reads the newest files
 // first as any fill does, up to 1/firstShare of the bytes and at most
-// firstMax, so the sessions page shows recent sessions at once. Those
-// files are read twice (listed, then synced: their documents come last),
-// so firstMax is what one page of recent sessions takes, not more.
+// firstMax, so the sessions page shows recent sessions at once. Their
+// documents wait in a batch of their own until the others are in (they
+// are numbered last), so firstMax is what one page of recent sessions
+// takes, not more.
 var (
 	firstShare int64 = 16
 	firstMax   int64 = 16 << 20
@@ -356,6 +378,11 @@ var (
 // fillers, when not 0, is how many goroutines fill the library (tests).
 var fillers int
 
+// fuseFirst, when false, has a first build read each file plainly and
+// sync it after, as a fill into a store that holds records does (tests
+// compare the two).
+var fuseFirst = true
+
 // fuser is a fill goroutine's part of a first build: it puts files into
 // the library and their documents and records into its batch in one
 // read (Library.RefreshEach), as sync would have.
@@ -363,7 +390,8 @@ type fuser struct {
 	c    *Catalog
 	b    *store.Batch
 	bufs syncBufs
-	text int // text in the batch
+	text int  // text in the batch
+	hold bool // the batch is committed by the caller, once (the newest files')
 }
 
 // load puts f into the library and its documents and record into the
@@ -395,9 +423,10 @@ func (z *fuser) load(f *fileInfo) {
 	z.add(g.text)
 }
 
-// add counts text added to the batch, and commits it past batchText.
+// add counts text added to the batch, and commits it past batchText
+// unless it is held.
 func (z *fuser) add(text int) {
-	if z.text += text; z.text >= batchText {
+	if z.text += text; z.text >= batchText && !z.hold {
 		z.commit()
 	}
 }

@@ -182,8 +182,9 @@ func TestTwoProcesses(t *testing.T) {
 func TestFlushedThenChanged(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
-		firstMax int64 // 0: every file of the first build fused
-	}{{"sync", firstMax}, {"fused", 0}} {
+		fuse     bool  // a first build's fused read, else sync's
+		firstMax int64 // 0: the file fused with the older files, else as one of the newest
+	}{{"sync", false, firstMax}, {"fused", true, 0}, {"fused newest", true, firstMax}} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
 			dir := filepath.Join(root, "--home-dev-p--")
@@ -204,8 +205,8 @@ func TestFlushedThenChanged(t *testing.T) {
 			// The file as it is rewritten: shorter than where the read stood.
 			rewritten := sessiontest.Lines(header, sessiontest.User("n1", "", 1, "newmarker alpha"), sessiontest.User("n2", "n1", 2, "newmarker beta"))
 
-			defer func(old int, m int64) { flushText, firstMax = old, m }(flushText, firstMax)
-			flushText, firstMax = 16<<10, tc.firstMax
+			defer func(old int, m int64, f bool) { flushText, firstMax, fuseFirst = old, m, f }(flushText, firstMax, fuseFirst)
+			flushText, firstMax, fuseFirst = 16<<10, tc.firstMax, tc.fuse
 			var c *Catalog
 			changed := 0
 			testFlushed = func(f string) {
