@@ -148,6 +148,23 @@ DATA spreadBits<>+16(SB)/8, $0x8040201008040201
 DATA spreadBits<>+24(SB)/8, $0x8040201008040201
 GLOBL spreadBits<>(SB), RODATA|NOPTR, $32
 
+// The bytes that make an escape of one character after a backslash, by
+// nibble: escHi has a bit for each high nibble among them ('"' and '/'
+// 0x2_, '\\' 0x5_, 'b' 'f' 'n' 0x6_, 'r' 't' 0x7_), escLo at each low
+// nibble the bits of the high ones that make such a byte with it. Each
+// 16 bytes twice, for VPSHUFB's two lanes.
+DATA escLo<>+0(SB)/8, $0x00040008000d0000
+DATA escLo<>+8(SB)/8, $0x0104000200000000
+DATA escLo<>+16(SB)/8, $0x00040008000d0000
+DATA escLo<>+24(SB)/8, $0x0104000200000000
+GLOBL escLo<>(SB), RODATA|NOPTR, $32
+
+DATA escHi<>+0(SB)/8, $0x0804020000010000
+DATA escHi<>+8(SB)/8, $0x0000000000000000
+DATA escHi<>+16(SB)/8, $0x0804020000010000
+DATA escHi<>+24(SB)/8, $0x0000000000000000
+GLOBL escHi<>(SB), RODATA|NOPTR, $32
+
 // func spacedAVX2(dst, src *byte, n int) (read int)
 //
 // Copies the bytes of a string at src to dst 64 at a time while 64 of the
@@ -178,24 +195,12 @@ TEXT ·spacedAVX2(SB), NOSPLIT, $0-32
 	MOVL         $0x1f, DX
 	MOVQ         DX, X4
 	VPBROADCASTB X4, Y4
-	MOVL         $0x2f, DX // '/'
-	MOVQ         DX, X5
-	VPBROADCASTB X5, Y5
-	MOVL         $0x62, DX // 'b'
-	MOVQ         DX, X6
-	VPBROADCASTB X6, Y6
-	MOVL         $0x66, DX // 'f'
+	VMOVDQU      escLo<>(SB), Y5
+	VMOVDQU      escHi<>(SB), Y6
+	MOVL         $0x0f, DX
 	MOVQ         DX, X7
 	VPBROADCASTB X7, Y7
-	MOVL         $0x6e, DX // 'n'
-	MOVQ         DX, X8
-	VPBROADCASTB X8, Y8
-	MOVL         $0x72, DX // 'r'
-	MOVQ         DX, X9
-	VPBROADCASTB X9, Y9
-	MOVL         $0x74, DX // 't'
-	MOVQ         DX, X10
-	VPBROADCASTB X10, Y10
+	VPXOR        Y8, Y8, Y8
 	VMOVDQU      spreadBits<>(SB), Y14
 	MOVL         $0x20, DX // ' '
 	MOVQ         DX, X15
@@ -205,8 +210,7 @@ loop:
 	VMOVDQU (SI)(AX*1), Y0
 	VMOVDQU 32(SI)(AX*1), Y1
 
-	// Quotes (R9), which start the mask of the bytes that may follow a
-	// backslash (Y11, Y12: R11).
+	// Quotes (R9).
 	VPCMPEQB  Y0, Y2, Y11
 	VPCMPEQB  Y1, Y2, Y12
 	VPMOVMSKB Y11, R9
@@ -216,10 +220,8 @@ loop:
 
 	// Backslashes (R10).
 	VPCMPEQB  Y0, Y3, Y13
-	VPOR      Y13, Y11, Y11
 	VPMOVMSKB Y13, R10
 	VPCMPEQB  Y1, Y3, Y13
-	VPOR      Y13, Y12, Y12
 	VPMOVMSKB Y13, DX
 	SHLQ      $32, DX
 	ORQ       DX, R10
@@ -234,34 +236,28 @@ loop:
 	SHLQ      $32, DX
 	ORQ       DX, R12
 
-	VPCMPEQB  Y0, Y5, Y13
-	VPOR      Y13, Y11, Y11
-	VPCMPEQB  Y1, Y5, Y13
-	VPOR      Y13, Y12, Y12
-	VPCMPEQB  Y0, Y6, Y13
-	VPOR      Y13, Y11, Y11
-	VPCMPEQB  Y1, Y6, Y13
-	VPOR      Y13, Y12, Y12
-	VPCMPEQB  Y0, Y7, Y13
-	VPOR      Y13, Y11, Y11
-	VPCMPEQB  Y1, Y7, Y13
-	VPOR      Y13, Y12, Y12
-	VPCMPEQB  Y0, Y8, Y13
-	VPOR      Y13, Y11, Y11
-	VPCMPEQB  Y1, Y8, Y13
-	VPOR      Y13, Y12, Y12
-	VPCMPEQB  Y0, Y9, Y13
-	VPOR      Y13, Y11, Y11
-	VPCMPEQB  Y1, Y9, Y13
-	VPOR      Y13, Y12, Y12
-	VPCMPEQB  Y0, Y10, Y13
-	VPOR      Y13, Y11, Y11
-	VPCMPEQB  Y1, Y10, Y13
-	VPOR      Y13, Y12, Y12
-	VPMOVMSKB Y11, R11
-	VPMOVMSKB Y12, DX
+	// The bytes that make an escape of one character after a backslash
+	// (R11): those whose low and high nibbles' bits in escLo and escHi
+	// meet.
+	VPAND     Y7, Y0, Y9
+	VPSHUFB   Y9, Y5, Y9
+	VPSRLW    $4, Y0, Y10
+	VPAND     Y7, Y10, Y10
+	VPSHUFB   Y10, Y6, Y10
+	VPAND     Y9, Y10, Y9
+	VPCMPEQB  Y8, Y9, Y9
+	VPMOVMSKB Y9, R11
+	VPAND     Y7, Y1, Y9
+	VPSHUFB   Y9, Y5, Y9
+	VPSRLW    $4, Y1, Y10
+	VPAND     Y7, Y10, Y10
+	VPSHUFB   Y10, Y6, Y10
+	VPAND     Y9, Y10, Y9
+	VPCMPEQB  Y8, Y9, Y9
+	VPMOVMSKB Y9, DX
 	SHLQ      $32, DX
 	ORQ       DX, R11
+	NOTQ      R11
 
 	// The escaped bytes (DX), as escapedBits: bs' = bs &^ carry (BX),
 	// follows = bs'<<1 | carry (R13), odd starts = bs' &^ even &^
