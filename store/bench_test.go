@@ -82,9 +82,9 @@ func BenchmarkBuild(b *testing.B) {
 			build(b, s, files)
 			b.StopTimer()
 			var pages, free, size int64
-			s.db.QueryRow(`PRAGMA page_count`).Scan(&pages)
-			s.db.QueryRow(`PRAGMA freelist_count`).Scan(&free)
-			s.db.QueryRow(`PRAGMA page_size`).Scan(&size)
+			s.conn().QueryRow(`PRAGMA page_count`).Scan(&pages)
+			s.conn().QueryRow(`PRAGMA freelist_count`).Scan(&free)
+			s.conn().QueryRow(`PRAGMA page_size`).Scan(&size)
 			b.ReportMetric(float64((pages-free)*size)/float64(total), "used/text")
 			b.StartTimer()
 			if err := s.Close(); err != nil {

@@ -297,7 +297,7 @@ func (b *Batch) Commit() error {
 	in, levels := b.invert(sc)
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	tx, err := s.db.Begin()
+	tx, err := s.conn().Begin()
 	if err != nil {
 		return wrap(err)
 	}

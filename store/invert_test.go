@@ -77,7 +77,7 @@ func TestIndexMatchesTerms(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	tx, err := s.db.Begin()
+	tx, err := s.conn().Begin()
 	if err != nil {
 		t.Fatal(err)
 	}

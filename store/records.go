@@ -17,7 +17,7 @@ type Record struct {
 
 // Get returns the record of file, blob included; ok is false when there is none.
 func (s *Store) Get(file string) (r Record, ok bool, err error) {
-	err = s.db.QueryRow(`SELECT r.size, r.mtime, r.stamp, b.data FROM paths p JOIN records r ON r.id=p.id
+	err = s.conn().QueryRow(`SELECT r.size, r.mtime, r.stamp, b.data FROM paths p JOIN records r ON r.id=p.id
 		LEFT JOIN blobs b ON b.id=p.id WHERE p.path=?`, file).Scan(&r.Size, &r.ModTime, &r.Stamp, &r.Blob)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Record{}, false, nil
@@ -31,7 +31,7 @@ func (s *Store) Get(file string) (r Record, ok bool, err error) {
 
 // All returns every record without its blob, in path order.
 func (s *Store) All() ([]Record, error) {
-	rows, err := s.db.Query(`SELECT p.path, r.size, r.mtime, r.stamp FROM records r JOIN paths p ON p.id=r.id ORDER BY p.path`)
+	rows, err := s.conn().Query(`SELECT p.path, r.size, r.mtime, r.stamp FROM records r JOIN paths p ON p.id=r.id ORDER BY p.path`)
 	if err != nil {
 		return nil, wrap(err)
 	}
@@ -51,7 +51,7 @@ func (s *Store) All() ([]Record, error) {
 // order given, all read from one snapshot of the database; fn must not
 // keep blob. An error from fn stops the walk and is returned.
 func (s *Store) Blobs(files []string, fn func(file string, blob []byte) error) error {
-	tx, err := s.db.BeginTx(context.Background(), &sql.TxOptions{ReadOnly: true})
+	tx, err := s.conn().BeginTx(context.Background(), &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return wrap(err)
 	}
@@ -110,7 +110,7 @@ func (s *Store) Retain(files []string) (int, error) {
 	for _, f := range files {
 		keep[f] = true
 	}
-	rows, err := s.db.Query(`SELECT path FROM paths`)
+	rows, err := s.conn().Query(`SELECT path FROM paths`)
 	if err != nil {
 		return 0, wrap(err)
 	}

@@ -18,7 +18,7 @@ import (
 // rowsOf returns the rows of docruns as "file lo-hi", in id order.
 func rowsOf(t *testing.T, s *Store) []string {
 	t.Helper()
-	rows, err := s.db.Query(`SELECT p.path, r.lo, r.hi FROM docruns r JOIN paths p ON p.id = r.fid ORDER BY r.hi`)
+	rows, err := s.conn().Query(`SELECT p.path, r.lo, r.hi FROM docruns r JOIN paths p ON p.id = r.fid ORDER BY r.hi`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func rowsOf(t *testing.T, s *Store) []string {
 // deadIDs returns the ids listed as dead, ascending.
 func deadIDs(t *testing.T, s *Store) []int64 {
 	t.Helper()
-	rows, err := s.db.Query(`SELECT id FROM dead ORDER BY id`)
+	rows, err := s.conn().Query(`SELECT id FROM dead ORDER BY id`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestRunsRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := storedDocs(t, s.db)
+	got := storedDocs(t, s.conn())
 	if len(got) != len(want) {
 		t.Fatalf("%d documents stored, %d added", len(got), len(want))
 	}
@@ -161,7 +161,7 @@ func TestDeleteInterleaved(t *testing.T) {
 			if got := deadIDs(t, c.s); !slices.Equal(got, aIDs) {
 				t.Fatalf("dead %v, want a's ids %v", got, aIDs)
 			}
-			for _, m := range storedDocs(t, c.s.db) {
+			for _, m := range storedDocs(t, c.s.conn()) {
 				if p, _ := c.s.pathOf(m.fid); p != "b" {
 					t.Fatalf("document %d of %s left after deleting a", m.id, p)
 				}
@@ -172,7 +172,7 @@ func TestDeleteInterleaved(t *testing.T) {
 	checkIndex(t, c.s)
 	// The batches' segments were merged: a's dead documents went with them.
 	var segs int
-	c.s.db.QueryRow(`SELECT count(*) FROM segs`).Scan(&segs)
+	c.s.conn().QueryRow(`SELECT count(*) FROM segs`).Scan(&segs)
 	if dead := deadIDs(t, c.s); segs != 1 || len(dead) != 0 {
 		t.Fatalf("%d segments, dead %v", segs, dead)
 	}
@@ -188,7 +188,7 @@ func TestDeleteInterleaved(t *testing.T) {
 		}
 	}
 	st, _ := c.s.Stats()
-	if got := storedDocs(t, c.s.db); st.Docs != len(got) || st.Docs != len(c.texts) {
+	if got := storedDocs(t, c.s.conn()); st.Docs != len(got) || st.Docs != len(c.texts) {
 		t.Fatalf("Stats counts %d documents, %d stored, %d live", st.Docs, len(got), len(c.texts))
 	}
 }
@@ -332,13 +332,13 @@ func TestReopen(t *testing.T) {
 	c.add(t, "a", doc("a1", 0, "user", "p", 1, "alpha"), doc("a2", 0, "user", "p", 2, "alpha beta"))
 	c.add(t, "b", doc("b1", 0, "user", "p", 3, "beta"))
 	c.drop(t, "b") // the greatest id
-	before := storedDocs(t, c.s.db)
+	before := storedDocs(t, c.s.conn())
 	st, _ := c.s.Stats()
 	if err := c.s.Close(); err != nil {
 		t.Fatal(err)
 	}
 	c.s = openT(t, path)
-	if after := storedDocs(t, c.s.db); !slices.Equal(after, before) {
+	if after := storedDocs(t, c.s.conn()); !slices.Equal(after, before) {
 		t.Fatalf("after reopening: %+v, before %+v", after, before)
 	}
 	if st2, _ := c.s.Stats(); st2.Docs != st.Docs || st2.TextBytes != st.TextBytes {
@@ -351,7 +351,7 @@ func TestReopen(t *testing.T) {
 		t.Fatalf("alpha: %v", got)
 	}
 	c.add(t, "c", doc("c1", 0, "user", "p", 4, "gamma"))
-	if docs := storedDocs(t, c.s.db); docs[len(docs)-1].id != 4 {
+	if docs := storedDocs(t, c.s.conn()); docs[len(docs)-1].id != 4 {
 		t.Fatalf("a new document after reopening has id %d, want 4", docs[len(docs)-1].id)
 	}
 	checkIndex(t, c.s)
@@ -368,7 +368,7 @@ func TestDamagedRun(t *testing.T) {
 		}
 		c.add(t, "f", docs...)
 		var sr storedRun
-		if err := c.s.db.QueryRow(`SELECT hi, lo, fid, data FROM docruns`).Scan(&sr.hi, &sr.lo, &sr.fid, &sr.data); err != nil {
+		if err := c.s.conn().QueryRow(`SELECT hi, lo, fid, data FROM docruns`).Scan(&sr.hi, &sr.lo, &sr.fid, &sr.data); err != nil {
 			t.Fatal(err)
 		}
 		return c, sr
@@ -416,9 +416,9 @@ func TestDamagedRun(t *testing.T) {
 			c, _ := fresh()
 			var err error
 			if tc.data != nil {
-				_, err = c.s.db.Exec(`UPDATE docruns SET data = ?`, tc.data(slices.Clone(good.data)))
+				_, err = c.s.conn().Exec(`UPDATE docruns SET data = ?`, tc.data(slices.Clone(good.data)))
 			} else {
-				_, err = c.s.db.Exec(`UPDATE docruns SET ` + tc.set)
+				_, err = c.s.conn().Exec(`UPDATE docruns SET ` + tc.set)
 			}
 			if err != nil {
 				t.Fatal(err)

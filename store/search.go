@@ -144,7 +144,7 @@ func (s *Store) Search(ctx context.Context, q *search.Query, o SearchOptions) (P
 	if err != nil {
 		return Page{}, err
 	}
-	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	tx, err := s.conn().BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return Page{}, wrap(err)
 	}

@@ -337,8 +337,8 @@ func TestMerges(t *testing.T) {
 	}
 	checkIndex(t, c.s)
 	var segs, dead, class0 int
-	c.s.db.QueryRow(`SELECT count(*), coalesce(sum(class = 0), 0) FROM segs`).Scan(&segs, &class0)
-	c.s.db.QueryRow(`SELECT count(*) FROM dead`).Scan(&dead)
+	c.s.conn().QueryRow(`SELECT count(*), coalesce(sum(class = 0), 0) FROM segs`).Scan(&segs, &class0)
+	c.s.conn().QueryRow(`SELECT count(*) FROM dead`).Scan(&dead)
 	if class0 >= fanIn || segs > 2*fanIn {
 		t.Errorf("%d segments (%d of the smallest class): merges do not keep up", segs, class0)
 	}

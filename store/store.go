@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -29,8 +30,8 @@ var ErrCorrupt = errors.New("the index store is damaged; Reset rebuilds it")
 // Store is an open index store.
 type Store struct {
 	path string
-	db   *sql.DB
-	wmu  sync.Mutex // one write transaction at a time in this process
+	db   atomic.Pointer[sql.DB] // swapped by Reset while searches may run: see conn
+	wmu  sync.Mutex             // one write transaction at a time in this process
 
 	seed uint64 // hashes the words of a batch (search.HashTerm)
 
@@ -124,7 +125,8 @@ func open(path string) (*Store, error) {
 		return nil, err
 	}
 	db.SetMaxOpenConns(4)
-	s := &Store{path: path, db: db, seed: rand.Uint64()}
+	s := &Store{path: path, seed: rand.Uint64()}
+	s.db.Store(db)
 	if err := s.init(); err != nil {
 		db.Close()
 		return nil, err
@@ -138,7 +140,7 @@ func (s *Store) init() error {
 	if err != nil || ok {
 		return err
 	}
-	tx, err := s.db.Begin() // immediate: another process creating it waits for us or we for it
+	tx, err := s.conn().Begin() // immediate: another process creating it waits for us or we for it
 	if err != nil {
 		return err
 	}
@@ -170,16 +172,16 @@ func (s *Store) init() error {
 // current reports whether the database is a piweb store of this version.
 func (s *Store) current() (bool, error) {
 	var app, ver int
-	if err := s.db.QueryRow(`PRAGMA application_id`).Scan(&app); err != nil {
+	if err := s.conn().QueryRow(`PRAGMA application_id`).Scan(&app); err != nil {
 		return false, err
 	}
-	if err := s.db.QueryRow(`PRAGMA user_version`).Scan(&ver); err != nil {
+	if err := s.conn().QueryRow(`PRAGMA user_version`).Scan(&ver); err != nil {
 		return false, err
 	}
 	if app == applicationID && ver == SchemaVersion {
 		// Read the tables once: a damaged schema fails here, not later.
 		var n int
-		if err := s.db.QueryRow(`SELECT count(*) FROM paths`).Scan(&n); err != nil {
+		if err := s.conn().QueryRow(`SELECT count(*) FROM paths`).Scan(&n); err != nil {
 			return false, err
 		}
 		return true, nil
@@ -222,8 +224,8 @@ func (s *Store) Path() string { return s.path }
 func (s *Store) Close() error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	_, _ = s.db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
-	return s.db.Close()
+	_, _ = s.conn().Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
+	return s.conn().Close()
 }
 
 // Reset empties the store: its database is deleted and created again.
@@ -231,7 +233,7 @@ func (s *Store) Close() error {
 func (s *Store) Reset() error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	s.db.Close()
+	s.conn().Close()
 	if err := removeDB(s.path); err != nil {
 		return err
 	}
@@ -239,7 +241,7 @@ func (s *Store) Reset() error {
 	if err != nil {
 		return err
 	}
-	s.db = n.db
+	s.db.Store(n.conn())
 	s.nmu.Lock()
 	s.names, s.ids, s.paths = nil, nil, nil
 	s.nmu.Unlock()
@@ -248,6 +250,12 @@ func (s *Store) Reset() error {
 	s.lmu.Unlock()
 	return nil
 }
+
+// conn returns the database. A search that took it before a Reset
+// swapped it finishes on it (closing it waits for queries under way) or,
+// starting after, fails ("sql: database is closed"): it never reads the
+// old one and the new one mixed.
+func (s *Store) conn() *sql.DB { return s.db.Load() }
 
 // wrap marks errors that say the database is damaged.
 func wrap(err error) error {
@@ -278,7 +286,7 @@ type Stats struct {
 // Stats counts what the store holds.
 func (s *Store) Stats() (Stats, error) {
 	var st Stats
-	if err := s.db.QueryRow(`SELECT (SELECT count(*) FROM records), (SELECT coalesce(sum(hi-lo+1), 0) FROM docruns), (SELECT coalesce(sum(bytes), 0) FROM docruns)`).
+	if err := s.conn().QueryRow(`SELECT (SELECT count(*) FROM records), (SELECT coalesce(sum(hi-lo+1), 0) FROM docruns), (SELECT coalesce(sum(bytes), 0) FROM docruns)`).
 		Scan(&st.Files, &st.Docs, &st.TextBytes); err != nil {
 		return st, wrap(err)
 	}
@@ -332,7 +340,7 @@ func (s *Store) loadNames() (map[int64]nameInfo, error) {
 	if ids != nil {
 		return ids, nil
 	}
-	tx, err := s.db.BeginTx(context.Background(), &sql.TxOptions{ReadOnly: true})
+	tx, err := s.conn().BeginTx(context.Background(), &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, wrap(err)
 	}
@@ -381,7 +389,7 @@ func (s *Store) pathOf(fid int64) (string, error) {
 	if ok {
 		return p, nil
 	}
-	if err := s.db.QueryRow(`SELECT path FROM paths WHERE id=?`, fid).Scan(&p); err != nil {
+	if err := s.conn().QueryRow(`SELECT path FROM paths WHERE id=?`, fid).Scan(&p); err != nil {
 		return "", wrap(err)
 	}
 	s.nmu.Lock()

@@ -2,15 +2,20 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+
+	"github.com/piweb/piweb/search"
 )
 
 func openT(t *testing.T, path string) *Store {
@@ -231,6 +236,73 @@ func TestReset(t *testing.T) {
 	}
 }
 
+// TestResetWhileSearching resets the store while searches run on it (as
+// the catalog does when the store turns out damaged): each search finds
+// what it found before or nothing, or fails because the database it took
+// was closed, and none reads a database being swapped (the race detector
+// in CI watches); the store is empty and usable after.
+func TestResetWhileSearching(t *testing.T) {
+	s := openT(t, filepath.Join(t.TempDir(), "index.db"))
+	text := func(*Hit) (string, error) { return "wombat words", nil }
+	add := func() {
+		if err := s.AddDocs("a", []Doc{{EntryID: "e", Text: "wombat words", Role: "user"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add()
+	q, err := search.Parse("wombat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var searched, failed atomic.Int64
+	for range 2 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				p, err := s.Search(context.Background(), q, SearchOptions{Text: text})
+				switch {
+				case err != nil:
+					failed.Add(1)
+					if !strings.Contains(err.Error(), "database is closed") {
+						t.Errorf("a search during Reset: %v", err)
+					}
+				case len(p.Hits) > 1:
+					t.Errorf("%d hits of one document", len(p.Hits))
+				}
+				searched.Add(1)
+			}
+		})
+	}
+	for range 5 {
+		for n := searched.Load(); searched.Load() < n+3; {
+			runtime.Gosched() // some searches between resets, whatever the machine's speed
+		}
+		if err := s.Reset(); err != nil {
+			t.Fatal(err)
+		}
+		add()
+	}
+	close(stop)
+	wg.Wait()
+	if err := s.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := s.Stats(); err != nil || st.Docs != 0 {
+		t.Fatalf("after Reset: %+v %v", st, err)
+	}
+	p, err := s.Search(context.Background(), q, SearchOptions{Text: text})
+	if err != nil || len(p.Hits) != 0 {
+		t.Fatalf("a search of the reset store: %+v %v", p, err)
+	}
+	t.Logf("%d searches, %d failed", searched.Load(), failed.Load())
+}
+
 // TestTwoProcesses writes from two Stores on one database at once, as two
 // piweb servers would, and checks the database afterwards.
 func TestTwoProcesses(t *testing.T) {
@@ -266,7 +338,7 @@ func TestTwoProcesses(t *testing.T) {
 		}
 	}
 	var check string
-	if err := a.db.QueryRow(`PRAGMA integrity_check`).Scan(&check); err != nil || check != "ok" {
+	if err := a.conn().QueryRow(`PRAGMA integrity_check`).Scan(&check); err != nil || check != "ok" {
 		t.Fatalf("integrity_check = %q %v", check, err)
 	}
 	checkIndex(t, a)
@@ -284,7 +356,7 @@ func TestTwoProcesses(t *testing.T) {
 // (under its role word) exactly once, and no id of a live document missing.
 func checkIndex(t *testing.T, s *Store) {
 	t.Helper()
-	tx, err := s.db.Begin()
+	tx, err := s.conn().Begin()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -376,7 +448,7 @@ func TestBatchRetry(t *testing.T) {
 	b := s.Batch()
 	b.AddDocs("f", []Doc{{EntryID: "e", Role: "user", Text: "retried words"}})
 	b.Put(Record{File: "f", Size: 1})
-	s.db.Close()
+	s.conn().Close()
 	if err := b.Commit(); err == nil {
 		t.Fatal("commit on a closed database succeeded")
 	}
@@ -419,7 +491,7 @@ func TestDocIDs(t *testing.T) {
 	s := openT(t, filepath.Join(t.TempDir(), "index.db"))
 	ids := func() []int64 {
 		var out []int64
-		for _, m := range storedDocs(t, s.db) {
+		for _, m := range storedDocs(t, s.conn()) {
 			out = append(out, m.id)
 		}
 		return out
