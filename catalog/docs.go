@@ -40,20 +40,19 @@ func pieces(e *sessions.Entry, line []byte) []piece {
 // as the pass over the line meets them, and their texts are in ar's
 // memory, until ar is reset; the slice is ar's too, until the next call.
 func buildPieces(ar *textArena, e *sessions.Entry, line []byte) []piece {
-	return (&decoder{str: js.AppendValidString, ar: ar, asWritten: true, spaced: true}).pieces(e, line)
+	return (&decoder{str: js.AppendValidString, ar: ar, asWritten: true}).pieces(e, line)
 }
 
 // decoder decodes the strings of pieces with str (js.AppendString, or
 // js.AppendValidString for the store: asWritten), into memory of their
 // own or from ar. With ar, the pass over a line decodes the strings it
-// reads into buf as it meets them (see dec).
+// reads into buf as it meets them (see dec); for the store, each escape
+// of one character as two spaces (js.AppendSpacedStringAt), which give
+// the same words.
 type decoder struct {
 	str       func(dst, raw []byte) ([]byte, bool)
 	ar        *textArena
 	asWritten bool
-	// The store's texts: escapes of one character decoded as two spaces
-	// (js.AppendSpacedStringAt), which give the same words.
-	spaced    bool
 	line, buf []byte
 	took      int // where member last decoded a string value, checking it (see lineTap.took)
 }
@@ -61,7 +60,7 @@ type decoder struct {
 // strAt decodes the string at d.line[vs:] onto buf (see
 // js.AppendValidStringAt), spaced for the store.
 func (d *decoder) strAt(buf []byte, vs int) ([]byte, int, bool) {
-	if d.spaced {
+	if d.asWritten {
 		return js.AppendSpacedStringAt(buf, d.line, vs)
 	}
 	return js.AppendValidStringAt(buf, d.line, vs)

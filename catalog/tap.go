@@ -41,7 +41,7 @@ func (t *lineTap) Line(line []byte) {
 	g := t.g
 	g.flushIfFull()
 	ar := &g.bufs.ar
-	t.d = decoder{str: js.AppendValidString, ar: ar, asWritten: true, spaced: true, line: line, buf: ar.alloc(len(line) + 16)}
+	t.d = decoder{str: js.AppendValidString, ar: ar, asWritten: true, line: line, buf: ar.alloc(len(line) + 16)}
 	t.f = lineFields{m: msgFields{content: contentVal{blocks: ar.blocks[:0]}}, content: contentVal{blocks: ar.lineBlocks[:0]}}
 	// A line that does not start with '{' (white space first, as JSON
 	// allows) is rare: it is left to buildPieces.
