@@ -113,6 +113,9 @@ func (c *Catalog) indexed(ctx context.Context, q *search.Query, limit int, curso
 			c.storeFailed(err)
 			return c.scan(ctx, q, limit, "")
 		}
+		if errors.Is(err, store.ErrClosed) { // a Reset under way
+			return c.scan(ctx, q, limit, "")
+		}
 		return Result{}, err
 	}
 	res := Result{Hits: make([]Hit, 0, len(page.Hits)), Scanned: page.Scanned}

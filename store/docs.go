@@ -284,7 +284,12 @@ func (b *Batch) Commit() error {
 	if len(b.ops) == 0 && len(b.docs) == 0 {
 		return nil
 	}
-	names, err := s.loadNames()
+	db, release, err := s.acquire() // before wmu, as Reset waits for it before taking wmu
+	if err != nil {
+		return err
+	}
+	defer release()
+	names, err := s.loadNames(db)
 	if err != nil {
 		return err
 	}
@@ -297,7 +302,7 @@ func (b *Batch) Commit() error {
 	in, levels := b.invert(sc)
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	tx, err := s.conn().Begin()
+	tx, err := db.Begin()
 	if err != nil {
 		return wrap(err)
 	}

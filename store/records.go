@@ -17,7 +17,12 @@ type Record struct {
 
 // Get returns the record of file, blob included; ok is false when there is none.
 func (s *Store) Get(file string) (r Record, ok bool, err error) {
-	err = s.conn().QueryRow(`SELECT r.size, r.mtime, r.stamp, b.data FROM paths p JOIN records r ON r.id=p.id
+	db, release, err := s.acquire()
+	if err != nil {
+		return Record{}, false, err
+	}
+	defer release()
+	err = db.QueryRow(`SELECT r.size, r.mtime, r.stamp, b.data FROM paths p JOIN records r ON r.id=p.id
 		LEFT JOIN blobs b ON b.id=p.id WHERE p.path=?`, file).Scan(&r.Size, &r.ModTime, &r.Stamp, &r.Blob)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Record{}, false, nil
@@ -31,7 +36,12 @@ func (s *Store) Get(file string) (r Record, ok bool, err error) {
 
 // All returns every record without its blob, in path order.
 func (s *Store) All() ([]Record, error) {
-	rows, err := s.conn().Query(`SELECT p.path, r.size, r.mtime, r.stamp FROM records r JOIN paths p ON p.id=r.id ORDER BY p.path`)
+	db, release, err := s.acquire()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	rows, err := db.Query(`SELECT p.path, r.size, r.mtime, r.stamp FROM records r JOIN paths p ON p.id=r.id ORDER BY p.path`)
 	if err != nil {
 		return nil, wrap(err)
 	}
@@ -51,7 +61,12 @@ func (s *Store) All() ([]Record, error) {
 // order given, all read from one snapshot of the database; fn must not
 // keep blob. An error from fn stops the walk and is returned.
 func (s *Store) Blobs(files []string, fn func(file string, blob []byte) error) error {
-	tx, err := s.conn().BeginTx(context.Background(), &sql.TxOptions{ReadOnly: true})
+	db, release, err := s.acquire()
+	if err != nil {
+		return err
+	}
+	defer release()
+	tx, err := db.BeginTx(context.Background(), &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return wrap(err)
 	}
@@ -106,31 +121,38 @@ func (s *Store) Delete(files ...string) error {
 // Retain drops the records and documents of every file not in files (the
 // files that still exist) and returns how many files it dropped.
 func (s *Store) Retain(files []string) (int, error) {
+	gone, err := s.others(files)
+	if err != nil || len(gone) == 0 {
+		return 0, err
+	}
+	return len(gone), s.Delete(gone...)
+}
+
+// others returns the stored files that are not in files.
+func (s *Store) others(files []string) ([]string, error) {
 	keep := make(map[string]bool, len(files))
 	for _, f := range files {
 		keep[f] = true
 	}
-	rows, err := s.conn().Query(`SELECT path FROM paths`)
+	db, release, err := s.acquire()
 	if err != nil {
-		return 0, wrap(err)
+		return nil, err
 	}
+	defer release()
+	rows, err := db.Query(`SELECT path FROM paths`)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	defer rows.Close()
 	var gone []string
 	for rows.Next() {
 		var p string
 		if err := rows.Scan(&p); err != nil {
-			rows.Close()
-			return 0, wrap(err)
+			return nil, wrap(err)
 		}
 		if !keep[p] {
 			gone = append(gone, p)
 		}
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return 0, wrap(err)
-	}
-	if len(gone) == 0 {
-		return 0, nil
-	}
-	return len(gone), s.Delete(gone...)
+	return gone, wrap(rows.Err())
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -93,7 +94,7 @@ func TestRunsRoundTrip(t *testing.T) {
 	if err := b.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	names, err := s.loadNames()
+	names, err := s.loadNames(s.conn())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,10 +104,7 @@ func TestRunsRoundTrip(t *testing.T) {
 	}
 	for i, m := range got {
 		d := want[i]
-		p, err := s.pathOf(m.fid)
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := pathT(t, s, m.fid)
 		if m.id != int64(i+1) || p != files[i] || m.entry != d.EntryID || m.pos != d.Position || m.part != d.Part ||
 			m.time != d.Time || m.n != int64(len(d.Text)) || names[m.typ].name != d.Type || names[m.role].name != d.Role ||
 			names[m.proj].name != d.Project || m.level != lenLevel(distinctTerms(d.Text)) {
@@ -162,7 +160,7 @@ func TestDeleteInterleaved(t *testing.T) {
 				t.Fatalf("dead %v, want a's ids %v", got, aIDs)
 			}
 			for _, m := range storedDocs(t, c.s.conn()) {
-				if p, _ := c.s.pathOf(m.fid); p != "b" {
+				if p := pathT(t, c.s, m.fid); p != "b" {
 					t.Fatalf("document %d of %s left after deleting a", m.id, p)
 				}
 			}
@@ -454,4 +452,19 @@ func TestDamagedRun(t *testing.T) {
 	}
 	read(1, math.MaxInt64, good.data)
 	read(math.MinInt64, 0, good.data)
+}
+
+// pathT returns the path of file id fid.
+func pathT(t *testing.T, s *Store, fid int64) string {
+	t.Helper()
+	tx, err := s.conn().BeginTx(context.Background(), &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	p, err := s.pathOf(tx, fid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -144,7 +144,12 @@ func (s *Store) Search(ctx context.Context, q *search.Query, o SearchOptions) (P
 	if err != nil {
 		return Page{}, err
 	}
-	tx, err := s.conn().BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	db, release, err := s.acquire()
+	if err != nil {
+		return Page{}, err
+	}
+	defer release()
+	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return Page{}, wrap(err)
 	}
@@ -587,7 +592,7 @@ func (r *run) check(m *docMeta, score float64) error {
 		return nil
 	}
 	var err error
-	if h.File, err = r.s.pathOf(m.fid); err != nil {
+	if h.File, err = r.s.pathOf(r.tx, m.fid); err != nil {
 		return err
 	}
 	if r.o.Keep != nil && !r.o.Keep(&h) {

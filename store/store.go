@@ -27,11 +27,16 @@ const applicationID = 0x70776269
 // ErrCorrupt is wrapped by errors that report a damaged database.
 var ErrCorrupt = errors.New("the index store is damaged; Reset rebuilds it")
 
+// ErrClosed is returned by an operation that starts while the store is
+// being reset or after it was closed.
+var ErrClosed = errors.New("the index store is closed or being reset")
+
 // Store is an open index store.
 type Store struct {
 	path string
-	db   atomic.Pointer[sql.DB] // swapped by Reset while searches may run: see conn
-	wmu  sync.Mutex             // one write transaction at a time in this process
+	db   atomic.Pointer[gen] // swapped by Reset while searches may run: see acquire
+	wmu  sync.Mutex          // one write transaction at a time in this process
+	rmu  sync.Mutex          // one Reset at a time
 
 	seed uint64 // hashes the words of a batch (search.HashTerm)
 
@@ -126,8 +131,8 @@ func open(path string) (*Store, error) {
 	}
 	db.SetMaxOpenConns(4)
 	s := &Store{path: path, seed: rand.Uint64()}
-	s.db.Store(db)
-	if err := s.init(); err != nil {
+	s.db.Store(newGen(db))
+	if err := s.init(db); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -135,12 +140,12 @@ func open(path string) (*Store, error) {
 }
 
 // init checks the version marks and creates the schema in an empty database.
-func (s *Store) init() error {
-	ok, err := s.current()
+func (s *Store) init(db *sql.DB) error {
+	ok, err := current(db)
 	if err != nil || ok {
 		return err
 	}
-	tx, err := s.conn().Begin() // immediate: another process creating it waits for us or we for it
+	tx, err := db.Begin() // immediate: another process creating it waits for us or we for it
 	if err != nil {
 		return err
 	}
@@ -170,18 +175,18 @@ func (s *Store) init() error {
 }
 
 // current reports whether the database is a piweb store of this version.
-func (s *Store) current() (bool, error) {
+func current(db *sql.DB) (bool, error) {
 	var app, ver int
-	if err := s.conn().QueryRow(`PRAGMA application_id`).Scan(&app); err != nil {
+	if err := db.QueryRow(`PRAGMA application_id`).Scan(&app); err != nil {
 		return false, err
 	}
-	if err := s.conn().QueryRow(`PRAGMA user_version`).Scan(&ver); err != nil {
+	if err := db.QueryRow(`PRAGMA user_version`).Scan(&ver); err != nil {
 		return false, err
 	}
 	if app == applicationID && ver == SchemaVersion {
 		// Read the tables once: a damaged schema fails here, not later.
 		var n int
-		if err := s.conn().QueryRow(`SELECT count(*) FROM paths`).Scan(&n); err != nil {
+		if err := db.QueryRow(`SELECT count(*) FROM paths`).Scan(&n); err != nil {
 			return false, err
 		}
 		return true, nil
@@ -220,20 +225,31 @@ var schema = []string{
 // Path returns the database file of the store.
 func (s *Store) Path() string { return s.path }
 
-// Close checkpoints the write-ahead log and closes the database.
+// Close waits for the operations under way, checkpoints the write-ahead
+// log and closes the database; operations started after fail (ErrClosed).
 func (s *Store) Close() error {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	_, _ = s.conn().Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
-	return s.conn().Close()
+	g := s.db.Load()
+	if !g.retire() {
+		return nil
+	}
+	_, _ = g.db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
+	return g.db.Close()
 }
 
 // Reset empties the store: its database is deleted and created again.
+// It waits for the operations under way on the old one, and operations
+// that start meanwhile fail (ErrClosed); it must not be called from
+// inside an operation of the store (a Search's callbacks, say).
 // Other processes using it rebuild theirs when they next open it.
 func (s *Store) Reset() error {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	s.conn().Close()
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	g := s.db.Load()
+	g.retire()
+	// No connection of the old database is in use now, so closing it closes
+	// them all before its files go and the new ones are made under the
+	// same names.
+	g.db.Close()
 	if err := removeDB(s.path); err != nil {
 		return err
 	}
@@ -241,21 +257,67 @@ func (s *Store) Reset() error {
 	if err != nil {
 		return err
 	}
-	s.db.Store(n.conn())
 	s.nmu.Lock()
 	s.names, s.ids, s.paths = nil, nil, nil
 	s.nmu.Unlock()
 	s.lmu.Lock()
 	s.levels = nil // segment ids start again
 	s.lmu.Unlock()
+	s.db.Store(n.db.Load())
 	return nil
 }
 
-// conn returns the database. A search that took it before a Reset
-// swapped it finishes on it (closing it waits for queries under way) or,
-// starting after, fails ("sql: database is closed"): it never reads the
-// old one and the new one mixed.
-func (s *Store) conn() *sql.DB { return s.db.Load() }
+// gen is one opened database and the operations under way on it.
+type gen struct {
+	db      *sql.DB
+	mu      sync.Mutex
+	refs    int        // operations under way
+	retired bool       // no operation may start
+	idle    *sync.Cond // signalled when refs falls to zero
+}
+
+func newGen(db *sql.DB) *gen {
+	g := &gen{db: db}
+	g.idle = sync.NewCond(&g.mu)
+	return g
+}
+
+// retire stops new operations on g and waits for those under way; it
+// reports whether g was in use until now.
+func (g *gen) retire() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	was := !g.retired
+	g.retired = true
+	for g.refs > 0 {
+		g.idle.Wait()
+	}
+	return was
+}
+
+// release ends an operation begun by acquire.
+func (g *gen) release() {
+	g.mu.Lock()
+	if g.refs--; g.refs == 0 {
+		g.idle.Broadcast()
+	}
+	g.mu.Unlock()
+}
+
+// acquire begins an operation: it returns the database to use until the
+// operation calls release, which Reset and Close wait for. Every public
+// method that reads or writes the database is one operation; helpers
+// called inside one use the database it was given.
+func (s *Store) acquire() (*sql.DB, func(), error) {
+	g := s.db.Load()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.retired {
+		return nil, nil, ErrClosed
+	}
+	g.refs++
+	return g.db, g.release, nil
+}
 
 // wrap marks errors that say the database is damaged.
 func wrap(err error) error {
@@ -286,7 +348,12 @@ type Stats struct {
 // Stats counts what the store holds.
 func (s *Store) Stats() (Stats, error) {
 	var st Stats
-	if err := s.conn().QueryRow(`SELECT (SELECT count(*) FROM records), (SELECT coalesce(sum(hi-lo+1), 0) FROM docruns), (SELECT coalesce(sum(bytes), 0) FROM docruns)`).
+	db, release, err := s.acquire()
+	if err != nil {
+		return st, err
+	}
+	defer release()
+	if err := db.QueryRow(`SELECT (SELECT count(*) FROM records), (SELECT coalesce(sum(hi-lo+1), 0) FROM docruns), (SELECT coalesce(sum(bytes), 0) FROM docruns)`).
 		Scan(&st.Files, &st.Docs, &st.TextBytes); err != nil {
 		return st, wrap(err)
 	}
@@ -333,14 +400,14 @@ func nameID(tx *sql.Tx, name string, kind int) (id int64, changed bool, err erro
 }
 
 // loadNames returns the interned names, from the cache or the database.
-func (s *Store) loadNames() (map[int64]nameInfo, error) {
+func (s *Store) loadNames(db *sql.DB) (map[int64]nameInfo, error) {
 	s.nmu.Lock()
 	ids := s.ids
 	s.nmu.Unlock()
 	if ids != nil {
 		return ids, nil
 	}
-	tx, err := s.conn().BeginTx(context.Background(), &sql.TxOptions{ReadOnly: true})
+	tx, err := db.BeginTx(context.Background(), &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, wrap(err)
 	}
@@ -381,15 +448,15 @@ func (s *Store) forgetNames() {
 	s.nmu.Unlock()
 }
 
-// pathOf returns the path of file id fid.
-func (s *Store) pathOf(fid int64) (string, error) {
+// pathOf returns the path of file id fid, read in tx when not cached.
+func (s *Store) pathOf(tx *sql.Tx, fid int64) (string, error) {
 	s.nmu.Lock()
 	p, ok := s.paths[fid]
 	s.nmu.Unlock()
 	if ok {
 		return p, nil
 	}
-	if err := s.conn().QueryRow(`SELECT path FROM paths WHERE id=?`, fid).Scan(&p); err != nil {
+	if err := tx.QueryRow(`SELECT path FROM paths WHERE id=?`, fid).Scan(&p); err != nil {
 		return "", wrap(err)
 	}
 	s.nmu.Lock()
