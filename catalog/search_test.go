@@ -124,3 +124,20 @@ func testSearch(t *testing.T, db string) {
 
 func TestSearchStore(t *testing.T) { testSearch(t, filepath.Join(t.TempDir(), "index.db")) }
 func TestSearchScan(t *testing.T)  { testSearch(t, "") }
+
+// TestSearchStoreClosed: a search that meets a store being reset (or
+// closed) answers by scanning the files instead of failing.
+func TestSearchStoreClosed(t *testing.T) {
+	root, _ := handRoot(t)
+	c, stop := run(t, root, filepath.Join(t.TempDir(), "index.db"))
+	defer stop()
+	if got := hitIDs(find(t, c, "quokka")); !slices.Equal(got, []string{"a2:thinking:path"}) {
+		t.Fatalf("before: %v", got)
+	}
+	if err := c.st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := hitIDs(find(t, c, "quokka")); !slices.Equal(got, []string{"a2:thinking:path"}) {
+		t.Errorf("with the store closed: %v", got)
+	}
+}
