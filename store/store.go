@@ -36,7 +36,9 @@ type Store struct {
 	path string
 	db   atomic.Pointer[gen] // swapped by Reset while searches may run: see acquire
 	wmu  sync.Mutex          // one write transaction at a time in this process
-	rmu  sync.Mutex          // one Reset at a time
+	rmu  sync.Mutex          // one Reset or Close at a time
+	// closed is set by Close (under rmu).
+	closed bool
 
 	seed uint64 // hashes the words of a batch (search.HashTerm)
 
@@ -130,11 +132,16 @@ func open(path string) (*Store, error) {
 		return nil, err
 	}
 	db.SetMaxOpenConns(4)
+	db.SetMaxIdleConns(4) // kept open: each connection opens the file by its path
 	s := &Store{path: path, seed: rand.Uint64()}
-	s.db.Store(newGen(db))
+	g := newGen(db)
+	s.db.Store(g)
 	if err := s.init(db); err != nil {
 		db.Close()
 		return nil, err
+	}
+	if fi, err := os.Stat(path); err == nil {
+		g.file = fi
 	}
 	return s, nil
 }
@@ -228,6 +235,9 @@ func (s *Store) Path() string { return s.path }
 // Close waits for the operations under way, checkpoints the write-ahead
 // log and closes the database; operations started after fail (ErrClosed).
 func (s *Store) Close() error {
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	s.closed = true
 	g := s.db.Load()
 	if !g.retire() {
 		return nil
@@ -238,27 +248,43 @@ func (s *Store) Close() error {
 
 // Reset empties the store: its database is deleted and created again.
 // It waits for the operations under way on the old one, and operations
-// that start meanwhile fail (ErrClosed); it must not be called from
-// inside an operation of the store (a Search's callbacks, say).
-// Other processes using it rebuild theirs when they next open it.
+// that start meanwhile fail (ErrClosed) or wait for the new one; it must
+// not be called from inside an operation of the store (a Search's
+// callbacks, say). Other processes using the store move to the new
+// database at their next operation (see acquire).
 func (s *Store) Reset() error {
+	return s.replace(s.db.Load(), true)
+}
+
+// replace closes g, once the operations under way on it end, and opens
+// the database at the store's path in its place: after deleting it when
+// remove is set (Reset), or as it is (another process replaced it).
+func (s *Store) replace(g *gen, remove bool) error {
 	s.rmu.Lock()
 	defer s.rmu.Unlock()
-	g := s.db.Load()
+	if s.closed {
+		return ErrClosed
+	}
+	if !remove && s.db.Load() != g {
+		return nil // replaced meanwhile
+	}
+	g = s.db.Load()
 	g.retire()
 	// No connection of the old database is in use now, so closing it closes
 	// them all before its files go and the new ones are made under the
 	// same names.
 	g.db.Close()
-	if err := removeDB(s.path); err != nil {
-		return err
+	if remove {
+		if err := removeDB(s.path); err != nil {
+			return err
+		}
 	}
 	n, err := open(s.path)
 	if err != nil {
 		return err
 	}
 	s.nmu.Lock()
-	s.names, s.ids, s.paths = nil, nil, nil
+	s.names, s.ids, s.paths = nil, nil, nil // ids of another database
 	s.nmu.Unlock()
 	s.lmu.Lock()
 	s.levels = nil // segment ids start again
@@ -270,6 +296,7 @@ func (s *Store) Reset() error {
 // gen is one opened database and the operations under way on it.
 type gen struct {
 	db      *sql.DB
+	file    os.FileInfo // the database file when opened
 	mu      sync.Mutex
 	refs    int        // operations under way
 	retired bool       // no operation may start
@@ -307,16 +334,32 @@ func (g *gen) release() {
 // acquire begins an operation: it returns the database to use until the
 // operation calls release, which Reset and Close wait for. Every public
 // method that reads or writes the database is one operation; helpers
-// called inside one use the database it was given.
+// called inside one use the database it was given, and never acquire.
+//
+// A database file that is no longer the one opened was deleted and made
+// again by another process's Reset: the store moves to the new one first,
+// since this process's names and ids are the old one's, and its writes
+// would go to a deleted file no one else reads.
 func (s *Store) acquire() (*sql.DB, func(), error) {
-	g := s.db.Load()
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.retired {
-		return nil, nil, ErrClosed
+	for {
+		g := s.db.Load()
+		if fi, err := os.Stat(s.path); g.file != nil && (err != nil || !os.SameFile(fi, g.file)) {
+			if err := s.replace(g, false); err != nil {
+				return nil, nil, err
+			}
+			if s.db.Load() != g {
+				continue
+			}
+		}
+		g.mu.Lock()
+		if g.retired {
+			g.mu.Unlock()
+			return nil, nil, ErrClosed
+		}
+		g.refs++
+		g.mu.Unlock()
+		return g.db, g.release, nil
 	}
-	g.refs++
-	return g.db, g.release, nil
 }
 
 // wrap marks errors that say the database is damaged.

@@ -308,6 +308,57 @@ func TestResetWhileSearching(t *testing.T) {
 	t.Logf("%d searches, %d failed", searched.Load(), failed.Load())
 }
 
+// TestResetByAnotherProcess: after one process resets the store, the
+// other moves to the new database at its next operation, with none of
+// the old one's names or ids: its writes reach the database both read
+// (before, they went to the deleted file), and its searches find them.
+func TestResetByAnotherProcess(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "index.db")
+	a, b := openT(t, path), openT(t, path)
+	texts := map[string]string{}
+	text := func(h *Hit) (string, error) { return texts[h.File+h.EntryID], nil }
+	add := func(s *Store, file, entry, role, project, words string) {
+		t.Helper()
+		texts[file+entry] = words
+		if err := s.AddDocs(file, []Doc{{EntryID: entry, Role: role, Project: project, Text: words}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add(b, "/r/b/1.jsonl", "e1", "user", "pb", "wombat words")
+	if err := a.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	// The new database interns other names first: ids that differ.
+	add(a, "/r/a/1.jsonl", "e1", "assistant", "pa", "numbat words")
+	add(b, "/r/b/2.jsonl", "e2", "user", "pb", "quokka words")
+	for _, s := range []*Store{a, b} {
+		for _, tc := range []struct{ q, want string }{
+			{"quokka project:pb role:user", "/r/b/2.jsonl e2 user pb"},
+			{"numbat project:pa role:assistant", "/r/a/1.jsonl e1 assistant pa"},
+			{"wombat", ""},
+		} {
+			q, err := search.Parse(tc.q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := s.Search(context.Background(), q, SearchOptions{Text: text})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, h := range p.Hits {
+				got = append(got, h.File+" "+h.EntryID+" "+h.Role+" "+h.Project)
+			}
+			if strings.Join(got, ",") != tc.want {
+				t.Errorf("%s: %q: %q, want %q", map[*Store]string{a: "a", b: "b"}[s], tc.q, got, tc.want)
+			}
+		}
+		if st, err := s.Stats(); err != nil || st.Docs != 2 {
+			t.Errorf("stats %+v %v, want 2 documents", st, err)
+		}
+	}
+}
+
 // TestTwoProcesses writes from two Stores on one database at once, as two
 // piweb servers would, and checks the database afterwards.
 func TestTwoProcesses(t *testing.T) {
