@@ -102,6 +102,9 @@ func New(lib *sessions.Library, opt Options) *Catalog {
 		files: map[string]*fileState{}, queued: map[string]bool{}, live: map[string]bool{}, busy: map[string]bool{},
 		wake: make(chan struct{}, 1)}
 	c.prog.start = time.Now()
+	if c.st != nil {
+		c.st.OnMoved(c.requeue)
+	}
 	return c
 }
 
@@ -507,6 +510,13 @@ func (c *Catalog) storeFailed(err error) {
 		c.log.Error("index store: cannot rebuild it", "err", rerr)
 		return
 	}
+	c.requeue()
+}
+
+// requeue forgets what the store held and queues every file to be
+// written again: the store was emptied, or is another process's rebuilt
+// one (store.OnMoved).
+func (c *Catalog) requeue() {
 	c.mu.Lock()
 	c.files = map[string]*fileState{}
 	c.mu.Unlock()

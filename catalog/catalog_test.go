@@ -264,3 +264,34 @@ func TestFlushedThenChanged(t *testing.T) {
 		})
 	}
 }
+
+// TestResetByAnotherProcess: two catalogs of different roots share a
+// store, and one rebuilds it (as it does when it finds it damaged). The
+// other moves to the rebuilt store at its next search and writes its
+// files into it again, so that its searches through the store find them.
+func TestResetByAnotherProcess(t *testing.T) {
+	rootA, _ := genRoot(t, 3, 30)
+	rootB, _ := handRoot(t)
+	db := filepath.Join(t.TempDir(), "index.db")
+	a, stopA := run(t, rootA, db)
+	defer stopA()
+	b, stopB := run(t, rootB, db)
+	defer stopB()
+	if got := hitIDs(find(t, b, "quokka")); !slices.Equal(got, []string{"a2:thinking:path"}) {
+		t.Fatalf("before: %v", got)
+	}
+	a.storeFailed(fmt.Errorf("%w (staged)", store.ErrCorrupt))
+	if err := a.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	find(t, b, "quokka") // b's first operation since: it moves to the new store
+	if err := b.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := hitIDs(find(t, b, "quokka")); !slices.Equal(got, []string{"a2:thinking:path"}) {
+		t.Errorf("after: %v", got)
+	}
+	if st, err := b.st.Stats(); err != nil || st.Files != 4 {
+		t.Errorf("store of both: %+v %v, want 4 files", st, err)
+	}
+}

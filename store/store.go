@@ -39,6 +39,7 @@ type Store struct {
 	rmu  sync.Mutex          // one Reset or Close at a time
 	// closed is set by Close (under rmu).
 	closed bool
+	moved  atomic.Pointer[func()] // see OnMoved
 
 	seed uint64 // hashes the words of a batch (search.HashTerm)
 
@@ -268,6 +269,11 @@ func (s *Store) replace(g *gen, remove bool) error {
 	if !remove && s.db.Load() != g {
 		return nil // replaced meanwhile
 	}
+	if !remove {
+		if fn := s.moved.Load(); fn != nil {
+			defer (*fn)() // once the new database is in place
+		}
+	}
 	g = s.db.Load()
 	g.retire()
 	// No connection of the old database is in use now, so closing it closes
@@ -292,6 +298,12 @@ func (s *Store) replace(g *gen, remove bool) error {
 	s.db.Store(n.db.Load())
 	return nil
 }
+
+// OnMoved sets a function called when the store moved to the database
+// another process's Reset made, since what this process had written is
+// not in it. The operation that noticed calls it before it goes on; it
+// must not use the store.
+func (s *Store) OnMoved(fn func()) { s.moved.Store(&fn) }
 
 // gen is one opened database and the operations under way on it.
 type gen struct {
