@@ -48,6 +48,9 @@ func openStream(t testing.TB, ctx context.Context, url string) (<-chan sseEvent,
 			case strings.HasPrefix(line, "data: "):
 				data = append(data, line[len("data: "):])
 			case line == "":
+				if ev.Name == "" && data == nil {
+					continue // the end of a heartbeat comment: no event (as parseSSE)
+				}
 				ev.Data = strings.Join(data, "\n")
 				select {
 				case out <- ev:
