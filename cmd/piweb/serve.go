@@ -130,15 +130,16 @@ func listenAndServe(ctx context.Context, out io.Writer, cfg config) error {
 		case <-ctx.Done():
 		}
 	}()
-	cataloged := make(chan error, 1)
-	go func() { cataloged <- cat.Run(ctx) }()
-	go reportProgress(ctx, out, cat)
-
 	srv := web.New(lib, web.Options{Addr: bound, Root: root, Demo: cfg.demo, Logger: log, Home: homeDir(), Catalog: cat})
 	hs := srv.HTTPServer()
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
+	// The address first: the progress and "indexed" lines come after it,
+	// however fast the fill.
 	fmt.Fprintf(out, "piweb: open http://%s/\n", browserAddr(bound))
+	cataloged := make(chan error, 1)
+	go func() { cataloged <- cat.Run(ctx) }()
+	go reportProgress(ctx, out, cat)
 
 	select {
 	case err = <-served:

@@ -106,6 +106,9 @@ func TestServeSessionDir(t *testing.T) {
 		t.Errorf("output:\n%s", out)
 	}
 	waitOutput(t, out, "indexed 1 session")
+	if o := out.String(); strings.Index(o, "open http://") > strings.Index(o, "indexed 1 session") {
+		t.Errorf("the address after the indexing's end (scripts and tests read it first):\n%s", o)
+	}
 	if _, err := os.Stat(filepath.Join(os.Getenv("XDG_CACHE_HOME"), "piweb", "index.db")); err != nil {
 		t.Errorf("no index store in $XDG_CACHE_HOME/piweb: %v", err)
 	}
