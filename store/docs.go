@@ -284,7 +284,7 @@ func (b *Batch) Commit() error {
 	if len(b.ops) == 0 && len(b.docs) == 0 {
 		return nil
 	}
-	db, release, err := s.acquire() // before wmu, as Reset waits for it before taking wmu
+	db, release, err := s.acquire() // the names and the write on one database: Reset waits for both
 	if err != nil {
 		return err
 	}
