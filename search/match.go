@@ -9,7 +9,6 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
-	"unsafe"
 )
 
 // Range is a half-open byte range [Start, End) of a text.
@@ -66,7 +65,6 @@ func (t *Token) find(text string, f **folded, deadline time.Time, limit int) ([]
 	}
 	ft := *f
 	first := t.words[0]
-	anchored := t.anchored()
 	var out []Range
 	for from := 0; len(out) < limit; {
 		ft.need(from + len(first))
@@ -82,7 +80,7 @@ func (t *Token) find(text string, f **folded, deadline time.Time, limit int) ([]
 		k += from
 		start := ft.orig(k)
 		end := k + len(first)
-		ok := !anchored || wordStart(text, start)
+		ok := true
 		// The other words of a phrase follow, each after a run of white space.
 		for _, w := range t.words[1:] {
 			if !ok {
@@ -102,15 +100,6 @@ func (t *Token) find(text string, f **folded, deadline time.Time, limit int) ([]
 		from = k + size
 	}
 	return out, nil
-}
-
-// anchored reports whether t (a word or phrase) must start a word.
-func (t *Token) anchored() bool {
-	if t.Kind == Regex || t.needle == "" {
-		return false
-	}
-	r, _ := utf8.DecodeRuneInString(t.needle)
-	return class(r) == cWord
 }
 
 // folded is a prefix of a text lower-cased rune by rune (all of it once
@@ -174,7 +163,7 @@ func (f *folded) grow() {
 	}
 	f.done = n == len(f.text)
 	if len(f.b) > 0 {
-		f.s = unsafe.String(&f.b[0], len(f.b))
+		f.s = string(f.b)
 	}
 }
 
@@ -214,42 +203,6 @@ func (f *folded) skipSpace(i int) int {
 		}
 		i += size
 	}
-}
-
-// wordStart reports whether the rune at byte i of text starts a word:
-// the start of a run of letters and digits, a camelCase part of a short
-// run (see camelStarts), a CJK character or a symbol.
-func wordStart(text string, i int) bool {
-	r, _ := utf8.DecodeRuneInString(text[i:])
-	if c := class(r); c != cWord {
-		return c != cSep
-	}
-	p, _ := utf8.DecodeLastRuneInString(text[:i])
-	if i == 0 || class(p) != cWord {
-		return true
-	}
-	// Inside a run: find it, up to the length camel parts are allowed in.
-	s := i
-	for s > 0 && i-s <= maxCamelRun {
-		r2, size := utf8.DecodeLastRuneInString(text[:s])
-		if class(r2) != cWord {
-			break
-		}
-		s -= size
-	}
-	e := i
-	for e < len(text) && e-s <= maxCamelRun {
-		r2, size := utf8.DecodeRuneInString(text[e:])
-		if class(r2) != cWord {
-			break
-		}
-		e += size
-	}
-	if e-s > maxCamelRun {
-		return false
-	}
-	var buf [maxCamelParts + 1]int
-	return slices.Contains(camelStarts(buf[:0], text[s:e]), i-s)
 }
 
 // findRegex returns up to max matches of re in text, giving up with
@@ -375,7 +328,7 @@ func (q *Query) Excerpt(text string, width int) (string, []Range, bool, error) {
 		rs, _ := q.Text[i].find(part, &fp, deadline, maxRanges)
 		for _, r := range rs {
 			// A match the window cut short is not marked: only whole ones.
-			if (r.Start > 0 || lo == 0) && (r.End < len(part) || hi == len(text)) && (!q.Text[i].anchored() || wordStart(text, r.Start+lo)) {
+			if (r.Start > 0 || lo == 0) && (r.End < len(part) || hi == len(text)) {
 				ranges = append(ranges, Range{r.Start + lo, r.End + lo})
 			}
 		}

@@ -3,7 +3,6 @@ package search
 import (
 	"fmt"
 	"regexp"
-	"regexp/syntax"
 	"strconv"
 	"strings"
 	"time"
@@ -30,9 +29,9 @@ type Kind uint8
 
 // Token kinds.
 const (
-	Word   Kind = iota // a bare word: matches where a word starts
+	Word   Kind = iota // a bare word: matches anywhere, case ignored
 	Phrase             // a "quoted phrase": the same, white space runs matching any white space
-	Regex              // re:PATTERN, anywhere, case-insensitively
+	Regex              // re:PATTERN (the rest of the query), anywhere, case ignored
 )
 
 // Token is one text condition of a query.
@@ -43,7 +42,7 @@ type Token struct {
 	needle string         // lower-cased, white space collapsed (Word, Phrase)
 	words  []string       // needle split at its spaces
 	re     *regexp.Regexp // Regex
-	terms  []qterm        // index terms (Word, Phrase)
+	lits   []string       // literals a match of re must contain (Regex)
 }
 
 // PathFilter restricts hits by where their entry is relative to the session's active path.
@@ -174,6 +173,15 @@ func (p *parser) parse() error {
 			continue
 		}
 		w := p.bare()
+		if len(w) >= 3 && strings.EqualFold(w[:3], "re:") {
+			// As pi's parseSearchQuery: the rest of the query is one pattern.
+			rest := strings.TrimSpace(p.s[start+len("-")*b2i(neg)+3:])
+			p.i = len(p.s)
+			if err := p.filter(start, neg, "re", rest); err != nil {
+				return err
+			}
+			continue
+		}
 		if k := strings.ToLower(w[:strings.IndexByte(w+":", ':')]); len(k) < len(w) && isFilterKey(k) {
 			v := w[len(k)+1:]
 			if v == "" && p.i < len(p.s) && p.s[p.i] == '"' {
@@ -241,7 +249,6 @@ func (p *parser) add(pos int, neg bool, t Token) error {
 	}
 	t.needle = collapseSpace(lowerString(t.Value))
 	t.words = strings.Split(t.needle, " ")
-	t.terms = queryTerms(t.needle) // as Match sees it: "0 " is the phrase "0"
 	if neg {
 		p.q.Not = append(p.q.Not, t)
 	} else {
@@ -263,11 +270,11 @@ func (p *parser) filter(pos int, neg bool, key, v string) error {
 		if len(v) > MaxRegex {
 			return &Error{Pos: pos, Msg: fmt.Sprintf("regular expression too long: %d bytes, at most %d", len(v), MaxRegex)}
 		}
-		re, err := compileRegex(v)
+		re, lits, err := compileRegex(v)
 		if err != nil {
 			return &Error{Pos: pos, Msg: err.Error()}
 		}
-		t := Token{Kind: Regex, Value: v, re: re}
+		t := Token{Kind: Regex, Value: v, re: re, lits: lits}
 		if neg {
 			q.Not = append(q.Not, t)
 		} else {
@@ -333,7 +340,7 @@ func (p *parser) filter(pos int, neg bool, key, v string) error {
 func example(key string) string {
 	switch key {
 	case "re":
-		return `re:"fail(ed|ure)"`
+		return `re:fail(ed|ure)`
 	case "role":
 		return "role:user"
 	case "after", "before":
@@ -351,27 +358,6 @@ func isRole(r string) bool {
 		}
 	}
 	return false
-}
-
-// compileRegex compiles a user's pattern case-insensitively, refusing
-// patterns whose program would be too large to run under a budget.
-func compileRegex(pat string) (*regexp.Regexp, error) {
-	re, err := syntax.Parse(pat, syntax.Perl|syntax.FoldCase)
-	if err != nil {
-		msg := err.Error()
-		if e, ok := err.(*syntax.Error); ok {
-			msg = fmt.Sprintf("%s: `%s`", e.Code, e.Expr)
-		}
-		return nil, fmt.Errorf("invalid regular expression %q: %s", pat, msg)
-	}
-	prog, err := syntax.Compile(re.Simplify())
-	if err != nil {
-		return nil, fmt.Errorf("invalid regular expression %q: %v", pat, err)
-	}
-	if len(prog.Inst) > maxProgInst {
-		return nil, fmt.Errorf("regular expression %q is too complex (%d steps, at most %d): use fewer or smaller repetitions", pat, len(prog.Inst), maxProgInst)
-	}
-	return regexp.Compile("(?i)" + pat)
 }
 
 // parseWhen reads a date (YYYY-MM-DD, in now's location), a relative
@@ -404,6 +390,14 @@ func parseWhen(v string, now time.Time) (time.Time, error) {
 		}
 	}
 	return time.Time{}, fmt.Errorf("not a date: use YYYY-MM-DD, today, yesterday, or a time ago like 12h, 7d, 2w, 1y")
+}
+
+// b2i is 1 for true.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // lowerString lower-cases s rune by rune (simple case mapping, as Match does).
@@ -477,12 +471,6 @@ func (q *Query) AllowTime(ms int64) bool {
 		return false
 	}
 	return q.Before.IsZero() || ms < q.Before.UnixMilli()
-}
-
-// NeedsEntryState reports whether the query has filters only the caller
-// can check (is:, label:), as the store does not know paths or labels.
-func (q *Query) NeedsEntryState() bool {
-	return q.Path != AnyPath || len(q.Labels) > 0 || len(q.NotLabels) > 0
 }
 
 func contains(xs []string, s string) bool {

@@ -1,50 +1,39 @@
-// Package store is piweb's embedded, disposable index store: one SQLite
-// database (through modernc.org/sqlite, pure Go) in the user's cache
-// folder, holding what indexing learned so that a restart need not learn
-// it again, and the full-text index of every session.
+// Package store is piweb's index store: a disposable SQL database that
+// knows every session file well enough to list it, and finds entries by
+// their text with the engine's own full-text index.
 //
-// What it stores. Per session file, a Record: the file's size and
-// modification time when it was indexed, a small Stamp and an opaque Blob
-// (the caller's serialized index of the file; the store never interprets
-// either; All lists records without blobs, Blobs streams them). And per
-// searchable piece of an entry, a Doc: its place (file, entry id,
-// position, part), kind (type, role), time and project, and the words of
-// its text (search.Terms) in a word index of its own (index.go: sorted
-// segments of words and document ids, merged as an LSM tree merges) that
-// keeps neither the text nor word positions, so that it stays well under
-// half the size of the text it covers.
+// Two engines, one schema (schema.go, numbered migrations):
+//   - SQLite (modernc.org/sqlite, embedded, pure Go), the default, in the
+//     user's cache folder. Texts are indexed by an FTS5 table with the
+//     trigram tokenizer, contentless (the store keeps no copy of them) and
+//     without positions (detail=none): small, and any substring of three
+//     characters or more narrows the candidates.
+//   - PostgreSQL (pgx), for a larger store and for teams. Texts are kept
+//     and indexed by a pg_trgm GIN index.
 //
-// What is the truth. The session files. A Record is only as good as the
-// caller's check that the file still has that size, time and stamp. Every
-// search hit is checked again on the entry's real text, which the caller
-// supplies through SearchOptions.Text (search.Query.Excerpt decides and
-// makes the snippet): a file that changed under the index gives no stale
-// hit, and phrases and re: are exact although the index holds only words.
-// The whole store may be deleted at any time, costing only a slower start.
+// What it stores. Per session file (File): where it is (machine and
+// path), the Stamp of the bytes last read (size, modification time and
+// hashes of its first and last bytes), its row of the sessions list
+// (opaque JSON), where each entry lies relative to the path pi resumes
+// (an opaque blob), and a checksum over all of that, so a damaged row
+// is noticed and read again from the file rather than trusted. Per
+// searchable piece of an entry (Doc): its file, byte offset and length,
+// position, part, entry id, type, role and time, and its text, normalized
+// (search.Normalize) for the engine's index. Per file, the labels in force.
 //
-// Ranking. Documents are numbered in the order they are added; that order
-// is what "newest" means (see Batch.AddDocs). Search ranks the newest
-// 8,192 candidates the index finds (then the next 8,192, and so on, so a
-// query that matches half the corpus costs no more than one that matches
-// a window), by bm25 as far as an index without word counts allows: for
-// queries whose words must all occur that is the document's length in
-// distinct words (shorter first), then newest first. Queries the index
-// cannot narrow (re: alone, negations alone) scan newest first.
+// What is the truth. The session files. A File is only as good as the
+// caller's check that the file still has that Stamp, and every candidate
+// Search gives is to be checked on the entry's real text, read again from
+// the file (the catalog does). Writes are idempotent, keyed by file, byte
+// offset and part, so two processes sharing one store never double an
+// entry. The whole store may be deleted at any time, costing a slower
+// start: an SQLite store whose file is deleted, replaced, damaged or of
+// another program is made again, empty (OnReset tells the caller to put
+// everything back).
 //
-// Corruption and versions. Open never fails because of what it finds: a
-// file that is not an SQLite database, a database of another program or of
-// another schema version (SchemaVersion, raised whenever the format
-// changes), or one that cannot be read is deleted and created again,
-// empty. Open fails only when no database can be created at the path (the
-// caller then runs without a store). An error during use that says the
-// database is damaged wraps ErrCorrupt; Reset empties the store.
-//
-// Concurrency. A *Store is safe for concurrent use; writes are serialized
-// and each Batch is one transaction (its words are sorted before it takes
-// the lock, so batches filled on several goroutines use every core). Several
-// processes (two piweb servers) may share one database: it runs in WAL
-// mode with a busy timeout, writers take the write lock when they begin
-// (BEGIN IMMEDIATE), and a search reads one snapshot. Two piweb versions
-// with different schema versions on one store each rebuild it when they
-// open it.
+// Failures are errors of a few kinds the caller acts on: ErrFull (the disk
+// is full: nothing of that write landed; try again later), ErrUnavailable
+// (PostgreSQL cannot be reached: piweb serves from memory and searches by
+// scanning until it can), ErrCorrupt (damage found: the store is made
+// again). A *DB is safe for concurrent use.
 package store

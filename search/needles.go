@@ -1,0 +1,72 @@
+package search
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Needles returns the literal strings every text matching q contains,
+// lower-cased and with white space runs collapsed to one space, as
+// Normalize writes a text: each word and phrase, and the literals each
+// regular expression requires. An index of normalized texts that finds
+// every text holding all of them finds a superset of q's matches.
+func (q *Query) Needles() []string {
+	var out []string
+	for i := range q.Text {
+		t := &q.Text[i]
+		if t.Kind == Regex {
+			out = append(out, t.lits...)
+		} else if t.needle != "" {
+			out = append(out, t.needle)
+		}
+	}
+	return out
+}
+
+// Normalize returns text as an index holds it for Needles: lower-cased
+// rune by rune, as Match folds it, and every run of white space one space.
+func Normalize(text string) string {
+	var b strings.Builder
+	b.Grow(len(text))
+	space := false
+	for i := 0; i < len(text); {
+		c := text[i]
+		var r rune
+		size := 1
+		if c < utf8.RuneSelf {
+			r = rune(c)
+		} else {
+			r, size = utf8.DecodeRuneInString(text[i:])
+		}
+		i += size
+		if c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' || c >= utf8.RuneSelf && unicode.IsSpace(r) {
+			space = true
+			continue
+		}
+		if space {
+			b.WriteByte(' ')
+			space = false
+		}
+		if r == utf8.RuneError && size == 1 {
+			b.WriteString("\uFFFD")
+			continue
+		}
+		b.WriteRune(lower(r))
+	}
+	if space {
+		b.WriteByte(' ')
+	}
+	return b.String()
+}
+
+// lower is simple Unicode lower-casing of one rune.
+func lower(r rune) rune {
+	if r < utf8.RuneSelf {
+		if 'A' <= r && r <= 'Z' {
+			return r + 'a' - 'A'
+		}
+		return r
+	}
+	return unicode.ToLower(r)
+}

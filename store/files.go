@@ -1,0 +1,362 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"errors"
+	"hash/crc64"
+	"strings"
+)
+
+// Stamp identifies the bytes of a session file that were read: its size
+// (up to the end of its last complete line) and modification time, and
+// hashes of its first and last bytes, so that a file rewritten rather
+// than appended to is told apart (see the catalog).
+type Stamp struct {
+	Size    int64
+	ModTime int64 // ns
+	Head    int64 // hash of the first bytes
+	Tail    int64 // hash of the last bytes before Size
+}
+
+// File is what the store keeps of one session file.
+type File struct {
+	ID      int64
+	Machine string // "" for this machine's files
+	Path    string
+	Stamp   Stamp
+	// Docs is how many of the file's entries, from the first, have their
+	// searchable texts stored.
+	Docs      int
+	SessionID string
+	Parent    string // the header's parentSession
+	Project   string
+	Modified  int64  // last activity, Unix ms
+	Meta      []byte // the file's row of the sessions list (the caller's JSON)
+	Problem   string // why the file is not a session ("" when it is)
+}
+
+// sum is the checksum of the row's columns (places included), so that a
+// damaged row is noticed and not trusted.
+func (f *File) sum(places []byte) int64 {
+	h := crc64.New(crc64.MakeTable(crc64.ECMA))
+	var b [8]byte
+	num := func(v int64) { binary.LittleEndian.PutUint64(b[:], uint64(v)); h.Write(b[:]) }
+	str := func(s string) { num(int64(len(s))); h.Write([]byte(s)) }
+	str(f.Machine)
+	str(f.Path)
+	num(f.Stamp.Size)
+	num(f.Stamp.ModTime)
+	num(f.Stamp.Head)
+	num(f.Stamp.Tail)
+	num(int64(f.Docs))
+	str(f.SessionID)
+	str(f.Parent)
+	str(f.Project)
+	num(f.Modified)
+	str(string(f.Meta))
+	str(string(places))
+	str(f.Problem)
+	return int64(h.Sum64() >> 1) // fits every engine's BIGINT
+}
+
+// Files returns every file the store knows on machine (places aside),
+// leaving out rows whose checksum does not hold (damaged: Damaged counts
+// them); the caller reads those files again.
+func (s *DB) Files(ctx context.Context, machine string) (files []File, damaged int, err error) {
+	err = s.use(ctx, func(db *sql.DB) error {
+		files, damaged = nil, 0
+		rows, err := db.QueryContext(ctx, s.q(`SELECT id, machine, path, size, mtime, head, tail, docs, session_id,
+			parent, project, modified, meta, places, problem, checksum FROM files WHERE machine = ?`), machine)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var f File
+			var meta string
+			var places []byte
+			var sum int64
+			if err := rows.Scan(&f.ID, &f.Machine, &f.Path, &f.Stamp.Size, &f.Stamp.ModTime, &f.Stamp.Head, &f.Stamp.Tail,
+				&f.Docs, &f.SessionID, &f.Parent, &f.Project, &f.Modified, &meta, &places, &f.Problem, &sum); err != nil {
+				return err
+			}
+			f.Meta = []byte(meta)
+			if f.sum(places) != sum {
+				damaged++
+				continue
+			}
+			files = append(files, f)
+		}
+		return rows.Err()
+	})
+	return files, damaged, err
+}
+
+// Places returns the places blob of the file with id, nil when the file
+// is gone or its row is damaged.
+func (s *DB) Places(ctx context.Context, id int64) ([]byte, error) {
+	var out []byte
+	err := s.use(ctx, func(db *sql.DB) error {
+		out = nil
+		f := File{ID: id}
+		var meta string
+		var places []byte
+		var sum int64
+		err := db.QueryRowContext(ctx, s.q(`SELECT machine, path, size, mtime, head, tail, docs, session_id,
+			parent, project, modified, meta, places, problem, checksum FROM files WHERE id = ?`), id).Scan(
+			&f.Machine, &f.Path, &f.Stamp.Size, &f.Stamp.ModTime, &f.Stamp.Head, &f.Stamp.Tail,
+			&f.Docs, &f.SessionID, &f.Parent, &f.Project, &f.Modified, &meta, &places, &f.Problem, &sum)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		f.Meta = []byte(meta)
+		if f.sum(places) == sum {
+			out = places
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Doc is one searchable piece of an entry.
+type Doc struct {
+	ID      int64 // the store's number (Search gives it; ignored by Save)
+	FileID  int64 // likewise
+	Off     int64 // the entry's line: its byte offset and length
+	Len     int
+	Pos     int // the entry's position in the file
+	Part    int // which piece of the entry
+	EntryID string
+	Type    string
+	Role    string
+	Time    int64  // the entry's time, Unix ms
+	Text    string // normalized (search.Normalize), for the index; not read back
+}
+
+// Label is a label in force on an entry.
+type Label struct {
+	EntryID string
+	Text    string
+	Time    int64 // when it was set, Unix ms
+	Pos     int   // the labeled entry's position
+}
+
+// Save is one change to what the store knows of a file, written in one
+// transaction: its record, and optionally its texts, labels and places.
+type Save struct {
+	File File
+	// Reset drops the file's stored texts first (it was read again from the start).
+	Reset bool
+	// Docs are texts to add; one the store holds (same offset and part) is left as it is.
+	Docs []Doc
+	// Labels replaces the file's labels, unless nil.
+	Labels []Label
+	// Places replaces where the file's entries lie, unless nil.
+	Places []byte
+}
+
+// Save writes one file's change; nothing of it lands unless all of it does.
+func (s *DB) Save(ctx context.Context, sv *Save) error {
+	return s.SaveMany(ctx, []*Save{sv})
+}
+
+// SaveMany writes several files' changes in one transaction.
+func (s *DB) SaveMany(ctx context.Context, saves []*Save) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		for _, sv := range saves {
+			if err := s.save(ctx, tx, sv); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (s *DB) save(ctx context.Context, tx *sql.Tx, sv *Save) error {
+	f := &sv.File
+	var id int64
+	var oldPlaces []byte
+	err := tx.QueryRowContext(ctx, s.q(`SELECT id, places FROM files WHERE machine = ? AND path = ?`), f.Machine, f.Path).Scan(&id, &oldPlaces)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		id = 0
+	case err != nil:
+		return err
+	}
+	places := sv.Places
+	if places == nil {
+		places = oldPlaces
+	}
+	if places == nil {
+		places = []byte{}
+	}
+	sum := f.sum(places)
+	meta := string(f.Meta)
+	if id == 0 {
+		err = tx.QueryRowContext(ctx, s.q(`INSERT INTO files (machine, path, size, mtime, head, tail, docs, session_id,
+			parent, project, modified, meta, places, problem, checksum) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			RETURNING id`),
+			f.Machine, f.Path, f.Stamp.Size, f.Stamp.ModTime, f.Stamp.Head, f.Stamp.Tail, f.Docs, f.SessionID,
+			f.Parent, f.Project, f.Modified, meta, places, f.Problem, sum).Scan(&id)
+	} else {
+		_, err = tx.ExecContext(ctx, s.q(`UPDATE files SET size = ?, mtime = ?, head = ?, tail = ?, docs = ?, session_id = ?,
+			parent = ?, project = ?, modified = ?, meta = ?, places = ?, problem = ?, checksum = ? WHERE id = ?`),
+			f.Stamp.Size, f.Stamp.ModTime, f.Stamp.Head, f.Stamp.Tail, f.Docs, f.SessionID,
+			f.Parent, f.Project, f.Modified, meta, places, f.Problem, sum, id)
+	}
+	if err != nil {
+		return err
+	}
+	f.ID = id
+	if sv.Reset {
+		if err := s.dropDocs(ctx, tx, id); err != nil {
+			return err
+		}
+	}
+	if err := s.addDocs(ctx, tx, id, sv.Docs); err != nil {
+		return err
+	}
+	if sv.Labels != nil {
+		if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM labels WHERE file_id = ?`), id); err != nil {
+			return err
+		}
+		for _, l := range sv.Labels {
+			if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO labels (file_id, entry_id, label, ts, pos) VALUES (?, ?, ?, ?, ?)
+				ON CONFLICT (file_id, entry_id) DO UPDATE SET label = excluded.label, ts = excluded.ts, pos = excluded.pos`),
+				id, l.EntryID, l.Text, l.Time, l.Pos); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// addDocs inserts docs of file id that the store does not hold yet, and
+// their texts into the full-text index.
+func (s *DB) addDocs(ctx context.Context, tx *sql.Tx, id int64, docs []Doc) error {
+	if len(docs) == 0 {
+		return nil
+	}
+	ins, err := tx.PrepareContext(ctx, s.q(`INSERT INTO docs (file_id, off, len, pos, part, entry_id, type, role, ts)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (file_id, off, part) DO NOTHING RETURNING id`))
+	if err != nil {
+		return err
+	}
+	defer ins.Close()
+	text, err := tx.PrepareContext(ctx, s.q(s.textInsert()))
+	if err != nil {
+		return err
+	}
+	defer text.Close()
+	for i := range docs {
+		d := &docs[i]
+		var did int64
+		err := ins.QueryRowContext(ctx, id, d.Off, d.Len, d.Pos, d.Part, d.EntryID, d.Type, d.Role, d.Time).Scan(&did)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue // held already (another process wrote it)
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := text.ExecContext(ctx, did, d.Text); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// textInsert is the engine's statement that indexes one text.
+func (s *DB) textInsert() string {
+	if s.engine == SQLite {
+		return `INSERT INTO doc_text (rowid, text) VALUES (?, ?)`
+	}
+	return `INSERT INTO doc_text (id, text) VALUES (?, ?) ON CONFLICT (id) DO NOTHING`
+}
+
+// dropDocs deletes the texts of file id.
+func (s *DB) dropDocs(ctx context.Context, tx *sql.Tx, id int64) error {
+	textKey := "id"
+	if s.engine == SQLite {
+		textKey = "rowid"
+	}
+	if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM doc_text WHERE `+textKey+` IN (SELECT id FROM docs WHERE file_id = ?)`), id); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, s.q(`DELETE FROM docs WHERE file_id = ?`), id)
+	return err
+}
+
+// Remove forgets the files at paths on machine.
+func (s *DB) Remove(ctx context.Context, machine string, paths ...string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		for _, p := range paths {
+			var id int64
+			err := tx.QueryRowContext(ctx, s.q(`SELECT id FROM files WHERE machine = ? AND path = ?`), machine, p).Scan(&id)
+			if errors.Is(err, sql.ErrNoRows) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if err := s.dropDocs(ctx, tx, id); err != nil {
+				return err
+			}
+			for _, q := range []string{`DELETE FROM labels WHERE file_id = ?`, `DELETE FROM files WHERE id = ?`} {
+				if _, err := tx.ExecContext(ctx, s.q(q), id); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// Labels returns the labels in force whose text holds every one of words
+// (lower-cased; none: all), with their files, newest first, at most limit.
+func (s *DB) Labels(ctx context.Context, machine string, words []string, limit int) ([]FileLabel, error) {
+	var out []FileLabel
+	err := s.use(ctx, func(db *sql.DB) error {
+		out = nil
+		where := []string{"f.machine = ?"}
+		args := []any{machine}
+		for _, w := range words {
+			where = append(where, "lower(l.label) LIKE ? ESCAPE '\\'")
+			args = append(args, "%"+likeEscape(w)+"%")
+		}
+		args = append(args, limit)
+		rows, err := db.QueryContext(ctx, s.q(`SELECT f.path, l.entry_id, l.label, l.ts, l.pos FROM labels l
+			JOIN files f ON f.id = l.file_id WHERE `+strings.Join(where, " AND ")+` ORDER BY l.ts DESC LIMIT ?`), args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var l FileLabel
+			if err := rows.Scan(&l.Path, &l.EntryID, &l.Text, &l.Time, &l.Pos); err != nil {
+				return err
+			}
+			out = append(out, l)
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+// FileLabel is a label and the file it is in.
+type FileLabel struct {
+	Path string
+	Label
+}
+
+// likeEscape escapes LIKE's wildcards in s (with \ as the escape).
+func likeEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
