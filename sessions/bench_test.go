@@ -320,39 +320,3 @@ func benchCountLines(name string, buf []byte) (int64, error) {
 		}
 	}
 }
-
-// BenchmarkReadLines reads every line of the generated tree in file order
-// (ReadLinesAsWritten, as the search index's build does), from the files
-// mapped into memory and, as the baseline, through a read window.
-func BenchmarkReadLines(b *testing.B) {
-	dir, files, total := sessiontest.BenchTree(b)
-	l, err := OpenLibrary(dir)
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, mode := range []struct {
-		name  string
-		noMap bool
-	}{{"mapped", false}, {"read", true}} {
-		b.Run(mode.name, func(b *testing.B) {
-			defer func(old bool) { noMap = old }(noMap)
-			noMap = mode.noMap
-			b.SetBytes(total)
-			defer sessiontest.ReportCPU(b)()
-			for b.Loop() {
-				var n int64
-				for _, f := range files {
-					if _, err := l.ReadLinesAsWritten(f, 0, func(_ int, _ *Entry, line []byte) error {
-						n += int64(len(line)) + int64(line[len(line)/2]&1)
-						return nil
-					}); err != nil {
-						b.Fatal(err)
-					}
-				}
-				if n < total/2 {
-					b.Fatalf("read %d of %d bytes", n, total)
-				}
-			}
-		})
-	}
-}

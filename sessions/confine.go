@@ -59,16 +59,13 @@ func (s *Session) openFile() (*os.File, error) {
 }
 
 // loadIn reads and indexes the session file at path, which must be a regular file inside root.
-func loadIn(root, path string) (*Session, error) { return loadInEach(root, path, nil, nil) }
-
-// loadInEach is loadIn calling each with every entry it reads (see loadOpenEach).
-func loadInEach(root, path string, each func(pos int, e *Entry, line []byte), tap Tap) (*Session, error) {
+func loadIn(root, path string) (*Session, error) {
 	f, st, err := openIn(root, path, os.O_RDONLY)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return loadOpenEach(f, st, path, root, each, tap)
+	return loadOpen(f, st, path, root)
 }
 
 // relIn returns path relative to root, or ErrOutsideRoot when, read

@@ -217,42 +217,9 @@ func (mm *msgMembers) set(m js.Member) {
 	}
 }
 
-// Tap sees the members of a first read's lines as the read parses them
-// (Library.RefreshEachTap), so that a reader of the same members need not
-// walk the line again. For each line: Line, then, in the order of the
-// line, Member for each of its object's members once its value is read;
-// for a member "message" whose value is an object, Message before that
-// value, MessageMember for each of its members; for the message's member
-// "content" whose value is an array, Content before that value, and for
-// each object in it, Block then BlockMember for each of its members.
-// Keys are as written: a key written with escapes is not matched (those
-// members come to Member or MessageMember only). A line whose read fails
-// midway sees no more calls; its entry never reaches fn. Members are
-// slices of the line, valid until fn had the line's entry.
-//
-// MessageString and BlockString let the tap read a string value of a
-// message's or a block's member itself, so that the line's bytes are
-// read once: given the key as written and where the value starts in the
-// line, they return where it ends, which must be where the read's own
-// scan would end it (js.AppendValidStringAt checks a string as it
-// decodes it), or 0 to leave it to the read. The member then comes to
-// MessageMember or BlockMember as any other.
-type Tap interface {
-	Line(line []byte)
-	Member(m js.Member)
-	Message()
-	MessageMember(m js.Member)
-	MessageString(key []byte, vs int) int
-	Content()
-	Block()
-	BlockMember(m js.Member)
-	BlockString(key []byte, vs int) int
-}
-
 // nested returns what the line's reading reads of the message in the same
-// pass: its members, and its content blocks' type and text; and shows
-// them to tap when not nil.
-func (r *rawEntry) nested(tap Tap) []*js.Nested {
+// pass: its members, and its content blocks' type and text.
+func (r *rawEntry) nested() []*js.Nested {
 	mm := &r.msg
 	blocks := &js.Nested{Key: "content", Each: true,
 		Start: func() { mm.text, mm.contentBegun = false, true },
@@ -272,17 +239,6 @@ func (r *rawEntry) nested(tap Tap) []*js.Nested {
 		Start: func() { *mm = msgMembers{begun: true} }, // a later message replaces an earlier, as in JSON.parse
 		Fn:    mm.set,
 		In:    []*js.Nested{blocks, usage},
-	}
-	if tap != nil {
-		start, begin, fn := blocks.Start, blocks.Begin, blocks.Fn
-		blocks.Start = func() { start(); tap.Content() }
-		blocks.Begin = func() { begin(); tap.Block() }
-		blocks.Fn = func(m js.Member) { fn(m); tap.BlockMember(m) }
-		blocks.Str = tap.BlockString
-		mstart := msg.Start
-		msg.Start = func() { mstart(); tap.Message() }
-		msg.Fn = func(m js.Member) { mm.set(m); tap.MessageMember(m) }
-		msg.Str = tap.MessageString
 	}
 	return []*js.Nested{msg}
 }

@@ -143,7 +143,7 @@ func (s *Session) branch(leafID string, opts Redact, w io.Writer) (*Branch, erro
 		if err != nil {
 			return nil, err
 		}
-		id := newEntryID(ids)
+		id := newEntryID(func(id string) bool { return ids[id] })
 		ids[id] = true
 		o := js.Object{{K: "type", V: json.RawMessage(`"label"`)}, {K: "id", V: js.Quote(id)}, {K: "parentId", V: parent}}
 		if ts, ok := js.Lookup(raw, "timestamp"); ok {

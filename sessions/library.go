@@ -1,14 +1,19 @@
 package sessions
 
-// The library: the index of every session file under a root, each file
-// addressed by its own key, kept current by Refresh (which the watcher
-// calls on every change and the writers call after each write), and the one
-// place that publishes what changed (see feed.go).
+// The library: every session file under a root, each addressed by its own
+// key. It holds little per file (its row of the sessions list, Meta); a
+// file's tree is read when a page, an API call or a change needs it and
+// kept in a cache bounded in bytes (cache.go), as an immutable snapshot
+// that readers use without any lock (Session; Next makes the next one
+// when pi appends). Refresh, which the watcher calls on every change and
+// the writers after each write, keeps it current and publishes what
+// changed (feed.go).
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -17,22 +22,42 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
-// Library is the in-memory index of every session under a root. It is safe
-// for concurrent use: readers take a read lock through View.
+// Library is every session under a root. It is safe for concurrent use;
+// its lock guards only its small maps and is never held across reading a
+// file or a caller's work.
 type Library struct {
 	Root string
 
 	mu       sync.RWMutex
-	files    map[string]*Session   // by file path
-	keys     map[string]*Session   // by key
-	ids      map[string][]*Session // by header id: the files holding that session id
-	key      map[*Session]string   // each session's key
-	problems map[string]problem    // files that are not sessions or could not be read
+	files    map[string]*file   // by file path
+	keys     map[string]*file   // by key
+	ids      map[string][]*file // by header id: the files holding that session id
+	problems map[string]problem // files that are not sessions or could not be read
 
+	cache   cache
 	writing sync.Map // file path -> *sync.Mutex: piweb's own writes to a file, one at a time
 	feed    hub
+}
+
+// file is one session file the library knows.
+type file struct {
+	path string
+
+	// Guarded by the library's mu.
+	key  string
+	meta Meta // as last read, without what the library adds (metaLocked)
+	gen  uint64
+	mod  time.Time // the modification time meta describes
+	tail bool      // its last entry came from an unterminated line
+
+	read sync.Mutex              // one read of the file at a time
+	snap atomic.Pointer[Session] // its tree, when loaded (see cache.go)
+	// pinned: the tree cannot be read again (parsed from memory): never dropped.
+	pinned bool
 }
 
 // problem is a file under the root that could not be indexed, as it was when tried.
@@ -44,90 +69,108 @@ type problem struct {
 
 // NewLibrary returns an empty library for root.
 func NewLibrary(root string) *Library {
-	l := &Library{Root: root, files: map[string]*Session{}, keys: map[string]*Session{},
-		ids: map[string][]*Session{}, key: map[*Session]string{}, problems: map[string]problem{}}
+	l := &Library{Root: root, files: map[string]*file{}, keys: map[string]*file{},
+		ids: map[string][]*file{}, problems: map[string]problem{}}
 	l.feed.size = defaultFeedBuffer
+	l.cache.limit = DefaultCacheBytes
 	return l
 }
 
-// OpenLibrary indexes every *.jsonl file in the project folders under root
-// (and directly in root), reading files in parallel.
+// OpenLibrary reads every *.jsonl file in the project folders under root
+// (and directly in root), in parallel.
 func OpenLibrary(root string) (*Library, error) {
 	l := NewLibrary(root)
 	files, err := SessionFiles(root)
 	if err != nil {
 		return l, err
 	}
-	type result struct {
-		file string
-		s    *Session
-		err  error
-	}
 	jobs := make(chan string)
-	results := make(chan result)
 	var wg sync.WaitGroup
 	for range max(2, runtime.GOMAXPROCS(0)) {
 		wg.Go(func() {
 			for f := range jobs {
-				s, err := loadIn(root, f)
-				results <- result{f, s, err}
+				l.Refresh(f) // nobody subscribes yet: nothing is published
 			}
 		})
 	}
-	go func() {
-		for _, f := range files {
-			jobs <- f
-		}
-		close(jobs)
-		wg.Wait()
-		close(results)
-	}()
-	for r := range results {
-		l.mu.Lock()
-		l.putLocked(r.file, r.s, r.err) // nobody subscribes yet: the changes are not published
-		l.mu.Unlock()
+	for _, f := range files {
+		jobs <- f
 	}
+	close(jobs)
+	wg.Wait()
 	return l, nil
 }
 
-// load reads file for the library: inside the root, when there is one.
-func (l *Library) load(file string) (*Session, error) { return l.loadEach(file, nil, nil) }
-
-// loadEach is load calling each with every entry it reads (see loadOpenEach).
-func (l *Library) loadEach(file string, each func(pos int, e *Entry, line []byte), tap Tap) (*Session, error) {
-	if l.Root == "" {
-		return loadEach(file, each, tap)
-	}
-	return loadInEach(l.Root, file, each, tap)
+// SetCacheLimit bounds the bytes the loaded trees are estimated to hold
+// (DefaultCacheBytes unless set); the least recently used go first.
+func (l *Library) SetCacheLimit(n int64) {
+	l.cache.mu.Lock()
+	l.cache.limit = n
+	l.cache.mu.Unlock()
+	l.cache.trim(nil)
 }
 
-// putLocked indexes s as file (or records err for it) and returns the
-// changes of keys this caused. l.mu is held.
-func (l *Library) putLocked(file string, s *Session, err error) []Change {
+// load reads file for the library: inside the root, when there is one.
+func (l *Library) load(path string) (*Session, error) {
+	if l.Root == "" {
+		return Load(path)
+	}
+	return loadIn(l.Root, path)
+}
+
+// Seed adds the file of the list row m, as read in an earlier run (the
+// catalog's store), without reading it; its tree is read when needed. A
+// file the library holds already is left as it is.
+func (l *Library) Seed(m Meta) {
+	l.mu.Lock()
+	if _, ok := l.files[m.File]; ok {
+		l.mu.Unlock()
+		return
+	}
+	m.Key, m.CopyOf, m.ParentID, m.ParentKey = "", "", "", ""
+	f := &file{path: m.File, meta: m, gen: gens.Add(1), mod: m.FileModified, tail: m.Unterminated}
+	all := l.putLocked(f)
+	l.mu.Unlock()
+	l.publish(all...)
+}
+
+// Add puts a session parsed elsewhere (demo sessions) in the library and publishes it.
+func (l *Library) Add(s *Session) {
+	l.mu.Lock()
+	f := l.files[s.File]
+	var all []Change
+	if f == nil {
+		f = &file{path: s.File, meta: s.Meta()}
+		all = l.putLocked(f)
+	}
+	f.pinned = s.data != nil
+	l.setLocked(f, s)
+	l.mu.Unlock()
+	l.cache.put(f, s)
+	l.publish(all...)
+}
+
+// putLocked adds f to the maps (l.mu held) and returns the changes of keys.
+func (l *Library) putLocked(f *file) []Change {
+	delete(l.problems, f.path)
+	id := f.meta.ID
 	var out []Change
-	if old, ok := l.files[file]; ok {
-		out = l.dropLocked(file, old)
-	}
-	delete(l.problems, file)
-	if err != nil {
-		p := problem{err: err}
-		if fi, serr := os.Stat(file); serr == nil {
-			p.size, p.mod = fi.Size(), fi.ModTime().UnixNano()
-		}
-		l.problems[file] = p
-		return out
-	}
-	id := s.Header.ID
 	for _, o := range slices.Clone(l.ids[id]) {
 		// A file of the same session that is gone from disk was moved here
 		// (a rename within the tree, an atomic save): this file takes over.
-		if _, err := os.Stat(o.File); errors.Is(err, fs.ErrNotExist) {
-			out = append(out, l.dropLocked(o.File, o)...)
+		if _, err := os.Stat(o.path); errors.Is(err, fs.ErrNotExist) {
+			out = append(out, l.dropLocked(o)...)
 		}
 	}
-	l.files[file] = s
-	l.ids[id] = append(l.ids[id], s)
+	l.files[f.path] = f
+	l.ids[id] = append(l.ids[id], f)
 	return merge(append(out, l.rekeyLocked(id, nil)...))
+}
+
+// setLocked makes s f's current reading (l.mu held).
+func (l *Library) setLocked(f *file, s *Session) {
+	f.meta, f.gen, f.mod, f.tail = s.Meta(), s.gen, s.ModTime, s.hasTail
+	f.snap.Store(s)
 }
 
 // merge turns a key that is removed and then comes back in one batch of
@@ -147,15 +190,16 @@ func merge(cs []Change) []Change {
 	return out
 }
 
-// dropLocked removes file's session from the maps and returns the changes of keys.
-func (l *Library) dropLocked(file string, s *Session) []Change {
-	delete(l.files, file)
-	id := s.Header.ID
-	l.ids[id] = slices.DeleteFunc(l.ids[id], func(o *Session) bool { return o == s })
+// dropLocked removes f from the maps and returns the changes of keys.
+func (l *Library) dropLocked(f *file) []Change {
+	delete(l.files, f.path)
+	id := f.meta.ID
+	l.ids[id] = slices.DeleteFunc(l.ids[id], func(o *file) bool { return o == f })
 	if len(l.ids[id]) == 0 {
 		delete(l.ids, id)
 	}
-	return l.rekeyLocked(id, s)
+	l.cache.drop(f)
+	return l.rekeyLocked(id, f)
 }
 
 // rekeyLocked gives each file holding session id its key, after a file of
@@ -167,51 +211,49 @@ func (l *Library) dropLocked(file string, s *Session) []Change {
 // changed, as the feed reports it: a key that left its file is a removal,
 // unless another file took it (a reload of that key), and a key that came
 // is new.
-func (l *Library) rekeyLocked(id string, gone *Session) []Change {
+func (l *Library) rekeyLocked(id string, gone *file) []Change {
 	files := l.ids[id]
-	slices.SortFunc(files, func(a, b *Session) int {
-		ca, cb := piNamed(a.File, id), piNamed(b.File, id)
+	slices.SortFunc(files, func(a, b *file) int {
+		ca, cb := piNamed(a.path, id), piNamed(b.path, id)
 		switch {
 		case ca && !cb:
 			return -1
 		case cb && !ca:
 			return 1
 		}
-		return strings.Compare(a.File, b.File)
+		return strings.Compare(a.path, b.path)
 	})
 	var out []Change
-	before := map[string]*Session{} // key -> its old holder, for the keys of this id
-	if gone != nil {
-		if k, ok := l.key[gone]; ok {
-			before[k] = gone
-			delete(l.keys, k)
-			delete(l.key, gone)
+	before := map[string]*file{} // key -> its old holder, for the keys of this id
+	if gone != nil && gone.key != "" {
+		before[gone.key] = gone
+		delete(l.keys, gone.key)
+		gone.key = ""
+	}
+	for _, f := range files {
+		if f.key != "" {
+			before[f.key] = f
+			delete(l.keys, f.key)
 		}
 	}
-	for _, s := range files {
-		if k, ok := l.key[s]; ok {
-			before[k] = s
-			delete(l.keys, k)
-		}
-	}
-	for k, s := range files {
+	for k, f := range files {
 		key := id
 		if k > 0 {
-			key = copyKey(id, l.rel(s.File))
+			key = copyKey(id, l.rel(f.path))
 		}
-		l.key[s] = key
-		l.keys[key] = s
+		f.key = key
+		l.keys[key] = f
 	}
 	for k, old := range before {
 		if now, ok := l.keys[k]; !ok {
-			out = append(out, Change{Key: k, File: old.File, Kind: KindRemove, OldLeaf: leafID(old)})
+			out = append(out, Change{Key: k, File: old.path, Kind: KindRemove, OldLeaf: old.meta.Leaf})
 		} else if now != old {
-			out = append(out, Change{Key: k, File: now.File, Kind: KindReload, Gen: now.gen, Leaf: leafID(now), OldLeaf: leafID(old)})
+			out = append(out, Change{Key: k, File: now.path, Kind: KindReload, Gen: now.gen, Leaf: now.meta.Leaf, OldLeaf: old.meta.Leaf})
 		}
 	}
-	for _, s := range files {
-		if k := l.key[s]; before[k] == nil {
-			out = append(out, Change{Key: k, File: s.File, Kind: KindNew, Gen: s.gen, Leaf: leafID(s)})
+	for _, f := range files {
+		if before[f.key] == nil {
+			out = append(out, Change{Key: f.key, File: f.path, Kind: KindNew, Gen: f.gen, Leaf: f.meta.Leaf})
 		}
 	}
 	slices.SortStableFunc(out, func(a, b Change) int { return kindOrder(a.Kind) - kindOrder(b.Kind) })
@@ -261,21 +303,13 @@ func leafID(s *Session) string {
 	return ""
 }
 
-// Add indexes a session parsed elsewhere (demo sessions) and publishes it.
-func (l *Library) Add(s *Session) {
-	l.mu.Lock()
-	ch := l.putLocked(s.File, s, nil)
-	l.mu.Unlock()
-	l.publish(ch...)
-}
-
 // List returns the metadata of every session, most recent activity first.
 func (l *Library) List() []Meta {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	out := make([]Meta, 0, len(l.files))
-	for _, s := range l.files {
-		out = append(out, l.metaLocked(s))
+	for _, f := range l.files {
+		out = append(out, l.metaLocked(f))
 	}
 	slices.SortFunc(out, func(a, b Meta) int {
 		if c := b.Modified.Compare(a.Modified); c != 0 {
@@ -286,16 +320,17 @@ func (l *Library) List() []Meta {
 	return out
 }
 
-// metaLocked is s's Meta with what the library knows of it: its key, the
+// metaLocked is f's Meta with what the library knows of it: its key, the
 // file it is a copy of, and its parent session's key.
-func (l *Library) metaLocked(s *Session) Meta {
-	m := s.Meta()
-	m.Key = l.key[s]
-	if files := l.ids[m.ID]; len(files) > 1 && files[0] != s {
-		m.CopyOf = l.key[files[0]]
+func (l *Library) metaLocked(f *file) Meta {
+	m := f.meta
+	m.Models = slices.Clone(m.Models)
+	m.Key = f.key
+	if files := l.ids[m.ID]; len(files) > 1 && files[0] != f {
+		m.CopyOf = files[0].key
 	}
 	if p, ok := l.files[m.ParentSession]; ok && m.ParentSession != "" {
-		m.ParentID, m.ParentKey = p.Header.ID, l.key[p]
+		m.ParentID, m.ParentKey = p.meta.ID, p.key
 	}
 	return m
 }
@@ -304,11 +339,22 @@ func (l *Library) metaLocked(s *Session) Meta {
 func (l *Library) Meta(key string) (Meta, error) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	s, ok := l.keys[key]
+	f, ok := l.keys[key]
 	if !ok {
 		return Meta{}, &Error{Kind: ErrNoSession, Key: key}
 	}
-	return l.metaLocked(s), nil
+	return l.metaLocked(f), nil
+}
+
+// MetaOf returns the metadata of the session in path, as List has it.
+func (l *Library) MetaOf(path string) (Meta, bool) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	f, ok := l.files[path]
+	if !ok {
+		return Meta{}, false
+	}
+	return l.metaLocked(f), true
 }
 
 // Problems returns the files under the root that could not be indexed, with why.
@@ -322,49 +368,122 @@ func (l *Library) Problems() map[string]error {
 	return out
 }
 
-// View calls fn with the session of that key under a read lock; fn must not keep s.
+// View calls fn with the session of that key, read from its file when it
+// is not loaded. No lock is held while fn runs: the session is a snapshot
+// nothing changes (Next makes the next one).
 func (l *Library) View(key string, fn func(s *Session) error) error {
-	l.mu.RLock()
-	defer l.mu.RUnlock()
-	s, ok := l.keys[key]
-	if !ok {
-		return &Error{Kind: ErrNoSession, Key: key}
+	s, err := l.Session(key)
+	if err != nil {
+		return err
 	}
 	return fn(s)
+}
+
+// Session returns the current snapshot of the session with key, read from
+// its file when it is not loaded.
+func (l *Library) Session(key string) (*Session, error) {
+	l.mu.RLock()
+	f, ok := l.keys[key]
+	l.mu.RUnlock()
+	if !ok {
+		return nil, &Error{Kind: ErrNoSession, Key: key}
+	}
+	s, err := l.snapshot(f)
+	if err != nil {
+		if notExist(err) {
+			return nil, &Error{Kind: ErrNoSession, Key: key}
+		}
+		return nil, err
+	}
+	return s, nil
+}
+
+// SessionOf is Session by the file's path.
+func (l *Library) SessionOf(path string) (*Session, error) {
+	l.mu.RLock()
+	f, ok := l.files[path]
+	l.mu.RUnlock()
+	if !ok {
+		return nil, &Error{Kind: ErrNoSession, Key: path}
+	}
+	return l.snapshot(f)
+}
+
+// ViewFile calls fn with the session of the file at path, as View does by key.
+func (l *Library) ViewFile(path string, fn func(s *Session) error) error {
+	s, err := l.SessionOf(path)
+	if err != nil {
+		return err
+	}
+	return fn(s)
+}
+
+// Loaded returns the session of path when its tree is loaded, nil when
+// not (no file is read).
+func (l *Library) Loaded(path string) *Session {
+	l.mu.RLock()
+	f, ok := l.files[path]
+	l.mu.RUnlock()
+	if !ok {
+		return nil
+	}
+	return f.snap.Load()
+}
+
+// snapshot returns f's loaded tree, or reads it, as Refresh does.
+func (l *Library) snapshot(f *file) (*Session, error) {
+	if s := f.snap.Load(); s != nil {
+		l.cache.touch(f)
+		return s, nil
+	}
+	if _, err := l.refresh(f.path, true); err != nil {
+		return nil, err
+	}
+	if s := f.snap.Load(); s != nil {
+		return s, nil
+	}
+	// Replaced by another file object (a rename) meanwhile: read it by path.
+	l.mu.RLock()
+	cur, ok := l.files[f.path]
+	l.mu.RUnlock()
+	if ok && cur != f {
+		return l.snapshot(cur)
+	}
+	return nil, fmt.Errorf("%s: %w", f.path, fs.ErrNotExist)
 }
 
 // File returns the file of the session with key.
 func (l *Library) File(key string) (string, bool) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	s, ok := l.keys[key]
+	f, ok := l.keys[key]
 	if !ok {
 		return "", false
 	}
-	return s.File, true
+	return f.path, true
 }
 
 // Key returns the key of the session stored in file.
-func (l *Library) Key(file string) (string, bool) {
+func (l *Library) Key(path string) (string, bool) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	s, ok := l.files[file]
+	f, ok := l.files[path]
 	if !ok {
 		return "", false
 	}
-	return l.key[s], true
+	return f.key, true
 }
 
 // Current reports whether the library is up to date with file as fi
 // describes it: its session (or its problem) was read at this size and
 // modification time. The watcher's rescans re-read only files that are not.
-func (l *Library) Current(file string, fi os.FileInfo) bool {
+func (l *Library) Current(path string, fi os.FileInfo) bool {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	if s, ok := l.files[file]; ok {
-		return s.Size == fi.Size() && s.ModTime.Equal(fi.ModTime()) && !s.hasTail
+	if f, ok := l.files[path]; ok {
+		return f.meta.Size == fi.Size() && f.mod.Equal(fi.ModTime()) && !f.tail
 	}
-	if p, ok := l.problems[file]; ok {
+	if p, ok := l.problems[path]; ok {
 		return p.size == fi.Size() && p.mod == fi.ModTime().UnixNano()
 	}
 	return false
@@ -373,11 +492,11 @@ func (l *Library) Current(file string, fi os.FileInfo) bool {
 // Grew reports whether the file is a session the library holds and fi is
 // larger than what it read of it: an append, most likely, rather than a
 // rewrite (which truncates first).
-func (l *Library) Grew(file string, fi os.FileInfo) bool {
+func (l *Library) Grew(path string, fi os.FileInfo) bool {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	s, ok := l.files[file]
-	return ok && fi.Size() > s.Size
+	f, ok := l.files[path]
+	return ok && fi.Size() > f.meta.Size
 }
 
 // Known lists the files the library holds or tried, sessions and problems.
@@ -396,126 +515,146 @@ func (l *Library) Known() []string {
 }
 
 // Refresh brings the library up to date with file after a change on disk:
-// appended bytes are parsed incrementally; a new file is indexed; a
-// rewritten one is read again; a vanished one is dropped. It publishes what
-// changed and returns it (the change of the file's own session: its key,
-// kind and generation; Kind "" when nothing changed).
-func (l *Library) Refresh(file string) (Change, error) {
-	ch, all, err := l.refresh(file, nil, nil, nil)
+// a loaded tree takes the appended bytes only (Next); a file not loaded is
+// read when it changed; a new file is read; a vanished one is dropped. It
+// publishes what changed and returns it (the change of the file's own
+// session: its key, kind and generation; Kind "" when nothing changed).
+func (l *Library) Refresh(path string) (Change, error) {
+	all, err := l.refresh(path, false)
 	l.publish(all...)
-	return ch, err
+	return own(all, path), err
 }
 
-// Each is what RefreshEach read.
-type Each struct {
-	// Epoch is the epoch of the session the read put in the library, 0
-	// when fn's entries are not that session's: the library held the
-	// file already or another read put it in meanwhile, the file is not
-	// a session, or it is a version 1 file (fn is never called for one).
-	Epoch uint64
-	// Entries is how many entries the read found: fn had each of them
-	// but those whose line ReadLinesAsWritten skips.
-	Entries int
-}
-
-// RefreshEach is Refresh for a file the library does not hold yet (the
-// first fill), calling fn during the read with each entry as the read
-// accepts it, while its line is fresh in memory: its position, its index
-// record and its line as written, as ReadLinesAsWritten from 0 would give
-// them once the read is done. fn must not keep e or line, and must not
-// call the library. Unless Each.Epoch is not 0 and is the session's
-// epoch, what fn was given is not the session's and is to be dropped.
-func (l *Library) RefreshEach(file string, fn func(pos int, e *Entry, line []byte)) (Each, error) {
-	return l.RefreshEachTap(file, fn, nil)
-}
-
-// RefreshEachTap is RefreshEach also showing tap (when not nil) the
-// members of each line as the read parses them, before fn has the line's
-// entry (see Tap).
-func (l *Library) RefreshEachTap(file string, fn func(pos int, e *Entry, line []byte), tap Tap) (Each, error) {
-	var got Each
-	_, all, err := l.refresh(file, fn, tap, &got)
-	l.publish(all...)
-	return got, err
-}
-
-// refresh is Refresh without publishing: it returns the file's change and
-// every change to publish (keys of other files of the same id can move too).
-// With got, a file the library does not hold yet is read with each and
-// got says what went in.
-func (l *Library) refresh(file string, each func(pos int, e *Entry, line []byte), tap Tap, got *Each) (Change, []Change, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	s, known := l.files[file]
-	if _, err := os.Stat(file); errors.Is(err, fs.ErrNotExist) {
-		delete(l.problems, file)
-		if !known {
-			return Change{}, nil, fs.ErrNotExist
-		}
-		all := l.dropLocked(file, s)
-		return own(all, file), all, fs.ErrNotExist
-	}
+// refresh is Refresh without publishing; it returns every change to
+// publish (keys of other files of the same id can move too). With load,
+// a file whose tree is not loaded is read even when it did not change.
+func (l *Library) refresh(path string, load bool) ([]Change, error) {
+	l.mu.RLock()
+	f, known := l.files[path]
+	l.mu.RUnlock()
 	if !known {
-		l.mu.Unlock()
-		ns, err := l.loadEach(file, each, tap) // a first read can be long: readers need not wait for it
-		l.mu.Lock()
-		if cur, ok := l.files[file]; ok {
-			return Change{Key: l.key[cur], File: file, Gen: cur.gen}, nil, nil // indexed meanwhile
-		}
-		all := l.putLocked(file, ns, err)
-		if got != nil && err == nil && ns.Header.Version >= 2 {
-			got.Epoch, got.Entries = ns.epoch, len(ns.Entries)
-		}
-		return own(all, file), all, err
+		return l.add(path)
 	}
-	oldLeaf := leafID(s)
-	d, err := s.update(false)
-	if errors.Is(err, errNeedsReload) {
-		// Rewritten, truncated or replaced: re-read it without holding the
-		// lock, then swap the result in unless another refresh already did.
-		l.mu.Unlock()
-		fresh, lerr := l.load(file)
+	f.read.Lock()
+	defer f.read.Unlock()
+	l.mu.RLock()
+	cur := l.files[path]
+	l.mu.RUnlock()
+	if cur != f {
+		if cur == nil {
+			return nil, fs.ErrNotExist // dropped meanwhile
+		}
+		return nil, nil // replaced meanwhile: that one is current
+	}
+	st, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
 		l.mu.Lock()
-		if l.files[file] != s {
-			if cur, ok := l.files[file]; ok {
-				return Change{Key: l.key[cur], File: file, Gen: cur.gen}, nil, nil
-			}
-			return Change{}, nil, fs.ErrNotExist
+		delete(l.problems, path)
+		all := l.dropLocked(f)
+		l.mu.Unlock()
+		return all, fs.ErrNotExist
+	}
+	old := f.snap.Load()
+	var next *Session
+	var d Delta
+	switch {
+	case old != nil:
+		next, d, err = old.Next()
+		if err == nil && next == old {
+			return []Change{{Key: f.key, File: path, Gen: old.gen}}, nil
 		}
-		if err = lerr; err == nil {
-			if fresh.Header.ID != s.Header.ID {
-				all := l.putLocked(file, fresh, nil) // another session renamed over this file
-				return own(all, file), all, nil
-			}
-			*s = *fresh // keep the pointer: the maps hold it
-			d = Delta{Reloaded: true}
-		}
+	case f.pinned:
+		return nil, nil
+	case err == nil && !load && st.Size() == f.meta.Size && st.ModTime().Equal(f.mod) && !f.tail:
+		return []Change{{Key: f.key, File: path, Gen: f.gen}}, nil
+	default:
+		next, err = l.load(path)
+		d.Reloaded = true
 	}
 	if err != nil {
-		all := l.putLocked(file, nil, err)
+		l.mu.Lock()
+		all := l.dropLocked(f)
+		l.problemLocked(path, err)
 		for k := range all {
-			if all[k].File == file && all[k].Kind == KindRemove {
+			if all[k].File == path && all[k].Kind == KindRemove {
 				all[k].Error = err.Error() // why the session went
 			}
 		}
-		return own(all, file), all, err
+		l.mu.Unlock()
+		return all, err
 	}
-	if !d.Changed() {
-		return Change{Key: l.key[s], File: file, Gen: s.gen}, nil, nil
+	l.mu.Lock()
+	if next.Header.ID != f.meta.ID && f.meta.ID != "" {
+		// Another session renamed over this file: it is a new file to the library.
+		all := l.dropLocked(f)
+		nf := &file{path: path, meta: next.Meta()}
+		all = append(all, l.putLocked(nf)...)
+		l.setLocked(nf, next)
+		l.mu.Unlock()
+		l.cache.put(nf, next)
+		return merge(all), nil
 	}
-	c := Change{Key: l.key[s], File: file, Kind: KindAppend, Gen: s.gen, Leaf: leafID(s), OldLeaf: oldLeaf}
+	oldMeta, oldGen := f.meta, f.gen
+	l.setLocked(f, next)
+	key := f.key
+	l.mu.Unlock()
+	l.cache.put(f, next)
+	if oldGen == next.gen || (old == nil && sameMeta(oldMeta, f.meta)) {
+		return []Change{{Key: key, File: path, Gen: next.gen}}, nil // read, but as it was
+	}
+	c := Change{Key: key, File: path, Kind: KindAppend, Gen: next.gen, Leaf: leafID(next), OldLeaf: oldMeta.Leaf}
 	for _, i := range d.New {
-		if s.Entries[i].ID == "" {
+		if next.Entries[i].ID == "" {
 			c.NewIDs = nil
 			d.Reloaded = true // entries without an id cannot be named: clients re-read
 			break
 		}
-		c.NewIDs = append(c.NewIDs, s.Entries[i].ID)
+		c.NewIDs = append(c.NewIDs, next.Entries[i].ID)
 	}
-	if d.Reloaded {
+	if d.Reloaded || old == nil {
 		c.Kind, c.NewIDs = KindReload, nil
 	}
-	return c, []Change{c}, nil
+	return []Change{c}, nil
+}
+
+// sameMeta reports whether a file read again says what its row said.
+func sameMeta(a, b Meta) bool {
+	return a.Size == b.Size && a.Entries == b.Entries && a.Leaf == b.Leaf && a.ID == b.ID && a.Name == b.Name
+}
+
+// add reads a file the library does not hold yet.
+func (l *Library) add(path string) ([]Change, error) {
+	s, err := l.load(path)
+	l.mu.Lock()
+	if cur, ok := l.files[path]; ok { // added meanwhile
+		l.mu.Unlock()
+		return []Change{{Key: cur.key, File: path, Gen: cur.gen}}, nil
+	}
+	if err != nil {
+		if notExist(err) {
+			delete(l.problems, path)
+		} else {
+			l.problemLocked(path, err)
+		}
+		l.mu.Unlock()
+		return nil, err
+	}
+	f := &file{path: path}
+	f.meta = s.Meta()
+	all := l.putLocked(f)
+	l.setLocked(f, s)
+	l.mu.Unlock()
+	l.cache.put(f, s)
+	return all, nil
+}
+
+// problemLocked records that path could not be read, and why (l.mu held).
+func (l *Library) problemLocked(path string, err error) {
+	p := problem{err: err}
+	if fi, serr := os.Stat(path); serr == nil {
+		p.size, p.mod = fi.Size(), fi.ModTime().UnixNano()
+	}
+	l.problems[path] = p
 }
 
 // own returns the change among all that concerns file.
@@ -538,18 +677,18 @@ func (l *Library) RefreshSettled(file string) (Change, error) {
 }
 
 // Remove drops file from the library and publishes it.
-func (l *Library) Remove(file string) {
+func (l *Library) Remove(path string) {
 	l.mu.Lock()
 	var all []Change
-	if s, ok := l.files[file]; ok {
-		all = l.dropLocked(file, s)
+	if f, ok := l.files[path]; ok {
+		all = l.dropLocked(f)
 	}
-	delete(l.problems, file)
+	delete(l.problems, path)
 	l.mu.Unlock()
 	l.publish(all...)
 }
 
-// Len returns the number of sessions indexed.
+// Len returns the number of sessions the library holds.
 func (l *Library) Len() int {
 	l.mu.RLock()
 	defer l.mu.RUnlock()

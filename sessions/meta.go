@@ -8,6 +8,10 @@ import (
 	"github.com/piweb/piweb/internal/js"
 )
 
+// maxFirstMessage bounds the bytes of the first message a Meta keeps: the
+// list shows a line of it, and the library keeps a Meta per session.
+const maxFirstMessage = 2000
+
 // Meta summarises one session for the sessions list.
 type Meta struct {
 	Key           string    `json:"key"` // the file's address in the library: the session id, or for a copy of a session the id and a hash of its path
@@ -34,6 +38,8 @@ type Meta struct {
 	ParentID      string    `json:"parentId,omitempty"`  // the parent session's id, when it is in the library
 	ParentKey     string    `json:"parentKey,omitempty"` // the parent session's key, when it is in the library
 	Diagnostics   int       `json:"diagnostics"`
+	Leaf          string    `json:"leaf,omitempty"`         // the id of the entry pi resumes from
+	Unterminated  bool      `json:"unterminated,omitempty"` // the last entry came from a line without its newline (a write under way)
 }
 
 // Problems counts the diagnostics that are problems with the file: all but
@@ -64,7 +70,8 @@ type metaCache struct {
 func (s *Session) computeMeta() Meta {
 	m := Meta{ID: s.Header.ID, File: s.File, Cwd: s.Header.Cwd, Name: s.Name(), FirstMessage: s.FirstMessage,
 		Version: s.Header.Version, FileModified: s.ModTime, Size: s.Size, Entries: len(s.Entries),
-		ParentSession: s.Header.ParentSession, Diagnostics: s.Problems(), Models: []string{}}
+		ParentSession: s.Header.ParentSession, Diagnostics: s.Problems(), Models: []string{}, Leaf: leafID(s),
+		Unterminated: s.hasTail}
 	if m.FirstMessage == "" {
 		m.FirstMessage = "(no messages)"
 	}
@@ -76,7 +83,7 @@ func (s *Session) computeMeta() Meta {
 	seen := map[string]bool{}
 	for i := range s.Entries {
 		e := &s.Entries[i]
-		switch n := len(s.children[i]); {
+		switch n := len(s.children.at(i)); {
 		case n == 0:
 			m.Leaves++
 		case n > 1:
@@ -96,13 +103,21 @@ func (s *Session) computeMeta() Meta {
 			m.Models = append(m.Models, mod)
 		}
 	}
+	// The last activity, or when the file was made if that is later: a
+	// fork's copied entries keep their old times, but a fork made a minute
+	// ago was active a minute ago.
 	switch {
-	case last > 0:
+	case last > 0 && time.UnixMilli(last).After(m.Created):
 		m.Modified = time.UnixMilli(last).UTC()
 	case !m.Created.IsZero():
 		m.Modified = m.Created
 	default:
 		m.Modified = s.ModTime
+	}
+	if len(m.FirstMessage) > maxFirstMessage {
+		if cut := js.UTF16Prefix(m.FirstMessage, maxFirstMessage/2); cut != m.FirstMessage {
+			m.FirstMessage = cut + "…"
+		}
 	}
 	return m
 }

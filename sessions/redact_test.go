@@ -76,7 +76,7 @@ func TestRedactContent(t *testing.T) {
 			want: `{"type":"message","message":{"role":"bashExecution","command":"ls","output":"[tool output redacted]","exitCode":0}}`,
 		},
 	}
-	s := &Session{byID: map[string]int{}}
+	s := &Session{byID: newIDIndex(0)}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := string(tt.fn(s, &tt.e, []byte(tt.line)))

@@ -75,12 +75,13 @@ type Session struct {
 	headOff  int64
 	lines    int // physical lines consumed up to Size
 	inter    interner
-	ids      idArena
-	byID     map[string]int
+	strs     idArena
+	byID     idIndex
 	parent   []int // parent position, -1 for roots
-	children [][]int
+	children kidTable
 	roots    []int
-	labels   map[string]int // target id -> position of the label entry in force
+	labels   map[string]int // target id -> position of the label entry in force; shared by snapshots until one adds a label (labelsOwned)
+	labelsOwned bool
 	name     string
 	hasTail  bool // the last entry came from an unterminated line
 	meta     *metaCache
@@ -90,8 +91,6 @@ type Session struct {
 	root     string                               // the sessions root the file must stay inside ("" when read with Load); see openIn
 	gen      uint64                               // bumped on every change (see Gen)
 	epoch    uint64                               // the gen at which Entries were last read from the start (see Epoch)
-	each     func(pos int, e *Entry, line []byte) // while a first read runs: given each entry (see Library.RefreshEach)
-	tap      Tap                                  // while a first read runs: shown each line's members (see Library.RefreshEachTap)
 }
 
 // gens numbers session states across the process, so that a generation
@@ -116,10 +115,7 @@ func (s *Session) fresh() {
 }
 
 // Load reads and indexes the session file at path.
-func Load(path string) (*Session, error) { return loadEach(path, nil, nil) }
-
-// loadEach is Load calling each with every entry it reads (see loadOpenEach).
-func loadEach(path string, each func(pos int, e *Entry, line []byte), tap Tap) (*Session, error) {
+func Load(path string) (*Session, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -132,20 +128,12 @@ func loadEach(path string, each func(pos int, e *Entry, line []byte), tap Tap) (
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s: not a regular file", path)
 	}
-	return loadOpenEach(f, st, path, "", each, tap)
+	return loadOpen(f, st, path, "")
 }
 
 // loadOpen indexes the open file f (st is its info) as the session at path, kept inside root.
 func loadOpen(f *os.File, st os.FileInfo, path, root string) (*Session, error) {
-	return loadOpenEach(f, st, path, root, nil, nil)
-}
-
-// loadOpenEach is loadOpen calling each (when not nil) with every entry
-// of a version 2 or later file as the read accepts it (see eachEntry),
-// and tap (when not nil) with the members of its lines as it parses them.
-func loadOpenEach(f *os.File, st os.FileInfo, path, root string, each func(pos int, e *Entry, line []byte), tap Tap) (*Session, error) {
-	s := &Session{File: path, ModTime: st.ModTime(), root: root, each: each, tap: tap}
-	defer func() { s.each, s.tap = nil, nil }()
+	s := &Session{File: path, ModTime: st.ModTime(), root: root}
 	// Only the bytes st describes, so ModTime and Size agree (see update).
 	if size := st.Size(); size <= wholeMax {
 		// One read into a recycled buffer; lines are counted in memory.
@@ -160,7 +148,7 @@ func loadOpenEach(f *os.File, st os.FileInfo, path, root string, each func(pos i
 		defer putEnds(ends)
 		lines := len(*ends) + 1
 		s.Entries = make([]Entry, 0, lines)
-		s.ids.next = min(lines*10, 64<<10) // an id of 8 bytes, and the parents that are not the entry before
+		s.strs.next = min(lines*10, 64<<10) // an id of 8 bytes, and the parents that are not the entry before
 		s.parseLines(buf[:n], *ends)
 	} else {
 		if err := s.reserve(f, size); err != nil {
@@ -211,14 +199,7 @@ func Parse(r io.Reader, name string) (*Session, error) {
 
 // ParseBytes is Parse of data held in memory, which the session keeps (not a copy).
 func ParseBytes(data []byte, name string) (*Session, error) {
-	return ParseBytesEach(data, name, nil, nil)
-}
-
-// ParseBytesEach is ParseBytes calling fn and tap as Library.RefreshEachTap
-// does (each when not nil).
-func ParseBytesEach(data []byte, name string, fn func(pos int, e *Entry, line []byte), tap Tap) (*Session, error) {
-	s := &Session{File: name, data: data, each: fn, tap: tap}
-	defer func() { s.each, s.tap = nil, nil }()
+	s := &Session{File: name, data: data}
 	if len(data) < math.MaxInt32 {
 		ends := lineEnds(data)
 		defer putEnds(ends)
@@ -247,7 +228,7 @@ func (s *Session) readSized(r io.Reader, off int64, hint int64) error {
 	}
 	buf := getBuf(hint + 1)
 	defer putBuf(buf)
-	lr := newLineReader(s.tap)
+	lr := newLineReader()
 	var carry []byte // a line split across reads
 	skipping := false
 	for {
@@ -345,7 +326,7 @@ func (s *Session) parseLines(data []byte, ends []int32) {
 	if s.inter == nil {
 		s.inter = interner{}
 	}
-	lr := newLineReader(s.tap)
+	lr := newLineReader()
 	var off int64
 	var last []byte // the last complete line
 	for _, nl := range ends {
@@ -376,16 +357,12 @@ type lineReader struct {
 	raw  rawEntry
 	nest []*js.Nested // what reading a line reads in the same pass, into raw
 	set  func(js.Member)
-	tap  Tap
 }
 
-func newLineReader(tap Tap) *lineReader {
-	lr := &lineReader{tap: tap}
-	lr.nest = lr.raw.nested(tap)
+func newLineReader() *lineReader {
+	lr := &lineReader{}
+	lr.nest = lr.raw.nested()
 	lr.set = lr.raw.set
-	if tap != nil {
-		lr.set = func(m js.Member) { lr.raw.set(m); tap.Member(m) }
-	}
 	return lr
 }
 
@@ -411,9 +388,6 @@ func (s *Session) addLine(lr *lineReader, line []byte, off int64, lineNo int, un
 	}
 	r := &lr.raw
 	*r = rawEntry{}
-	if lr.tap != nil {
-		lr.tap.Line(line)
-	}
 	end, err := js.EachMemberNested(line, i, lr.set, lr.nest)
 	notObject := false
 	if err == js.ErrNotObject {
@@ -484,7 +458,7 @@ func (s *Session) addLine(lr *lineReader, line []byte, off int64, lineNo int, un
 			s.diag(lineNo, DiagExtraHeader, "a second session header; ignored, as pi does")
 			return false
 		}
-		e.fill(r, s.inter, &s.ids)
+		e.fill(r, s.inter, &s.strs)
 		if s.Header.Version < 2 {
 			s.migrateV1(&e, r)
 		}
@@ -505,24 +479,7 @@ func (s *Session) addLine(lr *lineReader, line []byte, off int64, lineNo int, un
 		e.Flags |= FlagUnterminated
 	}
 	s.Entries = append(s.Entries, e)
-	if s.each != nil {
-		s.eachEntry(line)
-	}
 	return true
-}
-
-// eachEntry gives the entry just added and its line to s.each, as
-// ReadLinesAsWritten would give them once the read is done: the entry
-// unchanged since (not in a version 1 file, whose compactions' targets
-// are resolved after the read), the line as written, and none whose line
-// ReadLinesAsWritten would skip (see linesEntry).
-func (s *Session) eachEntry(line []byte) {
-	pos := len(s.Entries) - 1
-	e := &s.Entries[pos]
-	if s.Header.Version < 2 || !linesEntry(line, e, s.Header.Version, true) {
-		return
-	}
-	s.each(pos, e, line)
 }
 
 // migrateV1 gives a v1 entry a stable id from its line number and chains it
@@ -546,24 +503,24 @@ func (s *Session) migrateV1(e *Entry, r *rawEntry) {
 func (s *Session) rebuild() {
 	s.Diags = dropDerived(s.Diags)
 	n := len(s.Entries)
-	s.byID = make(map[string]int, n)
+	s.byID = newIDIndex(n)
 	for i := range s.Entries {
 		e := &s.Entries[i]
 		if e.ID == "" {
 			continue
 		}
-		if prev, dup := s.byID[e.ID]; dup {
+		if prev, dup := s.byID.get(e.ID); dup {
 			s.diag(e.Line, DiagDuplicateID, fmt.Sprintf("id %q also on line %d; links to it go to this line, as in pi", e.ID, s.Entries[prev].Line))
 		}
-		s.byID[e.ID] = i
+		s.byID.setBase(e.ID, i)
 	}
 	if s.Header.Version < 2 {
 		s.resolveV1Kept()
 	}
 	s.parent = make([]int, n)
-	s.children = make([][]int, n)
-	s.roots = s.roots[:0]
-	s.labels = map[string]int{}
+	s.children = newKidTable(n)
+	s.roots = nil
+	s.labels, s.labelsOwned = map[string]int{}, true
 	s.name = ""
 	for i := range s.Entries {
 		s.parent[i] = s.resolveParent(i, true)
@@ -585,19 +542,19 @@ func (s *Session) rebuild() {
 	off := 0
 	for p, c := range count {
 		if c > 0 {
-			s.children[p] = all[off : off : off+int(c)]
+			s.children.set(p, all[off:off:off+int(c)])
 			off += int(c)
 		}
 	}
 	for i := range s.Entries {
 		if p := s.parent[i]; p >= 0 {
-			s.children[p] = append(s.children[p], i)
+			s.children.set(p, append(s.children.at(p), i))
 		} else {
 			s.roots = append(s.roots, i)
 		}
 	}
-	for p, c := range s.children {
-		if len(c) > 1 {
+	for p := range s.Entries {
+		if len(s.children.at(p)) > 1 {
 			s.sortChildren(p)
 		}
 	}
@@ -628,7 +585,7 @@ func (s *Session) resolveParent(i int, report bool) int {
 		}
 		return -1
 	}
-	p, ok := s.byID[e.ParentID]
+	p, ok := s.byID.get(e.ParentID)
 	if !ok {
 		if report {
 			s.diag(e.Line, DiagOrphan, fmt.Sprintf("parent %q does not exist; shown as a root", e.ParentID))
@@ -643,6 +600,13 @@ func (s *Session) applyState(i int) {
 	e := &s.Entries[i]
 	switch e.Type {
 	case TypeLabel:
+		if !s.labelsOwned { // shared with the snapshot this one came from
+			own := make(map[string]int, len(s.labels)+1)
+			for k, v := range s.labels {
+				own[k] = v
+			}
+			s.labels, s.labelsOwned = own, true
+		}
 		if e.Flags.Has(FlagLabelSet) {
 			s.labels[e.Target] = i
 		} else {
@@ -717,7 +681,7 @@ func (s *Session) cmpSiblings(a, b int) int {
 }
 
 func (s *Session) sortChildren(p int) {
-	slices.SortStableFunc(s.children[p], s.cmpSiblings)
+	slices.SortStableFunc(s.children.at(p), s.cmpSiblings)
 }
 
 // resolveV1Kept maps v1 compactions' firstKeptEntryIndex (an index into the

@@ -3,7 +3,6 @@ package sessions
 import (
 	"bytes"
 	"io"
-	"os"
 	"sync"
 
 	"github.com/piweb/piweb/internal/js"
@@ -14,15 +13,14 @@ func (s *Session) Len() int { return len(s.Entries) }
 
 // Lookup returns the position of the entry with id, as pi resolves it (the last one with that id).
 func (s *Session) Lookup(id string) (int, bool) {
-	i, ok := s.byID[id]
-	return i, ok
+	return s.byID.get(id)
 }
 
 // Parent returns the position of entry i's parent, or -1 for a root.
 func (s *Session) Parent(i int) int { return s.parent[i] }
 
 // Children returns the positions of entry i's children in pi's order. Do not modify.
-func (s *Session) Children(i int) []int { return s.children[i] }
+func (s *Session) Children(i int) []int { return s.children.at(i) }
 
 // Roots returns the positions of the root entries in file order. Do not modify.
 func (s *Session) Roots() []int { return s.roots }
@@ -79,7 +77,7 @@ func (s *Session) Leaf() int { return len(s.Entries) - 1 }
 
 // EntryCount returns the number of distinct ids, as pi's getEntryCount counts.
 func (s *Session) EntryCount() int {
-	n := len(s.byID)
+	n := s.byID.n
 	for i := range s.Entries {
 		if s.Entries[i].ID == "" {
 			return n + 1 // pi keys every id-less entry under undefined
@@ -130,7 +128,7 @@ func (s *Session) Walk(fn func(i, depth int) bool) {
 		if !fn(it.i, it.depth) {
 			continue
 		}
-		c := s.children[it.i]
+		c := s.children.at(it.i)
 		for k := len(c) - 1; k >= 0; k-- {
 			stack = append(stack, item{c[k], it.depth + 1})
 		}
@@ -145,18 +143,16 @@ func (s *Session) SubtreeSize(i int) int {
 		v := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		n++
-		stack = append(stack, s.children[v]...)
+		stack = append(stack, s.children.at(v)...)
 	}
 	return n
 }
 
 // Reader reads entry lines from the session's file.
 type Reader struct {
-	s    *Session
-	f    io.ReaderAt
-	c    io.Closer
-	m    []byte // part of the file mapped into memory (mapped), or nil
-	mOff int64  // the file offset of m[0]
+	s *Session
+	f io.ReaderAt
+	c io.Closer
 }
 
 // Open returns a Reader over the session's file (or in-memory data).
@@ -182,23 +178,6 @@ func (r *Reader) Session() *Session { return r.s }
 // rather than one system call per line. Raw's checks still apply to every line.
 func (r *Reader) Sequential() *Reader { return &Reader{s: r.s, f: &windowAt{f: r.f}} }
 
-// mapped returns a Reader of the same file whose lines are slices of its
-// bytes [from, end) mapped into memory, not copies, and a func that unmaps
-// them; ok is false where the file cannot be mapped. Reading a line that
-// the file no longer holds (truncated since) faults: see readLines.
-func (r *Reader) mapped(from, end int64) (m *Reader, unmap func(), ok bool) {
-	f, isFile := r.c.(*os.File)
-	if !isFile || from < 0 || end <= from {
-		return nil, nil, false
-	}
-	from -= from % int64(os.Getpagesize())
-	b, unmap, ok := mapFile(f, from, end-from)
-	if !ok {
-		return nil, nil, false
-	}
-	return &Reader{s: r.s, f: bytes.NewReader(b), m: b, mOff: from}, unmap, true
-}
-
 // Close closes the underlying file.
 func (r *Reader) Close() error {
 	if r.c != nil {
@@ -221,29 +200,21 @@ func (r *Reader) rawQuick(i int) ([]byte, error) { return r.line(i, true) }
 func (r *Reader) line(i int, quick bool) ([]byte, error) { return r.lineInto(nil, i, quick, false) }
 
 // lineInto is line reading into buf when it is large enough (the line
-// returned may then be buf's, or the mapped file's), the line as written
+// returned may then be buf's), the line as written
 // when asWritten (not decoded as pi decodes it: it may hold invalid UTF-8).
 func (r *Reader) lineInto(buf []byte, i int, quick, asWritten bool) ([]byte, error) {
 	e := &r.s.Entries[i]
 	var b []byte
-	if r.m != nil {
-		at, end := e.Off-r.mOff, e.Off-r.mOff+int64(e.Len)
-		if at < 0 || end > int64(len(r.m)) {
+	if cap(buf) >= e.Len {
+		b = buf[:e.Len]
+	} else {
+		b = make([]byte, e.Len)
+	}
+	if _, err := r.f.ReadAt(b, e.Off); err != nil {
+		if err == io.EOF {
 			return nil, ErrChanged
 		}
-		b = r.m[at:end:end]
-	} else {
-		if cap(buf) >= e.Len {
-			b = buf[:e.Len]
-		} else {
-			b = make([]byte, e.Len)
-		}
-		if _, err := r.f.ReadAt(b, e.Off); err != nil {
-			if err == io.EOF {
-				return nil, ErrChanged
-			}
-			return nil, err
-		}
+		return nil, err
 	}
 	if !linesEntry(b, e, r.s.Header.Version, quick) {
 		return nil, ErrChanged

@@ -2,7 +2,6 @@ package sessions
 
 import (
 	"bytes"
-	"errors"
 	"io"
 	"os"
 	"slices"
@@ -18,82 +17,81 @@ type Delta struct {
 // Changed reports whether the update found anything.
 func (d Delta) Changed() bool { return d.Reloaded || len(d.New) > 0 }
 
-// Update brings the index up to date with the file: when the file only grew,
-// just the appended bytes are parsed; a rewrite, truncation or replacement
-// makes it re-read the whole file. The receiver is modified in place, so
-// callers that share a Session must serialise Update with readers.
-func (s *Session) Update() (Delta, error) { return s.update(true) }
-
-// errNeedsReload is returned by update(false) when only a full re-read will do.
-var errNeedsReload = errors.New("the file must be read again in full")
-
-// update is Update; with reload false it reports errNeedsReload instead of
-// re-reading the file, so a caller holding a lock can re-read outside it.
-func (s *Session) update(reload bool) (d Delta, err error) {
-	defer func() {
-		if err == nil {
-			if d.Changed() && !d.Reloaded { // a reload brought a fresh generation
-				s.gen = gens.Add(1)
-			}
-			s.cacheMeta()
-		}
-	}()
-	d = Delta{OldLeaf: s.Leaf()}
+// Next returns the session as its file is now. When the file only grew,
+// just the appended bytes are parsed, into a new snapshot that shares
+// with s what did not change; a rewrite, truncation or replacement reads
+// the whole file again. s itself never changes, so its readers need no
+// lock. When the file is as s read it, Next returns s.
+func (s *Session) Next() (*Session, Delta, error) {
+	d := Delta{OldLeaf: s.Leaf()}
+	if s.data != nil {
+		return s, d, nil // parsed from memory: nothing on disk to follow
+	}
 	f, err := s.openFile()
 	if err != nil {
-		return d, err
+		return s, d, err
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return d, err
+		return s, d, err
 	}
 	// A file of the same size whose modification time moved was rewritten
-	// in place (an append would have grown it): re-read it.
+	// in place (an append would have grown it): read it again.
 	rewritten := st.Size() == s.Size && !s.hasTail && !st.ModTime().Equal(s.ModTime)
-	if rewritten || !s.sameBytes(f, st.Size()) {
-		if !reload {
-			return d, errNeedsReload
-		}
+	switch {
+	case rewritten || !s.sameBytes(f, st.Size()):
 		return s.reload(f, d)
-	}
-	s.ModTime = st.ModTime()
-	if s.hasTail || s.Size <= s.headOff {
+	case s.hasTail || s.Size <= s.headOff:
 		// The last entry (or the header itself) came from an unterminated line
-		// that may have grown: re-read the file, unless its size is unchanged.
+		// that may have grown: read the file again, unless its size is unchanged.
 		if st.Size() == s.parsedEnd() {
-			return d, nil
-		}
-		if !reload {
-			return d, errNeedsReload
+			return s, d, nil
 		}
 		return s.reload(f, d)
-	}
-	if st.Size() == s.Size {
-		return d, nil
+	case st.Size() == s.Size:
+		return s, d, nil
+	case s.Header.Version < 2:
+		return s.reload(f, d) // appended v1 compactions name their first kept line by index
 	}
 	if _, err := f.Seek(s.Size, io.SeekStart); err != nil {
-		return d, err
+		return s, d, err
 	}
-	before := len(s.Entries)
-	// Diagnostics about the unterminated last line go: it is read again from Size.
-	s.Diags = slices.DeleteFunc(s.Diags, func(d Diagnostic) bool { return d.Line > s.lines })
-	s.v1lines = slices.DeleteFunc(s.v1lines, func(v v1line) bool { return v.line > s.lines })
+	n := s.fork()
+	n.ModTime = st.ModTime()
+	before := len(n.Entries)
+	// Diagnostics about an unterminated last line go: it is read again from Size.
+	n.Diags = slices.DeleteFunc(n.Diags, func(d Diagnostic) bool { return d.Line > n.lines })
 	// Up to the size st gave, not EOF: ModTime must describe every byte
-	// indexed, or a later same-size Update would take it for a rewrite.
-	if err := s.readSized(io.LimitReader(f, st.Size()-s.Size), s.Size, st.Size()-s.Size); err != nil {
-		return d, err
+	// indexed, or a later same-size Next would take it for a rewrite.
+	if err := n.readSized(io.LimitReader(f, st.Size()-n.Size), n.Size, st.Size()-n.Size); err != nil {
+		return s, d, err
 	}
-	for i := before; i < len(s.Entries); i++ {
+	for i := before; i < len(n.Entries); i++ {
 		d.New = append(d.New, i)
 	}
-	if s.Header.Version < 2 {
-		s.resolveV1Kept() // appended v1 compactions name their first kept line by index
+	if !n.link(before) {
+		n.rebuild()
 	}
-	if !s.link(before) {
-		s.rebuild()
+	if len(d.New) > 0 || n.Size != s.Size {
+		n.gen = gens.Add(1)
 	}
-	return d, nil
+	n.cacheMeta()
+	return n, d, nil
+}
+
+// fork returns a copy of s to extend: appending to it never writes what
+// s's readers read (see cow.go).
+func (s *Session) fork() *Session {
+	n := *s
+	n.Diags = slices.Clone(s.Diags) // pruned in place by Next and rebuild
+	n.v1lines = slices.Clone(s.v1lines)
+	n.tail = slices.Clone(s.tail) // setTail writes it in place
+	n.byID = s.byID.fork()
+	n.children = s.children.fork()
+	n.labelsOwned = false
+	n.meta = nil
+	return &n
 }
 
 // parsedEnd returns the offset just past the last byte parsed, including an
@@ -135,22 +133,21 @@ func (s *Session) sameBytes(f *os.File, size int64) bool {
 	return true
 }
 
-// reload re-reads the whole file into s.
-func (s *Session) reload(f *os.File, d Delta) (Delta, error) {
+// reload reads the whole file again into a new session.
+func (s *Session) reload(f *os.File, d Delta) (*Session, Delta, error) {
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return d, err
+		return s, d, err
 	}
 	st, err := f.Stat()
 	if err != nil {
-		return d, err
+		return s, d, err
 	}
 	fresh, err := loadOpen(f, st, s.File, s.root)
 	if err != nil {
-		return d, err
+		return s, d, err
 	}
-	*s = *fresh
 	d.Reloaded = true
-	return d, nil
+	return fresh, d, nil
 }
 
 // link attaches entries from position `from` onward to the tree. It
@@ -160,16 +157,16 @@ func (s *Session) link(from int) bool {
 	for i := from; i < len(s.Entries); i++ {
 		e := &s.Entries[i]
 		if e.ID != "" {
-			if _, dup := s.byID[e.ID]; dup {
+			if _, dup := s.byID.get(e.ID); dup {
 				return false
 			}
 			if s.adopts(e.ID) {
 				return false
 			}
-			s.byID[e.ID] = i
+			s.byID.add(e.ID, i)
 		}
 		s.parent = append(s.parent, s.resolveParent(i, true))
-		s.children = append(s.children, nil)
+		s.children.grow()
 		s.applyState(i)
 		if p := s.parent[i]; p >= 0 {
 			s.insertChild(p, i)
@@ -190,15 +187,17 @@ func (s *Session) adopts(id string) bool {
 	return false
 }
 
-// insertChild puts child c under p at its place in pi's order.
+// insertChild puts child c under p at its place in pi's order, in a new
+// list: the old one may be another snapshot's.
 func (s *Session) insertChild(p, c int) {
-	kids := s.children[p]
+	kids := s.children.at(p)
 	k := len(kids)
 	for k > 0 && s.cmpSiblings(c, kids[k-1]) < 0 {
 		k--
 	}
-	kids = append(kids, 0)
-	copy(kids[k+1:], kids[k:])
-	kids[k] = c
-	s.children[p] = kids
+	nk := make([]int, len(kids)+1)
+	copy(nk, kids[:k])
+	nk[k] = c
+	copy(nk[k+1:], kids[k:])
+	s.children.set(p, nk)
 }

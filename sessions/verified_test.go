@@ -86,8 +86,8 @@ func TestVerifiedIndex(t *testing.T) {
 				t.Fatal(err)
 			}
 			i, ok := fresh.Lookup(nid)
-			if !ok || fresh.Entries[i].ParentID != tt.leaf || fresh.LabelOf(fresh.byID["a1"]) != "mark" {
-				t.Errorf("appended label %s: parent %q, label %q; want parent %q", nid, fresh.Entries[i].ParentID, fresh.LabelOf(fresh.byID["a1"]), tt.leaf)
+			if !ok || fresh.Entries[i].ParentID != tt.leaf || fresh.LabelOf(fresh.mustLookup("a1")) != "mark" {
+				t.Errorf("appended label %s: parent %q, label %q; want parent %q", nid, fresh.Entries[i].ParentID, fresh.LabelOf(fresh.mustLookup("a1")), tt.leaf)
 			}
 		})
 	}

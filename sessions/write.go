@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -60,7 +61,7 @@ func labelLine(targetID, label string) builder {
 			return nil, "", &Error{Kind: ErrNoLeafID, Entry: targetID,
 				Detail: fmt.Sprintf("line %d; a label would change where pi resumes: rewind to an entry first", leaf.Line)}
 		}
-		id := newEntryID(cur.byID)
+		id := newEntryID(cur.taken)
 		o := js.Object{{K: "type", V: json.RawMessage(`"label"`)}, {K: "id", V: js.Quote(id)}, {K: "parentId", V: js.Quote(leaf.ID)},
 			{K: "timestamp", V: js.Quote(js.NowISO())}, {K: "targetId", V: js.Quote(targetID)}}
 		if label != "" {
@@ -95,7 +96,7 @@ func rewindLine(targetID, summary string, guard Guard) builder {
 		if err != nil {
 			return nil, "", err
 		}
-		id := newEntryID(cur.byID)
+		id := newEntryID(cur.taken)
 		ts := js.Quote(js.NowISO())
 		var o js.Object
 		if js.Trim(summary) != "" {
@@ -157,9 +158,7 @@ func (l *Library) append(key string, ids []string, build builder) (string, error
 	unlock := l.lockWrites(file)
 	defer unlock()
 	idx := func(fn func(*Session)) {
-		l.mu.RLock()
-		defer l.mu.RUnlock()
-		if s := l.files[file]; s != nil {
+		if s := l.Loaded(file); s != nil {
 			fn(s)
 		}
 	}
@@ -176,15 +175,19 @@ func (l *Library) append(key string, ids []string, build builder) (string, error
 // locate returns the file of the session with key and the root writers are confined to.
 func (l *Library) locate(key string) (file, root string, err error) {
 	l.mu.RLock()
-	defer l.mu.RUnlock()
-	s, ok := l.keys[key]
+	f, ok := l.keys[key]
+	l.mu.RUnlock()
 	if !ok {
 		return "", "", &Error{Kind: ErrNoSession, Key: key}
 	}
-	if s.data != nil || s.File == "" {
-		return "", "", &Error{Kind: ErrReadOnly, Key: key, Version: s.Header.Version, Detail: "a demo session held in memory"}
+	if f.pinned || f.path == "" {
+		return "", "", &Error{Kind: ErrReadOnly, Key: key, Version: f.meta.Version, Detail: "a demo session held in memory"}
 	}
-	return s.File, s.writeRoot(), nil
+	root = l.Root
+	if root == "" {
+		root = filepath.Dir(f.path)
+	}
+	return f.path, root, nil
 }
 
 // lockWrites waits until no other write of piweb's to file is under way and
@@ -233,15 +236,22 @@ func (s *Session) piLeafID() (json.RawMessage, error) {
 }
 
 // newEntryID returns an id as pi's generateId makes one: the first 8 hex
-// digits of a random UUID not in taken, or a whole UUID after 100 collisions.
-func newEntryID[V any](taken map[string]V) string {
+// digits of a random UUID that taken says is not taken, or a whole UUID
+// after 100 collisions.
+func newEntryID(taken func(id string) bool) string {
 	for range 100 {
 		id := uuid.NewString()[:8]
-		if _, dup := taken[id]; !dup {
+		if !taken(id) {
 			return id
 		}
 	}
 	return uuid.NewString()
+}
+
+// taken reports whether s holds an entry with id.
+func (s *Session) taken(id string) bool {
+	_, ok := s.Lookup(id)
+	return ok
 }
 
 // errNotFile is returned when a writer gets a session that was not read from a file.
@@ -339,7 +349,7 @@ type pinned struct {
 // the writer reads the file again. pi only appends; a rewrite of the same
 // size moves the modification time, which Update also relies on.
 func (s *Session) verified(root string, ids []string) (*os.File, int64) {
-	if len(s.Entries) == 0 || s.hasTail || s.Header.ID == "" || len(s.head) == 0 || s.byID == nil {
+	if len(s.Entries) == 0 || s.hasTail || s.Header.ID == "" || len(s.head) == 0 || s.byID.base == nil {
 		return nil, 0
 	}
 	f, st, err := openIn(root, s.File, os.O_RDONLY)
@@ -349,7 +359,7 @@ func (s *Session) verified(root string, ids []string) (*os.File, int64) {
 	ok := st.Size() == s.Size && st.ModTime().Equal(s.ModTime) && s.sameBytes(f, st.Size())
 	check := []int{len(s.Entries) - 1}
 	for _, id := range ids {
-		if i, found := s.byID[id]; found {
+		if i, found := s.byID.get(id); found {
 			check = append(check, i)
 		}
 	}

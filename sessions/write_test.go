@@ -817,7 +817,7 @@ func TestConcurrentWriters(t *testing.T) {
 func TestNewEntryID(t *testing.T) {
 	taken := map[string]int{}
 	for range 2000 {
-		id := newEntryID(taken)
+		id := newEntryID(func(id string) bool { _, ok := taken[id]; return ok })
 		if !entryIDRe.MatchString(id) {
 			t.Fatalf("id %q", id)
 		}

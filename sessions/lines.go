@@ -1,0 +1,84 @@
+package sessions
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"sync/atomic"
+
+	"github.com/piweb/piweb/internal/js"
+)
+
+// readBytes counts the bytes of session files read to index them (full
+// reads and appended bytes), for tests and benchmarks: see BytesRead.
+var readBytes atomic.Int64
+
+// BytesRead returns how many bytes of session files this process has read
+// to index them so far (the line counting pass of a full read included).
+func BytesRead() int64 { return readBytes.Load() }
+
+// ReadLines reads the lines of s's entries from position from onward, in
+// file order, calling fn with each entry's position, index record and line
+// (fn must not keep line). An entry whose line changed is skipped; a file
+// cut short while it is read ends the read with ErrChanged.
+func ReadLines(s *Session, from int, fn func(pos int, e *Entry, line []byte) error) error {
+	if from >= len(s.Entries) {
+		return nil
+	}
+	r, err := s.Open()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	seq := r.Sequential()
+	defer seq.release()
+	var buf []byte
+	for k := max(0, from); k < len(s.Entries); k++ {
+		line, err := seq.lineInto(buf, k, true, false)
+		if err != nil {
+			if errors.Is(err, ErrChanged) {
+				continue
+			}
+			return err
+		}
+		if err := fn(k, &s.Entries[k], line); err != nil {
+			return err
+		}
+		if cap(line) > cap(buf) && cap(line) <= 4<<20 {
+			buf = line[:0]
+		}
+	}
+	return nil
+}
+
+// OpenRead opens file for reading, inside the library's root.
+func (l *Library) OpenRead(file string) (*os.File, error) {
+	if l.Root == "" {
+		return os.Open(file)
+	}
+	f, _, err := openIn(l.Root, file, os.O_RDONLY)
+	return f, err
+}
+
+// ReadLine reads entry e's line from f, checking (with checkID) the line
+// is still e's; ErrChanged when it is not.
+func ReadLine(f io.ReaderAt, e *Entry, checkID bool) ([]byte, error) {
+	line := make([]byte, e.Len)
+	if _, err := f.ReadAt(line, e.Off); err != nil {
+		if err == io.EOF {
+			return nil, ErrChanged
+		}
+		return nil, err
+	}
+	if e.ID != "" && checkID {
+		var got rawEntry
+		if _, err := js.EachMember(line, 0, got.set); err != nil || js.Str(got.id) != e.ID {
+			return nil, ErrChanged
+		}
+	}
+	return js.ToValidUTF8(line), nil
+}
+
+// notExist reports whether err says a file is gone.
+func notExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }

@@ -1,5 +1,0 @@
-//go:build unix && !linux
-
-package sessions
-
-const mapPopulate = 0

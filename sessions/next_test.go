@@ -1,0 +1,19 @@
+package sessions
+
+// Update makes s its next snapshot (Next), for tests that follow one
+// session in one variable and never share it.
+func (s *Session) Update() (Delta, error) {
+	n, d, err := s.Next()
+	if n != s {
+		*s = *n
+	}
+	return d, err
+}
+
+// mustLookup returns the position of id, or -1.
+func (s *Session) mustLookup(id string) int {
+	if i, ok := s.Lookup(id); ok {
+		return i
+	}
+	return -1
+}

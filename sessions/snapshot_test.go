@@ -1,0 +1,186 @@
+package sessions
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// treeOf describes every link, child list, label and id look-up of s, to
+// compare a snapshot before and after others are made from it.
+func treeOf(s *Session) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "n=%d size=%d name=%q leaf=%d roots=%v count=%d\n", len(s.Entries), s.Size, s.Name(), s.Leaf(), s.Roots(), s.EntryCount())
+	for i := range s.Entries {
+		id := s.Entries[i].ID
+		at, _ := s.Lookup(id)
+		fmt.Fprintf(&b, "%d %s parent=%d kids=%v label=%q at=%d\n", i, id, s.Parent(i), s.Children(i), s.LabelOf(i), at)
+	}
+	return b.String()
+}
+
+// TestNextSnapshot: Next makes a new snapshot for appended lines and never
+// changes the one it came from, which readers keep reading meanwhile (run
+// with -race, the readers below and the appends overlap).
+func TestNextSnapshot(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	lines := []string{`{"type":"session","version":3,"id":"S","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}`}
+	entry := func(id, parent, ts string, extra string) string {
+		p := "null"
+		if parent != "" {
+			p = `"` + parent + `"`
+		}
+		return fmt.Sprintf(`{"type":"message","id":%q,"parentId":%s,"timestamp":"2026-01-01T00:00:%s.000Z","message":{"role":"user","content":"m %s"}%s}`, id, p, ts, id, extra)
+	}
+	for i := range 600 { // more than two chunks of children, more than recentMax ids when appended
+		parent := ""
+		if i > 0 {
+			parent = fmt.Sprintf("e%d", i-1)
+		}
+		lines = append(lines, entry(fmt.Sprintf("e%d", i), parent, "10", ""))
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendLine := func(line string) {
+		f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		f.WriteString(line + "\n")
+	}
+	var snaps []*Session
+	var want []string
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	cur := s
+	for round := range 1200 {
+		snaps = append(snaps, cur)
+		want = append(want, "")
+		if round%100 == 0 {
+			want[len(want)-1] = treeOf(cur)
+			kept := cur
+			exp := want[len(want)-1]
+			wg.Go(func() {
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					if got := treeOf(kept); got != exp {
+						t.Errorf("a snapshot changed under its reader")
+						return
+					}
+				}
+			})
+		}
+		switch {
+		case round%50 == 7: // a sibling, sorted among earlier children by time
+			appendLine(entry(fmt.Sprintf("b%d", round), "e3", "05", ""))
+		case round%40 == 3:
+			appendLine(fmt.Sprintf(`{"type":"label","id":"l%d","parentId":"e0","timestamp":"2026-01-01T00:01:00.000Z","targetId":"e%d","label":"L%d"}`, round, round%600, round))
+		case round%90 == 11:
+			appendLine(fmt.Sprintf(`{"type":"session_info","id":"i%d","parentId":"e0","timestamp":"2026-01-01T00:01:00.000Z","name":"N%d"}`, round, round))
+		default:
+			appendLine(entry(fmt.Sprintf("x%d", round), fmt.Sprintf("e%d", round%600), "20", ""))
+		}
+		next, d, err := cur.Next()
+		if err != nil || next == cur || d.Reloaded || len(d.New) != 1 {
+			t.Fatalf("round %d: %v %v %+v", round, err, next == cur, d)
+		}
+		cur = next
+	}
+	close(stop)
+	wg.Wait()
+	for k, exp := range want {
+		if exp != "" && treeOf(snaps[k]) != exp {
+			t.Fatalf("snapshot %d changed", k)
+		}
+	}
+	// The last snapshot is what reading the file afresh gives.
+	fresh, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if treeOf(fresh) != treeOf(cur) {
+		t.Error("the appended snapshot differs from a fresh read")
+	}
+	if !slices.Equal(fresh.Entries, cur.Entries) {
+		t.Error("entries differ from a fresh read")
+	}
+}
+
+// TestLibraryOnDemand: a seeded library reads a tree only when asked, keeps
+// at most its limit of trees, and reads a dropped one again when needed.
+func TestLibraryOnDemand(t *testing.T) {
+	root := t.TempDir()
+	var metas []Meta
+	for k := range 6 {
+		dir := filepath.Join(root, "--p--")
+		os.MkdirAll(dir, 0o700)
+		p := filepath.Join(dir, fmt.Sprintf("2026-01-01T00-00-0%d-000Z_s%d.jsonl", k, k))
+		var b strings.Builder
+		fmt.Fprintf(&b, `{"type":"session","version":3,"id":"s%d","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}`+"\n", k)
+		for i := range 200 {
+			fmt.Fprintf(&b, `{"type":"message","id":"e%d","parentId":%s,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hi"}}`+"\n", i, map[bool]string{true: "null", false: fmt.Sprintf(`"e%d"`, i-1)}[i == 0])
+		}
+		os.WriteFile(p, []byte(b.String()), 0o600)
+		s, err := Load(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		metas = append(metas, s.Meta())
+	}
+	l := NewLibrary(root)
+	one := cost(&Session{Entries: make([]Entry, 200)})
+	l.SetCacheLimit(2 * one)
+	for _, m := range metas {
+		l.Seed(m)
+	}
+	if l.CacheBytes() != 0 || l.Len() != 6 {
+		t.Fatalf("seeding read trees: %d bytes, %d sessions", l.CacheBytes(), l.Len())
+	}
+	before := BytesRead()
+	for _, m := range metas {
+		if err := l.View(m.ID, func(s *Session) error {
+			if len(s.Entries) != 200 {
+				return fmt.Errorf("%d entries", len(s.Entries))
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if l.CacheBytes() > 2*one {
+			t.Fatalf("the cache holds %d bytes, its limit is %d", l.CacheBytes(), 2*one)
+		}
+	}
+	if BytesRead() == before {
+		t.Error("no tree was read")
+	}
+	loaded := 0
+	for _, m := range metas {
+		if l.Loaded(m.File) != nil {
+			loaded++
+		}
+	}
+	if loaded != 2 {
+		t.Errorf("%d trees loaded, want the 2 most recently used", loaded)
+	}
+	if l.Loaded(metas[5].File) == nil || l.Loaded(metas[0].File) != nil {
+		t.Error("the least recently used tree was kept")
+	}
+	// Read again once dropped.
+	if _, err := l.Session(metas[0].ID); err != nil || l.Loaded(metas[0].File) == nil {
+		t.Errorf("a dropped tree is not read again: %v", err)
+	}
+}
