@@ -311,10 +311,10 @@ func TestNeedles(t *testing.T) {
 
 func TestNormalize(t *testing.T) {
 	for in, want := range map[string]string{
-		"Hello\n\t  World ":  "hello world ",
+		"Hello\n\t  World ":   "hello world ",
 		"\u00a0Ünï\u2003cödé": " ünï cödé",
-		"a\xffb":             "a\ufffdb",
-		"\u212a":             "k",
+		"a\xffb":              "a\ufffdb",
+		"\u212a":              "k",
 	} {
 		if got := Normalize(in); got != want {
 			t.Errorf("Normalize(%q) = %q, want %q", in, got, want)

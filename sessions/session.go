@@ -69,28 +69,28 @@ type Session struct {
 	// FirstMessage is the text of the first user message with text, as pi's session list shows it.
 	FirstMessage string
 
-	data     []byte // contents, for sessions parsed from memory
-	tail     []byte // last bytes before Size, to notice rewrites
-	head     []byte // first bytes of the header line, to notice a replaced file
-	headOff  int64
-	lines    int // physical lines consumed up to Size
-	inter    interner
-	strs     idArena
-	byID     idIndex
-	parent   []int // parent position, -1 for roots
-	children kidTable
-	roots    []int
-	labels   map[string]int // target id -> position of the label entry in force; shared by snapshots until one adds a label (labelsOwned)
+	data        []byte // contents, for sessions parsed from memory
+	tail        []byte // last bytes before Size, to notice rewrites
+	head        []byte // first bytes of the header line, to notice a replaced file
+	headOff     int64
+	lines       int // physical lines consumed up to Size
+	inter       interner
+	strs        idArena
+	byID        idIndex
+	parent      []int // parent position, -1 for roots
+	children    kidTable
+	roots       []int
+	labels      map[string]int // target id -> position of the label entry in force; shared by snapshots until one adds a label (labelsOwned)
 	labelsOwned bool
-	name     string
-	hasTail  bool // the last entry came from an unterminated line
-	meta     *metaCache
-	noHeader bool // the first parsed value was not a header: not a session, even if one follows
-	v1prev   string
-	v1lines  []v1line                             // v1 files: the lines JSON.parse accepts, in order (pi's firstKeptEntryIndex counts them)
-	root     string                               // the sessions root the file must stay inside ("" when read with Load); see openIn
-	gen      uint64                               // bumped on every change (see Gen)
-	epoch    uint64                               // the gen at which Entries were last read from the start (see Epoch)
+	name        string
+	hasTail     bool // the last entry came from an unterminated line
+	meta        *metaCache
+	noHeader    bool // the first parsed value was not a header: not a session, even if one follows
+	v1prev      string
+	v1lines     []v1line // v1 files: the lines JSON.parse accepts, in order (pi's firstKeptEntryIndex counts them)
+	root        string   // the sessions root the file must stay inside ("" when read with Load); see openIn
+	gen         uint64   // bumped on every change (see Gen)
+	epoch       uint64   // the gen at which Entries were last read from the start (see Epoch)
 }
 
 // gens numbers session states across the process, so that a generation
