@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -8,11 +9,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/piweb/piweb/internal/sessiontest"
-	"github.com/piweb/piweb/search"
+	"github.com/piweb/piweb/internal/storetest"
 	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/store"
 )
@@ -37,261 +39,218 @@ func genRoot(t testing.TB, n, entries int) (string, []string) {
 	return root, files
 }
 
-func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(os.Stderr, nil)) }
+// logs collects what a catalog logs, for tests that look at it.
+type logs struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
 
-// run starts a catalog over a new library of root with the store at db,
-// and waits until its library is filled and the store is current.
-func run(t testing.TB, root, db string) (*Catalog, func()) {
+func (l *logs) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logs) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(&logs{}, nil)) }
+
+// openStore opens the store dsn names ("" for none).
+func openStore(t testing.TB, dsn string) *store.DB {
 	t.Helper()
-	var st *store.Store
-	if db != "" {
-		var err error
-		if st, err = store.Open(db); err != nil {
-			t.Fatal(err)
-		}
+	if dsn == "" {
+		return nil
 	}
-	c := New(sessions.NewLibrary(root), Options{Store: st, Logger: quiet()})
+	st, err := store.Open(context.Background(), dsn, store.Options{Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// start runs a catalog over a new library of root with st (nil: none),
+// and waits until its library is filled and the store is current.
+func start(t testing.TB, root string, st *store.DB, log *slog.Logger) (*Catalog, func()) {
+	t.Helper()
+	opt := Options{Logger: log}
+	if st != nil {
+		opt.Store = st
+	}
+	if opt.Logger == nil {
+		opt.Logger = quiet()
+	}
+	c := New(sessions.NewLibrary(root), opt)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx) }()
 	<-c.Ready()
-	if err := c.Wait(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	<-c.SearchReady()
+	wait(t, c)
 	return c, func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Error(err)
 		}
-		if st != nil {
-			st.Close()
-		}
 	}
 }
 
-// TestRestart: a restart on an unchanged root reads no session bytes;
-// after appends to some files, only the appended bytes.
+// wait waits until the catalog's store holds every file as the library has it.
+func wait(t testing.TB, c *Catalog) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a guard: it ends by an event
+	defer cancel()
+	if err := c.Wait(ctx); err != nil {
+		t.Fatalf("the catalog did not catch up: %v", err)
+	}
+}
+
+// run is start with a new store at dsn.
+func run(t testing.TB, root, dsn string) (*Catalog, func()) {
+	t.Helper()
+	return start(t, root, openStore(t, dsn), nil)
+}
+
+// engines runs test against every engine the machine has.
+func engines(t *testing.T, test func(t *testing.T, dsn string)) {
+	for _, e := range storetest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) { test(t, e.DSN) })
+	}
+}
+
+// TestRestart: a restart on an unchanged root reads no session bytes and
+// lists every session as before; after appends it reads the grown files
+// only, and the store adds only their appended entries' texts.
 func TestRestart(t *testing.T) {
-	root, files := genRoot(t, 12, 200)
-	db := filepath.Join(t.TempDir(), "piweb", "index.db")
-	before := sessions.BytesRead()
-	c, stop := run(t, root, db)
-	if c.lib.Len() != 12 {
-		t.Fatalf("%d sessions", c.lib.Len())
-	}
-	first := sessions.BytesRead() - before
-	want := c.lib.List()
-	stop()
-	if first == 0 {
-		t.Fatal("the first start read nothing")
-	}
-
-	before = sessions.BytesRead()
-	c, stop = run(t, root, db)
-	if got := sessions.BytesRead() - before; got != 0 {
-		t.Fatalf("a restart on an unchanged root read %d bytes", got)
-	}
-	got := c.lib.List()
-	if len(got) != len(want) {
-		t.Fatalf("%d sessions after restart, want %d", len(got), len(want))
-	}
-	for i := range want {
-		if got[i].Key != want[i].Key || got[i].Entries != want[i].Entries || got[i].Tokens != want[i].Tokens {
-			t.Fatalf("session %d differs after restart:\n%+v\n%+v", i, got[i], want[i])
+	engines(t, func(t *testing.T, dsn string) {
+		root, files := genRoot(t, 12, 200)
+		before := sessions.BytesRead()
+		c, stop := run(t, root, dsn)
+		if c.lib.Len() != 12 {
+			t.Fatalf("%d sessions", c.lib.Len())
 		}
-	}
-	stop()
-
-	var appended int64
-	for _, f := range files[:5] {
-		add := sessiontest.String(99, 6, sessiontest.Options{NoHeader: true})
-		sessiontest.Append(t, f, add)
-		appended += int64(len(add))
-	}
-	before = sessions.BytesRead()
-	c, stop = run(t, root, db)
-	if got := sessions.BytesRead() - before; got != appended {
-		t.Fatalf("after appends a restart read %d bytes, want the %d appended", got, appended)
-	}
-	fresh, err := sessions.OpenLibrary(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range fresh.List() {
-		got, err := c.lib.Meta(m.Key)
-		if err != nil || got.Entries != m.Entries || got.Size != m.Size {
-			t.Fatalf("%s: %+v, want %+v (%v)", m.Key, got, m, err)
+		first := sessions.BytesRead() - before
+		want := c.lib.List()
+		stop()
+		if first == 0 {
+			t.Fatal("the first start read nothing")
 		}
-	}
-	stop()
 
-	// A third restart after the appends reads nothing again: the store
-	// kept the grown indexes.
-	before = sessions.BytesRead()
-	_, stop = run(t, root, db)
-	if got := sessions.BytesRead() - before; got != 0 {
-		t.Fatalf("read %d bytes", got)
-	}
-	stop()
+		before = sessions.BytesRead()
+		c, stop = run(t, root, dsn)
+		if got := sessions.BytesRead() - before; got != 0 {
+			t.Fatalf("a restart on an unchanged root read %d bytes", got)
+		}
+		got := c.lib.List()
+		if len(got) != len(want) {
+			t.Fatalf("%d sessions after restart, want %d", len(got), len(want))
+		}
+		for i := range want {
+			if got[i].Key != want[i].Key || got[i].Entries != want[i].Entries || got[i].Tokens != want[i].Tokens ||
+				got[i].FirstMessage != want[i].FirstMessage || !got[i].Modified.Equal(want[i].Modified) {
+				t.Fatalf("session %d differs after restart:\n%+v\n%+v", i, got[i], want[i])
+			}
+		}
+		stop()
+
+		var grown int64
+		for k, f := range files[:5] {
+			sessiontest.Append(t, f, sessiontest.Lines(sessiontest.User(fmt.Sprintf("new%d", k), "", 99, fmt.Sprintf("appendedword%d here", k))))
+			st, _ := os.Stat(f)
+			grown += st.Size()
+		}
+		before = sessions.BytesRead()
+		c, stop = run(t, root, dsn)
+		if got := sessions.BytesRead() - before; got != grown {
+			t.Fatalf("after appends a restart read %d bytes, want the %d of the grown files", got, grown)
+		}
+		fresh, err := sessions.OpenLibrary(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range fresh.List() {
+			got, err := c.lib.Meta(m.Key)
+			if err != nil || got.Entries != m.Entries || got.Size != m.Size {
+				t.Fatalf("%s: %+v, want %+v (%v)", m.Key, got, m, err)
+			}
+		}
+		for k := range 5 {
+			if hs := find(t, c, fmt.Sprintf("appendedword%d", k)); len(hs) != 1 {
+				t.Errorf("appendedword%d: %d hits", k, len(hs))
+			}
+		}
+		// Texts of the entries the store held before the appends are not
+		// doubled: the store finds what reading every file finds.
+		scanned, sstop := start(t, root, nil, nil)
+		for _, q := range []string{"the", "role:user", "error"} {
+			if a, b := allHits(t, c, q), allHits(t, scanned, q); !slices.Equal(a, b) {
+				t.Errorf("%q: the store finds %d hits, a scan %d", q, len(a), len(b))
+			}
+		}
+		sstop()
+		stop()
+
+		// A third restart after the appends reads nothing again.
+		before = sessions.BytesRead()
+		_, stop = run(t, root, dsn)
+		if got := sessions.BytesRead() - before; got != 0 {
+			t.Fatalf("read %d bytes", got)
+		}
+		stop()
+	})
 }
 
-// TestDamagedStore: a store that is not a database is rebuilt, never an error.
-func TestDamagedStore(t *testing.T) {
-	root, _ := genRoot(t, 3, 50)
-	db := filepath.Join(t.TempDir(), "index.db")
-	os.WriteFile(db, []byte("this is not a database, just bytes"), 0o600)
-	c, stop := run(t, root, db)
-	defer stop()
-	if c.lib.Len() != 3 {
-		t.Fatalf("%d sessions", c.lib.Len())
-	}
-	q, _ := search.Parse("the")
-	res, err := c.Search(context.Background(), q, 5, "")
-	if err != nil || len(res.Hits) == 0 {
-		t.Fatalf("%v %v", res, err)
-	}
-}
-
-// TestTwoProcesses: two catalogs on one store (as two piweb processes)
-// both work and leave it whole.
+// TestTwoProcesses: two catalogs (two piweb processes) on one store, over
+// one root, both following appends: every hit once.
 func TestTwoProcesses(t *testing.T) {
-	root, files := genRoot(t, 6, 80)
-	db := filepath.Join(t.TempDir(), "index.db")
-	a, stopA := run(t, root, db)
-	b, stopB := run(t, root, db)
-	sessiontest.Append(t, files[0], sessiontest.String(5, 4, sessiontest.Options{NoHeader: true}))
-	a.lib.Refresh(files[0])
-	b.lib.Refresh(files[0])
-	a.Wait(context.Background())
-	b.Wait(context.Background())
-	stopA()
-	stopB()
-	before := sessions.BytesRead()
-	c, stop := run(t, root, db)
-	defer stop()
-	if got := sessions.BytesRead() - before; got != 0 || c.lib.Len() != 6 {
-		t.Fatalf("read %d bytes, %d sessions", got, c.lib.Len())
-	}
+	engines(t, func(t *testing.T, dsn string) {
+		root, files := genRoot(t, 4, 50)
+		c1, stop1 := run(t, root, dsn)
+		defer stop1()
+		c2, stop2 := run(t, root, dsn)
+		defer stop2()
+		for k := range 3 {
+			sessiontest.Append(t, files[0], sessiontest.Lines(sessiontest.User(fmt.Sprintf("tw%d", k), "", 99, "twiceword appended")))
+			c1.lib.Refresh(files[0])
+			c2.lib.Refresh(files[0])
+			wait(t, c1)
+			wait(t, c2)
+		}
+		for _, c := range []*Catalog{c1, c2} {
+			hs := find(t, c, "twiceword")
+			if ids := hitIDs(hs); !slices.Equal(ids, []string{"tw0:text:offpath", "tw1:text:offpath", "tw2:text:path"}) {
+				t.Errorf("hits %v", ids)
+			}
+		}
+		// Restarted on that store, a third one finds each once too.
+		c3, stop3 := run(t, root, dsn)
+		defer stop3()
+		if n := len(find(t, c3, "twiceword")); n != 3 {
+			t.Errorf("after a restart: %d hits", n)
+		}
+	})
 }
 
-// TestFlushedThenChanged: a file that changes while it is read, after
-// part of its documents went to the batch (by sync, or by the fused read
-// of a first build), is indexed again from the start: its new words are
-// found, its old ones are not, and no document is there twice.
-func TestFlushedThenChanged(t *testing.T) {
-	for _, tc := range []struct {
-		name     string
-		fuse     bool  // a first build's fused read, else sync's
-		firstMax int64 // 0: the file fused with the older files, else as one of the newest
-	}{{"sync", false, firstMax}, {"fused", true, 0}, {"fused newest", true, firstMax}} {
-		t.Run(tc.name, func(t *testing.T) {
-			root := t.TempDir()
-			dir := filepath.Join(root, "--home-dev-p--")
-			os.MkdirAll(dir, 0o755)
-			file := filepath.Join(dir, "2026-01-01T00-00-00-000Z_s1.jsonl")
-			header := `{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/home/dev/p"}`
-			long := strings.Repeat("filler words ", 400)
-			lines := []string{header}
-			parent := ""
-			for i := range 60 {
-				id := fmt.Sprintf("u%d", i)
-				lines = append(lines, sessiontest.User(id, parent, i+1, fmt.Sprintf("oldmarker%d %s", i, long)))
-				parent = id
-			}
-			if err := os.WriteFile(file, []byte(sessiontest.Lines(lines...)), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			// The file as it is rewritten: shorter than where the read stood.
-			rewritten := sessiontest.Lines(header, sessiontest.User("n1", "", 1, "newmarker alpha"), sessiontest.User("n2", "n1", 2, "newmarker beta"))
-
-			defer func(old int, m int64, f bool) { flushText, firstMax, fuseFirst = old, m, f }(flushText, firstMax, fuseFirst)
-			flushText, firstMax, fuseFirst = 16<<10, tc.firstMax, tc.fuse
-			var c *Catalog
-			changed := 0
-			testFlushed = func(f string) {
-				if changed++; changed == 1 {
-					if err := os.WriteFile(f, []byte(rewritten), 0o644); err != nil {
-						t.Error(err)
-					}
-					c.lib.Refresh(f) // during a fused read the library takes this read, not the fused one
-				}
-			}
-			defer func() { testFlushed = nil }()
-			fused := 0
-			testFused = func(string) { fused++ }
-			defer func() { testFused = nil }()
-
-			st, err := store.Open(filepath.Join(t.TempDir(), "index.db"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			c = New(sessions.NewLibrary(root), Options{Store: st, Logger: quiet()})
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan error, 1)
-			go func() { done <- c.Run(ctx) }()
-			defer func() { cancel(); <-done }()
-			<-c.SearchReady()
-			if err := c.Wait(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			if changed == 0 {
-				t.Fatal("the read never added part of the file's documents")
-			}
-			if fused != 0 {
-				t.Fatalf("%d files fused: the changed file's fused documents were kept", fused)
-			}
-			if got := hitIDs(find(t, c, "newmarker")); !slices.Equal(got, []string{"n1:text:path", "n2:text:path"}) {
-				t.Fatalf("newmarker: %v", got)
-			}
-			for _, w := range []string{"oldmarker0", "oldmarker5", "oldmarker59", "filler"} {
-				if got := find(t, c, w); len(got) != 0 {
-					t.Fatalf("%s, gone with the rewrite, still found: %v", w, hitIDs(got))
-				}
-			}
-			s, err := st.Stats()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if s.Docs != 2 {
-				t.Fatalf("the store holds %d documents, want the 2 of the file as rewritten", s.Docs)
-			}
-			// (A live change the fill saw may be synced once more after it.)
-			if p := c.Progress(); p.SearchDone < p.SearchTotal || p.FilesDone != p.FilesTotal {
-				t.Errorf("progress: %+v", p)
-			}
-		})
-	}
-}
-
-// TestResetByAnotherProcess: two catalogs of different roots share a
-// store, and one rebuilds it (as it does when it finds it damaged). The
-// other moves to the rebuilt store at its next search and writes its
-// files into it again, so that its searches through the store find them.
-func TestResetByAnotherProcess(t *testing.T) {
-	rootA, _ := genRoot(t, 3, 30)
-	rootB, _ := handRoot(t)
-	db := filepath.Join(t.TempDir(), "index.db")
-	a, stopA := run(t, rootA, db)
-	defer stopA()
-	b, stopB := run(t, rootB, db)
-	defer stopB()
-	if got := hitIDs(find(t, b, "quokka")); !slices.Equal(got, []string{"a2:thinking:path"}) {
-		t.Fatalf("before: %v", got)
-	}
-	a.storeFailed(fmt.Errorf("%w (staged)", store.ErrCorrupt))
-	if err := a.Wait(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	find(t, b, "quokka") // b's first operation since: it moves to the new store
-	if err := b.Wait(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if got := hitIDs(find(t, b, "quokka")); !slices.Equal(got, []string{"a2:thinking:path"}) {
-		t.Errorf("after: %v", got)
-	}
-	if st, err := b.st.Stats(); err != nil || st.Files != 4 {
-		t.Errorf("store of both: %+v %v, want 4 files", st, err)
-	}
+// TestProblemsKept: a file that is not a session is listed as a problem
+// after a restart without being read again.
+func TestProblemsKept(t *testing.T) {
+	engines(t, func(t *testing.T, dsn string) {
+		root, _ := genRoot(t, 2, 10)
+		bad := filepath.Join(root, "--home-dev-proj0--", "broken.jsonl")
+		os.WriteFile(bad, []byte("not json at all\n"), 0o644)
+		_, stop := run(t, root, dsn)
+		stop()
+		before := sessions.BytesRead()
+		c, stop := run(t, root, dsn)
+		defer stop()
+		if got := sessions.BytesRead() - before; got != 0 {
+			t.Errorf("the restart read %d bytes", got)
+		}
+		if p := c.lib.Problems(); p[bad] == nil || !strings.Contains(p[bad].Error(), "not a session") {
+			t.Errorf("problems after a restart: %v", p)
+		}
+	})
 }

@@ -41,7 +41,7 @@ func refPieces(e *sessions.Entry, line []byte) []piece {
 		case sessions.RoleUser:
 			add(0, "text", "user", refContentText(m.content))
 		case sessions.RoleAssistant:
-			refEachBlock(m.content, func(k int, bl *block) {
+			refEachBlock(m.content, func(k int, bl *refBlock) {
 				switch bl.typ {
 				case sessions.BlockText:
 					add(k, "text", "assistant", js.Str(bl.text))
@@ -86,7 +86,7 @@ func refContentText(raw []byte) string {
 	}
 	var sb strings.Builder
 	n := 0
-	refEachBlock(raw, func(_ int, bl *block) {
+	refEachBlock(raw, func(_ int, bl *refBlock) {
 		if bl.typ != sessions.BlockText {
 			return
 		}
@@ -149,9 +149,9 @@ func (m *refMsgFields) read(raw []byte) {
 // refEachBlock (the reference's) calls fn with each object block of content (a string is one
 // text block), reading only the members search needs: an image's data is
 // never decoded.
-func refEachBlock(raw []byte, fn func(k int, bl *block)) {
+func refEachBlock(raw []byte, fn func(k int, bl *refBlock)) {
 	if len(raw) > 0 && raw[0] == '"' {
-		fn(0, &block{typ: sessions.BlockText, text: raw})
+		fn(0, &refBlock{typ: sessions.BlockText, text: raw})
 		return
 	}
 	k := -1
@@ -160,7 +160,7 @@ func refEachBlock(raw []byte, fn func(k int, bl *block)) {
 			return true
 		}
 		k++
-		var bl block
+		var bl refBlock
 		js.Members(el, func(m js.Member) {
 			switch string(js.KeyBytes(m.Key)) {
 			case "type":
@@ -178,4 +178,10 @@ func refEachBlock(raw []byte, fn func(k int, bl *block)) {
 		fn(k, &bl)
 		return true
 	})
+}
+
+// refBlock is a content block as the reference reads it: members as written.
+type refBlock struct {
+	typ                        string
+	text, thinking, name, args []byte
 }

@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"bytes"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/piweb/piweb/internal/js"
 	"github.com/piweb/piweb/internal/sessiontest"
-	"github.com/piweb/piweb/search"
 	"github.com/piweb/piweb/sessions"
 )
 
@@ -86,13 +84,13 @@ func TestPieces(t *testing.T) {
 		files = append(files, m...)
 	}
 	n, pieceN, oddN := 0, 0, 0
-	ar := &textArena{}
 	for _, f := range files {
-		ar.reset()
 		abs, _ := filepath.Abs(f)
-		lib := sessions.NewLibrary(filepath.Dir(abs))
-		lib.Refresh(abs)
-		lib.ReadLines(abs, 0, func(pos int, e *sessions.Entry, line []byte) error {
+		s, err := sessions.Load(abs)
+		if err != nil {
+			continue // not a session: nothing to search
+		}
+		sessions.ReadLines(s, 0, func(pos int, e *sessions.Entry, line []byte) error {
 			n++
 			if f == odd {
 				oddN++
@@ -107,23 +105,6 @@ func TestPieces(t *testing.T) {
 			}
 			return nil
 		})
-		// buildPieces' texts share the arena until it is reset: compare
-		// them all once the file is read, read as the store reads them.
-		var built, wants [][]piece
-		lib.ReadLinesAsWritten(abs, 0, func(pos int, e *sessions.Entry, line []byte) error {
-			ps := append([]piece(nil), buildPieces(ar, e, line)...)
-			for k := range ps {
-				ps[k].text = string(js.ToValidUTF8([]byte(ps[k].text)))
-			}
-			built = append(built, ps)
-			wants = append(wants, refPieces(e, js.ToValidUTF8(line)))
-			return nil
-		})
-		for k := range built {
-			if !reflect.DeepEqual(asIndexed(built[k]), asIndexed(wants[k])) {
-				t.Errorf("%s: entry %d: buildPieces\n%+v\nrefPieces\n%+v", f, k, built[k], wants[k])
-			}
-		}
 	}
 	if oddN != len(oddLines) {
 		t.Errorf("%d of the %d odd lines read", oddN, len(oddLines))
@@ -134,56 +115,49 @@ func TestPieces(t *testing.T) {
 	t.Logf("%d files, %d entries, %d pieces", len(files), n, pieceN)
 }
 
-// BenchmarkBuildPieces: buildPieces over every tenth file of the bench
-// tree (sessiontest.BenchTree), the lines read into memory first; SetBytes
-// is the lines' size; cpu-ms/op counts the GC's work too.
-func BenchmarkBuildPieces(b *testing.B) {
-	root, files, _ := sessiontest.BenchTree(b)
+// BenchmarkPieces: pieces over every tenth file of the bench tree
+// (sessiontest.BenchTree), the lines read into memory first; SetBytes is
+// the lines' size.
+func BenchmarkPieces(b *testing.B) {
+	_, files, _ := sessiontest.BenchTree(b)
 	files = slices.Clone(files)
 	slices.Sort(files)
 	type entry struct {
 		e    sessions.Entry
 		line []byte
 	}
-	var sample [][]entry
+	var sample []entry
 	var size int64
-	lib := sessions.NewLibrary(root)
 	for k := 0; k < len(files); k += 10 {
-		lib.Refresh(files[k])
-		var es []entry
-		lib.ReadLinesAsWritten(files[k], 0, func(_ int, e *sessions.Entry, line []byte) error {
-			es = append(es, entry{*e, bytes.Clone(line)})
+		s, err := sessions.Load(files[k])
+		if err != nil {
+			b.Fatal(err)
+		}
+		sessions.ReadLines(s, 0, func(_ int, e *sessions.Entry, line []byte) error {
+			sample = append(sample, entry{*e, bytes.Clone(line)})
 			size += int64(len(line))
 			return nil
 		})
-		sample = append(sample, es)
 	}
 	b.SetBytes(size)
 	b.ReportAllocs()
-	ar := &textArena{}
-	b.ResetTimer()
 	defer sessiontest.ReportCPU(b)()
-	for range b.N {
-		for _, es := range sample {
-			ar.reset()
-			for k := range es {
-				buildPieces(ar, &es[k].e, es[k].line)
-			}
+	for b.Loop() {
+		for k := range sample {
+			pieces(&sample[k].e, sample[k].line)
 		}
 	}
 }
 
-// FuzzBuildPieces: buildPieces and pieces of any line the library could
-// have checked give what refPieces gives, the entry's type and role read
-// from the line.
-func FuzzBuildPieces(f *testing.F) {
+// FuzzPieces: pieces of any line the library could have checked gives
+// what refPieces gives, the entry's type and role read from the line.
+func FuzzPieces(f *testing.F) {
 	for _, l := range oddLines {
 		f.Add([]byte(l))
 	}
 	for _, l := range strings.Split(sessiontest.String(1, 40, sessiontest.Options{}), "\n") {
 		f.Add([]byte(l))
 	}
-	ar := &textArena{}
 	f.Fuzz(func(t *testing.T, line []byte) {
 		end, err := js.EachMember(line, 0, func(js.Member) {})
 		if err != nil || js.SkipWS(line, end) != len(line) {
@@ -201,79 +175,5 @@ func FuzzBuildPieces(f *testing.F) {
 		if got := pieces(e, valid); !reflect.DeepEqual(got, want) {
 			t.Fatalf("%q: pieces\n%+v\nrefPieces\n%+v", line, got, want)
 		}
-		ar.reset()
-		got := append([]piece(nil), buildPieces(ar, e, line)...)
-		for k := range got {
-			got[k].text = string(js.ToValidUTF8([]byte(got[k].text)))
-		}
-		if !reflect.DeepEqual(asIndexed(got), asIndexed(want)) {
-			t.Fatalf("%q: buildPieces\n%+v\nrefPieces\n%+v", line, got, want)
-		}
 	})
-}
-
-// asIndexed returns ps with each text replaced by the words the index
-// reads of it (search.Terms), one a line: the store's texts have escapes
-// of one character as two spaces (js.AppendSpacedStringAt), pi's have
-// them decoded, and both give these words.
-func asIndexed(ps []piece) []piece {
-	out := slices.Clone(ps)
-	for k := range out {
-		var sb strings.Builder
-		search.Terms(out[k].text, func(term []byte) {
-			sb.Write(term)
-			sb.WriteByte('\n')
-		})
-		out[k].text = sb.String()
-	}
-	return out
-}
-
-// TestArenaGiveBack: what a line's buffer leaves goes back to the arena,
-// unless the buffer grew out of it.
-func TestArenaGiveBack(t *testing.T) {
-	var a textArena
-	b := append(a.alloc(100), "0123456789"...)
-	a.giveBack(b)
-	c := append(a.alloc(10), "abc"...)
-	if &a.chunks[0][10] != &c[0] || string(a.chunks[0][:13]) != "0123456789abc" {
-		t.Fatalf("after giveBack, alloc gave %p, not the byte after the kept 10 (%p)", &c[0], &a.chunks[0][10])
-	}
-	grown := append(a.alloc(4), "more than four"...)
-	n := len(a.chunks[0])
-	a.giveBack(grown)
-	if len(a.chunks[0]) != n {
-		t.Fatalf("giveBack of a grown buffer gave back %d bytes", n-len(a.chunks[0]))
-	}
-}
-
-// TestSpacedTerms: the store's spaced text of a string has the words pi's
-// decoded text has (asIndexed relies on it), whatever letters, camelCase
-// parts, digits, CJK, symbols and escapes meet.
-func TestSpacedTerms(t *testing.T) {
-	parts := []string{`\n`, `\t`, `\"`, `\\`, `\/`, `\b`, `\f`, `\r`, `\\n`, `\u00e9`, `\u0041`, `\ud83d\ude00`, `\u65e5`,
-		`a`, `Z`, `n`, `t`, `u`, `fooBar`, `HTTPServer`, `x1`, `42`, `日本語`, `é`, `✓`, `→`, ` `, `.`, `/`, `_`, `-`}
-	r := rand.New(rand.NewPCG(7, 8))
-	terms := func(text []byte) []string {
-		var out []string
-		search.Terms(string(text), func(term []byte) { out = append(out, string(term)) })
-		return out
-	}
-	for range 20000 {
-		var sb strings.Builder
-		sb.WriteString(`{"text":"`)
-		for range r.IntN(60) {
-			sb.WriteString(parts[r.IntN(len(parts))])
-		}
-		sb.WriteString(`"}`)
-		line := []byte(sb.String())
-		spaced, send, sok := js.AppendSpacedStringAt(nil, line, 8)
-		decoded, dend, dok := js.AppendValidStringAt(nil, line, 8)
-		if !sok || !dok || send != dend {
-			t.Fatalf("%s: spaced %v %d, decoded %v %d", line, sok, send, dok, dend)
-		}
-		if g, w := terms(spaced), terms(decoded); !slices.Equal(g, w) {
-			t.Fatalf("%s: spaced %q has words %q, decoded %q has %q", line, spaced, g, decoded, w)
-		}
-	}
 }

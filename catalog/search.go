@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/piweb/piweb/search"
 	"github.com/piweb/piweb/sessions"
@@ -40,120 +42,145 @@ type Hit struct {
 	Cwd       string         `json:"cwd"`     // the session's working directory
 	Session   string         `json:"session"` // the session's name, or its first message
 	Label     string         `json:"label,omitempty"`
-	Score     float64        `json:"-"`
+	// Copies are the same entry in the sessions forked from this one (pi
+	// copies the path to a fork's entry with the ids and times kept): one
+	// hit says where else it is.
+	Copies []Copy `json:"copies,omitempty"`
+}
+
+// Copy is an entry's copy in a fork.
+type Copy struct {
+	Key       string `json:"key"`
+	SessionID string `json:"sessionId"`
+	Session   string `json:"session"`
+	Place     string `json:"place"`
 }
 
 // Result is one page of hits.
 type Result struct {
-	Hits []Hit   `json:"hits"`
+	Hits []Hit `json:"hits"`
+	// Next is the cursor of the next page, when there may be more hits
+	// than this page holds.
 	Next *string `json:"next"`
-	// Partial: the search index is still being built (or the scan hit its
-	// bounds): more may match than these.
+	// Partial: the store does not hold every session as it is yet (its
+	// first build, or saves pending): more may match than a search finds.
 	Partial bool `json:"partial"`
-	Scanned bool `json:"scanned"` // found by reading entries, newest first, not ranked
+	Scanned bool `json:"scanned"` // found by reading the files, newest first, not through the store
 }
 
 // ErrCursor is returned for a cursor that does not belong to the query.
-var ErrCursor = store.ErrCursor
+var ErrCursor = errors.New("invalid cursor: start the search again")
 
-// Search returns a page of q's hits, best first (newest first among
-// equals); cursor is "" or the previous page's Next.
+// budget bounds one page of an indexed search: a query whose candidates
+// mostly fail the check on the real text answers with what it found, and
+// a Next.
+const budget = 150 * time.Millisecond
+
+// Search returns a page of q's hits, newest first; cursor is "" or the
+// previous page's Next.
 func (c *Catalog) Search(ctx context.Context, q *search.Query, limit int, cursor string) (Result, error) {
 	if limit <= 0 {
 		limit = 20
 	}
 	limit = min(limit, 200)
 	if len(q.Labels) > 0 {
-		return c.labeled(ctx, q, limit, cursor) // labels are few: straight to them
+		return c.labeled(ctx, q, limit, cursor)
 	}
-	select {
-	case <-c.searched:
-	default:
-		if c.st == nil {
-			break
-		}
-		res, err := c.indexed(ctx, q, limit, cursor)
-		res.Partial = true
-		return res, err
-	}
-	if c.st == nil {
+	if c.st == nil || strings.HasPrefix(cursor, "scan:") {
 		return c.scan(ctx, q, limit, cursor)
 	}
-	return c.indexed(ctx, q, limit, cursor)
+	res, err := c.indexed(ctx, q, limit, cursor)
+	if errors.Is(err, store.ErrUnavailable) || errors.Is(err, store.ErrCorrupt) || errors.Is(err, store.ErrClosed) {
+		c.storeFailed(err)
+		return c.scan(ctx, q, limit, "") // the files themselves, until the store works
+	}
+	res.Partial = res.Partial || c.searching()
+	return res, err
 }
 
-// indexed searches through the store's word index.
+// indexed searches through the store's full-text index: candidates come
+// newest first, each checked on its entry's real text.
 func (c *Catalog) indexed(ctx context.Context, q *search.Query, limit int, cursor string) (Result, error) {
-	o := store.SearchOptions{Limit: limit, Cursor: cursor, Budget: 150 * time.Millisecond, SnippetWidth: 120} // a re: that must read many texts answers with what it found, and a Next
-	rs := c.newRun()
+	var below int64
+	if cursor != "" {
+		v, ok := strings.CutPrefix(cursor, "i:")
+		n, err := strconv.ParseInt(v, 10, 64)
+		if !ok || err != nil || n <= 0 {
+			return Result{}, ErrCursor
+		}
+		below = n
+	}
+	sq := store.Query{Needles: q.Needles(), Roles: q.Roles, NotRoles: q.NotRoles,
+		Projects: ascii(q.Projects), NotProjects: ascii(q.NotProjects), Any: true}
+	if !q.After.IsZero() {
+		sq.After = q.After.UnixMilli()
+	}
+	if !q.Before.IsZero() {
+		sq.Before = q.Before.UnixMilli()
+	}
+	rs := c.newRun(ctx)
 	defer rs.close()
-	infos := map[docRef]*hitInfo{}
-	info := func(h *store.Hit) *hitInfo {
-		k := docRef{h.File, h.Position}
-		if in, ok := infos[k]; ok {
-			return in
+	res := Result{Hits: []Hit{}}
+	deadline := time.Now().Add(budget)
+	batch := 64
+	for {
+		sq.Below, sq.Limit = below, batch
+		cands, err := c.st.Search(ctx, sq)
+		if err != nil {
+			return res, err
 		}
-		in := rs.entryInfo(h.File, h.Position, h.EntryID)
-		infos[k] = in
-		return in
-	}
-	o.Keep = func(h *store.Hit) bool {
-		in := info(h)
-		return in != nil && keep(q, in)
-	}
-	o.Text = func(h *store.Hit) (string, error) {
-		if info(h) == nil {
-			return "", errGone
+		for k := range cands {
+			cd := &cands[k]
+			below = cd.ID
+			if h, ok := rs.check(q, cd); ok {
+				res.Hits = append(res.Hits, h)
+			}
+			if len(res.Hits) == limit || time.Now().After(deadline) {
+				if len(res.Hits) < limit || k < len(cands)-1 || len(cands) == batch {
+					next := "i:" + strconv.FormatInt(below, 10)
+					res.Next = &next
+				}
+				res.Partial = rs.partial
+				return res, nil
+			}
 		}
-		return rs.text(h.File, h.Position, h.EntryID, h.Part)
-	}
-	page, err := c.st.Search(ctx, q, o)
-	if err != nil {
-		if errors.Is(err, store.ErrCorrupt) {
-			c.storeFailed(err)
-			return c.scan(ctx, q, limit, "")
+		if len(cands) < batch {
+			res.Partial = rs.partial
+			return res, nil
 		}
-		if errors.Is(err, store.ErrClosed) { // a Reset under way
-			return c.scan(ctx, q, limit, "")
-		}
-		return Result{}, err
+		batch = min(4*batch, 4096)
 	}
-	res := Result{Hits: make([]Hit, 0, len(page.Hits)), Scanned: page.Scanned}
-	for i := range page.Hits {
-		h := &page.Hits[i]
-		in := info(h)
-		if in == nil {
-			continue
-		}
-		res.Hits = append(res.Hits, in.hit(h.EntryID, h.Type, h.Role, h.Snippet, h.Ranges, h.Time, h.Score))
-	}
-	if page.Next != "" {
-		res.Next = &page.Next
-	}
-	return res, nil
 }
 
-// docRef names an entry: its file and position.
-type docRef struct {
-	file string
-	pos  int
+// ascii keeps the strings the store can compare case-insensitively.
+func ascii(ss []string) []string {
+	var out []string
+	for _, s := range ss {
+		if !strings.ContainsFunc(s, func(r rune) bool { return r >= utf8.RuneSelf }) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
-// searchRun is the state of one search: each session's facts and open
-// file, looked up once however many of its entries are candidates.
+// searchRun is the state of one search: each session's facts and open file,
+// looked up once however many of its entries are candidates.
 type searchRun struct {
-	c     *Catalog
-	sess  map[string]*sessInfo
-	files map[string]*os.File
+	c       *Catalog
+	ctx     context.Context
+	sess    map[string]*sessInfo
+	files   map[string]*os.File
+	partial bool // a candidate did not hold: the store is behind a file
 }
 
 // sessInfo is what every hit of one session shares.
 type sessInfo struct {
-	key, id, project, cwd, title string
+	meta  sessions.Meta
+	title string
 }
 
-func (c *Catalog) newRun() *searchRun {
-	return &searchRun{c: c, sess: map[string]*sessInfo{}, files: map[string]*os.File{}}
+func (c *Catalog) newRun(ctx context.Context) *searchRun {
+	return &searchRun{c: c, ctx: ctx, sess: map[string]*sessInfo{}, files: map[string]*os.File{}}
 }
 
 func (rs *searchRun) close() {
@@ -164,98 +191,139 @@ func (rs *searchRun) close() {
 	}
 }
 
-// session returns the facts of file's session, nil when it is gone.
-func (rs *searchRun) session(file string) *sessInfo {
-	if si, ok := rs.sess[file]; ok {
+// session returns the facts of path's session, nil when it is gone.
+func (rs *searchRun) session(path string) *sessInfo {
+	if si, ok := rs.sess[path]; ok {
 		return si
 	}
 	var si *sessInfo
-	if key, ok := rs.c.lib.Key(file); ok {
-		rs.c.lib.ViewFile(file, func(s *sessions.Session) error {
-			m := s.Meta()
-			si = &sessInfo{key: key, id: s.Header.ID, project: m.Project, cwd: m.Cwd, title: oneLine(cmp.Or(m.Name, m.FirstMessage), 120)}
-			return nil
-		})
+	if m, ok := rs.c.lib.MetaOf(path); ok {
+		si = &sessInfo{meta: m, title: oneLine(cmp.Or(m.Name, m.FirstMessage), 120)}
 	}
-	rs.sess[file] = si
+	rs.sess[path] = si
 	return si
 }
 
-// entryInfo returns what file's session says of the entry at pos, or nil
-// when the file no longer holds that entry there.
-func (rs *searchRun) entryInfo(file string, pos int, id string) *hitInfo {
-	si := rs.session(file)
-	if si == nil {
-		return nil
-	}
-	var in *hitInfo
-	rs.c.lib.ViewFile(file, func(s *sessions.Session) error {
-		if pos < 0 || pos >= len(s.Entries) || s.Entries[pos].ID != id {
-			return nil
+// line reads the line of a candidate's entry, checking it still is that
+// entry's; nil when it is not (the file changed since it was indexed).
+func (rs *searchRun) line(cd *store.Candidate, version int) (*sessions.Entry, []byte) {
+	if version < 2 {
+		// Version 1 ids are piweb's, from the file's order: the tree tells.
+		s, err := rs.c.lib.SessionOf(cd.Path)
+		if err != nil || cd.Pos >= len(s.Entries) || s.Entries[cd.Pos].ID != cd.EntryID {
+			return nil, nil
 		}
-		in = &hitInfo{key: si.key, sessionID: si.id, project: si.project, cwd: si.cwd, title: si.title,
-			place: rs.c.places.place(s, pos), label: s.LabelOf(pos)}
-		return nil
-	})
-	return in
-}
-
-// text returns the text of part of the entry at pos of file, checking the
-// entry is still the one indexed.
-func (rs *searchRun) text(file string, pos int, id string, part int) (string, error) {
-	e, checkID, ok := rs.c.lib.EntryOf(file, pos, id)
-	if !ok {
-		return "", errGone
+		e := s.Entries[cd.Pos]
+		line, err := s.Raw(cd.Pos)
+		if err != nil {
+			return nil, nil
+		}
+		return &e, line
 	}
-	f, seen := rs.files[file]
+	f, seen := rs.files[cd.Path]
 	if !seen {
 		var err error
-		if f, err = rs.c.lib.OpenRead(file); err != nil {
+		if f, err = rs.c.lib.OpenRead(cd.Path); err != nil {
 			f = nil
 		}
-		rs.files[file] = f
+		rs.files[cd.Path] = f
 	}
 	if f == nil {
-		return "", errGone
+		return nil, nil
 	}
-	line, err := sessions.ReadLine(f, &e, checkID)
+	line, err := sessions.ReadLine(f, &sessions.Entry{Off: cd.Off, Len: cd.Len, ID: cd.EntryID}, true)
 	if err != nil {
-		return "", err
+		return nil, nil
 	}
-	p, ok := pieceText(&e, line, part)
+	e, ok := sessions.LineEntry(line, version)
+	if !ok || e.ID != cd.EntryID {
+		return nil, nil
+	}
+	e.Off = cd.Off
+	return &e, line
+}
+
+// check returns the hit a candidate makes: its entry still there, its
+// text matching q, its place and label passing q's filters; a candidate
+// copied into forks makes one hit, at the newest of its copies.
+func (rs *searchRun) check(q *search.Query, cd *store.Candidate) (Hit, bool) {
+	si := rs.session(cd.Path)
+	if si == nil || !q.AllowProject(si.meta.Project) {
+		return Hit{}, false
+	}
+	e, line := rs.line(cd, si.meta.Version)
+	if e == nil {
+		rs.stale(cd.Path)
+		return Hit{}, false
+	}
+	p, ok := pieceText(e, line, cd.Part)
 	if !ok {
-		return "", errGone
+		rs.stale(cd.Path)
+		return Hit{}, false
 	}
-	return p.text, nil
-}
-
-var errGone = errors.New("the entry is no longer in the file")
-
-// keep applies the filters only the session knows: is:, label:.
-func keep(q *search.Query, in *hitInfo) bool {
-	switch q.Path {
-	case search.OffPath:
-		if in.place != PlaceOffPath {
-			return false
-		}
-	case search.OnPath:
-		if in.place == PlaceOffPath {
-			return false
+	snippet, ranges, ok, _ := q.Excerpt(p.text, 120)
+	if !ok {
+		return Hit{}, false
+	}
+	place, label := rs.facts(cd.FileID, cd.Path, cd.Pos, cd.EntryID)
+	h := rs.hit(si, cd.EntryID, p.typ, p.role, snippet, ranges, cd.Time, place, label)
+	copies, err := rs.c.st.Copies(rs.ctx, cd.EntryID, cd.Part, cd.Time)
+	if err != nil || len(copies) < 2 {
+		return h, keep(q, place, label)
+	}
+	if newest := &copies[len(copies)-1]; newest.ID != cd.ID {
+		if nsi := rs.session(newest.Path); nsi != nil && q.AllowProject(nsi.meta.Project) {
+			return Hit{}, false // the group is the hit of its newest copy
 		}
 	}
-	return q.AllowLabel(in.label)
+	// The hit is the original's (the copy no other copy was forked from),
+	// and names the others.
+	paths := map[string]bool{}
+	for _, o := range copies {
+		paths[o.Path] = true
+	}
+	orig := cd
+	for k := range copies {
+		o := &copies[k]
+		if osi := rs.session(o.Path); osi != nil && !paths[osi.meta.ParentSession] {
+			orig = o
+			break
+		}
+	}
+	if orig != cd {
+		if osi := rs.session(orig.Path); osi != nil {
+			oplace, olabel := rs.facts(orig.FileID, orig.Path, orig.Pos, orig.EntryID)
+			h = rs.hit(osi, cd.EntryID, p.typ, p.role, snippet, ranges, cd.Time, oplace, olabel)
+			place, label = oplace, olabel
+		}
+	}
+	for k := range copies {
+		o := &copies[k]
+		osi := rs.session(o.Path)
+		if o == orig || osi == nil || osi.meta.Key == h.Key {
+			continue
+		}
+		oplace, _ := rs.facts(o.FileID, o.Path, o.Pos, o.EntryID)
+		h.Copies = append(h.Copies, Copy{Key: osi.meta.Key, SessionID: osi.meta.ID, Session: osi.title, Place: oplace})
+	}
+	return h, keep(q, place, label)
 }
 
-// hitInfo is what a hit's session says of its entry.
-type hitInfo struct {
-	key, sessionID, project, cwd, title string
-	place, label                        string
+// stale notes that the store's texts of path are behind the file: the
+// file is saved again, and this search is partial.
+func (rs *searchRun) stale(path string) {
+	rs.partial = true
+	if rs.c.st != nil {
+		rs.c.setState(path, nil) // read again from the start
+		rs.c.enqueue(path, true)
+	}
 }
 
-func (in *hitInfo) hit(entryID, typ, role, snippet string, ranges []search.Range, ms int64, score float64) Hit {
-	h := Hit{Key: in.key, SessionID: in.sessionID, EntryID: entryID, Type: typ, Role: role, Place: in.place,
-		OnPath: in.place != PlaceOffPath, Snippet: snippet, Ranges: ranges, Project: in.project, Cwd: in.cwd, Session: in.title,
-		Label: in.label, Score: score}
+// hit makes a Hit of an entry of si's session.
+func (rs *searchRun) hit(si *sessInfo, entryID, typ, role, snippet string, ranges []search.Range, ms int64, place, label string) Hit {
+	h := Hit{Key: si.meta.Key, SessionID: si.meta.ID, EntryID: entryID, Type: typ, Role: role, Place: place,
+		OnPath: place != PlaceOffPath, Snippet: snippet, Ranges: ranges, Project: si.meta.Project, Cwd: si.meta.Cwd,
+		Session: si.title, Label: label}
 	if ranges == nil {
 		h.Ranges = []search.Range{}
 	}
@@ -266,39 +334,85 @@ func (in *hitInfo) hit(entryID, typ, role, snippet string, ranges []search.Range
 	return h
 }
 
-// placeCache keeps each session's places by generation: one walk of the
-// path per change, not per hit.
-type placeCache struct {
-	mu sync.Mutex
-	m  map[*sessions.Session]*places
+// facts returns where entry pos of a file lies and its label, as the store holds them.
+func (rs *searchRun) facts(id int64, path string, pos int, entryID string) (place, label string) {
+	f := rs.c.facts.get(rs.ctx, rs.c.st, id, path)
+	return placeName(placeAt(f.Places, pos)), f.Labels[entryID]
 }
 
-type places struct {
-	gen uint64
-	p   []uint8 // 0 off path, 1 on path, 2 compacted away
+// keep applies the filters only the session knows: is:, label:.
+func keep(q *search.Query, place, label string) bool {
+	switch q.Path {
+	case search.OffPath:
+		if place != PlaceOffPath {
+			return false
+		}
+	case search.OnPath:
+		if place == PlaceOffPath {
+			return false
+		}
+	}
+	return q.AllowLabel(label)
 }
 
-// place returns where entry i of s is; s is read-locked by the caller.
-func (pc *placeCache) place(s *sessions.Session, i int) string {
-	pc.mu.Lock()
-	if pc.m == nil || len(pc.m) > 256 {
-		pc.m = map[*sessions.Session]*places{}
-	}
-	ps := pc.m[s]
-	pc.mu.Unlock()
-	if ps == nil || ps.gen != s.Gen() || len(ps.p) != len(s.Entries) {
-		ps = &places{gen: s.Gen(), p: Places(s)}
-		pc.mu.Lock()
-		pc.m[s] = ps
-		pc.mu.Unlock()
-	}
-	switch ps.p[i] {
+// placeName is the name of a place (see Places).
+func placeName(p uint8) string {
+	switch p {
 	case 1:
 		return PlacePath
 	case 2:
 		return PlaceCompacted
 	}
 	return PlaceOffPath
+}
+
+// factCache keeps the store's facts of the files searches met, until the
+// catalog saves those files again.
+type factCache struct {
+	mu sync.Mutex
+	m  map[int64]*cachedFacts
+}
+
+type cachedFacts struct {
+	path string
+	f    store.Facts
+}
+
+func (fc *factCache) get(ctx context.Context, st Store, id int64, path string) store.Facts {
+	fc.mu.Lock()
+	if cf, ok := fc.m[id]; ok {
+		fc.mu.Unlock()
+		return cf.f
+	}
+	fc.mu.Unlock()
+	f, err := st.Facts(ctx, id)
+	if err != nil {
+		return store.Facts{}
+	}
+	fc.mu.Lock()
+	if fc.m == nil || len(fc.m) > 1024 {
+		fc.m = map[int64]*cachedFacts{}
+	}
+	fc.m[id] = &cachedFacts{path: path, f: f}
+	fc.mu.Unlock()
+	return f
+}
+
+// forget drops the facts of path.
+func (fc *factCache) forget(path string) {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	for id, cf := range fc.m {
+		if cf.path == path {
+			delete(fc.m, id)
+		}
+	}
+}
+
+func (fc *factCache) clear() {
+	fc.mu.Lock()
+	fc.m = nil
+	fc.mu.Unlock()
 }
 
 // Places marks every entry of s: 0 off the active path, 1 on it, 2 on it
@@ -341,34 +455,29 @@ const (
 	scanBytes  = 256 << 20
 )
 
-// scan searches without a store: sessions most recent first, each
+// scan searches without the store: sessions most recent first, each
 // session's entries newest first, until the page is full, or its time or
 // bytes run out (then Next goes on with the next session).
 func (c *Catalog) scan(ctx context.Context, q *search.Query, limit int, cursor string) (Result, error) {
 	start, skip := 0, 0
 	if cursor != "" {
-		b, err := base64.RawURLEncoding.DecodeString(cursor)
-		if err != nil {
-			return Result{}, ErrCursor
-		}
-		if _, err := fmt.Sscanf(string(b), "scan:%d:%d", &start, &skip); err != nil || start < 0 || skip < 0 {
+		if _, err := fmt.Sscanf(cursor, "scan:%d:%d", &start, &skip); err != nil || start < 0 || skip < 0 {
 			return Result{}, ErrCursor
 		}
 	}
 	metas := c.lib.List()
-	rs := c.newRun()
-	defer rs.close()
-	res := Result{Scanned: true, Hits: []Hit{}}
+	res := Result{Scanned: true, Hits: []Hit{}, Partial: c.Indexing()}
 	deadline := time.Now().Add(scanBudget)
 	var read int64
 	next := func(k, skip int) {
-		n := base64.RawURLEncoding.EncodeToString(fmt.Appendf(nil, "scan:%d:%d", k, skip))
+		n := fmt.Sprintf("scan:%d:%d", k, skip)
 		res.Next = &n
 	}
+	rs := c.newRun(ctx)
+	defer rs.close()
 	for k := start; k < len(metas); k++ {
 		if len(res.Hits) >= limit || time.Now().After(deadline) || read > scanBytes {
 			next(k, 0)
-			res.Partial = true
 			return res, nil
 		}
 		if err := ctx.Err(); err != nil {
@@ -379,12 +488,17 @@ func (c *Catalog) scan(ctx context.Context, q *search.Query, limit int, cursor s
 			continue
 		}
 		read += m.Size
+		s, err := c.lib.Session(m.Key)
+		if err != nil {
+			continue
+		}
+		si := &sessInfo{meta: *m, title: oneLine(cmp.Or(m.Name, m.FirstMessage), 120)}
+		var places []uint8
 		var found []Hit
-		c.lib.ReadLines(m.File, 0, func(pos int, e *sessions.Entry, line []byte) error {
+		sessions.ReadLines(s, 0, func(pos int, e *sessions.Entry, line []byte) error {
 			if !q.AllowTime(entryTime(e)) {
 				return nil
 			}
-			var in *hitInfo
 			for _, p := range pieces(e, line) {
 				if !q.AllowRole(p.role) {
 					continue
@@ -393,12 +507,14 @@ func (c *Catalog) scan(ctx context.Context, q *search.Query, limit int, cursor s
 				if !ok {
 					continue
 				}
-				if in == nil {
-					if in = rs.entryInfo(m.File, pos, e.ID); in == nil || !keep(q, in) {
-						return nil
-					}
+				if places == nil {
+					places = Places(s)
 				}
-				found = append(found, in.hit(e.ID, p.typ, p.role, snippet, ranges, entryTime(e), 0))
+				place, label := placeName(places[pos]), s.LabelOf(pos)
+				if !keep(q, place, label) {
+					return nil
+				}
+				found = append(found, rs.hit(si, e.ID, p.typ, p.role, snippet, ranges, entryTime(e), place, label))
 			}
 			return nil
 		})
@@ -422,7 +538,7 @@ func (c *Catalog) scan(ctx context.Context, q *search.Query, limit int, cursor s
 }
 
 // labeled searches the labeled entries only (a query with label:): they
-// are few, so each is read and matched, newest first.
+// are few, so each is read and matched, newest label first.
 func (c *Catalog) labeled(ctx context.Context, q *search.Query, limit int, cursor string) (Result, error) {
 	skip := 0
 	if cursor != "" {
@@ -434,39 +550,14 @@ func (c *Catalog) labeled(ctx context.Context, q *search.Query, limit int, curso
 			return Result{}, ErrCursor
 		}
 	}
-	type cand struct {
-		file string
-		pos  int
-		id   string
-		time int64
+	labels, scanned, err := c.labels(ctx, ascii(q.Labels), 100000)
+	if err != nil {
+		return Result{}, err
 	}
-	var cands []cand
-	for _, m := range c.lib.List() {
-		if !q.AllowProject(m.Project) {
-			continue
-		}
-		c.lib.ViewFile(m.File, func(s *sessions.Session) error {
-			for id, label := range s.Labels() {
-				if !q.AllowLabel(label) {
-					continue
-				}
-				if i, ok := s.Lookup(id); ok && q.AllowTime(entryTime(&s.Entries[i])) {
-					cands = append(cands, cand{m.File, i, id, entryTime(&s.Entries[i])})
-				}
-			}
-			return nil
-		})
-	}
-	slices.SortFunc(cands, func(a, b cand) int {
-		if a.time != b.time {
-			return cmp.Compare(b.time, a.time)
-		}
-		return cmp.Compare(b.pos, a.pos)
-	})
-	rs := c.newRun()
+	rs := c.newRun(ctx)
 	defer rs.close()
-	res := Result{Hits: []Hit{}}
-	for k := skip; k < len(cands); k++ {
+	res := Result{Hits: []Hit{}, Scanned: scanned, Partial: c.searching()}
+	for k := skip; k < len(labels); k++ {
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
@@ -475,30 +566,31 @@ func (c *Catalog) labeled(ctx context.Context, q *search.Query, limit int, curso
 			res.Next = &n
 			break
 		}
-		cd := cands[k]
-		in := rs.entryInfo(cd.file, cd.pos, cd.id)
-		if in == nil || !keep(q, in) {
+		l := &labels[k]
+		si := rs.session(l.Path)
+		if si == nil || !q.AllowLabel(l.Text) || !q.AllowProject(si.meta.Project) {
 			continue
 		}
-		e, checkID, ok := c.lib.EntryOf(cd.file, cd.pos, cd.id)
-		if !ok {
+		cd := &store.Candidate{Doc: store.Doc{FileID: l.FileID, Off: l.Off, Len: l.Len, Pos: l.Pos, EntryID: l.EntryID}, Path: l.Path}
+		e, line := rs.line(cd, si.meta.Version)
+		if e == nil || !q.AllowTime(entryTime(e)) {
 			continue
 		}
-		f, err := c.lib.OpenRead(cd.file)
-		if err != nil {
+		place := PlaceOffPath
+		if l.FileID != 0 {
+			place, _ = rs.facts(l.FileID, l.Path, l.Pos, l.EntryID)
+		} else if s, err := c.lib.SessionOf(l.Path); err == nil && l.Pos < len(s.Entries) {
+			place = placeName(Places(s)[l.Pos])
+		}
+		if !keep(q, place, l.Text) {
 			continue
 		}
-		line, err := sessions.ReadLine(f, &e, checkID)
-		f.Close()
-		if err != nil {
-			continue
-		}
-		for _, p := range pieces(&e, line) {
+		for _, p := range pieces(e, line) {
 			if !q.AllowRole(p.role) {
 				continue
 			}
 			if snippet, ranges, ok, _ := q.Excerpt(p.text, 120); ok {
-				res.Hits = append(res.Hits, in.hit(cd.id, p.typ, p.role, snippet, ranges, cd.time, 0))
+				res.Hits = append(res.Hits, rs.hit(si, l.EntryID, p.typ, p.role, snippet, ranges, entryTime(e), place, l.Text))
 				break // one hit per labeled entry
 			}
 		}
@@ -506,17 +598,63 @@ func (c *Catalog) labeled(ctx context.Context, q *search.Query, limit int, curso
 	return res, nil
 }
 
+// Labels returns the labels in force whose text holds every one of words
+// (lower-cased), newest first, at most limit: from the store, or without
+// one by reading every session.
+func (c *Catalog) Labels(ctx context.Context, words []string, limit int) ([]store.FileLabel, error) {
+	ls, _, err := c.labels(ctx, words, limit)
+	return ls, err
+}
+
+// labels is Labels, and whether the sessions were read for it.
+func (c *Catalog) labels(ctx context.Context, words []string, limit int) ([]store.FileLabel, bool, error) {
+	if c.st != nil {
+		ls, err := c.st.Labels(ctx, "", ascii(words), limit)
+		if err == nil {
+			return filterLabels(ls, words, limit), false, nil
+		}
+		if !errors.Is(err, store.ErrUnavailable) && !errors.Is(err, store.ErrCorrupt) && !errors.Is(err, store.ErrClosed) {
+			return nil, false, err
+		}
+	}
+	var out []store.FileLabel
+	for _, m := range c.lib.List() {
+		if err := ctx.Err(); err != nil {
+			return nil, true, err
+		}
+		s, err := c.lib.Session(m.Key)
+		if err != nil {
+			continue
+		}
+		for _, l := range labelsOf(s) {
+			out = append(out, store.FileLabel{Path: m.File, Label: l})
+		}
+	}
+	slices.SortFunc(out, func(a, b store.FileLabel) int { return cmp.Compare(b.Time, a.Time) })
+	return filterLabels(out, words, limit), true, nil
+}
+
+// filterLabels keeps the labels holding every word (case ignored), at most limit.
+func filterLabels(ls []store.FileLabel, words []string, limit int) []store.FileLabel {
+	out := ls[:0]
+	for _, l := range ls {
+		low := strings.ToLower(l.Text)
+		if !slices.ContainsFunc(words, func(w string) bool { return !strings.Contains(low, strings.ToLower(w)) }) {
+			out = append(out, l)
+		}
+	}
+	return out[:min(len(out), limit)]
+}
+
 // oneLine flattens s to one line of at most n bytes.
 func oneLine(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if len(s) > n {
 		cut := n
-		for cut > 0 && !utf8RuneStart(s[cut]) {
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
 			cut--
 		}
 		s = s[:cut] + "…"
 	}
 	return s
 }
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/piweb/piweb/internal/sessiontest"
 	"github.com/piweb/piweb/search"
+	"github.com/piweb/piweb/sessions"
 )
 
 // handRoot writes one session with a branch, a compaction, a label, a
@@ -25,7 +27,7 @@ func handRoot(t *testing.T) (root, file string) {
 		sessiontest.Asst("a1", "u1", 3, "I tried abandonedidea first"),
 		sessiontest.User("u2", "m0", 4, "ancientword from the start"),
 		sessiontest.Entry("message", "a2", "u2", 5, `,"message":{"role":"assistant","content":[{"type":"thinking","thinking":"ponder quokka"},{"type":"toolCall","id":"t1","name":"bash","arguments":{"command":"grep -rn wombat src/"}}],"provider":"anthropic","model":"claude","stopReason":"toolUse","timestamp":5}`),
-		sessiontest.Entry("message", "r1", "a2", 6, `,"message":{"role":"toolResult","toolCallId":"t1","toolName":"bash","content":[{"type":"text","text":"src/x.go: platypus found"}],"isError":false,"timestamp":6}`),
+		sessiontest.Entry("message", "r1", "a2", 6, `,"message":{"role":"toolResult","toolCallId":"t1","toolName":"bash","content":[{"type":"text","text":"src/x.go: platypus found, base64 encoding digest() returns base64"}],"isError":false,"timestamp":6}`),
 		sessiontest.Entry("compaction", "c1", "r1", 7, `,"summary":"summary of narwhal work","firstKeptEntryId":"a2","tokensBefore":100`),
 		sessiontest.Entry("label", "l1", "c1", 8, `,"targetId":"a2","label":"keeper"`),
 		sessiontest.User("u3", "l1", 9, "recentword here"),
@@ -35,7 +37,7 @@ func handRoot(t *testing.T) (root, file string) {
 	return root, file
 }
 
-func find(t *testing.T, c *Catalog, query string) []Hit {
+func find(t testing.TB, c *Catalog, query string) []Hit {
 	t.Helper()
 	q, err := search.Parse(query)
 	if err != nil {
@@ -48,6 +50,32 @@ func find(t *testing.T, c *Catalog, query string) []Hit {
 	return res.Hits
 }
 
+// allHits pages through every hit of query and names each, sorted.
+func allHits(t testing.TB, c *Catalog, query string) []string {
+	t.Helper()
+	q, err := search.Parse(query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	cursor := ""
+	for range 10000 {
+		res, err := c.Search(context.Background(), q, 200, cursor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range res.Hits {
+			out = append(out, fmt.Sprintf("%s/%s/%s/%s", h.Key, h.EntryID, h.Type, h.Place))
+		}
+		if res.Next == nil {
+			break
+		}
+		cursor = *res.Next
+	}
+	slices.Sort(out)
+	return out
+}
+
 func hitIDs(hs []Hit) []string {
 	var out []string
 	for _, h := range hs {
@@ -57,9 +85,9 @@ func hitIDs(hs []Hit) []string {
 	return out
 }
 
-func testSearch(t *testing.T, db string) {
+func testSearch(t *testing.T, dsn string) {
 	root, file := handRoot(t)
-	c, stop := run(t, root, db)
+	c, stop := run(t, root, dsn)
 	defer stop()
 	cases := []struct {
 		q    string
@@ -67,6 +95,8 @@ func testSearch(t *testing.T, db string) {
 	}{
 		{"abandonedidea", []string{"a1:text:offpath", "u1:text:offpath"}},
 		{"abandonedidea role:user", []string{"u1:text:offpath"}},
+		{"bandonedide", []string{"a1:text:offpath", "u1:text:offpath"}}, // anywhere inside a word, as pi's picker
+		{"ncoding", []string{"r1:toolResult:path"}},
 		{"ancientword", []string{"u2:text:compacted"}},
 		{"quokka", []string{"a2:thinking:path"}},
 		{"wombat", []string{"a2:toolCall:path"}},
@@ -78,13 +108,19 @@ func testSearch(t *testing.T, db string) {
 		{"zebra", []string{"m0:model:compacted"}},
 		{`"grep -rn wombat"`, []string{"a2:toolCall:path"}},
 		{"re:plat[y]pus", []string{"r1:toolResult:path"}},
+		{`re:digest\(\) returns b[a-z]+64`, []string{"r1:toolResult:path"}},
 		{"is:offpath abandonedidea", []string{"a1:text:offpath", "u1:text:offpath"}},
 		{"-is:offpath abandonedidea", nil},
 		{"label:keeper quokka", []string{"a2:thinking:path"}},
+		{"label:keeper", []string{"a2:thinking:path"}},
 		{"label:other quokka", nil},
 		{"project:weather recentword", []string{"u3:text:path"}},
 		{"project:nothere recentword", nil},
+		{"-project:weather recentword", nil},
 		{"before:2025-01-01 recentword", nil},
+		{"zz", nil}, // too short for the index: checked on the texts
+		{"ok", []string{"a2:thinking:path", "b1:bash:path"}}, // "quokka" holds it
+		{"ok role:bash", []string{"b1:bash:path"}},
 	}
 	for _, tc := range cases {
 		got := hitIDs(find(t, c, tc.q))
@@ -100,14 +136,14 @@ func testSearch(t *testing.T, db string) {
 	// rewritten file leaves no stale hit.
 	sessiontest.Append(t, file, sessiontest.Lines(sessiontest.User("u4", "n1", 12, "freshword arrives")))
 	c.lib.Refresh(file)
-	c.Wait(context.Background())
+	wait(t, c)
 	if got := hitIDs(find(t, c, "freshword")); !slices.Equal(got, []string{"u4:text:path"}) {
 		t.Errorf("appended: %v", got)
 	}
 	os.WriteFile(file, []byte(sessiontest.Lines(`{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/x"}`,
 		sessiontest.User("z1", "", 1, "only this now"))), 0o644)
 	c.lib.Refresh(file)
-	c.Wait(context.Background())
+	wait(t, c)
 	if got := find(t, c, "freshword"); len(got) != 0 {
 		t.Errorf("stale hits after a rewrite: %v", hitIDs(got))
 	}
@@ -116,28 +152,101 @@ func testSearch(t *testing.T, db string) {
 	}
 	os.Remove(file)
 	c.lib.Refresh(file)
-	c.Wait(context.Background())
+	wait(t, c)
 	if got := find(t, c, "only"); len(got) != 0 {
 		t.Errorf("hits of a deleted file: %v", hitIDs(got))
 	}
 }
 
-func TestSearchStore(t *testing.T) { testSearch(t, filepath.Join(t.TempDir(), "index.db")) }
-func TestSearchScan(t *testing.T)  { testSearch(t, "") }
+func TestSearch(t *testing.T) {
+	engines(t, testSearch)
+	t.Run("scan", func(t *testing.T) { testSearch(t, "") })
+}
 
-// TestSearchStoreClosed: a search that meets a store being reset (or
-// closed) answers by scanning the files instead of failing.
+// TestSearchStoreClosed: a search that meets a closed store answers by
+// scanning the files instead of failing.
 func TestSearchStoreClosed(t *testing.T) {
-	root, _ := handRoot(t)
-	c, stop := run(t, root, filepath.Join(t.TempDir(), "index.db"))
-	defer stop()
-	if got := hitIDs(find(t, c, "quokka")); !slices.Equal(got, []string{"a2:thinking:path"}) {
-		t.Fatalf("before: %v", got)
-	}
-	if err := c.st.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if got := hitIDs(find(t, c, "quokka")); !slices.Equal(got, []string{"a2:thinking:path"}) {
-		t.Errorf("with the store closed: %v", got)
-	}
+	engines(t, func(t *testing.T, dsn string) {
+		root, _ := handRoot(t)
+		st := openStore(t, dsn)
+		c, stop := start(t, root, st, nil)
+		defer stop()
+		if got := hitIDs(find(t, c, "quokka")); !slices.Equal(got, []string{"a2:thinking:path"}) {
+			t.Fatalf("before: %v", got)
+		}
+		if err := st.Close(); err != nil {
+			t.Fatal(err)
+		}
+		q, _ := search.Parse("quokka")
+		res, err := c.Search(context.Background(), q, 20, "")
+		if got := hitIDs(res.Hits); err != nil || !slices.Equal(got, []string{"a2:thinking:path"}) || !res.Scanned {
+			t.Errorf("with the store closed: %v %v scanned %v", got, err, res.Scanned)
+		}
+	})
+}
+
+// TestPartialAndNext: a finished index is not partial; a page that is
+// full says so with Next, and the pages together are every hit once.
+func TestPartialAndNext(t *testing.T) {
+	engines(t, func(t *testing.T, dsn string) {
+		root, _ := genRoot(t, 3, 120)
+		c, stop := run(t, root, dsn)
+		defer stop()
+		q, _ := search.Parse("the")
+		res, err := c.Search(context.Background(), q, 5, "")
+		if err != nil || res.Partial || res.Next == nil || len(res.Hits) != 5 {
+			t.Fatalf("page 1: %d hits, partial %v, next %v, %v", len(res.Hits), res.Partial, res.Next, err)
+		}
+		seen := map[string]bool{}
+		cursor, n := "", 0
+		for {
+			res, err := c.Search(context.Background(), q, 7, cursor)
+			if err != nil || res.Partial {
+				t.Fatalf("partial %v %v", res.Partial, err)
+			}
+			for _, h := range res.Hits {
+				k := h.Key + "/" + h.EntryID + "/" + h.Type + "/" + h.Snippet // an entry's tool calls are a hit each
+				if seen[k] {
+					t.Fatalf("%s on two pages", k)
+				}
+				seen[k] = true
+				n++
+			}
+			if res.Next == nil {
+				break
+			}
+			cursor = *res.Next
+		}
+		scanned, sstop := start(t, root, nil, nil)
+		defer sstop()
+		if want := len(allHits(t, scanned, "the")); n != want {
+			t.Errorf("%d hits over the pages, a scan finds %d", n, want)
+		}
+	})
+}
+
+// TestForkCopies: the entries a fork copied are one hit, naming the fork.
+func TestForkCopies(t *testing.T) {
+	engines(t, func(t *testing.T, dsn string) {
+		root, file := handRoot(t)
+		lib := sessions.NewLibrary(root)
+		lib.Refresh(file)
+		forked, err := lib.Fork("s1", "r1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, stop := run(t, root, dsn)
+		defer stop()
+		hs := find(t, c, "platypus")
+		if len(hs) != 1 {
+			t.Fatalf("%d hits: %v", len(hs), hitIDs(hs))
+		}
+		h := hs[0]
+		if h.Key != "s1" || len(h.Copies) != 1 || h.Copies[0].SessionID != forked.ID || h.Copies[0].Place != PlacePath {
+			t.Errorf("hit %+v, copies %+v", h, h.Copies)
+		}
+		if got := find(t, c, "recentword"); len(got) != 1 || len(got[0].Copies) != 0 {
+			t.Errorf("an entry the fork did not copy: %+v", got)
+		}
+	})
 }

@@ -310,7 +310,8 @@ func TestSearchIndexMatchesReading(t *testing.T) {
 			}
 			before := len(s.Entries)
 			sessiontest.Append(t, p, lines.String())
-			d, err := s.Update()
+			n, d, err := s.Next()
+			s = n
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -376,7 +377,8 @@ func TestSearchIndexReload(t *testing.T) {
 	if err := os.Chtimes(p, later, later); err != nil {
 		t.Fatal(err)
 	}
-	d, err := s.Update()
+	n, d, err := s.Next()
+	s = n
 	if err != nil || !d.Reloaded {
 		t.Fatalf("Update after an in-place edit: %+v, %v; want a reload", d, err)
 	}
@@ -397,7 +399,9 @@ func TestSearchIndexReload(t *testing.T) {
 	if err := os.Rename(p+".new", p); err != nil {
 		t.Fatal(err)
 	}
-	if d, err := s.Update(); err != nil || !d.Reloaded {
+	n, d, err = s.Next()
+	s = n
+	if err != nil || !d.Reloaded {
 		t.Fatalf("Update after a replacement: %+v, %v; want a reload", d, err)
 	}
 	r = srchOpen(t, s, nil)

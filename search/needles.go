@@ -25,7 +25,9 @@ func (q *Query) Needles() []string {
 }
 
 // Normalize returns text as an index holds it for Needles: lower-cased
-// rune by rune, as Match folds it, and every run of white space one space.
+// rune by rune, as Match folds it, every run of white space (and of
+// control characters, which no needle holds) one space, and invalid UTF-8
+// as U+FFFD.
 func Normalize(text string) string {
 	var b strings.Builder
 	b.Grow(len(text))
@@ -40,7 +42,7 @@ func Normalize(text string) string {
 			r, size = utf8.DecodeRuneInString(text[i:])
 		}
 		i += size
-		if c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' || c >= utf8.RuneSelf && unicode.IsSpace(r) {
+		if c <= ' ' || c == 0x7f || c >= utf8.RuneSelf && (unicode.IsSpace(r) || unicode.IsControl(r)) {
 			space = true
 			continue
 		}

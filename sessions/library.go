@@ -597,10 +597,14 @@ func (l *Library) refresh(path string, load bool) ([]Change, error) {
 	oldMeta, oldGen := f.meta, f.gen
 	l.setLocked(f, next)
 	key := f.key
+	unchanged := oldGen == next.gen || (old == nil && sameMeta(oldMeta, f.meta))
+	if unchanged {
+		f.gen = oldGen // read, but as it was: the same generation of the file
+	}
 	l.mu.Unlock()
 	l.cache.put(f, next)
-	if oldGen == next.gen || (old == nil && sameMeta(oldMeta, f.meta)) {
-		return []Change{{Key: key, File: path, Gen: next.gen}}, nil // read, but as it was
+	if unchanged {
+		return []Change{{Key: key, File: path, Gen: oldGen}}, nil
 	}
 	c := Change{Key: key, File: path, Kind: KindAppend, Gen: next.gen, Leaf: leafID(next), OldLeaf: oldMeta.Leaf}
 	for _, i := range d.New {
@@ -693,4 +697,27 @@ func (l *Library) Len() int {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	return len(l.files)
+}
+
+// SeedProblem records, as read in an earlier run (the catalog's store),
+// that the file at path could not be read and why, without trying again
+// while it keeps that size and modification time.
+func (l *Library) SeedProblem(path string, why error, size int64, mod time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, ok := l.files[path]; !ok {
+		l.problems[path] = problem{err: why, size: size, mod: mod.UnixNano()}
+	}
+}
+
+// Gen returns the generation of what the library holds of path (see
+// Session.Gen), and whether it holds it as a session.
+func (l *Library) Gen(path string) (uint64, bool) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	f, ok := l.files[path]
+	if !ok {
+		return 0, false
+	}
+	return f.gen, true
 }

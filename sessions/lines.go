@@ -82,3 +82,23 @@ func ReadLine(f io.ReaderAt, e *Entry, checkID bool) ([]byte, error) {
 
 // notExist reports whether err says a file is gone.
 func notExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
+
+// LineEntry reads the index record of one entry line of a version version
+// file, as reading the whole file would make it (links aside): for a
+// reader of one line without its tree (a search hit). ok is false for a
+// line that is not an entry object. Version 1 files' entries get their ids
+// from the file's order: not from one line.
+func LineEntry(line []byte, version int) (e Entry, ok bool) {
+	lr := newLineReader()
+	i := js.SkipWS(line, 0)
+	end, err := js.EachMemberNested(line, i, lr.set, lr.nest)
+	if err != nil || js.SkipWS(line, end) != len(line) || isSessionType(lr.raw.typ) {
+		return Entry{}, false
+	}
+	e = Entry{Len: len(line)}
+	e.fill(&lr.raw, interner{}, &idArena{})
+	if version < 3 && e.Role == roleHookMessage {
+		e.Role = RoleCustom
+	}
+	return e, true
+}

@@ -94,12 +94,20 @@ func (s *DB) Files(ctx context.Context, machine string) (files []File, damaged i
 	return files, damaged, err
 }
 
-// Places returns the places blob of the file with id, nil when the file
-// is gone or its row is damaged.
-func (s *DB) Places(ctx context.Context, id int64) ([]byte, error) {
-	var out []byte
+// Facts are what a search hit's file says of its entries beyond their
+// texts: where each lies relative to the path pi resumes (the caller's
+// blob), and the labels in force by entry id.
+type Facts struct {
+	Places []byte
+	Labels map[string]string
+}
+
+// Facts returns the facts of the file with id; none when the file is gone
+// or its row is damaged.
+func (s *DB) Facts(ctx context.Context, id int64) (Facts, error) {
+	var out Facts
 	err := s.use(ctx, func(db *sql.DB) error {
-		out = nil
+		out = Facts{}
 		f := File{ID: id}
 		var meta string
 		var places []byte
@@ -115,10 +123,26 @@ func (s *DB) Places(ctx context.Context, id int64) ([]byte, error) {
 			return err
 		}
 		f.Meta = []byte(meta)
-		if f.sum(places) == sum {
-			out = places
+		if f.sum(places) != sum {
+			return nil
 		}
-		return nil
+		out.Places = places
+		rows, err := db.QueryContext(ctx, s.q(`SELECT entry_id, label FROM labels WHERE file_id = ?`), id)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var e, l string
+			if err := rows.Scan(&e, &l); err != nil {
+				return err
+			}
+			if out.Labels == nil {
+				out.Labels = map[string]string{}
+			}
+			out.Labels[e] = l
+		}
+		return rows.Err()
 	})
 	return out, err
 }
@@ -144,6 +168,8 @@ type Label struct {
 	Text    string
 	Time    int64 // when it was set, Unix ms
 	Pos     int   // the labeled entry's position
+	Off     int64 // the labeled entry's line: its byte offset and length
+	Len     int
 }
 
 // Save is one change to what the store knows of a file, written in one
@@ -178,6 +204,9 @@ func (s *DB) SaveMany(ctx context.Context, saves []*Save) error {
 }
 
 func (s *DB) save(ctx context.Context, tx *sql.Tx, sv *Save) error {
+	if s.engine == Postgres {
+		sv = pgText(sv)
+	}
 	f := &sv.File
 	var id int64
 	var oldPlaces []byte
@@ -226,14 +255,39 @@ func (s *DB) save(ctx context.Context, tx *sql.Tx, sv *Save) error {
 			return err
 		}
 		for _, l := range sv.Labels {
-			if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO labels (file_id, entry_id, label, ts, pos) VALUES (?, ?, ?, ?, ?)
-				ON CONFLICT (file_id, entry_id) DO UPDATE SET label = excluded.label, ts = excluded.ts, pos = excluded.pos`),
-				id, l.EntryID, l.Text, l.Time, l.Pos); err != nil {
+			if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO labels (file_id, entry_id, label, ts, pos, off, len) VALUES (?, ?, ?, ?, ?, ?, ?)
+				ON CONFLICT (file_id, entry_id) DO UPDATE SET label = excluded.label, ts = excluded.ts, pos = excluded.pos,
+				off = excluded.off, len = excluded.len`),
+				id, l.EntryID, l.Text, l.Time, l.Pos, l.Off, l.Len); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// pgText returns sv with every text valid for PostgreSQL, which refuses
+// NUL characters and invalid UTF-8 in text columns (a session's strings
+// may hold either).
+func pgText(sv *Save) *Save {
+	c := *sv
+	t := func(s string) string { return strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", ""), "\uFFFD") }
+	f := &c.File
+	f.Machine, f.Path, f.SessionID, f.Parent, f.Project, f.Problem = t(f.Machine), t(f.Path), t(f.SessionID), t(f.Parent), t(f.Project), t(f.Problem)
+	f.Meta = []byte(t(string(f.Meta)))
+	c.Docs = make([]Doc, len(sv.Docs))
+	for i, d := range sv.Docs {
+		d.EntryID, d.Type, d.Role, d.Text = t(d.EntryID), t(d.Type), t(d.Role), t(d.Text)
+		c.Docs[i] = d
+	}
+	if sv.Labels != nil {
+		c.Labels = make([]Label, len(sv.Labels))
+		for i, l := range sv.Labels {
+			l.EntryID, l.Text = t(l.EntryID), t(l.Text)
+			c.Labels[i] = l
+		}
+	}
+	return &c
 }
 
 // addDocs inserts docs of file id that the store does not hold yet, and
@@ -242,13 +296,16 @@ func (s *DB) addDocs(ctx context.Context, tx *sql.Tx, id int64, docs []Doc) erro
 	if len(docs) == 0 {
 		return nil
 	}
+	if s.engine == Postgres {
+		return s.addDocsPG(ctx, tx, id, docs)
+	}
 	ins, err := tx.PrepareContext(ctx, s.q(`INSERT INTO docs (file_id, off, len, pos, part, entry_id, type, role, ts)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (file_id, off, part) DO NOTHING RETURNING id`))
 	if err != nil {
 		return err
 	}
 	defer ins.Close()
-	text, err := tx.PrepareContext(ctx, s.q(s.textInsert()))
+	text, err := tx.PrepareContext(ctx, s.textInsert())
 	if err != nil {
 		return err
 	}
@@ -270,12 +327,51 @@ func (s *DB) addDocs(ctx context.Context, tx *sql.Tx, id int64, docs []Doc) erro
 	return nil
 }
 
-// textInsert is the engine's statement that indexes one text.
-func (s *DB) textInsert() string {
-	if s.engine == SQLite {
-		return `INSERT INTO doc_text (rowid, text) VALUES (?, ?)`
+// textInsert is SQLite's statement that indexes one text.
+func (s *DB) textInsert() string { return `INSERT INTO doc_text (rowid, text) VALUES (?, ?)` }
+
+// addDocsPG is addDocs on PostgreSQL: the rows go in arrays, two round
+// trips for a whole batch rather than two a document.
+func (s *DB) addDocsPG(ctx context.Context, tx *sql.Tx, id int64, docs []Doc) error {
+	n := len(docs)
+	offs, lens, poss, parts := make([]int64, n), make([]int32, n), make([]int32, n), make([]int32, n)
+	eids, types, roles, tss := make([]string, n), make([]string, n), make([]string, n), make([]int64, n)
+	type key struct {
+		off  int64
+		part int32
 	}
-	return `INSERT INTO doc_text (id, text) VALUES (?, ?) ON CONFLICT (id) DO NOTHING`
+	text := make(map[key]string, n)
+	for i := range docs {
+		d := &docs[i]
+		offs[i], lens[i], poss[i], parts[i] = d.Off, int32(d.Len), int32(d.Pos), int32(d.Part)
+		eids[i], types[i], roles[i], tss[i] = d.EntryID, d.Type, d.Role, d.Time
+		text[key{d.Off, int32(d.Part)}] = d.Text
+	}
+	rows, err := tx.QueryContext(ctx, `INSERT INTO docs (file_id, off, len, pos, part, entry_id, type, role, ts)
+		SELECT $1, * FROM unnest($2::bigint[], $3::int[], $4::int[], $5::int[], $6::text[], $7::text[], $8::text[], $9::bigint[])
+		ON CONFLICT (file_id, off, part) DO NOTHING RETURNING id, off, part`,
+		id, offs, lens, poss, parts, eids, types, roles, tss)
+	if err != nil {
+		return err
+	}
+	var ids []int64
+	var texts []string
+	for rows.Next() {
+		var did, off int64
+		var part int32
+		if err := rows.Scan(&did, &off, &part); err != nil {
+			rows.Close()
+			return err
+		}
+		ids = append(ids, did)
+		texts = append(texts, text[key{off, part}])
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || len(ids) == 0 {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO doc_text (id, text) SELECT * FROM unnest($1::bigint[], $2::text[]) ON CONFLICT (id) DO NOTHING`, ids, texts)
+	return err
 }
 
 // dropDocs deletes the texts of file id.
@@ -332,7 +428,7 @@ func (s *DB) Labels(ctx context.Context, machine string, words []string, limit i
 			args = append(args, "%"+likeEscape(w)+"%")
 		}
 		args = append(args, limit)
-		rows, err := db.QueryContext(ctx, s.q(`SELECT f.path, l.entry_id, l.label, l.ts, l.pos FROM labels l
+		rows, err := db.QueryContext(ctx, s.q(`SELECT f.path, f.id, l.entry_id, l.label, l.ts, l.pos, l.off, l.len FROM labels l
 			JOIN files f ON f.id = l.file_id WHERE `+strings.Join(where, " AND ")+` ORDER BY l.ts DESC LIMIT ?`), args...)
 		if err != nil {
 			return err
@@ -340,7 +436,7 @@ func (s *DB) Labels(ctx context.Context, machine string, words []string, limit i
 		defer rows.Close()
 		for rows.Next() {
 			var l FileLabel
-			if err := rows.Scan(&l.Path, &l.EntryID, &l.Text, &l.Time, &l.Pos); err != nil {
+			if err := rows.Scan(&l.Path, &l.FileID, &l.EntryID, &l.Text, &l.Time, &l.Pos, &l.Off, &l.Len); err != nil {
 				return err
 			}
 			out = append(out, l)
@@ -352,7 +448,8 @@ func (s *DB) Labels(ctx context.Context, machine string, words []string, limit i
 
 // FileLabel is a label and the file it is in.
 type FileLabel struct {
-	Path string
+	Path   string
+	FileID int64
 	Label
 }
 

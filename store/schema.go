@@ -61,6 +61,8 @@ var migrations = []migration{
 				label TEXT NOT NULL,
 				ts BIGINT NOT NULL,
 				pos INTEGER NOT NULL,
+				off BIGINT NOT NULL,
+				len INTEGER NOT NULL,
 				PRIMARY KEY (file_id, entry_id)
 			)`,
 		},

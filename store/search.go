@@ -21,6 +21,10 @@ type Query struct {
 	After, Before int64
 	// Below gives only documents numbered below it (a cursor; 0: from the newest).
 	Below int64
+	// Projects are substrings of the file's project folder name, lower
+	// case, any of which must occur (none: any project); NotProjects none
+	// of which may. ASCII ones only: others are the caller's to check.
+	Projects, NotProjects []string
 	// Machine is whose files (see File.Machine); Any for every machine's.
 	Machine string
 	Any     bool
@@ -57,6 +61,18 @@ func (s *DB) Search(ctx context.Context, q Query) ([]Candidate, error) {
 		for _, r := range q.NotRoles {
 			args = append(args, r)
 		}
+	}
+	if len(q.Projects) > 0 {
+		var or []string
+		for _, p := range q.Projects {
+			or = append(or, "lower(f.project) LIKE ? ESCAPE '\\'")
+			args = append(args, "%"+likeEscape(p)+"%")
+		}
+		where = append(where, "("+strings.Join(or, " OR ")+")")
+	}
+	for _, p := range q.NotProjects {
+		where = append(where, "lower(f.project) NOT LIKE ? ESCAPE '\\'")
+		args = append(args, "%"+likeEscape(p)+"%")
 	}
 	if q.After != 0 {
 		where = append(where, "d.ts >= ?")

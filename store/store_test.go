@@ -76,6 +76,9 @@ func TestSaveAndSearch(t *testing.T) {
 			{Query{Needles: []string{"ncoding"}, Before: 300, Limit: 10}, "a1/0"},
 			{Query{Needles: []string{"x"}, Limit: 10}, "b2/0 b1/0 a2/1 a2/0 a1/0"}, // too short to narrow: the caller checks
 			{Query{Needles: []string{"zzzq"}, Limit: 10}, ""},
+			{Query{Needles: []string{"ncoding"}, Projects: []string{"roj", "zz"}, Limit: 10}, "b1/0 a1/0"},
+			{Query{Needles: []string{"ncoding"}, Projects: []string{"zz"}, Limit: 10}, ""},
+			{Query{Needles: []string{"ncoding"}, NotProjects: []string{"pro"}, Limit: 10}, ""},
 			{Query{Needles: []string{"ncoding"}, Machine: "other", Limit: 10}, ""},
 			{Query{Needles: []string{"ncoding"}, Machine: "other", Any: true, Limit: 10}, "b1/0 a1/0"},
 		} {
@@ -101,8 +104,8 @@ func TestSaveAndSearch(t *testing.T) {
 		if f := files[0]; f.Stamp != a.File.Stamp || string(f.Meta) != `{"key":"/r/a.jsonl"}` || f.Project != "proj" {
 			t.Errorf("file a: %+v", f)
 		}
-		if p, err := s.Places(ctx, files[0].ID); err != nil || string(p) != "\x01\x02" {
-			t.Errorf("places %q %v", p, err)
+		if f, err := s.Facts(ctx, files[0].ID); err != nil || string(f.Places) != "\x01\x02" || f.Labels["a2"] != "Before Refactor" {
+			t.Errorf("facts %+v %v", f, err)
 		}
 		labels, err := s.Labels(ctx, "", []string{"refactor"}, 10)
 		if err != nil || len(labels) != 1 || labels[0].Text != "Before Refactor" || labels[0].Path != "/r/a.jsonl" || labels[0].Pos != 1 {
@@ -130,8 +133,8 @@ func TestSaveIdempotent(t *testing.T) {
 		s.Save(ctx, &Save{File: file("/r/a.jsonl", 200), Places: []byte{7}, Labels: []Label{{EntryID: "a1", Text: "x"}}})
 		s.Save(ctx, &Save{File: file("/r/a.jsonl", 300)})
 		files, _, _ := s.Files(ctx, "")
-		if p, _ := s.Places(ctx, files[0].ID); string(p) != "\x07" || files[0].Stamp.Size != 300 {
-			t.Errorf("places %q size %d", p, files[0].Stamp.Size)
+		if f, _ := s.Facts(ctx, files[0].ID); string(f.Places) != "\x07" || files[0].Stamp.Size != 300 {
+			t.Errorf("places %q size %d", f.Places, files[0].Stamp.Size)
 		}
 		if l, _ := s.Labels(ctx, "", nil, 10); len(l) != 1 {
 			t.Errorf("labels %+v", l)

@@ -277,24 +277,17 @@ func (s *Server) palette(c echo.Context) error {
 				Title: oneLine(plainPreview(firstNonEmpty(m.Name, m.FirstMessage)), 100), Sub: m.Project})
 		}
 	}
-	words := strings.Fields(strings.ToLower(raw))
-	for i := range metas {
-		if len(v.Labels) == paletteMax {
-			break
+	if s.cat != nil {
+		labels, err := s.cat.Labels(c.Request().Context(), strings.Fields(strings.ToLower(raw)), paletteMax)
+		if err != nil {
+			return err
 		}
-		m := &metas[i]
-		_ = s.lib.View(m.Key, func(ss *sessions.Session) error {
-			for id, label := range ss.Labels() {
-				if len(v.Labels) == paletteMax {
-					break
-				}
-				if containsAll(strings.ToLower(label), words) {
-					v.Labels = append(v.Labels, views.PaletteItem{URL: views.SessionURL(m.Key) + "?target=" + url.QueryEscape(id),
-						Title: label, Sub: oneLine(firstNonEmpty(m.Name, m.FirstMessage), 60)})
-				}
+		for _, l := range labels {
+			if m, ok := s.cat.Library().MetaOf(l.Path); ok {
+				v.Labels = append(v.Labels, views.PaletteItem{URL: views.SessionURL(m.Key) + "?target=" + url.QueryEscape(l.EntryID),
+					Title: l.Text, Sub: oneLine(firstNonEmpty(m.Name, m.FirstMessage), 60)})
 			}
-			return nil
-		})
+		}
 	}
 	q, err := search.Parse(raw)
 	if err != nil {

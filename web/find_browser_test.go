@@ -29,7 +29,7 @@ func TestBrowserFind(t *testing.T) {
 	root := demoRoot(t)
 	bigKey, _ := writeBigSession(t, root, 6000)
 	lib := sessions.NewLibrary(root)
-	st, err := store.Open(filepath.Join(t.TempDir(), "index.db"))
+	st, err := store.Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "index.db"), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

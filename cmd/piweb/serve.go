@@ -33,10 +33,11 @@ func serve(ctx context.Context, args []string) error {
 	addr := fset.String("addr", defaultAddr, "`host:port` to listen on")
 	dir := fset.String("session-dir", "", "sessions root `DIR` (default: as pi finds it: $PI_CODING_AGENT_SESSION_DIR, $PI_CODING_AGENT_DIR/sessions or ~/.pi/agent/sessions)")
 	demo := fset.Bool("demo", false, "serve the built-in demo sessions instead of yours")
-	cacheDir := fset.String("cache-dir", "", "keep the index store in `DIR` (default $XDG_CACHE_HOME/piweb)")
-	noCache := fset.Bool("no-cache", false, "keep no index store: read every file on each start; search scans")
+	storeDSN := fset.String("store", "", "the index store: `sqlite:PATH` or postgres://USER@HOST/DB (default sqlite:$XDG_CACHE_HOME/piweb/index.db)")
+	cacheDir := fset.String("cache-dir", "", "keep the SQLite index store in `DIR` (the same as --store sqlite:DIR/index.db)")
+	noCache := fset.Bool("no-cache", false, "keep no index store across runs: a throwaway one, deleted at exit; every start reads every file")
 	fset.Usage = func() {
-		fmt.Fprintln(fset.Output(), "usage: piweb [--addr HOST:PORT] [--session-dir DIR] [--demo] [--cache-dir DIR | --no-cache]\n       piweb inspect|tree FILE")
+		fmt.Fprintln(fset.Output(), "usage: piweb [--addr HOST:PORT] [--session-dir DIR] [--demo] [--store DSN | --cache-dir DIR | --no-cache]\n       piweb inspect|tree FILE")
 		fset.PrintDefaults()
 	}
 	if err := fset.Parse(args); err != nil {
@@ -46,7 +47,10 @@ func serve(ctx context.Context, args []string) error {
 		fset.Usage()
 		return usageError{fmt.Sprintf("unknown command %q", fset.Arg(0))}
 	}
-	return listenAndServe(ctx, os.Stdout, config{addr: *addr, root: *dir, demo: *demo, cacheDir: *cacheDir, noCache: *noCache})
+	if (*storeDSN != "") && (*cacheDir != "" || *noCache) || *cacheDir != "" && *noCache {
+		return usageError{"--store, --cache-dir and --no-cache are alternatives: give one"}
+	}
+	return listenAndServe(ctx, os.Stdout, config{addr: *addr, root: *dir, demo: *demo, store: *storeDSN, cacheDir: *cacheDir, noCache: *noCache})
 }
 
 // config is what serve was asked for.
@@ -54,6 +58,7 @@ type config struct {
 	addr     string
 	root     string // "" for pi's default
 	demo     bool
+	store    string // the store's DSN; "" for the default
 	cacheDir string // "" for $XDG_CACHE_HOME/piweb
 	noCache  bool
 }
@@ -65,9 +70,11 @@ func listenAndServe(ctx context.Context, out io.Writer, cfg config) error {
 	root := cfg.root
 	if root == "" {
 		root = sessions.DefaultRoot()
-	} else if fi, err := os.Stat(root); !cfg.demo && (err != nil || !fi.IsDir()) {
+	} else if fi, err := os.Stat(root); !cfg.demo && err != nil {
 		// A folder named on purpose that is not there is a typo, not a wish for the demo.
 		return usageError{fmt.Sprintf("--session-dir %s: no such folder (run with --demo for the built-in demo sessions)", root)}
+	} else if !cfg.demo && !fi.IsDir() {
+		return usageError{fmt.Sprintf("--session-dir %s: is a file, not a folder (give the folder that holds pi's project folders)", root)}
 	}
 	files, err := sessions.SessionFiles(root)
 	if err != nil && !cfg.demo {
@@ -81,18 +88,20 @@ func listenAndServe(ctx context.Context, out io.Writer, cfg config) error {
 			return fmt.Errorf("copying the demo sessions: %w", err)
 		}
 		defer os.RemoveAll(root)
-		cfg.demo, cfg.noCache = true, true // the demo is small and temporary: no store
+		cfg.demo, cfg.noCache, cfg.store, cfg.cacheDir = true, true, "", "" // the demo is small and temporary: a throwaway store
 		files, _ = sessions.SessionFiles(root)
 		fmt.Fprintf(out, "piweb: serving DEMO data: %s copied to %s\n", sessionCount(len(files), "built-in "), root)
 	} else {
 		fmt.Fprintf(out, "piweb: serving %s from %s\n", sessionCount(len(files), ""), root)
 	}
 	lib := sessions.NewLibrary(root)
-	st := openStore(out, log, cfg)
+	st, closeStore := openStore(ctx, out, log, cfg)
+	defer closeStore()
+	copt := catalog.Options{Logger: log}
 	if st != nil {
-		defer st.Close()
+		copt.Store = st
 	}
-	cat := catalog.New(lib, catalog.Options{Store: st, Logger: log})
+	cat := catalog.New(lib, copt)
 
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
@@ -215,25 +224,33 @@ func copyDemo() (string, error) {
 	return root, nil
 }
 
-// openStore opens the index store as cfg asks, or returns nil: with
-// --no-cache, or when no store can be made (piweb then runs without one).
-func openStore(out io.Writer, log *slog.Logger, cfg config) *store.Store {
-	if cfg.noCache {
-		return nil
-	}
-	path, err := store.DefaultPath()
-	if cfg.cacheDir != "" {
-		path, err = filepath.Join(cfg.cacheDir, "index.db"), nil
+// openStore opens the index store as cfg asks, and returns it with the
+// func that closes it (and removes a throwaway one). Without a store (none
+// can be made) piweb runs without: it says so, and search scans.
+func openStore(ctx context.Context, out io.Writer, log *slog.Logger, cfg config) (*store.DB, func()) {
+	dsn, cleanup := cfg.store, func() {}
+	var err error
+	switch {
+	case cfg.noCache:
+		var dir string
+		if dir, err = os.MkdirTemp("", "piweb-store-"); err == nil {
+			dsn, cleanup = "sqlite:"+filepath.Join(dir, "index.db"), func() { os.RemoveAll(dir) }
+		}
+	case dsn == "" && cfg.cacheDir != "":
+		dsn = "sqlite:" + filepath.Join(cfg.cacheDir, "index.db")
+	case dsn == "":
+		dsn, err = store.DefaultDSN()
 	}
 	if err == nil {
-		var st *store.Store
-		if st, err = store.Open(path); err == nil {
-			return st
+		var st *store.DB
+		if st, err = store.Open(ctx, dsn, store.Options{Logger: log}); err == nil {
+			return st, func() { st.Close(); cleanup() }
 		}
 	}
-	fmt.Fprintf(out, "piweb: no index store (%v): every start reads every session file\n", err)
+	cleanup()
+	fmt.Fprintf(out, "piweb: no index store (%v): every start reads every session file, and search scans them\n", err)
 	log.Warn("running without an index store", "err", err)
-	return nil
+	return nil, func() {}
 }
 
 // reportProgress says when the sessions are indexed; while they are, and
