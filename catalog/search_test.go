@@ -118,7 +118,7 @@ func testSearch(t *testing.T, dsn string) {
 		{"project:nothere recentword", nil},
 		{"-project:weather recentword", nil},
 		{"before:2025-01-01 recentword", nil},
-		{"zz", nil}, // too short for the index: checked on the texts
+		{"zz", nil},                                          // too short for the index: checked on the texts
 		{"ok", []string{"a2:thinking:path", "b1:bash:path"}}, // "quokka" holds it
 		{"ok role:bash", []string{"b1:bash:path"}},
 	}
