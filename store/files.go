@@ -91,7 +91,10 @@ func (s *DB) Files(ctx context.Context, machine string) (files []File, damaged i
 		}
 		return rows.Err()
 	})
-	return files, damaged, err
+	if err != nil {
+		return nil, 0, err // never the rows read before the failure
+	}
+	return files, damaged, nil
 }
 
 // Facts are what a search hit's file says of its entries beyond their

@@ -156,9 +156,10 @@ func (s *DB) String() string {
 	return redactDSN(s.dsn)
 }
 
-// OnReset sets fn to be called (on a goroutine of its own) after the store
-// was found deleted, replaced or damaged and was made again, empty:
-// whatever it held must be put back.
+// OnReset sets fn to be called after the store was found deleted,
+// replaced or damaged and was made again, empty, before the operation
+// that found it goes on: whatever it held must be put back. fn must not
+// use the store.
 func (s *DB) OnReset(fn func()) { s.onReset.Store(&fn) }
 
 // Close closes the store; operations then fail with ErrClosed.
@@ -262,7 +263,7 @@ func (s *DB) remake(db *sql.DB, why string) {
 		s.log.Error("index store: cannot make it again", "store", s.path, "err", err)
 	}
 	if fn := s.onReset.Load(); fn != nil {
-		go (*fn)()
+		(*fn)() // before the operation goes on: the caller knows the store is empty
 	}
 }
 
