@@ -36,7 +36,7 @@ func serve(ctx context.Context, args []string) error {
 	cacheDir := fset.String("cache-dir", "", "keep the index store in `DIR` (default $XDG_CACHE_HOME/piweb)")
 	noCache := fset.Bool("no-cache", false, "keep no index store: read every file on each start; search scans")
 	fset.Usage = func() {
-		fmt.Fprintln(fset.Output(), "usage: piweb [--addr HOST:PORT] [--session-dir DIR] [--demo] [--cache-dir DIR | --no-cache]\n       piweb inspect|tree FILE")
+		fmt.Fprintln(fset.Output(), "usage: piweb [--addr HOST:PORT] [--session-dir DIR] [--demo] [--cache-dir DIR | --no-cache]\n       piweb inspect|tree FILE\n       piweb usage [daily|weekly|monthly|session|project|statusline] [flags]")
 		fset.PrintDefaults()
 	}
 	if err := fset.Parse(args); err != nil {
