@@ -39,11 +39,15 @@ func NewFiles(lib Library, machine string) *Files {
 
 // fileUse is what one version of a session file recorded.
 type fileUse struct {
-	gen   uint64
-	meta  sessions.Meta
-	items []record
-	refs  map[ref]int32 // the position in items of each record's ref; made when a fork needs it
-	once  sync.Once     // makes refs
+	gen, epoch uint64
+	meta       sessions.Meta
+	items      []record
+	// ledger reads the file's usage; kept once the file changed after its
+	// first reading (pi is writing to it), so that each later append is
+	// read alone.
+	ledger *sessions.Ledger
+	refs   map[ref]int32 // the position in items of each record's ref; made when a fork needs it
+	once   sync.Once     // makes refs
 }
 
 // ref names an entry across copies: a copy keeps the id and timestamp.
@@ -54,6 +58,7 @@ type ref struct {
 
 // record is one entry that carries usage, or one assistant message.
 type record struct {
+	pos     int32 // the entry's position in the file
 	ref     ref
 	start   time.Time // its bucket
 	model   string
@@ -169,7 +174,7 @@ func (f *Files) current(ctx context.Context) ([]*fileUse, error) {
 					f.mu.Unlock()
 					if u == nil || u.gen != s.Gen() || u.meta.Key != m.Key {
 						var err error
-						if u, err = read(s, *m); err != nil {
+						if u, err = read(s, *m, u); err != nil {
 							return err
 						}
 					}
@@ -205,9 +210,10 @@ func (f *Files) current(ctx context.Context) ([]*fileUse, error) {
 }
 
 // read returns the usage records of session s (the library's read lock
-// held), which m describes.
-func read(s *sessions.Session, m sessions.Meta) (*fileUse, error) {
-	u := &fileUse{gen: s.Gen(), meta: m}
+// held), which m describes; prev is what an earlier version of the file
+// recorded (nil: none read yet).
+func read(s *sessions.Session, m sessions.Meta, prev *fileUse) (*fileUse, error) {
+	u := &fileUse{gen: s.Gen(), epoch: s.Epoch(), meta: m}
 	u.meta.File = s.File
 	r, err := s.Open()
 	if err != nil {
@@ -215,6 +221,23 @@ func read(s *sessions.Session, m sessions.Meta) (*fileUse, error) {
 	}
 	defer r.Close()
 	l := sessions.NewLedger()
+	// What stopped each failed reply, known from the version before when
+	// only appends came since.
+	var known map[int32]record
+	if prev != nil {
+		if prev.ledger != nil {
+			l = prev.ledger // it reads only what was appended (all again after a rewrite)
+		}
+		u.ledger = l
+		if prev.epoch == u.epoch {
+			known = map[int32]record{}
+			for _, rec := range prev.items {
+				if rec.errored || rec.aborted {
+					known[rec.pos] = rec
+				}
+			}
+		}
+	}
 	if err := l.Update(r); err != nil {
 		return nil, err
 	}
@@ -240,7 +263,7 @@ func read(s *sessions.Session, m sessions.Meta) (*fileUse, error) {
 		if e.Time != sessions.NoTime {
 			at = time.UnixMilli(e.Time)
 		}
-		rec := record{ref: ref{e.ID, e.Time}, start: Start(at), model: use.Bucket, active: on[i]}
+		rec := record{pos: int32(i), ref: ref{e.ID, e.Time}, start: Start(at), model: use.Bucket, active: on[i]}
 		if rec.model == "" {
 			rec.model = e.Model()
 		}
@@ -250,7 +273,9 @@ func read(s *sessions.Session, m sessions.Meta) (*fileUse, error) {
 		}
 		if assistant {
 			rec.sums.Turns = 1
-			if e.Flags.Has(sessions.FlagError) {
+			if k, ok := known[int32(i)]; ok {
+				rec.errored, rec.aborted = k.errored, k.aborted
+			} else if e.Flags.Has(sessions.FlagError) {
 				rec.errored, rec.aborted = stopReason(r, i)
 			}
 		}

@@ -2,6 +2,7 @@ package usage
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -235,5 +236,66 @@ func TestParseGroup(t *testing.T) {
 	}
 	if _, err := ParseGroup("hourly"); err == nil || !strings.Contains(err.Error(), "hourly") {
 		t.Errorf("ParseGroup(hourly): %v", err)
+	}
+}
+
+// TestFilesFollowsAppends checks that a source kept across appends (read
+// incrementally) and across a rewrite gives what a fresh one gives.
+func TestFilesFollowsAppends(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "--w--")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "2026-01-01T00-00-00-000Z_s1.jsonl")
+	stop := func(id, parent string, sec int, reason string) string {
+		return strings.Replace(sessiontest.Asst(id, parent, sec, id), `"stopReason":"stop"`, `"stopReason":"`+reason+`"`, 1)
+	}
+	os.WriteFile(file, []byte(sessiontest.Lines(sessiontest.Header, sessiontest.User("u1", "", 1, "hi"), stop("a1", "u1", 2, "error"))), 0o644)
+	lib, err := sessions.OpenLibrary(filepath.Dir(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := NewFiles(lib, "m")
+	same := func(step string) Row {
+		t.Helper()
+		sum := func(src *Files) Row {
+			rows, err := src.Rows(context.Background(), Filter{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var all Row
+			for i := range rows {
+				all.add(&rows[i])
+			}
+			return all
+		}
+		got, want := sum(kept), sum(NewFiles(lib, "m"))
+		if got != want {
+			t.Errorf("%s: kept %+v, fresh %+v", step, got, want)
+		}
+		return got
+	}
+	same("first")
+	for k, lines := range [][]string{
+		{stop("a2", "a1", 3, "aborted"), sessiontest.User("u2", "a2", 4, "again")},
+		{stop("a3", "u2", 5, "error"), sessiontest.Asst("a4", "a1", 6, "rewound")}, // a2 and a3 are now off the path
+	} {
+		sessiontest.Append(t, file, sessiontest.Lines(lines...))
+		if _, err := lib.Refresh(file); err != nil {
+			t.Fatal(err)
+		}
+		same(fmt.Sprint("append ", k))
+	}
+	r := same("appends")
+	if r.Turns != 4 || r.Errors != 2 || r.Aborted != 1 || r.Abandoned.Turns != 2 || r.Cost != 1 {
+		t.Errorf("after the appends: %+v", r)
+	}
+	// Rewritten shorter: read again from the start.
+	os.WriteFile(file, []byte(sessiontest.Lines(sessiontest.Header, sessiontest.User("u1", "", 1, "hi"), stop("a1", "u1", 2, "aborted"))), 0o644)
+	if _, err := lib.Refresh(file); err != nil {
+		t.Fatal(err)
+	}
+	if r := same("rewritten"); r.Turns != 1 || r.Errors != 0 || r.Aborted != 1 {
+		t.Errorf("after the rewrite: %+v", r)
 	}
 }

@@ -46,7 +46,9 @@ type Bars struct {
 }
 
 // SVG returns the chart, and the value its top stands for (a round number
-// at or above the highest bar) for the page's axis.
+// at or above the highest bar) for the page's axis. It stretches to the
+// box the page gives it (preserveAspectRatio="none"): its marks are bars
+// and lines, which stay true when stretched.
 func (b *Bars) SVG() (svg string, top float64) {
 	n := len(b.Slots)
 	unit := max(4, 720/max(n, 1))
@@ -62,7 +64,7 @@ func (b *Bars) SVG() (svg string, top float64) {
 	}
 	top = Nice(top)
 	var sb strings.Builder
-	fmt.Fprintf(&sb, `<svg xmlns="http://www.w3.org/2000/svg" class="u-chart u-bars" viewBox="0 0 %d %d" preserveAspectRatio="xMidYMid meet" role="img" aria-label="%s">`, w, h, esc(b.Label))
+	fmt.Fprintf(&sb, `<svg xmlns="http://www.w3.org/2000/svg" class="u-chart u-bars" viewBox="0 0 %d %d" preserveAspectRatio="none" role="img" aria-label="%s">`, w, h, esc(b.Label))
 	sb.WriteString(`<title>` + esc(b.Label) + `</title>`)
 	defs(&sb, b.ID, len(b.Series), w)
 	// Grid lines at a quarter, a half and three quarters of the top.
@@ -235,9 +237,11 @@ type Heatmap struct {
 	Format func(float64) string
 }
 
-// SVG returns the heatmap: 24 columns, 7 rows.
+// SVG returns the heatmap: 24 columns, 7 rows of cells taller than wide
+// (a row stays tall enough for its label on a phone), each holding a
+// square.
 func (m *Heatmap) SVG() string {
-	const cell = 20
+	const cell, tall = 20, 28
 	top := 0.0
 	for _, row := range m.Values {
 		for _, v := range row {
@@ -245,20 +249,19 @@ func (m *Heatmap) SVG() string {
 		}
 	}
 	var sb strings.Builder
-	fmt.Fprintf(&sb, `<svg xmlns="http://www.w3.org/2000/svg" class="u-chart u-heat" viewBox="0 0 %d %d" role="img" aria-label="%s"><title>%s</title>`, 24*cell, 7*cell, esc(m.Label), esc(m.Label))
-	fmt.Fprintf(&sb, `<path class="grid" d="M0 0H%dV%dH0z"/>`, 24*cell, 7*cell)
+	fmt.Fprintf(&sb, `<svg xmlns="http://www.w3.org/2000/svg" class="u-chart u-heat" viewBox="0 0 %d %d" role="img" aria-label="%s"><title>%s</title>`, 24*cell, 7*tall, esc(m.Label), esc(m.Label))
+	fmt.Fprintf(&sb, `<path class="grid" d="M0 0H%dV%dH0z"/>`, 24*cell, 7*tall)
 	for d, row := range m.Values {
 		for hr, v := range row {
 			tip := fmt.Sprintf("%s %02d:00–%02d:00: %s", m.Days[d], hr, hr+1, m.Format(v))
 			if v <= 0 || top <= 0 {
-				fmt.Fprintf(&sb, `<rect class="none" x="%d" y="%d" width="%d" height="%d"><title>%s</title></rect>`, hr*cell+9, d*cell+9, 2, 2, esc(tip))
+				fmt.Fprintf(&sb, `<rect class="none" x="%d" y="%d" width="%d" height="%d"><title>%s</title></rect>`, hr*cell+9, d*tall+tall/2-1, 2, 2, esc(tip))
 				continue
 			}
 			// The square's area is in proportion to the value; its shade too.
 			side := max(3, int(math.Round(math.Sqrt(v/top)*(cell-2))))
-			off := (cell - side) / 2
 			fmt.Fprintf(&sb, `<rect class="cell" x="%d" y="%d" width="%d" height="%d" fill-opacity="%.2f"><title>%s</title></rect>`,
-				hr*cell+off, d*cell+off, side, side, 0.35+0.65*v/top, esc(tip))
+				hr*cell+(cell-side)/2, d*tall+(tall-side)/2, side, side, 0.35+0.65*v/top, esc(tip))
 		}
 	}
 	sb.WriteString(`</svg>`)
