@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -161,4 +162,50 @@ func TestUsageEvents(t *testing.T) {
 	if !strings.Contains(page, "Sun May 31, 2026: $2.50") {
 		t.Errorf("the appended reply's cost is not on the page")
 	}
+}
+
+// TestUsageYearSize checks the charts' budget on a year of daily usage
+// by eight models: each chart at most 60 KB of SVG.
+func TestUsageYearSize(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "--home-dev-year--")
+	os.MkdirAll(dir, 0o755)
+	day := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	for d := range 365 {
+		at := day.AddDate(0, 0, d)
+		id := fmt.Sprintf("day%03d", d)
+		var b strings.Builder
+		fmt.Fprintf(&b, `{"type":"session","version":3,"id":%q,"timestamp":%q,"cwd":"/home/dev/year"}`+"\n", id, at.Format(time.RFC3339))
+		parent := "null"
+		for k := range 8 {
+			ts := at.Add(time.Duration(8+k) * time.Hour).Format("2006-01-02T15:04:05.000Z")
+			fmt.Fprintf(&b, `{"type":"message","id":"a%d","parentId":%s,"timestamp":%q,"message":{"role":"assistant","content":[],"provider":"provider-%d","model":"model-number-%d","usage":{"input":%d,"output":%d,"cacheRead":%d,"cacheWrite":%d,"totalTokens":1,"cost":{"total":%g}},"stopReason":"stop","timestamp":1}}`+"\n",
+				k, parent, ts, k, k, 1000+d*k, 200+k, 30000+d, 500*k, float64(1+(d*7+k*13)%40)/10)
+			parent = fmt.Sprintf(`"a%d"`, k)
+		}
+		os.WriteFile(filepath.Join(dir, at.Format("2006-01-02T15-04-05-000Z")+"_"+id+".jsonl"), []byte(b.String()), 0o644)
+	}
+	h := newServer(t, openLib(t, root), nil).Handler()
+	page := get(t, h, "/usage?range=custom&since=2025-01-01&until=2025-12-31&tz=UTC").Body.String()
+	total := 0
+	for rest := page; ; {
+		i := strings.Index(rest, "<svg")
+		if i < 0 {
+			break
+		}
+		j := strings.Index(rest[i:], "</svg>") + len("</svg>")
+		svg := rest[i : i+j]
+		total += len(svg)
+		if strings.Contains(svg, "u-bars") && len(svg) > 60<<10 {
+			t.Errorf("a chart of a year takes %d bytes: %.60s…", len(svg), svg)
+		}
+		rest = rest[i+j:]
+	}
+	if n := strings.Count(page, `class="u-chart u-bars"`); n != 3 {
+		t.Errorf("%d bar charts", n)
+	}
+	if !strings.Contains(page, "Wed Dec 31, 2025: $") {
+		t.Error("the year's last day has no tooltip")
+	}
+	t.Logf("a year of daily usage by 8 models: %d bytes of SVG on the page", total)
 }
