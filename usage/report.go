@@ -264,6 +264,16 @@ func (q *Query) key(r *Row, loc *time.Location) string {
 	return t.Format("2006-01-02")
 }
 
+// ParseWeekday reads a day of the week by its English name, in any case.
+func ParseWeekday(s string) (time.Weekday, error) {
+	for d := time.Sunday; d <= time.Saturday; d++ {
+		if strings.EqualFold(s, d.String()) {
+			return d, nil
+		}
+	}
+	return 0, fmt.Errorf("%q is not a day of the week (sunday, monday, …)", s)
+}
+
 // WeekOf returns the first instant of the week that holds t, in t's zone,
 // weeks starting on start.
 func WeekOf(t time.Time, start time.Weekday) time.Time {

@@ -331,3 +331,14 @@ func TestStatus(t *testing.T) {
 		t.Errorf("status line %q, want %q", got, want)
 	}
 }
+
+func TestParseWeekday(t *testing.T) {
+	for in, want := range map[string]time.Weekday{"sunday": time.Sunday, "Monday": time.Monday, "SATURDAY": time.Saturday} {
+		if d, err := ParseWeekday(in); err != nil || d != want {
+			t.Errorf("ParseWeekday(%q) = %v, %v", in, d, err)
+		}
+	}
+	if _, err := ParseWeekday("someday"); err == nil {
+		t.Error("someday is a day")
+	}
+}

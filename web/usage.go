@@ -171,9 +171,9 @@ func (s *Server) apiUsage(c echo.Context) error {
 	q := usage.Query{Group: group, Loc: p.loc, Since: p.since, Until: p.until, Projects: p.projects, Models: p.models, Machines: p.machines,
 		Asc: c.QueryParam("order") == "asc"}
 	if ws := c.QueryParam("weekStart"); ws != "" {
-		d, ok := weekdayNames[strings.ToLower(ws)]
-		if !ok {
-			return errBadRequest("weekStart must be a day of the week.", nil)
+		d, err := usage.ParseWeekday(ws)
+		if err != nil {
+			return errBadRequest("weekStart must be a day of the week.", err)
 		}
 		q.WeekStart = d
 	}
@@ -191,9 +191,6 @@ func (s *Server) apiUsage(c echo.Context) error {
 	c.Response().Header().Set("Cache-Control", "no-store")
 	return c.JSONBlob(http.StatusOK, b.Bytes())
 }
-
-var weekdayNames = map[string]time.Weekday{"sunday": time.Sunday, "monday": time.Monday, "tuesday": time.Tuesday,
-	"wednesday": time.Wednesday, "thursday": time.Thursday, "friday": time.Friday, "saturday": time.Saturday}
 
 // slotter puts times into the bars of a chart: days, or weeks or months
 // when days would be too many to draw.

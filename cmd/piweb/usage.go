@@ -59,9 +59,9 @@ func usageCmd(ctx context.Context, w io.Writer, args []string) error {
 		}
 		loc = l
 	}
-	ws, ok := weekdays[strings.ToLower(*weekStart)]
-	if !ok {
-		return usageError{fmt.Sprintf("--start-of-week %s: want a day of the week, e.g. sunday or monday", *weekStart)}
+	ws, err := usage.ParseWeekday(*weekStart)
+	if err != nil {
+		return usageError{"--start-of-week: " + err.Error()}
 	}
 	if *order != "asc" && *order != "desc" {
 		return usageError{fmt.Sprintf("--order %s: want asc or desc", *order)}
@@ -113,9 +113,6 @@ func usageCmd(ctx context.Context, w io.Writer, args []string) error {
 	}
 	return rep.WriteTable(w, usage.TableOptions{Width: termWidth(w), Breakdown: *breakdown})
 }
-
-var weekdays = map[string]time.Weekday{"sunday": time.Sunday, "monday": time.Monday, "tuesday": time.Tuesday,
-	"wednesday": time.Wednesday, "thursday": time.Thursday, "friday": time.Friday, "saturday": time.Saturday}
 
 // list splits a comma-separated flag value.
 func list(s string) []string {
