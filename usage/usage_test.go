@@ -299,3 +299,68 @@ func TestFilesFollowsAppends(t *testing.T) {
 		t.Errorf("after the rewrite: %+v", r)
 	}
 }
+
+// TestFilesConcurrent reads rows from several goroutines while a session
+// grows (run it with -race): every read sees a whole number of replies.
+func TestFilesConcurrent(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "--w--")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "2026-01-01T00-00-00-000Z_s1.jsonl")
+	os.WriteFile(file, []byte(sessiontest.Lines(sessiontest.Header, sessiontest.User("u0", "", 1, "hi"))), 0o644)
+	lib, err := sessions.OpenLibrary(filepath.Dir(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := NewFiles(lib, "m")
+	done := make(chan struct{})
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			for {
+				select {
+				case <-done:
+					errs <- nil
+					return
+				default:
+				}
+				rows, err := src.Rows(context.Background(), Filter{})
+				if err != nil {
+					errs <- err
+					return
+				}
+				var all Row
+				for i := range rows {
+					all.add(&rows[i])
+				}
+				if all.Cost != float64(all.Turns)*0.25 {
+					errs <- fmt.Errorf("%d turns cost %v", all.Turns, all.Cost)
+					return
+				}
+			}
+		}()
+	}
+	parent := "u0"
+	for k := range 50 {
+		id := fmt.Sprintf("a%d", k)
+		sessiontest.Append(t, file, sessiontest.Lines(sessiontest.Asst(id, parent, 10+k, "reply")))
+		parent = id
+		if _, err := lib.Refresh(file); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(done)
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	rows, err := src.Rows(context.Background(), Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || rows[0].Turns != 50 {
+		t.Errorf("rows %+v, want one of 50 turns", rows)
+	}
+}

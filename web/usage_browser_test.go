@@ -90,6 +90,7 @@ func TestUsageBrowser(t *testing.T) {
 
 	// pi appends a costly reply: the page draws itself again, still by project.
 	cost := `document.querySelector('.usage-stats dd').textContent`
+	do("the page follows the sessions", poll("its stream open", `document.querySelector('#usage-main').dataset.live === 'open'`))
 	before := eval(cost)
 	appendLines(t, sessionFile(t, lib, darkID),
 		`{"type":"message","id":"live0001","parentId":null,"timestamp":"2026-05-20T15:00:00.000Z","message":{"role":"assistant","content":[],"provider":"anthropic","model":"claude-opus-4-5","usage":{"input":5,"output":5,"cacheRead":0,"cacheWrite":0,"totalTokens":10,"cost":{"total":1000}},"stopReason":"stop","timestamp":1}}`)

@@ -65,6 +65,9 @@
     if (es) es.close();
     es = new EventSource(main.dataset.events);
     es.addEventListener("changed", redraw);
+    // Open means the server follows the sessions (it subscribes before it answers).
+    es.addEventListener("open", () => (main.dataset.live = "open"));
+    es.addEventListener("error", () => delete main.dataset.live);
   }
   document.addEventListener("visibilitychange", () => {
     clearTimeout(timer);
@@ -72,6 +75,7 @@
       timer = setTimeout(() => {
         if (es) es.close();
         es = null;
+        delete main.dataset.live;
       }, 3000);
     } else if (!es) {
       connect();
