@@ -32,6 +32,8 @@ func run(ctx context.Context, args []string) error {
 			return inspect(os.Stdout, args[1:])
 		case "tree":
 			return tree(os.Stdout, args[1:])
+		case "usage":
+			return usageCmd(ctx, os.Stdout, args[1:])
 		}
 	}
 	return serve(ctx, args)
