@@ -322,6 +322,14 @@ func (s *Server) exportHTML(ctx context.Context, v views.ExportView, b *sessions
 	bld := &builder{md: exportMarkdown(), s: bs, home: s.opt.Home}
 	m := bs.Meta()
 	v.Name, v.Leaf, v.Models, v.Exported, v.Entries, v.Messages, v.Tokens, v.Cost = b.Name, b.Leaf, m.Models, views.Now(), len(path), m.Messages, m.Tokens, m.Cost
+	tree, total, err := s.shareTree(bs, r, leaf, pathMarks(bs, leaf)) // the branch's rows beside it, as pi's /tree shows them
+	if err != nil {
+		return err
+	}
+	v.Tree = tree
+	if total > len(tree) {
+		v.TreeCut = fmt.Sprintf("The tree shows its first %d rows of %d.", len(tree), total)
+	}
 	v.Body = templ.ComponentFunc(func(ctx context.Context, w io.Writer) error {
 		shown := 0
 		for start := 0; start < len(path); {
