@@ -263,24 +263,7 @@ func TestRewindsFold(t *testing.T) {
 // crowded is a session whose labels would overlap where they stand: on
 // three branches side by side at the same depths, and on entries one row
 // apart in one lane.
-var crowded = func() string {
-	lines := []string{sessiontest.Header, sessiontest.User("u1", "", 1, "start"), sessiontest.Asst("a1", "u1", 2, "ok")}
-	for _, b := range []string{"x", "y", "z"} {
-		parent := "a1"
-		for k := 1; k <= 6; k++ {
-			id := fmt.Sprintf("%s%d", b, k)
-			lines = append(lines, sessiontest.User(id, parent, 3, "go "+id))
-			parent = id
-		}
-	}
-	parent := "z6"
-	for k, target := range []string{"x2", "y2", "z2", "x3", "y3", "x4", "z4"} {
-		id := fmt.Sprintf("l%d", k)
-		lines = append(lines, sessiontest.Entry("label", id, parent, 4, `,"targetId":"`+target+`","label":"L`+strconv.Itoa(60+k*137)+` `+target+`"`))
-		parent = id
-	}
-	return sessiontest.Lines(lines...)
-}()
+var crowded = sessiontest.Crowded(6, "x2", "y2", "z2", "x3", "y3", "x4", "z4")
 
 // TestLabelsApart: no label's text overlaps another's or any tag, mark or
 // the drawing's edges; each moved text has its line back to its tag; the

@@ -6,7 +6,6 @@ import (
 	"math"
 	"net/http/httptest"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -131,33 +130,12 @@ func TestBrowserMapFitsAndKeys(t *testing.T) {
 	checkConsole(t, console)
 }
 
-// crowdedSession has labels that would stand on one another: on three
-// branches side by side at the same depths, and on entries a row apart.
-func crowdedSession() string {
-	lines := []string{sessiontest.Header, sessiontest.User("u1", "", 1, "start"), sessiontest.Asst("a1", "u1", 2, "ok")}
-	for _, br := range []string{"x", "y", "z"} {
-		parent := "a1"
-		for k := 1; k <= 30; k++ {
-			id := fmt.Sprintf("%s%d", br, k)
-			lines = append(lines, sessiontest.User(id, parent, 3, "go "+id))
-			parent = id
-		}
-	}
-	parent := "z30"
-	for k, target := range []string{"x2", "y2", "z2", "x3", "y3", "x4", "z4", "y12", "x12", "z13"} {
-		id := fmt.Sprintf("l%d", k)
-		lines = append(lines, sessiontest.Entry("label", id, parent, 4, `,"targetId":"`+target+`","label":"L`+strconv.Itoa(51+k*283)+` checkpoint `+target+`"`))
-		parent = id
-	}
-	return sessiontest.Lines(lines...)
-}
-
 // TestBrowserMapLabels: in chromium's own text measure, the labels shown
 // overlap neither one another nor a tag, fitted or zoomed out; zoomed far
 // out, every label shown is still at least 10 px high on screen.
 func TestBrowserMapLabels(t *testing.T) {
 	root := t.TempDir()
-	writeSession(t, root, "--w--", "crowded.jsonl", crowdedSession())
+	writeSession(t, root, "--w--", "crowded.jsonl", sessiontest.Crowded(30, "x2", "y2", "z2", "x3", "y3", "x4", "z4", "y12", "x12", "z13"))
 	srv := newServer(t, openLib(t, root), nil)
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() { srv.Close(); ts.Close() })
