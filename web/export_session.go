@@ -79,12 +79,16 @@ func (s *Server) shareTree(bs *sessions.Session, r *sessions.Reader, leaf int, s
 		return nil, 0, err
 	}
 	const (
-		past     = -1 // an entry after the rows drawn
-		notDrawn = -2 // an entry the page does not draw
+		noRow    = -1 // an entry "all" does not show
+		past     = -2 // an entry after the rows drawn
+		notDrawn = -3 // an entry the page does not draw
 	)
 	at := make([]int32, len(bs.Entries)) // an entry's row
 	for i := range at {
-		at[i] = past
+		at[i] = noRow
+	}
+	for i := len(rows); i < all.Len(); i++ {
+		at[all.Pos(i)] = past
 	}
 	for _, row := range rows {
 		if shown != nil && !shown[row.Pos] {
@@ -135,8 +139,8 @@ func (s *Server) shareTree(bs *sessions.Session, r *sessions.Reader, leaf int, s
 				if k == past {
 					break rows
 				}
-				if k == notDrawn {
-					continue
+				if k < 0 {
+					continue // not drawn (or, should a filter show more than "all", not a row)
 				}
 				tree[k].In = strings.TrimSpace(tree[k].In + " " + f.Key)
 				pre[k][fi] = row.Prefix()

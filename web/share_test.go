@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/piweb/piweb/internal/sessiontest"
 	"github.com/piweb/piweb/pitree"
 	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/views"
@@ -17,9 +18,17 @@ import (
 // filters, exactly pi's tree under that filter: the same rows in the same
 // order, each with the prefix pi draws, and the leaf's row.
 func TestShareTree(t *testing.T) {
-	lib := openLib(t, demoRoot(t))
+	root := demoRoot(t)
+	keys := []string{mainID, forkID}
+	for seed := range int64(3) { // generated sessions: branches, labels, compactions, settings of every kind
+		id := fmt.Sprintf("gen%d", seed)
+		writeSession(t, root, "--work-generated--", "2026-01-01T00-00-00-000Z_"+id+".jsonl",
+			sessiontest.String(seed+1, 400, sessiontest.Options{ID: id}))
+		keys = append(keys, id)
+	}
+	lib := openLib(t, root)
 	srv := newServer(t, lib, nil)
-	for _, key := range []string{mainID, forkID} {
+	for _, key := range keys {
 		err := lib.View(key, func(ss *sessions.Session) error {
 			r, err := ss.Open()
 			if err != nil {
