@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"io"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,7 +28,7 @@ func (s *Server) follow(c echo.Context, start func(*stream) error, handle func(*
 	defer cancel()
 	s.streams.Add(1)
 	defer s.streams.Add(-1)
-	w := startStream(c)
+	w := startStream(c, s.opt.WriteIdle)
 	if err := start(w); err != nil {
 		return s.streamEnd(c, err)
 	}
@@ -37,12 +38,12 @@ func (s *Server) follow(c echo.Context, start func(*stream) error, handle func(*
 	for {
 		select {
 		case <-ctx.Done():
-			return nil
+			return s.streamEnd(c, w.out.err) // nil, or the write that failed (which ends the request too)
 		case <-s.quit:
 			return nil
 		case <-tick.C:
 			if err := w.comment("ping"); err != nil {
-				return nil
+				return s.streamEnd(c, err)
 			}
 		case ev, ok := <-ch:
 			if !ok {
@@ -57,6 +58,10 @@ func (s *Server) follow(c echo.Context, start func(*stream) error, handle func(*
 
 // streamEnd logs why a stream stopped; a client that left is no error.
 func (s *Server) streamEnd(c echo.Context, err error) error {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		s.log.Warn("a client read nothing of a live stream for a while: dropped", "path", c.Request().URL.Path, "idle", s.opt.WriteIdle)
+		return nil
+	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, io.ErrClosedPipe) || c.Request().Context().Err() != nil {
 		return nil
 	}

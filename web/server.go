@@ -55,6 +55,10 @@ type Options struct {
 	// 30s; headers alone get a third of it), so a body that trickles in
 	// cannot hold a connection. Live streams lift it once they start.
 	ReadTimeout time.Duration
+	// WriteIdle drops a client that reads nothing of an export or a live
+	// stream for this long (default 30s): the write fails, and the export
+	// slot or the stream is let go, so slow readers cannot hold them.
+	WriteIdle time.Duration
 	// Exports is how many exports (HTML and JSONL shares, saved or
 	// downloaded) may be built at once (default 2); more get 503 with
 	// Retry-After, so a few large ones cannot take all the memory.
@@ -97,6 +101,9 @@ func New(lib Library, opt Options) *Server {
 	}
 	if opt.Exports <= 0 {
 		opt.Exports = 2
+	}
+	if opt.WriteIdle <= 0 {
+		opt.WriteIdle = 30 * time.Second
 	}
 	if opt.ReadTimeout <= 0 {
 		opt.ReadTimeout = 30 * time.Second
