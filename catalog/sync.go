@@ -18,7 +18,7 @@ import (
 // texts, in one transaction.
 const (
 	batchFiles = 64
-	batchText  = 8 << 20
+	batchText  = 64 << 20
 )
 
 // maxText bounds the bytes of one piece's text the store indexes (a tool
