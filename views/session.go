@@ -32,6 +32,7 @@ type SessionView struct {
 	Format       int    // the file's format version when it is not 3 (read-only), else 0
 	Pane         string // on a narrow screen, the pane shown first: "tree" or "conv"
 	ShowMap      bool   // the tree pane shows the map (?view=map)
+	Highlight    string // words to mark in the conversation when the address's search (q) could not filter the tree
 }
 
 // SessionStats are a session's counts for the page header.

@@ -42,7 +42,7 @@ func (srv *Server) comparePage(c echo.Context) error {
 func (srv *Server) compareView(key string, ss *sessions.Session, r *sessions.Reader, cm *comparison, from int) (views.CompareView, error) {
 	m := ss.Meta()
 	b := &builder{md: srv.md, s: ss, key: key, home: srv.opt.Home, clip: true}
-	v := views.CompareView{Key: key, Title: oneLine(firstNonEmpty(m.Name, m.FirstMessage), 120), SessionURL: views.SessionURL(key),
+	v := views.CompareView{Key: key, Title: titleOf(m.Name, m.FirstMessage, 120), SessionURL: views.SessionURL(key),
 		From: from, Demo: srv.opt.Demo}
 	ra, rb := ref(ss, cm.a), ref(ss, cm.b)
 	v.SwapURL = views.SessionURL(key) + "/compare?a=" + url.QueryEscape(rb) + "&b=" + url.QueryEscape(ra)

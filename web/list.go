@@ -316,7 +316,7 @@ func sessionItem(m *sessions.Meta, byKey map[string]*sessions.Meta) views.Sessio
 	if m.ParentSession != "" {
 		if pm, ok := byKey[m.ParentKey]; ok && m.ParentKey != "" {
 			it.ParentKey = pm.Key
-			it.ParentTitle = oneLine(cmp.Or(pm.Name, plainPreview(pm.FirstMessage)), 80)
+			it.ParentTitle = titleOf(pm.Name, pm.FirstMessage, 80)
 		} else {
 			it.ParentFile = m.ParentSession
 		}
@@ -328,6 +328,15 @@ func sessionItem(m *sessions.Meta, byKey map[string]*sessions.Meta) views.Sessio
 func domID(prefix, s string) string {
 	h := sha256.Sum256([]byte(s))
 	return prefix + hex.EncodeToString(h[:6])
+}
+
+// titleOf is a session's title as links and headers show it: its name, or
+// its first message without markdown syntax, on one line of at most n runes.
+func titleOf(name, first string, n int) string {
+	if name != "" {
+		return oneLine(name, n)
+	}
+	return oneLine(plainPreview(first), n)
 }
 
 // oneLine collapses whitespace and cuts s to at most n runes.

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"cmp"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -48,11 +47,19 @@ func (s *Server) session(c echo.Context) error {
 		if err != nil {
 			return err
 		}
+		hl := ""
+		if t, st, hl, err = s.searchKeeping(ss, r, t, st); err != nil {
+			return err
+		}
 		v = s.sessionHeader(id, ss)
+		v.Highlight = hl
 		if err := s.statsHeader(&v.Stats, ss, r); err != nil {
 			return err
 		}
 		v.State, v.Note = st, t.note
+		if hl != "" && v.Note == "" {
+			v.Note = "pi's tree search does not find “" + hl + "” in the selected entry (it reads only the start of each entry), so the tree shows every row; the words are marked in the conversation."
+		}
 		v.ShowMap = tab == "map"
 		if i, ok := resolve(ss, st.Target); ok && v.Note == "" && st.Target != "" {
 			v.Note = targetNote(ss, i) // the entry asked for, not the visible row standing for it
@@ -81,6 +88,25 @@ func (s *Server) session(c echo.Context) error {
 	return respond(c, views.SessionPage(v))
 }
 
+// searchKeeping lays the tree out again without its search when the
+// search hides the entry the address selects (a hit of the full-text search
+// in text pi's tree search does not read: tool output, the end of a long
+// message), so the page opens at that entry. It returns the words to
+// highlight in the conversation instead ("" when the search stays).
+func (s *Server) searchKeeping(ss *sessions.Session, r *sessions.Reader, t *tree, st views.TreeState) (*tree, views.TreeState, string, error) {
+	i, ok := resolve(ss, st.Target)
+	if st.Search == "" || st.Target == "" || !ok || t.lay.RowOf(i) >= 0 {
+		return t, st, "", nil
+	}
+	bare := st
+	bare.Search = ""
+	all, err := s.layout(ss, r, bare)
+	if err != nil || all.lay.RowOf(i) < 0 {
+		return t, st, "", err // hidden by the filter or a fold too: pi's nearest row, as always
+	}
+	return all, bare, st.Search, nil
+}
+
 // family fills in what the library knows of the session with key beside
 // its own file: the file it is a copy of, the session it was forked from and
 // the entry it left from, and the sessions forked from it. Called outside
@@ -93,13 +119,13 @@ func (s *Server) family(v *views.SessionView, key string) {
 	v.CopyOf = m.CopyOf
 	if m.ParentKey != "" {
 		if pm, err := s.lib.Meta(m.ParentKey); err == nil {
-			v.ParentKey, v.ParentTitle, v.ParentFile = pm.Key, oneLine(cmp.Or(pm.Name, pm.FirstMessage), 80), ""
+			v.ParentKey, v.ParentTitle, v.ParentFile = pm.Key, titleOf(pm.Name, pm.FirstMessage, 80), ""
 			v.ParentAt = s.forkPoint(key, m.ParentKey)
 		}
 	}
 	for _, c := range s.lib.List() {
 		if c.ParentKey == key && c.Key != key {
-			v.ChildForks = append(v.ChildForks, views.ForkLink{Key: c.Key, Title: oneLine(cmp.Or(c.Name, c.FirstMessage), 60),
+			v.ChildForks = append(v.ChildForks, views.ForkLink{Key: c.Key, Title: titleOf(c.Name, c.FirstMessage, 60),
 				At: s.forkPoint(c.Key, key)})
 		}
 	}
@@ -134,7 +160,7 @@ func (s *Server) forkPoint(child, parent string) string {
 // sessionHeader fills the page header from the session's summary.
 func (s *Server) sessionHeader(key string, ss *sessions.Session) views.SessionView {
 	m := ss.Meta()
-	v := views.SessionView{ID: m.ID, Key: key, Name: m.Name, Title: oneLine(cmp.Or(m.Name, m.FirstMessage), 120), Cwd: m.Cwd,
+	v := views.SessionView{ID: m.ID, Key: key, Name: m.Name, Title: titleOf(m.Name, m.FirstMessage, 120), Cwd: m.Cwd,
 		File: m.File, Created: m.Created, ParentFile: m.ParentSession, Demo: s.opt.Demo,
 		Stats: views.SessionStats{Entries: m.Entries, Messages: m.Messages, Leaves: m.Leaves, Tokens: m.Tokens,
 			Cost: m.Cost, Models: m.Models}}

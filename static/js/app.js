@@ -203,6 +203,49 @@
       }, delay || 0);
     }
 
+    // markWords marks the tree search's words in the conversation, as a find
+    // in the page would: those of the address's q (a search hit opened here)
+    // too, or of data-hl when q could not filter the tree.
+    function markWords() {
+      $$("mark.q-hit", conv).forEach((m) => {
+        const p = m.parentNode;
+        m.replaceWith(m.textContent);
+        p.normalize();
+      });
+      const words = (S.q || tree.dataset.hl || "").toLowerCase().split(/\s+/).filter(Boolean);
+      const root = $("#msgs", conv);
+      if (!words.length || !root) return;
+      const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {
+        acceptNode: (n) => (n.parentElement.closest("mark, button, textarea") ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT),
+      });
+      const nodes = [];
+      for (let n = walker.nextNode(); n; n = walker.nextNode()) nodes.push(n);
+      let left = 500; // marks at most: a page of long tool output can hold thousands
+      for (const n of nodes) {
+        const text = n.data;
+        const low = text.toLowerCase();
+        if (left <= 0) break;
+        if (low.length !== text.length) continue; // a letter whose lower case is longer: offsets would not match
+        const hits = [];
+        for (const w of words) for (let i = low.indexOf(w); i >= 0; i = low.indexOf(w, i + w.length)) hits.push([i, i + w.length]);
+        if (!hits.length) continue;
+        hits.sort((a, b) => a[0] - b[0]);
+        const frag = document.createDocumentFragment();
+        let at = 0;
+        for (const [a, b] of hits) {
+          if (a < at || left <= 0) continue;
+          const m = document.createElement("mark");
+          m.className = "q-hit";
+          m.textContent = text.slice(a, b);
+          frag.append(text.slice(at, a), m);
+          at = b;
+          left--;
+        }
+        frag.append(text.slice(at));
+        n.replaceWith(frag);
+      }
+    }
+
     function scrollToTarget() {
       const t = $(".item.target, .tool-result.target", conv);
       if (t) t.scrollIntoView({ block: "start" });
@@ -411,8 +454,10 @@
       searchTimer = setTimeout(() => {
         if (q === S.q) return;
         S.q = q;
+        tree.dataset.hl = ""; // the words typed now are the ones to mark
         S.folds.clear();
         reloadTree();
+        markWords();
       }, now ? 0 : 250);
     }
 
@@ -578,6 +623,7 @@
     });
 
     document.body.addEventListener("htmx:afterSwap", (e) => {
+      if (conv.contains(e.target)) markWords(); // a conversation, or an earlier page of it
       if (e.target === conv) document.dispatchEvent(new CustomEvent("piweb:changed"));
       if (e.target !== conv) return;
       scrollToTarget();
@@ -671,6 +717,7 @@
     markPath();
     observe();
     status();
+    markWords();
     scrollToTarget();
     tree.focus({ preventScroll: true });
     connect();

@@ -1,0 +1,50 @@
+package web
+
+import (
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// Browser tests of what a pi user meets first (issue 28): each opens the
+// demo (or a session made for it) in chromium and checks one rough edge is
+// gone. With PIWEB_SHOTS=DIR they save screenshots to look at.
+
+// demoPage serves the demo sessions for a browser test and returns a
+// browserRun and the server's URL.
+func demoPage(t *testing.T) (browserRun, string) {
+	t.Helper()
+	ctx, console := browse(t)
+	t.Cleanup(func() { checkConsole(t, console) })
+	_, url := liveDemo(t)
+	return browserRun{t, ctx}, url
+}
+
+// servePage serves the sessions under root for a browser test.
+func servePage(t *testing.T, root string) (browserRun, string) {
+	t.Helper()
+	ctx, console := browse(t)
+	t.Cleanup(func() { checkConsole(t, console) })
+	srv := newServer(t, openLib(t, root), nil)
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() { srv.Close(); ts.Close() })
+	return browserRun{t, ctx}, ts.URL
+}
+
+// TestBrowserHitKeepsQuery: a search hit opens its session with the
+// query's words as the tree's search, marked in the conversation.
+func TestBrowserHitKeepsQuery(t *testing.T) {
+	b, url := demoPage(t)
+	b.do("search", chromedp.Navigate(url+"/search?q=stale+forecast"), chromedp.WaitVisible(chromedp.CSS(".hit-link")))
+	href := b.eval(`document.querySelector('.hit-link').getAttribute('href')`)
+	if !strings.Contains(href, "q=stale+forecast") {
+		t.Errorf("the hit's link drops the query: %s", href)
+	}
+	b.do("open the hit", chromedp.Click(chromedp.CSS(".hit-link")), chromedp.WaitVisible(chromedp.CSS("#tree .row.sel")),
+		b.poll("the words marked in the conversation", `document.querySelectorAll('#conv mark.q-hit').length > 0 &&
+			[...document.querySelectorAll('#conv mark.q-hit')].every((m) => ['stale', 'forecast'].includes(m.textContent.toLowerCase()))`),
+		b.poll("the tree searches for them", `document.querySelector('#tree-q').value === 'stale forecast'`))
+	saveShot(t, b.ctx, "hit-words-1440")
+}
