@@ -48,3 +48,22 @@ func TestBrowserHitKeepsQuery(t *testing.T) {
 		b.poll("the tree searches for them", `document.querySelector('#tree-q').value === 'stale forecast'`))
 	saveShot(t, b.ctx, "hit-words-1440")
 }
+
+// TestBrowserFilesTabInAddress: the Files tab is in the address, as the
+// model context is, and a reload opens it again.
+func TestBrowserFilesTabInAddress(t *testing.T) {
+	b, url := demoPage(t)
+	settled := ` && !document.querySelector('.htmx-request, .htmx-swapping, .htmx-settling, .htmx-added')`
+	b.do("open", chromedp.Navigate(url+"/s/"+mainID+"?target=b82f83d6"), chromedp.WaitVisible(chromedp.CSS("#conv-inner")),
+		b.poll("settled", `true`+settled))
+	b.do("files tab", chromedp.Click(chromedp.CSS(`.tab[href*="view=files"]`)),
+		b.poll("the files", `!!document.querySelector('#conv .files')`+settled),
+		b.poll("the address says so", `new URLSearchParams(location.search).get('view') === 'files'`))
+	b.do("another row keeps the tab", chromedp.Click(chromedp.CSS(`#tree .row[data-ref="09b043aa"] .txt`)),
+		b.poll("its files", `document.querySelector('#conv-inner')?.dataset.ref === '09b043aa' && !!document.querySelector('#conv .files')`+settled),
+		b.poll("still in the address", `new URLSearchParams(location.search).get('view') === 'files' && location.search.includes('target=09b043aa')`))
+	b.do("reload", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("#conv .files")))
+	b.do("conversation tab", chromedp.Click(chromedp.CSS(`.tab:not([href*="view="])`)),
+		b.poll("the conversation", `!document.querySelector('#conv .files')`+settled),
+		b.poll("out of the address", `!new URLSearchParams(location.search).has('view')`))
+}

@@ -139,10 +139,15 @@
       for (const [k, v] of Object.entries(extra || {})) if (v !== "" && v != null) p.set(k, v);
       return p;
     }
-    function syncURL() {
-      const p = params({ target: S.target });
+    // tabView is the conversation pane's tab shown ("context", "files"), "" for the conversation.
+    function tabView() {
       const tab = $(".tab.on");
-      if (tab && /view=context/.test(tab.getAttribute("href") || "")) p.set("view", "context");
+      const m = tab && /[?&]view=(context|files)\b/.exec(tab.getAttribute("href") || "");
+      return m ? m[1] : "";
+    }
+    function syncURL() {
+      const map = $("#map-pane");
+      const p = params({ target: S.target, view: tabView() || (map && !map.hidden ? "map" : "") }); // one view at a time in the address
       history.replaceState(null, "", base + (p.toString() ? "?" + p : ""));
     }
     const rows = () => $$(".row:not(.noise-hidden)", tree); // a folded run of settings rows moves as one
@@ -196,9 +201,7 @@
     function loadConversation(ref, delay) {
       clearTimeout(convTimer);
       convTimer = setTimeout(() => {
-        const p = params({ e: ref });
-        const tab = $(".tab.on");
-        if (tab && /view=context/.test(tab.getAttribute("href") || "")) p.set("view", "context");
+        const p = params({ e: ref, view: tabView() });
         htmx.ajax("GET", base + "/entry?" + p, { target: "#conv", swap: "innerHTML" });
       }, delay || 0);
     }
