@@ -1,11 +1,13 @@
 package web
 
 import (
+	"fmt"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/piweb/piweb/internal/sessiontest"
 )
 
 // Browser tests of what a pi user meets first (issue 28): each opens the
@@ -66,4 +68,32 @@ func TestBrowserFilesTabInAddress(t *testing.T) {
 	b.do("conversation tab", chromedp.Click(chromedp.CSS(`.tab:not([href*="view="])`)),
 		b.poll("the conversation", `!document.querySelector('#conv .files')`+settled),
 		b.poll("out of the address", `!new URLSearchParams(location.search).has('view')`))
+}
+
+// TestBrowserTitleFirst: the session's title is not cut while counts and
+// model chips take the room: on a phone and on a desktop with many models.
+func TestBrowserTitleFirst(t *testing.T) {
+	root := demoRoot(t)
+	lines := []string{sessiontest.Header, sessiontest.User("u1", "", 1, "start"),
+		sessiontest.Entry("session_info", "n1", "u1", 2, `,"name":"Fix stale forecast cache in the weather API client"`)}
+	parent := "n1"
+	for k, m := range []string{"claude-sonnet-4-5", "claude-opus-4-5", "gpt-5.1-codex-max", "gemini-3-pro-preview", "claude-haiku-4-5"} {
+		id := fmt.Sprintf("a%d", k)
+		lines = append(lines, strings.Replace(sessiontest.Asst(id, parent, 3+k, "ok"), `"model":"claude"`, `"model":"`+m+`"`, 1))
+		parent = id
+	}
+	writeSession(t, root, "--home-dev-weather--", "2026-05-30T10-00-00-000Z_s1.jsonl", sessiontest.Lines(lines...))
+	b, url := servePage(t, root)
+	title := `(() => { const h = document.querySelector('.topbar .title'); return h.scrollWidth <= h.clientWidth + 1 && h.getBoundingClientRect().width > 0; })()`
+	for _, c := range []struct {
+		w    int64
+		page string
+	}{{1440, "/s/s1"}, {390, "/s/" + mainID}, {1440, "/s/" + mainID}} {
+		b.do(fmt.Sprintf("%s at %d", c.page, c.w), chromedp.EmulateViewport(c.w, 900), chromedp.Navigate(url+c.page),
+			chromedp.WaitVisible(chromedp.CSS("#tree .row.sel")), b.poll("the whole title", title),
+			b.poll("the cost still shown", `document.querySelector('#session-stats [title="cost"]').getBoundingClientRect().width > 0 && document.querySelector('#session-stats [title="cost"]').offsetTop < document.querySelector('#session-stats > summary').clientHeight`))
+		saveShot(t, b.ctx, fmt.Sprintf("title-%d%s", c.w, strings.ReplaceAll(c.page, "/", "-")))
+	}
+	b.do("the counts open", chromedp.Click(chromedp.CSS(`#session-stats > summary`)),
+		b.poll("every model in the counts", `document.querySelector('#session-stats .stats-pop').offsetHeight > 0`))
 }
