@@ -3,6 +3,8 @@ package web
 import (
 	"fmt"
 	"net/http/httptest"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -96,4 +98,30 @@ func TestBrowserTitleFirst(t *testing.T) {
 	}
 	b.do("the counts open", chromedp.Click(chromedp.CSS(`#session-stats > summary`)),
 		b.poll("every model in the counts", `document.querySelector('#session-stats .stats-pop').offsetHeight > 0`))
+}
+
+// TestBrowserFamiliesLongTitle: in the families sort a fork's long title
+// stays on the line of its "↳", cut to its cell, clear of the ENTRIES column.
+func TestBrowserFamiliesLongTitle(t *testing.T) {
+	root := demoRoot(t)
+	parent := filepath.Join(root, "--home-dev-weather--", "2026-05-12T08-30-01-234Z_"+mainID+".jsonl")
+	writeSession(t, root, "--home-dev-weather--", "2026-05-20T10-00-00-000Z_longfork.jsonl", sessiontest.Lines(
+		`{"type":"session","version":3,"id":"longfork","timestamp":"2026-05-20T10:00:00.000Z","cwd":"/home/dev/weather","parentSession":`+strconv.Quote(parent)+`}`,
+		sessiontest.User("512d5d6b", "", 1, "Try again: "+strings.Repeat("make the forecast cache expire at local midnight in every city ", 4)),
+	))
+	b, url := servePage(t, root)
+	fits := `(() => {
+		const row = document.querySelector('tr[id] a.title[href="/s/longfork"]').closest('tr');
+		const cell = row.querySelector('td.c-title').getBoundingClientRect();
+		const title = row.querySelector('a.title').getBoundingClientRect();
+		const arrow = row.querySelector('.fork-connector').getBoundingClientRect();
+		const num = row.querySelector('td.c-num');
+		const past = num && getComputedStyle(num).display !== 'none' && num.getBoundingClientRect().top < title.bottom ? num.getBoundingClientRect().left : Infinity;
+		return title.right <= cell.right + 1 && title.right <= past + 1 && Math.abs(title.top - arrow.top) < arrow.height && title.height < 2 * arrow.height + 4;
+	})()`
+	for _, w := range []int64{1440, 390} {
+		b.do(fmt.Sprintf("families at %d", w), chromedp.EmulateViewport(w, 900), chromedp.Navigate(url+"/?sort=families"),
+			chromedp.WaitVisible(chromedp.CSS(`a.title[href="/s/longfork"]`)), b.poll("the fork's title on its line, in its cell", fits))
+		saveShot(t, b.ctx, fmt.Sprintf("families-long-%d", w))
+	}
 }
