@@ -65,30 +65,53 @@ func (s *Server) streamEnd(c echo.Context, err error) error {
 }
 
 // listEvents streams changes to the sessions page: a session row to add or
-// redraw ("row"), or the id of a row to drop ("gone").
+// redraw ("row"), or the id of a row to drop ("gone"), each followed by the
+// header of its project with the project's new totals ("group"; every
+// project's after a drop, whose project the stream may not know).
 func (s *Server) listEvents(c echo.Context) error {
 	p := listQuery(c)
 	ctx := c.Request().Context()
+	heads := func(w *stream, cwd *string) error {
+		for _, g := range s.groupHeads(p, cwd) {
+			html, err := htmlOf(ctx, views.ProjectHead(g))
+			if err != nil {
+				return err
+			}
+			if err := w.send("group", html); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	return s.follow(c, func(*stream) error { return nil }, func(w *stream, ev sessions.Change) error {
 		if ev.Key == "" {
 			return nil
 		}
 		gone := domID("s", ev.Key)
 		if ev.Kind == sessions.KindRemove {
-			return w.send("gone", gone)
+			if err := w.send("gone", gone); err != nil {
+				return err
+			}
+			return heads(w, nil)
 		}
 		if ev.Kind == sessions.KindError {
 			return nil
 		}
 		item, found := s.listItem(ev.Key)
 		if !found || !p.matches(&item.meta) {
-			return w.send("gone", gone)
+			if err := w.send("gone", gone); err != nil {
+				return err
+			}
+			return heads(w, nil)
 		}
 		html, err := htmlOf(ctx, views.SessionRow(item.view))
 		if err != nil {
 			return err
 		}
-		return w.send("row", html)
+		if err := w.send("row", html); err != nil {
+			return err
+		}
+		return heads(w, &item.meta.Cwd)
 	})
 }
 

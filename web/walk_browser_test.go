@@ -7,9 +7,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/piweb/piweb/internal/sessiontest"
+	"github.com/piweb/piweb/sessions"
+	"github.com/piweb/piweb/views"
 )
 
 // Browser tests of what a pi user meets first (issue 28): each opens the
@@ -123,5 +126,54 @@ func TestBrowserFamiliesLongTitle(t *testing.T) {
 		b.do(fmt.Sprintf("families at %d", w), chromedp.EmulateViewport(w, 900), chromedp.Navigate(url+"/?sort=families"),
 			chromedp.WaitVisible(chromedp.CSS(`a.title[href="/s/longfork"]`)), b.poll("the fork's title on its line, in its cell", fits))
 		saveShot(t, b.ctx, fmt.Sprintf("families-long-%d", w))
+	}
+}
+
+// TestBrowserProjectTotalsLive: as pi appends to a session, its project's
+// totals on the sessions page change with its row.
+func TestBrowserProjectTotalsLive(t *testing.T) {
+	ctx, console := browse(t)
+	t.Cleanup(func() { checkConsole(t, console) })
+	lib, srv, url := liveServer(t, demoRoot(t))
+	b := browserRun{t, ctx}
+	group := `document.getElementById('` + domID("p", "/home/dev/weather") + `-head')`
+	b.do("sessions", chromedp.Navigate(url+"/"), chromedp.WaitVisible(chromedp.CSS("#sessions")),
+		b.poll("the project's header", `!!`+group))
+	waitStreams(t, srv, 1)
+	leaf := ""
+	_ = lib.View(darkID, func(ss *sessions.Session) error { leaf = ss.Entries[ss.Leaf()].ID; return nil })
+	appendLines(t, sessionFile(t, lib, darkID),
+		`{"type":"message","id":"cost0001","parentId":"`+leaf+`","timestamp":"2026-05-12T09:00:00.000Z","message":{"role":"assistant","content":[{"type":"text","text":"More."}],"provider":"anthropic","model":"claude-opus-4-5","usage":{"totalTokens":10,"cost":{"total":0.5}},"stopReason":"stop","timestamp":1778576400000}}`)
+	waitIndexed(t, lib, darkID, "cost0001")
+	var sum float64
+	for _, m := range lib.List() {
+		if m.Cwd == "/home/dev/weather" {
+			sum += m.Cost
+		}
+	}
+	b.do("the row and its project's totals", b.poll("the row", `document.getElementById('`+domID("s", darkID)+`').innerText.includes('$0.534')`),
+		b.poll("the project's cost", group+`.innerText.includes('`+views.Cost(sum)+`')`))
+	saveShot(t, ctx, "project-totals-1440")
+}
+
+// liveServer serves root, kept current by a watcher, for a browser.
+func liveServer(t *testing.T, root string) (*sessions.Library, *Server, string) {
+	t.Helper()
+	lib := openLib(t, root)
+	srv := newServer(t, lib, nil)
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() { srv.Close(); ts.Close() })
+	_, stop := startWatcher(t, lib)
+	t.Cleanup(stop)
+	return lib, srv, ts.URL
+}
+
+// waitStreams waits until the server has n live streams open.
+func waitStreams(t *testing.T, srv *Server, n int32) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); srv.streams.Load() != n; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d live streams, want %d", srv.streams.Load(), n)
+		}
 	}
 }

@@ -66,6 +66,7 @@
       const es = new EventSource("/events?" + p);
       es.addEventListener("row", (e) => liveRow(e.data, list.dataset.sort || "activity"));
       es.addEventListener("gone", (e) => dropRow(e.data));
+      es.addEventListener("group", (e) => replaceById(e.data)); // a project's totals, as its rows changed
       return es;
     }, refetch);
     const connect = live.connect;
