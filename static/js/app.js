@@ -424,7 +424,8 @@
       let r = cur;
       for (;;) {
         const n = kids(r);
-        const next = r.nextElementSibling;
+        let next = r.nextElementSibling;
+        while (next && !next.classList.contains("row") && !next.classList.contains("more")) next = next.nextElementSibling; // a hint between rows
         const child = next && next.classList.contains("row") && next.dataset.vp === r.dataset.p ? next : null;
         if (n === 0 || !child) return select(r, { delay: 150 });
         if (n > 1) return select(child, { delay: 150 });
@@ -482,17 +483,34 @@
       const sw = $('.pane-switch [data-pane="tree"]');
       if (sw && getComputedStyle(sw.parentElement).display !== "none") sw.click();
       const n = $("#tree-note");
+      const say = "Compare " + a + " with… now click the entry to compare it with, or move to it and press Enter (Esc cancels).";
       if (n) {
         clearTimeout(noteTimer);
         n.classList.remove("fail");
-        n.textContent = "Compare " + a + " with… click a row, or Enter on the selected one (Esc cancels)";
+        n.textContent = say;
       }
+      // The same words under the selected row, where the eyes are.
+      $$(".pick-hint", tree).forEach((h) => h.remove());
+      const row = $$(".row", tree).find((r) => r.dataset.ref === a);
+      if (row) {
+        const hint = document.createElement("div");
+        hint.className = "pick-hint";
+        hint.setAttribute("role", "status");
+        const b = document.createElement("strong");
+        b.textContent = "A: " + a + ".";
+        hint.append(b, " Now click the entry to compare it with, or move to it and press Enter (Esc cancels).");
+        row.after(hint);
+        hint.scrollIntoView({ block: "nearest" });
+      }
+      $$("[data-compare-pick]", conv).forEach((btn) => (btn.textContent = "pick B in the tree…"));
       tree.focus({ preventScroll: true });
     }
     function cancelPick() {
       delete document.body.dataset.comparePick;
       const n = $("#tree-note");
       if (n) n.textContent = "";
+      $$(".pick-hint", tree).forEach((h) => h.remove());
+      $$("[data-compare-pick]", conv).forEach((btn) => (btn.textContent = "compare with…"));
     }
     function finishPick(row) {
       const a = document.body.dataset.comparePick;
