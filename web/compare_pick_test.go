@@ -19,12 +19,12 @@ func TestComparePicker(t *testing.T) {
 	}
 	for _, want := range []string{
 		`<form class="cmp-pick" method="get" action="/s/` + mainID + `/compare"`,
-		`name="a" value="c8578d56" checked`, // where pi resumes is A
-		`name="b" value="`,                  // a tip to pick as B
+		`name="a" value="c8578d56" checked`,                     // where pi resumes is A
+		`name="b" value="`,                                      // a tip to pick as B
 		"Alternatively, could we just drop the cache entirely?", // the rejected branch's first message
 		"Do both: key by city and date",                         // the resumed branch's
 		"pi resumes here",
-		"$0.727", // the resumed path's cost
+		"$0.727",                    // the resumed path's cost
 		`<td class="c-num">38</td>`, // its length
 	} {
 		if !strings.Contains(body, want) {
