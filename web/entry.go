@@ -126,11 +126,17 @@ func (s *Server) pathView(id string, ss *sessions.Session, r *sessions.Reader, s
 	link.Leaf = v.Target.Ref
 	v.LeafURL = views.StateURL(id, link)
 	if l, ok := resolve(ss, st.Leaf); ok && st.Leaf != "" && l != ss.Leaf() {
-		v.Viewing = st.Leaf
+		// The note names rows the tree shows: the viewed leaf, or where pi
+		// resumes, may be an entry the filter hides (a label, a model change).
+		t, err := s.layout(ss, r, st)
+		if err != nil {
+			return v, err
+		}
+		v.Viewing = ref(ss, t.rowEntry(t.leafRow, l))
 		back := st
 		back.Leaf, back.Target = "", ""
 		if pl := ss.Leaf(); pl >= 0 {
-			v.ResumeRef = ref(ss, pl)
+			v.ResumeRef = ref(ss, t.rowEntry(t.resumeRow, pl))
 			back.Target = v.ResumeRef
 		}
 		v.ResumeURL = views.StateURL(id, back)

@@ -157,6 +157,14 @@ func (t *tree) use(l *pitree.Layout) {
 	}
 }
 
+// rowEntry is the entry of row k, or def when k is -1 (no row shows it).
+func (t *tree) rowEntry(k, def int) int {
+	if k < 0 {
+		return def
+	}
+	return t.lay.Pos(k)
+}
+
 // window returns rows [start, start+n) as views, previews read through r.
 func (t *tree) window(r *sessions.Reader, start, n int) ([]views.RowView, error) {
 	rows, err := t.lay.Window(r, start, n)

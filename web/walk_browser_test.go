@@ -4,12 +4,15 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	"github.com/piweb/piweb/internal/sessiontest"
 	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/views"
@@ -175,5 +178,87 @@ func waitStreams(t *testing.T, srv *Server, n int32) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%d live streams, want %d", srv.streams.Load(), n)
 		}
+	}
+}
+
+// TestBrowserViewPathNote: shift+V shows at once which path the page views
+// and where pi resumes, naming rows the tree shows; the footer agrees with
+// the "← active" and "← viewing" marks, and esc goes back.
+func TestBrowserViewPathNote(t *testing.T) {
+	b, url := demoPage(t)
+	b.do("open", chromedp.Navigate(url+"/s/"+mainID), chromedp.WaitVisible(chromedp.CSS("#tree .row.sel")),
+		chromedp.Click(chromedp.CSS(`#tree .row[data-ref="09b043aa"] .txt`)),
+		b.poll("selected", `document.querySelector('#conv-inner')?.dataset.ref === '09b043aa' && !document.querySelector('.viewing-note')`))
+	b.do("shift+V", chromedp.KeyEvent("V", chromedp.KeyModifiers(chromedp.ModifierShift)),
+		b.poll("the tree reloaded", `location.search.includes("leaf=09b043aa")`),
+		b.poll("the note, at once", `(() => { const n = document.querySelector('#conv .viewing-note'), text = n ? n.textContent.replace(/\s+/g, ' ') : ''; return text.includes('Viewing the path to 09b043aa.') && text.includes('pi resumes at c8578d56') && !!n.querySelector('[data-open-act=rewind]'); })()`),
+		b.poll("the marks", `document.querySelector('#tree .row.leaf')?.dataset.ref === '09b043aa' && document.querySelector('#tree .row.leaf .here').textContent.includes('viewing') &&
+			[...document.querySelectorAll('#tree .row .here')].filter((h) => h.textContent.includes('active')).map((h) => h.closest('.row').dataset.ref).join() === 'c8578d56'`),
+		b.poll("the footer agrees", `document.querySelector('#tree-count').textContent.includes('viewing the path to 09b043aa') && !document.querySelector('#tree-count').textContent.includes('active:')`))
+	saveShot(t, b.ctx, "view-path-1440")
+	b.do("esc", chromedp.KeyEvent(kb.Escape),
+		b.poll("back on pi's path: no note", `!document.querySelector('#conv .viewing-note') && !document.querySelector('#tree-count').textContent.includes('viewing') && !location.search.includes('leaf=')`))
+	// A path whose end the filter hides: the note names the row standing for it.
+	b.do("a hidden leaf", chromedp.Navigate(url+"/s/"+mainID+"?leaf=2a6138d1"), chromedp.WaitVisible(chromedp.CSS("#tree .row.sel")),
+		b.poll("the note names the row shown", `(() => { const n = document.querySelector('#conv .viewing-note'), r = document.querySelector('#tree .row.leaf');
+			return !!n && !!r && n.textContent.replace(/\s+/g, ' ').includes('Viewing the path to ' + r.dataset.ref + '.') && r.dataset.ref !== '2a6138d1'; })()`))
+}
+
+// keyAt dates a key event: the page reads its time (event.timeStamp) as
+// when the key was pressed, whatever the time it arrives.
+func keyAt(at time.Time) chromedp.KeyOption {
+	return func(p *input.DispatchKeyEventParams) {
+		p.Timestamp = input.TimeSinceEpoch(float64(at.UnixNano()) / 1e9)
+	}
+}
+
+// TestBrowserEnterEnter: Enter opens "Rewind here"; a second Enter within
+// 300 ms of the first does not rewind (the form says to press it again), a
+// later one does, and the rewind's card offers Undo, which makes pi resume
+// where it did before, and goes after 10 s.
+func TestBrowserEnterEnter(t *testing.T) {
+	ctx, console := browse(t)
+	t.Cleanup(func() { checkConsole(t, console) })
+	lib, _, url := liveServer(t, demoRoot(t))
+	b := browserRun{t, ctx}
+	rewindOpen := `document.querySelector('#entry-actions details[data-act="rewind"]').open && document.activeElement?.matches('#entry-actions details[data-act="rewind"] button[type="submit"]')`
+	b.do("open", chromedp.Navigate(url+"/s/"+mainID+"?target=09b043aa"), chromedp.WaitVisible(chromedp.CSS("#tree .row.sel")),
+		b.poll("panel", `document.querySelector('#entry-actions[data-ready]')?.dataset.ref === '09b043aa'`),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById('tree').focus()`))
+	t0 := time.Now()
+	b.do("enter", chromedp.KeyEvent(kb.Enter, keyAt(t0)), b.poll("rewind open, its button focused", rewindOpen))
+	b.do("enter again, 100 ms later", chromedp.KeyEvent(kb.Enter, keyAt(t0.Add(100*time.Millisecond))),
+		b.poll("not taken: the form says to press it again", `(document.querySelector('#entry-actions .act-soon')?.textContent || '').includes('Press Enter again')`))
+	if n := b.eval(`String(document.querySelectorAll('#act-outcomes .outcome').length)`); n != "0" {
+		t.Fatalf("%s outcome cards after a double Enter", n)
+	}
+	if in := inspect(t, lib, mainID, ""); deref(in.LeafID) != "4638afcc" {
+		t.Fatalf("a double Enter moved pi's leaf to %s", deref(in.LeafID))
+	}
+	b.do("enter, 400 ms after the first", chromedp.KeyEvent(kb.Enter, keyAt(t0.Add(400*time.Millisecond))),
+		b.poll("rewound, with Undo", `(document.querySelector('#act-outcomes .outcome.ok[data-action="Rewind"] .act-msg')?.textContent || '').startsWith('Rewound') &&
+			(() => { const r = document.querySelector("#act-outcomes .outcome form[data-undo] button").getBoundingClientRect(), p = document.querySelector(".conv-pane").getBoundingClientRect(); return r.width > 0 && r.top >= p.top && r.bottom <= p.bottom; })()`))
+	saveShot(t, ctx, "undo-1440")
+	if in := inspect(t, lib, mainID, ""); !slices.Contains(in.Path, "09b043aa") {
+		t.Fatalf("pi resumes from %s after the rewind", deref(in.LeafID))
+	}
+	b.do("undo", chromedp.Click(chromedp.CSS(`#act-outcomes form[data-undo] button`)),
+		b.poll("undone", `(document.querySelector('#act-outcomes .outcome.ok[data-action="Undo rewind"] .act-msg')?.textContent || '').startsWith('Undone: pi resumes from 4638afcc again')`),
+		b.poll("the panel is still the selected entry's", `document.querySelector('#entry-actions[data-ready]')?.dataset.ref === '09b043aa'`))
+	if in := inspect(t, lib, mainID, ""); !slices.Contains(in.Path, "4638afcc") || slices.Contains(in.Path, "09b043aa") {
+		t.Errorf("after the undo pi resumes from %s, path %v", deref(in.LeafID), in.Path)
+	}
+	// Undo goes after 10 s.
+	b.do("rewind again", chromedp.Evaluate[chromedp.Void](`document.getElementById('tree').focus()`),
+		chromedp.KeyEvent(kb.Enter, keyAt(t0.Add(2*time.Second))), b.poll("rewind open", rewindOpen),
+		chromedp.KeyEvent(kb.Enter, keyAt(t0.Add(3*time.Second))),
+		b.poll("an Undo", `document.querySelectorAll('#act-outcomes form[data-undo]').length === 1`))
+	began := time.Now()
+	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](`document.querySelectorAll('#act-outcomes form[data-undo]').length === 0`,
+		chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+		t.Fatalf("the Undo stays: %v", err)
+	}
+	if d := time.Since(began); d < 9*time.Second {
+		t.Errorf("the Undo went after %v, want 10 s", d)
 	}
 }

@@ -261,7 +261,10 @@
       let tag = S.filter === "default" ? "" : " [" + S.filter + "]";
       if (tree.classList.contains("show-lt")) tag += " [+label time]";
       const c = $("#tree-count");
-      if (c) c.textContent = n + (n === 1 ? " row" : " rows") + tag + (S.leaf ? " · active: " + S.leaf : "");
+      // Viewing another path: name the row marked "← viewing" (the leaf asked
+      // for may be hidden); "← active" stays where pi resumes.
+      const viewing = S.leaf && ($(".row.leaf", tree)?.dataset.ref || S.leaf);
+      if (c) c.textContent = n + (n === 1 ? " row" : " rows") + tag + (viewing ? " · viewing the path to " + viewing : "");
     }
 
     // note shows a short message in the tree's status line for a few seconds.
@@ -466,11 +469,13 @@
       }, now ? 0 : 250);
     }
 
+    // makeActive is pi's shift+V here: view the path to the selected entry,
+    // and say so at once in the conversation (which path, where pi resumes).
     function makeActive() {
       const cur = selected();
       if (!cur) return;
       S.leaf = cur.dataset.ref;
-      reloadTree();
+      reloadTree().then(() => loadConversation(S.target));
     }
 
     // Compare: "compare with…" (or shift+C) takes the selected entry as A;
@@ -559,7 +564,7 @@
         if (search.value) setSearch("", true);
         else if (S.leaf) {
           S.leaf = ""; // follow the session's own leaf again
-          reloadTree();
+          reloadTree().then(() => loadConversation(S.target));
         } else handled = false;
       } else if (!inSearch && k === "Backspace") {
         if (search.value) setSearch(search.value.slice(0, -1));
