@@ -74,7 +74,7 @@ type form struct {
 	open    string // the form to keep open (a refusal keeps it)
 	summary string // a refused rewind's summary, shown again
 	draft   *string
-	label   bool // the label changed: update the header and the card too
+	label   bool   // the label changed: update the header and the card too
 	about   string // the entry the outcome names, when not the panel's (an undo)
 	outcome views.Outcome
 }
