@@ -12,7 +12,8 @@ type PathView struct {
 	Key        string // the session file's key
 	Target     EntryInfo
 	Tab        string // TabConversation or TabContext
-	Depth      int    // entries on the path
+	Depth      int    // entries on the path: the selected entry's depth
+	PathLen    int    // entries on the path read (longer than Depth when the depth box selected an entry on a longer one)
 	Model      string // the model in force at the entry
 	Thinking   string // the thinking level in force at the entry
 	Messages   int    // model messages in the context at the entry (context tab)

@@ -29,7 +29,7 @@ func (s *Server) entry(c echo.Context) error {
 	if e == "" {
 		return errBadRequest("Which entry? The address names none.", nil)
 	}
-	at := pageAt{before: -1, from: -1, down: c.QueryParam("dir") == "down"}
+	at := pageAt{before: -1, from: -1, down: c.QueryParam("dir") == "down", along: -1}
 	for name, dst := range map[string]*int{"before": &at.before, "from": &at.from} {
 		if b := c.QueryParam(name); b != "" {
 			if *dst, err = strconv.Atoi(b); err != nil || *dst < 0 {
@@ -47,6 +47,7 @@ func (s *Server) entry(c echo.Context) error {
 	if at.before >= 0 && at.from >= 0 {
 		return errBadRequest("A page starts at a depth (from) or ends before an entry (before), not both.", nil)
 	}
+	selectDepth := c.QueryParam("select") == "1" && c.QueryParam("depth") != "" // the depth box: select the entry there
 	var v views.PathView
 	err = s.view(id, func(ss *sessions.Session, r *sessions.Reader) error {
 		target, ok := resolve(ss, e)
@@ -64,6 +65,13 @@ func (s *Server) entry(c echo.Context) error {
 			}
 			target, note = t.target, t.note
 		}
+		if selectDepth && ok {
+			// The depth box: the entry at that depth is selected, and the
+			// conversation reads on along the path it was on.
+			path := ss.Path(target)
+			at.from = min(at.from, max(len(path)-1, 0))
+			at.along, target = target, path[at.from]
+		}
 		v, err = s.pathView(id, ss, r, st, target, c.QueryParam("view"), at)
 		v.Note = note
 		return err
@@ -80,15 +88,20 @@ func (s *Server) entry(c echo.Context) error {
 // pageAt says which page of a path to show: the last (all -1), the one
 // ending before entry `before`, or the one starting at depth `from` (with
 // down, a continuation below the page shown, without its earlier button).
+// With along >= 0 the selected entry is the one at depth from of along's
+// path, and the page (a whole conversation, header and all) reads on
+// along that longer path: the depth box.
 type pageAt struct {
 	before, from int
 	down         bool
+	along        int
 }
 
 // lastPage is the page a path opens on: its end.
-var lastPage = pageAt{before: -1, from: -1}
+var lastPage = pageAt{before: -1, from: -1, along: -1}
 
-func (p pageAt) page() bool { return p.before >= 0 || p.from >= 0 }
+// page reports whether the answer is a page of items alone.
+func (p pageAt) page() bool { return p.before >= 0 || p.from >= 0 && p.along < 0 }
 
 // pathView builds the conversation along the root-to-target path (or the
 // model context at target), at the page at names.
@@ -96,7 +109,11 @@ func (s *Server) pathView(id string, ss *sessions.Session, r *sessions.Reader, s
 	before := at.before
 	b := &builder{md: s.md, s: ss, key: id, home: s.opt.Home, clip: true}
 	path := ss.Path(target)
-	v := views.PathView{Key: id, Target: b.info(target), Tab: views.TabConversation, Depth: len(path), Page: at.page(), State: st}
+	read := path // the path the conversation reads along: the target's, or a longer one through it (the depth box)
+	if at.along >= 0 {
+		read = ss.Path(at.along)
+	}
+	v := views.PathView{Key: id, Target: b.info(target), Tab: views.TabConversation, Depth: len(path), PathLen: len(read), Page: at.page(), State: st}
 	if tab == views.TabContext || tab == views.TabFiles {
 		v.Tab = tab
 	}
@@ -122,7 +139,7 @@ func (s *Server) pathView(id string, ss *sessions.Session, r *sessions.Reader, s
 	link := st
 	link.Target = v.Target.Ref
 	v.LinkURL = views.StateURL(id, link)
-	v.JumpURL = views.EntryURL(id, v.Target.Ref, views.TabConversation, -1, st)
+	v.JumpURL = views.EntryURL(id, ref(ss, read[len(read)-1]), views.TabConversation, -1, st) + "&select=1"
 	link.Leaf = v.Target.Ref
 	v.LeafURL = views.StateURL(id, link)
 	if l, ok := resolve(ss, st.Leaf); ok && st.Leaf != "" && l != ss.Leaf() {
@@ -154,7 +171,7 @@ func (s *Server) pathView(id string, ss *sessions.Session, r *sessions.Reader, s
 	case v.Tab == views.TabContext:
 		err = b.contextPage(&v, r, target, before)
 	case at.from >= 0:
-		err = b.pathFrom(&v, r, path, target, at)
+		err = b.pathFrom(&v, r, read, target, at)
 	default:
 		err = b.pathPage(&v, r, path, target, before)
 	}
@@ -275,7 +292,7 @@ func (b *builder) pathFrom(v *views.PathView, r *sessions.Reader, path []int, ta
 	}
 	if end < len(path) {
 		v.Later = len(path) - end
-		v.LaterURL = views.EntryURL(v.Key, v.Target.Ref, v.Tab, -1, v.State) + "&from=" + strconv.Itoa(end) + "&dir=down"
+		v.LaterURL = views.EntryURL(v.Key, ref(ss, path[len(path)-1]), v.Tab, -1, v.State) + "&from=" + strconv.Itoa(end) + "&dir=down"
 	}
 	return nil
 }

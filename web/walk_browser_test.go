@@ -262,3 +262,34 @@ func TestBrowserEnterEnter(t *testing.T) {
 		t.Errorf("the Undo went after %v, want 10 s", d)
 	}
 }
+
+// TestBrowserDepthBox: the depth box shows the selected entry's depth;
+// typing 10 and go selects the entry at depth 10, the tree following, and
+// the conversation reads on from there along the path it was on.
+func TestBrowserDepthBox(t *testing.T) {
+	root := demoRoot(t)
+	bigID, _ := writeBigSession(t, root, 3000)
+	b, url := servePage(t, root)
+	lib := openLib(t, root)
+	in := inspect(t, lib, bigID, "")
+	depth := len(in.Path)
+	b.do("open at the leaf", chromedp.Navigate(url+"/s/"+bigID), chromedp.WaitVisible(chromedp.CSS("#conv .jump input")),
+		b.poll("the leaf's depth", fmt.Sprintf(`document.querySelector('#conv .jump input').value === '%d' && document.querySelector('#conv .jump').innerText.includes('of %s')`, depth, views.Count(depth))))
+	b.do("depth 10", chromedp.SetValue(chromedp.CSS("#conv .jump input"), "10"), chromedp.Click(chromedp.CSS("#conv .jump button")),
+		b.poll("the entry at depth 10 is selected", fmt.Sprintf(`document.querySelector('#conv-inner')?.dataset.ref === '%s' && document.querySelector('#tree .row.sel')?.dataset.ref === '%s'`, in.Path[9], in.Path[9])),
+		b.poll("the box says so", fmt.Sprintf(`document.querySelector('#conv .jump input').value === '10' && document.querySelector('#conv .jump').innerText.includes('of %s')`, views.Count(depth))),
+		b.poll("the conversation is there, and reads on", `(() => {
+			const it = document.querySelector('#msgs .item.target'), pane = document.querySelector('.conv-pane').getBoundingClientRect();
+			if (!it || !document.querySelector('#msgs .more-msgs.later')) return false;
+			const r = it.getBoundingClientRect();
+			return r.top < pane.bottom && r.bottom > pane.top;
+		})()`),
+		b.poll("the address selects it", `location.search.includes('target=`+in.Path[9]+`')`))
+	saveShot(t, b.ctx, "depth-1440")
+	b.do("read on", chromedp.Click(chromedp.CSS("#msgs .more-msgs.later")),
+		b.poll("later entries", `document.querySelectorAll('#msgs .item').length > 60`))
+	b.do("depth 2000 from there", chromedp.SetValue(chromedp.CSS("#conv .jump input"), "2000"), chromedp.Click(chromedp.CSS("#conv .jump button")),
+		b.poll("the entry at depth 2000", fmt.Sprintf(`document.querySelector('#conv-inner')?.dataset.ref === '%s' && document.querySelector('#tree .row.sel')?.dataset.ref === '%s'`, in.Path[1999], in.Path[1999])))
+	b.do("start", chromedp.Click(chromedp.CSS("#conv .jump a")),
+		b.poll("the root", fmt.Sprintf(`document.querySelector('#conv-inner')?.dataset.ref === '%s' && document.querySelector('#tree .row.sel')?.dataset.ref === '%s' && document.querySelector('#conv .jump input').value === '1'`, in.Path[0], in.Path[0])))
+}

@@ -655,12 +655,21 @@
       if (e.target !== conv) return;
       scrollToTarget();
       const inner = $("#conv-inner", conv);
+      const src = (e.detail.requestConfig && e.detail.requestConfig.elt) || e.detail.elt;
       if (inner && inner.dataset.stale) {
         // The rows named an entry the file no longer holds: reload them around the leaf.
         note(inner.dataset.stale);
         S.target = inner.dataset.ref;
         S.leaf = "";
         reloadTree();
+      } else if (inner && src && src.closest && src.closest("[data-follow]") && inner.dataset.ref !== S.target) {
+        // The depth box selected the entry at a depth: the tree follows.
+        const row = $$(".row", tree).find((r) => r.dataset.ref === inner.dataset.ref);
+        if (row) select(row, { load: false, scroll: true });
+        else {
+          S.target = inner.dataset.ref;
+          reloadTree();
+        }
       } else syncURL(); // the tab shown belongs in the address too
     });
 
