@@ -4,9 +4,11 @@ import (
 	"cmp"
 	"net/http"
 	"net/url"
+	"sort"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
+	"github.com/piweb/piweb/pitree"
 	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/views"
 )
@@ -231,12 +233,13 @@ func (b *builder) pathPage(v *views.PathView, r *sessions.Reader, path []int, ta
 			return errStale()
 		}
 	}
-	start := pageStart(end, func(k int) int { return ss.Entries[path[k]].Len })
+	runs := noiseRuns(ss, path, target)
+	start := pathStart(end, runs, func(k int) int { return ss.Entries[path[k]].Len })
 	// Start a page at a tool call, not between a call and its results.
 	for limit := 0; start > 0 && limit < 1000 && isToolResult(&ss.Entries[path[start]]); limit++ {
 		start--
 	}
-	items, err := b.pathItems(r, path[start:end])
+	items, err := b.pathRunItems(r, path, start, end, runs)
 	if err != nil {
 		return err
 	}
@@ -247,6 +250,141 @@ func (b *builder) pathPage(v *views.PathView, r *sessions.Reader, path []int, ta
 		v.EarlierURL = views.EntryURL(v.Key, v.Target.Ref, v.Tab, path[start], v.State)
 	}
 	return nil
+}
+
+// pathRun is a run of settings entries along a path, path[a:b]: at least
+// pitree.MinRun model or thinking-level changes in a row, none labeled, a
+// branch point or the selected entry. The conversation shows it as one
+// line, as the tree does.
+type pathRun struct {
+	a, b            int
+	thinking, model bool
+}
+
+// noiseRuns finds the runs of settings entries along path, in one pass.
+func noiseRuns(ss *sessions.Session, path []int, target int) []pathRun {
+	var runs []pathRun
+	kind := func(i int) (thinking, model bool) {
+		if i == target || ss.LabelOn(i) >= 0 || len(ss.Children(i)) > 1 {
+			return false, false
+		}
+		switch ss.Entries[i].Type {
+		case sessions.TypeThinking:
+			return true, false
+		case sessions.TypeModelChange:
+			return false, true
+		}
+		return false, false
+	}
+	for k := 0; k < len(path); {
+		t, m := kind(path[k])
+		if !t && !m {
+			k++
+			continue
+		}
+		run := pathRun{a: k, thinking: t, model: m}
+		j := k + 1
+		for ; j < len(path); j++ {
+			t, m := kind(path[j])
+			if !t && !m {
+				break
+			}
+			run.thinking, run.model = run.thinking || t, run.model || m
+		}
+		if run.b = j; j-k >= pitree.MinRun {
+			runs = append(runs, run)
+		}
+		k = j
+	}
+	return runs
+}
+
+// runAt returns the run holding path index k, if any.
+func runAt(runs []pathRun, k int) (pathRun, bool) {
+	i := sort.Search(len(runs), func(i int) bool { return runs[i].b > k })
+	if i < len(runs) && runs[i].a <= k {
+		return runs[i], true
+	}
+	return pathRun{}, false
+}
+
+// pathStart steps back from path index end over at most pageEntries items
+// of about pageBytes, a run of settings entries counting as one small item.
+func pathStart(end int, runs []pathRun, size func(k int) int) int {
+	start, n := end, 0
+	for items := 0; start > 0 && items < pageEntries && n < pageBytes; items++ {
+		if run, ok := runAt(runs, start-1); ok {
+			start = run.a
+			continue
+		}
+		start--
+		n += size(start)
+	}
+	return start
+}
+
+// runShown is how many entries of a run of settings entries its line shows when opened.
+const runShown = 50
+
+// pathRunItems builds the items of path[start:end], each run of settings
+// entries (clipped to the page) as one item holding its first entries.
+func (b *builder) pathRunItems(r *sessions.Reader, path []int, start, end int, runs []pathRun) ([]views.Item, error) {
+	type part struct {
+		a, b int // path[a:b]
+		run  *pathRun
+	}
+	var parts []part
+	var single []int
+	for k := start; k < end; {
+		if run, ok := runAt(runs, k); ok && min(run.b, end)-k >= pitree.MinRun {
+			run.a, run.b = k, min(run.b, end)
+			parts = append(parts, part{run.a, run.b, &run})
+			k = run.b
+			continue
+		}
+		if len(parts) == 0 || parts[len(parts)-1].run != nil {
+			parts = append(parts, part{a: k, b: k})
+		}
+		parts[len(parts)-1].b = k + 1
+		single = append(single, path[k])
+		k++
+	}
+	// Tool calls pair with their results across the page, runs aside.
+	bodies, err := readBodies(r, single)
+	if err != nil {
+		return nil, err
+	}
+	byPos := make(map[int]*sessions.Body, len(single))
+	for k, i := range single {
+		byPos[i] = bodies[k]
+	}
+	results := collectResults(single, messagesOf(bodies))
+	var items []views.Item
+	for _, p := range parts {
+		if p.run == nil {
+			for _, i := range path[p.a:p.b] {
+				if body := byPos[i]; !shownWithCall(results, i, body.Msg) {
+					items = append(items, b.entryItem(body, results))
+				}
+			}
+			continue
+		}
+		n := p.b - p.a
+		it := views.Item{Kind: "noise", Entry: b.info(path[p.a]), Note: "× " + views.Count(n) + " " + runWords(pitree.Run{Thinking: p.run.thinking, Model: p.run.model})}
+		shown, err := readBodies(r, path[p.a:p.a+min(n, runShown)])
+		if err != nil {
+			return nil, err
+		}
+		for _, body := range shown {
+			it.Members = append(it.Members, b.entryItem(body, nil))
+		}
+		if last, err := r.Body(path[p.b-1]); err == nil {
+			it.Meta = "the last: " + b.entryItem(last, nil).Note
+		}
+		it.More = n - len(it.Members)
+		items = append(items, it)
+	}
+	return items, nil
 }
 
 // pathItems builds the conversation items of the entries at positions
@@ -273,15 +411,20 @@ func (b *builder) pathItems(r *sessions.Reader, page []int) ([]views.Item, error
 func (b *builder) pathFrom(v *views.PathView, r *sessions.Reader, path []int, target int, at pageAt) error {
 	ss := b.s
 	start := min(at.from, max(len(path)-1, 0))
+	runs := noiseRuns(ss, path, target)
 	end, n := start, 0
-	for end < len(path) && end-start < pageEntries && n < pageBytes {
+	for items := 0; end < len(path) && items < pageEntries && n < pageBytes; items++ {
+		if run, ok := runAt(runs, end); ok {
+			end = run.b // a run of settings entries is one line, however long
+			continue
+		}
 		n += ss.Entries[path[end]].Len
 		end++
 	}
 	for limit := 0; end < len(path) && limit < 1000 && isToolResult(&ss.Entries[path[end]]); limit++ {
 		end++
 	}
-	items, err := b.pathItems(r, path[start:end])
+	items, err := b.pathRunItems(r, path, start, end, runs)
 	if err != nil {
 		return err
 	}

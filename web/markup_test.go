@@ -60,7 +60,7 @@ func TestLinkTextsWithoutMarkdown(t *testing.T) {
 		t.Helper()
 		var out []string
 		body := get(t, h, page).Body.String()
-		for _, part := range strings.Split(body, `class="`+class+`"`)[1:] {
+		for _, part := range strings.Split(body, `class="`+class+`"`)[1:] { // the text after the class, to the end of the link
 			out = append(out, part[:strings.Index(part, "</a>")])
 		}
 		if len(out) == 0 {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 	"github.com/piweb/piweb/sessions"
@@ -56,7 +57,7 @@ func (s *Server) session(c echo.Context) error {
 		if err := s.statsHeader(&v.Stats, ss, r); err != nil {
 			return err
 		}
-		v.State, v.Note = st, t.note
+		v.State, v.Note = t.state(st), t.note
 		if hl != "" && v.Note == "" {
 			v.Note = "pi's tree search does not find “" + hl + "” in the selected entry (it reads only the start of each entry), so the tree shows every row; the words are marked in the conversation."
 		}
@@ -195,12 +196,13 @@ func (s *Server) rows(c echo.Context) error {
 	}
 	var w views.TreeWindow
 	var ver, note string
+	var open []string
 	err = s.view(id, func(ss *sessions.Session, r *sessions.Reader) error {
 		t, err := s.layout(ss, r, st)
 		if err != nil {
 			return err
 		}
-		ver, note = version(ss), t.note
+		ver, note, open = version(ss), t.note, t.state(st).Open
 		w = views.TreeWindow{Key: id, Total: t.lay.Len(), Selected: -1}
 		var start, end int
 		switch {
@@ -209,30 +211,35 @@ func (s *Server) rows(c echo.Context) error {
 			if err != nil || k < 0 {
 				return errBadRequest("Bad row.", err)
 			}
-			k = min(k, max(w.Total-1, 0))
-			start = max(0, k-pageRows/2)
-			end = min(w.Total, start+pageRows)
-			w.Before, w.After = start > 0, end < w.Total
+			if w.Total == 0 {
+				return nil
+			}
+			k = t.drawn(min(k, w.Total-1))
+			start = t.spanBack(k, pageRows/2)
+			end = t.span(start, pageRows)
+			w.Before, w.After, w.Selected = start > 0, end < w.Total, t.lay.Pos(k)
 		case c.QueryParam("after") != "":
 			k, err := anchorRow(t, c.QueryParam("after"))
 			if err != nil {
 				return err
 			}
-			start, end = k+1, min(w.Total, k+1+pageRows)
+			start = t.next(k) // past a closed run, whose other rows the page does not hold
+			end = t.span(start, pageRows)
 			w.After = end < w.Total
 		case c.QueryParam("before") != "":
 			k, err := anchorRow(t, c.QueryParam("before"))
 			if err != nil {
 				return err
 			}
-			start, end = max(0, k-pageRows), k
+			end = t.drawn(k)
+			start = t.spanBack(end, pageRows)
 			w.Before = start > 0
 		default:
 			w, err = t.around(r, id)
 			return err
 		}
 		w.First = start
-		w.Rows, err = t.window(r, start, end-start)
+		w.Rows, err = t.window(r, start, end)
 		return err
 	})
 	if err != nil {
@@ -246,6 +253,7 @@ func (s *Server) rows(c echo.Context) error {
 	if note != "" {
 		h.Set("X-Tree-Note", url.PathEscape(note)) // the entry named is gone: the rows are around the leaf
 	}
+	h.Set("X-Tree-Open", url.PathEscape(strings.Join(open, ","))) // with a run opened for the selected entry
 	return respond(c, views.TreeRows(w))
 }
 

@@ -122,6 +122,7 @@
       filter: tree.dataset.filter || "default",
       q: tree.dataset.q || "",
       folds: new Set((tree.dataset.folds || "").split(",").filter(Boolean)),
+      open: new Set((tree.dataset.open || "").split(",").filter(Boolean)), // runs of settings rows drawn row by row
       leaf: tree.dataset.leaf || "", // "" follows the session's leaf
       target: tree.dataset.target || "",
       version: tree.dataset.version || "",
@@ -136,6 +137,7 @@
       if (S.filter !== "default") p.set("filter", S.filter);
       if (S.q) p.set("q", S.q);
       if (S.folds.size) p.set("fold", Array.from(S.folds).sort().join(","));
+      if (S.open.size) p.set("open", Array.from(S.open).sort().join(","));
       if (S.leaf) p.set("leaf", S.leaf);
       for (const [k, v] of Object.entries(extra || {})) if (v !== "" && v != null) p.set(k, v);
       return p;
@@ -151,7 +153,7 @@
       const p = params({ target: S.target, view: tabView() || (map && !map.hidden ? "map" : "") }); // one view at a time in the address
       history.replaceState(null, "", base + (p.toString() ? "?" + p : ""));
     }
-    const rows = () => $$(".row:not(.noise-hidden)", tree); // a folded run of settings rows moves as one
+    const rows = () => $$(".row", tree); // a closed run of settings rows is one row
     const rowOf = (pos) => document.getElementById("n" + pos);
     const selected = () => $(".row.sel", tree);
 
@@ -316,6 +318,7 @@
       }
       tree.innerHTML = html;
       S.version = res.headers.get("X-Tree-Version") || S.version;
+      S.open = new Set(decodeURIComponent(res.headers.get("X-Tree-Open") || "").split(",").filter(Boolean)); // with a run opened for the selection
       status(res.headers.get("X-Tree-Total"));
       const row = rowOf(res.headers.get("X-Tree-Selected"));
       const gone = res.headers.get("X-Tree-Note");
@@ -580,9 +583,12 @@
     tree.addEventListener("click", (e) => {
       const fold = e.target.closest("[data-noise-toggle]");
       if (fold) {
-        const open = fold.getAttribute("aria-expanded") !== "true";
-        fold.setAttribute("aria-expanded", String(open));
-        $$('.row[data-noise="' + fold.dataset.noiseToggle + '"]', tree).forEach((r) => r.classList.toggle("noise-hidden", !open));
+        // A run of settings rows: drawn as one row, or row by row (the server pages it either way).
+        const ref = fold.dataset.noiseToggle;
+        if (S.open.has(ref)) S.open.delete(ref);
+        else S.open.add(ref);
+        S.target = fold.closest(".row").dataset.ref;
+        reloadTree();
         return;
       }
       const more = e.target.closest(".more");
@@ -629,11 +635,8 @@
       if (!res.ok) return;
       tree.innerHTML = await res.text();
       status(res.headers.get("X-Tree-Total"));
-      const first = Number(res.headers.get("X-Tree-First") || 0);
-      tree.dataset.first = String(first);
-      const all = $$(".row", tree);
-      let row = all[Math.max(0, Math.min(all.length - 1, k - first))];
-      if (row && row.dataset.noise) row = rowOf(row.dataset.noise) || row; // a folded row: its run's first
+      tree.dataset.first = res.headers.get("X-Tree-First") || "0";
+      const row = rowOf(res.headers.get("X-Tree-Selected")); // row k's, or its closed run's first
       if (row) select(row, { scroll: true });
       markPath();
       observe();
