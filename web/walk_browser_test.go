@@ -139,7 +139,7 @@ func TestBrowserProjectTotalsLive(t *testing.T) {
 	t.Cleanup(func() { checkConsole(t, console) })
 	lib, srv, url := liveServer(t, demoRoot(t))
 	b := browserRun{t, ctx}
-	group := `document.getElementById('` + domID("p", "/home/dev/weather") + `-head')`
+	group := `document.getElementById('` + domID("p", "/home/dev/weather") + `')?.querySelector('h2')`
 	b.do("sessions", chromedp.Navigate(url+"/"), chromedp.WaitVisible(chromedp.CSS("#sessions")),
 		b.poll("the project's header", `!!`+group))
 	waitStreams(t, srv, 1)
