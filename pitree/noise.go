@@ -45,6 +45,18 @@ func (l *Layout) RunAt(k int) (Run, bool) {
 	return Run{}, false
 }
 
+// Setting reports whether e is a settings entry runs are made of: a
+// thinking-level change or a model change.
+func Setting(e *sessions.Entry) (thinking, model bool) {
+	switch e.Type {
+	case sessions.TypeThinking:
+		return true, false
+	case sessions.TypeModelChange:
+		return false, true
+	}
+	return false, false
+}
+
 func (l *Layout) findRuns() {
 	keep := [2]int{-1, -1}
 	if l.leaf >= 0 {
@@ -58,13 +70,7 @@ func (l *Layout) findRuns() {
 		if k == keep[0] || k == keep[1] || l.nkids(k) > 1 || len(l.s.Children(pos)) > 1 || l.s.LabelOn(pos) >= 0 {
 			return false, false
 		}
-		switch l.s.Entries[pos].Type {
-		case sessions.TypeThinking:
-			return true, false
-		case sessions.TypeModelChange:
-			return false, true
-		}
-		return false, false
+		return Setting(&l.s.Entries[pos])
 	}
 	for k := 0; k < len(l.rows); {
 		t, m := kind(k)

@@ -268,13 +268,7 @@ func noiseRuns(ss *sessions.Session, path []int, target int) []pathRun {
 		if i == target || ss.LabelOn(i) >= 0 || len(ss.Children(i)) > 1 {
 			return false, false
 		}
-		switch ss.Entries[i].Type {
-		case sessions.TypeThinking:
-			return true, false
-		case sessions.TypeModelChange:
-			return false, true
-		}
-		return false, false
+		return pitree.Setting(&ss.Entries[i])
 	}
 	for k := 0; k < len(path); {
 		t, m := kind(path[k])
