@@ -275,13 +275,24 @@ func TestListEvents(t *testing.T) {
 	if ev.Name != "row" || !strings.Contains(ev.Data, "Add Stripe payments") || !strings.Contains(ev.Data, `data-group="`+domID("p", "/home/dev/weather")+`"`) {
 		t.Fatalf("event %+v", ev)
 	}
+	// Then its project's header, with the totals of the sessions the page lists.
+	if ev := nextEvent(t, events); ev.Name != "group" || !strings.Contains(ev.Data, `id="`+domID("p", "/home/dev/weather")+`-head"`) || !strings.Contains(ev.Data, "1 session ·") {
+		t.Fatalf("event %+v, want the project's header", ev)
+	}
+	notGroup := func() sseEvent {
+		for {
+			if ev := nextEvent(t, events); ev.Name != "group" {
+				return ev
+			}
+		}
+	}
 	// A session that does not match the page's search is not sent as a row.
 	ch <- sessions.Change{Key: darkID, Kind: sessions.KindAppend}
-	if ev := nextEvent(t, events); ev.Name != "gone" || ev.Data != domID("s", darkID) {
+	if ev := notGroup(); ev.Name != "gone" || ev.Data != domID("s", darkID) {
 		t.Fatalf("event %+v, want gone", ev)
 	}
 	ch <- sessions.Change{Key: "newsession", Kind: sessions.KindRemove}
-	if ev := nextEvent(t, events); ev.Name != "gone" || ev.Data != domID("s", "newsession") {
+	if ev := notGroup(); ev.Name != "gone" || ev.Data != domID("s", "newsession") {
 		t.Fatalf("event %+v, want gone", ev)
 	}
 }
