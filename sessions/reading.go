@@ -3,33 +3,98 @@ package sessions
 import (
 	"encoding/json"
 	"slices"
-	"strconv"
 
 	"github.com/piweb/piweb/internal/js"
 )
 
-// Inspection is the JSON that `piweb inspect` prints: pi's reading of a file.
-type Inspection struct {
-	SessionID     string          `json:"sessionId"`
-	Version       int             `json:"version"`
-	Cwd           json.RawMessage `json:"cwd"` // as pi prints them: "" is not null
-	ParentSession json.RawMessage `json:"parentSession"`
-	Name          *string         `json:"name"`
-	nameJSON      json.RawMessage // Name as pi's JSON.stringify writes it
-	LeafID        *string         `json:"leafId"`
-	EntryCount    int             `json:"entryCount"`
-	Tree          []InspectNode   `json:"tree"`
-	Path          []string        `json:"path"`
-	Context       *Context        `json:"context"`
+// Reading is pi's reading of a session at one leaf: what pi's
+// SessionManager gives for it (header, session name, leaf, getTree,
+// getBranch, buildSessionContext), its values as pi's JSON.stringify
+// prints them, quirks included. The header, leaf and path are read at
+// once; the tree and the context come a piece at a time (EachNode,
+// EachMessage), so that a reader of a 100k-entry session need not hold
+// them (package inspect prints a Reading).
+type Reading struct {
+	SessionID     string
+	Version       int
+	Cwd           json.RawMessage // as pi prints them: "" is not null; nil when absent (null)
+	ParentSession json.RawMessage
+	Name          json.RawMessage // the session name (pi's getSessionName), nil when none
+	LeafID        *string         // nil when there is no leaf or it has no id
+	EntryCount    int
+	Path          []string // the ids from the root to the leaf (pi's getBranch)
+
+	s    *Session
+	leaf int
 }
 
-// InspectNode is one tree node of an Inspection.
-type InspectNode struct {
-	ID       json.RawMessage   `json:"id"` // these three as pi prints them: "" is not null, nor 5 "5"
+// Node is one node of pi's tree (getTree), as pi prints it.
+type Node struct {
+	ID       json.RawMessage   `json:"id"` // these three as pi prints them: "" is not null, nor 5 "5"; nil for null
 	ParentID json.RawMessage   `json:"parentId"`
 	Type     json.RawMessage   `json:"type"`
-	Label    json.RawMessage   `json:"label"` // a string, or the JSON of a non-string label as pi keeps it
-	Children []json.RawMessage `json:"children"`
+	Label    json.RawMessage   `json:"label"`    // a string, or the JSON of a non-string label as pi keeps it; nil for none
+	Children []json.RawMessage `json:"children"` // the children's ids
+}
+
+// Read returns pi's reading at the entry with id leafID ("" for pi's leaf,
+// the file's last entry).
+func (s *Session) Read(leafID string) (*Reading, error) {
+	leaf, err := s.leafPos(leafID)
+	if err != nil {
+		return nil, err
+	}
+	rd := &Reading{
+		SessionID:     s.Header.ID,
+		Version:       s.Header.Version,
+		Cwd:           s.headerJSON("cwd", s.Header.Cwd),
+		ParentSession: s.headerJSON("parentSession", s.Header.ParentSession),
+		Name:          s.nameJSON(),
+		EntryCount:    s.EntryCount(),
+		Path:          []string{},
+		s:             s,
+		leaf:          leaf,
+	}
+	if leaf >= 0 {
+		if e := &s.Entries[leaf]; !e.Flags.Has(FlagNoID) {
+			rd.LeafID = &e.ID // "" included: pi prints the id as it is
+		}
+	}
+	// pi's getBranch starts from the leaf id; an id-less last entry gives an empty path,
+	// while the context still walks from that last entry.
+	if leaf >= 0 && s.Entries[leaf].ID != "" {
+		path := s.Path(leaf)
+		rd.Path = make([]string, len(path))
+		for k, i := range path {
+			rd.Path[k] = s.Entries[i].ID
+		}
+	}
+	return rd, nil
+}
+
+// EachMessage calls fn with each message of the model context at the
+// leaf, in order (pi's buildSessionContext), and returns the context's
+// thinking level (nil when the last thinking level change has none) and
+// model. The file is read once through, in path order, each line into
+// the same buffer: fn must not keep msg.
+func (rd *Reading) EachMessage(fn func(msg json.RawMessage) error) (thinkingLevel, model json.RawMessage, err error) {
+	r, err := rd.s.Open()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer r.Close()
+	seq := r.Sequential()
+	defer seq.release()
+	var buf []byte
+	ctx, err := r.project(rd.leaf, seq, &buf, func(pe Projected) error {
+		for _, m := range pe.Messages {
+			if err := fn(m); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return ctx.ThinkingLevel, ctx.Model, err
 }
 
 // headerJSON is the header's member k (whose string value is v) as pi
@@ -54,80 +119,6 @@ func (s *Session) headerJSON(k, v string) json.RawMessage {
 	return nil
 }
 
-// member reads entry i's line and returns its member k as written, or nil.
-func (s *Session) member(i int, k string) json.RawMessage {
-	line, err := s.Raw(i)
-	if err != nil {
-		return nil
-	}
-	v, _ := js.Lookup(line, k)
-	return v
-}
-
-// rawOf returns entry i's member k as JSON.stringify prints it, or nil
-// when it is absent (pi's undefined, printed null).
-func (s *Session) rawOf(i int, k string) json.RawMessage {
-	if v := s.member(i, k); v != nil {
-		return json.RawMessage(js.Stringify(v))
-	}
-	return nil
-}
-
-// idJSON is entry i's id as inspect prints it: a string id as it is ("" too);
-// a missing one null, any other value as written (read from the line).
-func (s *Session) idJSON(i int) json.RawMessage {
-	if e := &s.Entries[i]; !e.Flags.Has(FlagNoID) {
-		return js.Quote(e.ID)
-	}
-	return s.rawOf(i, "id")
-}
-
-// parentJSON is entry i's parentId as inspect prints it (see idJSON).
-func (s *Session) parentJSON(i int) json.RawMessage {
-	switch e := &s.Entries[i]; {
-	case e.Flags.Has(FlagNoParentKey):
-		return nil
-	case e.ParentID != "":
-		return js.Quote(e.ParentID)
-	}
-	return s.rawOf(i, "parentId") // null, "" or another value
-}
-
-// typeJSON is entry i's type as inspect prints it (see idJSON).
-func (s *Session) typeJSON(i int) json.RawMessage {
-	if e := &s.Entries[i]; e.Type != "" {
-		return js.Quote(e.Type)
-	}
-	return s.rawOf(i, "type")
-}
-
-func strOrNil(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
-
-// labelJSON returns the label in force for entry i as pi holds it, or nil.
-func (s *Session) labelJSON(i int) json.RawMessage {
-	l := s.LabelOn(i)
-	if l < 0 {
-		return nil
-	}
-	if e := &s.Entries[l]; e.Flags.Has(FlagLabelJSON) {
-		return json.RawMessage(e.Text)
-	}
-	// As written, through JSON.stringify: a lone surrogate stays "\ud83d".
-	if line, err := s.Raw(l); err == nil {
-		if raw, ok := js.Lookup(line, "label"); ok {
-			if out, ok := js.Restringify(raw, false); ok {
-				return out
-			}
-		}
-	}
-	return js.Quote(s.Entries[l].Text)
-}
-
 // nameJSON returns the session name as pi's getSessionName gives it (the
 // last session_info's name, trimmed; nil when empty), as JSON.stringify writes it.
 func (s *Session) nameJSON() json.RawMessage {
@@ -150,147 +141,134 @@ func (s *Session) nameJSON() json.RawMessage {
 	return nil
 }
 
-// Inspect builds the Inspection at the entry with id leafID ("" for the default leaf).
-func (s *Session) Inspect(leafID string) (*Inspection, error) {
-	leaf, err := s.leafPos(leafID)
-	if err != nil {
-		return nil, err
+// leafPos resolves leafID to a position: "" is pi's leaf, any other id must exist.
+func (s *Session) leafPos(leafID string) (int, error) {
+	if leafID == "" {
+		return s.Leaf(), nil
 	}
-	in := &Inspection{
-		SessionID:     s.Header.ID,
-		Version:       s.Header.Version,
-		Cwd:           s.headerJSON("cwd", s.Header.Cwd),
-		ParentSession: s.headerJSON("parentSession", s.Header.ParentSession),
-		Name:          strOrNil(s.Name()),
-		nameJSON:      s.nameJSON(),
-		EntryCount:    s.EntryCount(),
-		Tree:          []InspectNode{},
-		Path:          []string{},
+	i, ok := s.Lookup(leafID)
+	if !ok {
+		return 0, &Error{Kind: ErrNoEntry, Entry: leafID}
 	}
-	if leaf >= 0 {
-		if e := &s.Entries[leaf]; !e.Flags.Has(FlagNoID) {
-			in.LeafID = &e.ID // "" included: pi prints the id as it is
-		}
-	}
-	in.Tree = s.piTree()
-	// pi's getBranch starts from the leaf id; an id-less last entry gives an empty path,
-	// while the context still walks from that last entry.
-	if leaf >= 0 && s.Entries[leaf].ID != "" {
-		for _, i := range s.Path(leaf) {
-			in.Path = append(in.Path, s.Entries[i].ID)
-		}
-	}
-	ctx, err := s.Context(leaf)
-	if err != nil {
-		return nil, err
-	}
-	in.Context = ctx
-	return in, nil
+	return i, nil
 }
 
-// JSON returns the Inspection as indented JSON, as `piweb inspect` prints
-// it. It is written by hand, not by encoding/json, which refuses values
-// nested more than 10,000 deep (pi takes any depth) and escapes what
-// JSON.stringify does not; the messages are spliced in as written.
-func (in *Inspection) JSON() []byte {
-	b := make([]byte, 0, 4096+200*len(in.Tree)) // about what a node takes, so it seldom grows
-	str := func(s string) { b = append(b, js.Quote(s)...) }
-	opt := func(s *string) {
-		if s == nil {
-			b = append(b, "null"...)
-		} else {
-			str(*s)
-		}
-	}
-	raw := func(r json.RawMessage) {
-		if len(r) == 0 {
-			b = append(b, "null"...)
-		} else {
-			b = append(b, r...)
-		}
-	}
-	b = append(b, `{"sessionId":`...)
-	str(in.SessionID)
-	b = append(b, `,"version":`...)
-	b = strconv.AppendInt(b, int64(in.Version), 10)
-	b = append(b, `,"cwd":`...)
-	raw(in.Cwd)
-	b = append(b, `,"parentSession":`...)
-	raw(in.ParentSession)
-	for _, f := range []struct {
-		k string
-		v *string
-	}{{"name", in.Name}, {"leafId", in.LeafID}} {
-		b = append(b, ',')
-		str(f.k)
-		b = append(b, ':')
-		if f.k == "name" && in.nameJSON != nil {
-			b = append(b, in.nameJSON...)
-			continue
-		}
-		opt(f.v)
-	}
-	b = append(b, `,"entryCount":`...)
-	b = strconv.AppendInt(b, int64(in.EntryCount), 10)
-	b = append(b, `,"tree":[`...)
-	for k, n := range in.Tree {
-		if k > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"id":`...)
-		raw(n.ID)
-		b = append(b, `,"parentId":`...)
-		raw(n.ParentID)
-		b = append(b, `,"type":`...)
-		raw(n.Type)
-		b = append(b, `,"label":`...)
-		raw(n.Label)
-		b = append(b, `,"children":[`...)
-		for j, c := range n.Children {
-			if j > 0 {
-				b = append(b, ',')
-			}
-			raw(c)
-		}
-		b = append(b, "]}"...)
-	}
-	b = append(b, `],"path":[`...)
-	for k, id := range in.Path {
-		if k > 0 {
-			b = append(b, ',')
-		}
-		str(id)
-	}
-	b = append(b, `],"context":`...)
-	if c := in.Context; c == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, `{"messages":[`...)
-		for k, m := range c.Messages {
-			if k > 0 {
-				b = append(b, ',')
-			}
-			raw(m)
-		}
-		b = append(b, ']')
-		if len(c.ThinkingLevel) > 0 {
-			b = append(b, `,"thinkingLevel":`...)
-			raw(c.ThinkingLevel)
-		}
-		b = append(b, `,"model":`...)
-		raw(c.Model)
-		b = append(b, '}')
-	}
-	b = append(b, '}')
-	return js.Indent(b, "  ")
+// nodes reads what pi prints of each entry for its tree, through one open file.
+type nodes struct {
+	s     *Session
+	r     *Reader
+	ids   []json.RawMessage // each id quoted once: it is printed as a node's and again among its parent's children
+	types map[string]json.RawMessage
 }
 
-// piTree reproduces pi's getTree exactly, quirks included, for inspect:
-// entries sharing an id (or all lacking one) share the node of the last of
-// them, which then appears once per occurrence; an entry without a parentId
-// member hangs under the id-less node when there is one. The web view does
-// not copy this: there every line is its own node (see Walk).
-func (s *Session) piTree() []InspectNode {
+// member reads entry i's line and returns its member k as written, or nil.
+func (n *nodes) member(i int, k string) json.RawMessage {
+	line, err := n.r.Raw(i)
+	if err != nil {
+		return nil
+	}
+	v, _ := js.Lookup(line, k)
+	return v
+}
+
+// rawOf returns entry i's member k as JSON.stringify prints it, or nil
+// when it is absent (pi's undefined, printed null).
+func (n *nodes) rawOf(i int, k string) json.RawMessage {
+	if v := n.member(i, k); v != nil {
+		return json.RawMessage(js.Stringify(v))
+	}
+	return nil
+}
+
+// id is entry i's id as pi prints it: a string id as it is ("" too); a
+// missing one null, any other value as written (read from the line).
+func (n *nodes) id(i int) json.RawMessage {
+	if n.ids[i] == nil {
+		if e := &n.s.Entries[i]; !e.Flags.Has(FlagNoID) {
+			n.ids[i] = quote(e.ID)
+		} else {
+			n.ids[i] = n.rawOf(i, "id")
+		}
+	}
+	return n.ids[i]
+}
+
+// parent is entry i's parentId as pi prints it (see id).
+func (n *nodes) parent(i int) json.RawMessage {
+	switch e := &n.s.Entries[i]; {
+	case e.Flags.Has(FlagNoParentKey):
+		return nil
+	case e.ParentID != "":
+		if p := n.s.parent[i]; p >= 0 && n.s.Entries[p].ID == e.ParentID && !n.s.Entries[p].Flags.Has(FlagNoID) {
+			return n.id(p) // quoted once
+		}
+		return quote(e.ParentID)
+	}
+	return n.rawOf(i, "parentId") // null, "" or another value
+}
+
+// typ is entry i's type as pi prints it (see id).
+func (n *nodes) typ(i int) json.RawMessage {
+	t := n.s.Entries[i].Type
+	if t == "" {
+		return n.rawOf(i, "type")
+	}
+	q, ok := n.types[t]
+	if !ok {
+		q = quote(t)
+		n.types[t] = q
+	}
+	return q
+}
+
+// label returns the label in force for entry i as pi holds it, or nil.
+func (n *nodes) label(i int) json.RawMessage {
+	l := n.s.LabelOn(i)
+	if l < 0 {
+		return nil
+	}
+	if e := &n.s.Entries[l]; e.Flags.Has(FlagLabelJSON) {
+		return json.RawMessage(e.Text)
+	}
+	// As written, through JSON.stringify: a lone surrogate stays "\ud83d".
+	if raw := n.member(l, "label"); raw != nil {
+		if out, ok := js.Restringify(raw, false); ok {
+			return out
+		}
+	}
+	return js.Quote(n.s.Entries[l].Text)
+}
+
+// quote is js.Quote, quicker for a plain id (printable ASCII, no quote or backslash).
+func quote(s string) json.RawMessage {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return js.Quote(s)
+		}
+	}
+	b := make([]byte, len(s)+2)
+	b[0] = '"'
+	copy(b[1:], s)
+	b[len(b)-1] = '"'
+	return b
+}
+
+// EachNode calls fn with the nodes of pi's tree in pre-order, as pi's
+// getTree gives them, quirks included: entries sharing an id (or all
+// lacking one) share the node of the last of them, which then appears
+// once per occurrence; an entry without a parentId member hangs under the
+// id-less node when there is one. (The web view does not copy this: there
+// every line is its own node, see Walk.) fn must not keep the node, which
+// is reused.
+func (rd *Reading) EachNode(fn func(*Node) error) error {
+	s := rd.s
+	r, err := s.Open()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	nd := &nodes{s: s, r: r, ids: make([]json.RawMessage, len(s.Entries)), types: map[string]json.RawMessage{}}
+
 	const undef = "\x00undefined"
 	key := func(e *Entry) string {
 		if e.Flags.Has(FlagNoID) {
@@ -298,15 +276,20 @@ func (s *Session) piTree() []InspectNode {
 		}
 		return e.ID
 	}
-	nodeOf := map[string]int{}
+	nodeOf := make(map[string]int, len(s.Entries))
 	for i := range s.Entries {
 		nodeOf[key(&s.Entries[i])] = i
 	}
-	children := make([][]int, len(s.Entries))
+	// Each entry's node hangs under its parent's node, or is a root (-1).
+	// The children of the nodes are then laid out in one array, each
+	// node's in file order, then in pi's order.
+	under := make([]int32, len(s.Entries))
+	count := make([]int32, len(s.Entries)+1)
 	var roots []int
 	for i := range s.Entries {
 		e := &s.Entries[i]
 		node := nodeOf[key(e)]
+		under[i] = -1
 		pkey := e.ParentID
 		switch {
 		case e.Flags.Has(FlagNoParentKey):
@@ -314,7 +297,7 @@ func (s *Session) piTree() []InspectNode {
 		case e.ParentID == "" && !e.Flags.Has(FlagNoParentKey):
 			// parentId null; or "", which pi's getTree looks up like any id
 			// (its paths stop there, as piweb's do).
-			if _, ok := nodeOf[""]; !ok || string(s.member(i, "parentId")) != `""` {
+			if _, ok := nodeOf[""]; !ok || string(nd.member(i, "parentId")) != `""` {
 				roots = append(roots, node)
 				continue
 			}
@@ -324,40 +307,31 @@ func (s *Session) piTree() []InspectNode {
 			continue
 		}
 		if p, ok := nodeOf[pkey]; ok {
-			children[p] = append(children[p], node)
+			under[i] = int32(p)
+			count[p+1]++
 		} else {
 			roots = append(roots, node)
 		}
 	}
-	for p := range children {
-		slices.SortStableFunc(children[p], s.cmpSiblings)
+	for p := range s.Entries {
+		count[p+1] += count[p] // now the start of p's children
 	}
+	kids := make([]int, count[len(s.Entries)])
+	fill := slices.Clone(count[:len(s.Entries)])
+	for i := range s.Entries {
+		if p := under[i]; p >= 0 {
+			kids[fill[p]] = nodeOf[key(&s.Entries[i])]
+			fill[p]++
+		}
+	}
+	children := func(p int) []int { return kids[count[p]:count[p+1]] }
+	for p := range s.Entries {
+		slices.SortStableFunc(children(p), s.cmpSiblings)
+	}
+
 	// Pre-order with an explicit stack. Shared nodes repeat their subtree as
 	// in pi; a node already on the current branch would make pi loop forever,
 	// so it is not descended into again, and the output is capped.
-	out := make([]InspectNode, 0, len(s.Entries))
-	// Each id is written as a node's id and again among its parent's
-	// children, and a type repeats on most nodes: quote each once.
-	ids := make([]json.RawMessage, len(s.Entries))
-	idOf := func(i int) json.RawMessage {
-		if ids[i] == nil {
-			ids[i] = s.idJSON(i)
-		}
-		return ids[i]
-	}
-	types := map[string]json.RawMessage{}
-	typeOf := func(i int) json.RawMessage {
-		t := s.Entries[i].Type
-		if t == "" {
-			return s.typeJSON(i)
-		}
-		q, ok := types[t]
-		if !ok {
-			q = s.typeJSON(i)
-			types[t] = q
-		}
-		return q
-	}
 	limit := 4*len(s.Entries) + 16
 	type item struct {
 		node  int
@@ -369,7 +343,8 @@ func (s *Session) piTree() []InspectNode {
 	for r := len(roots) - 1; r >= 0; r-- {
 		stack = append(stack, item{roots[r], 0})
 	}
-	for len(stack) > 0 && len(out) < limit {
+	var n Node
+	for written := 0; len(stack) > 0 && written < limit; written++ {
 		it := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		for _, gone := range branch[it.depth:] {
@@ -377,33 +352,20 @@ func (s *Session) piTree() []InspectNode {
 		}
 		branch = append(branch[:it.depth], it.node)
 		onBranch[it.node] = true
-		n := InspectNode{ID: idOf(it.node), ParentID: s.parentJSON(it.node), Type: typeOf(it.node),
-			Label: s.labelJSON(it.node), Children: []json.RawMessage{}}
-		if kids := children[it.node]; len(kids) > 0 {
-			n.Children = make([]json.RawMessage, len(kids))
-			for k, c := range kids {
-				n.Children[k] = idOf(c)
-			}
+		kids := children(it.node)
+		n = Node{ID: nd.id(it.node), ParentID: nd.parent(it.node), Type: nd.typ(it.node),
+			Label: nd.label(it.node), Children: n.Children[:0]}
+		for _, c := range kids {
+			n.Children = append(n.Children, nd.id(c))
 		}
-		out = append(out, n)
-		kids := children[it.node]
+		if err := fn(&n); err != nil {
+			return err
+		}
 		for k := len(kids) - 1; k >= 0; k-- {
 			if !onBranch[kids[k]] {
 				stack = append(stack, item{kids[k], it.depth + 1})
 			}
 		}
 	}
-	return out
-}
-
-// leafPos resolves leafID to a position: "" is pi's leaf, any other id must exist.
-func (s *Session) leafPos(leafID string) (int, error) {
-	if leafID == "" {
-		return s.Leaf(), nil
-	}
-	i, ok := s.Lookup(leafID)
-	if !ok {
-		return 0, &Error{Kind: ErrNoEntry, Entry: leafID}
-	}
-	return i, nil
+	return nil
 }
