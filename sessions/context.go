@@ -182,15 +182,6 @@ func (r *Reader) project(leaf int, seq *Reader, buf *[]byte, fn func(Projected) 
 	return ctx, nil
 }
 
-// Context returns pi's buildSessionContext at leaf.
-func (s *Session) Context(leaf int) (*Context, error) {
-	p, err := s.Project(leaf)
-	if err != nil {
-		return nil, err
-	}
-	return &p.Context, nil
-}
-
 // contributes reports whether an entry type can yield model messages.
 func contributes(e *Entry) bool {
 	switch e.Type {

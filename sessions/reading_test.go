@@ -28,6 +28,15 @@ func (in *inspection) name() *string {
 	return n
 }
 
+// Context returns pi's buildSessionContext at leaf, collected.
+func (s *Session) Context(leaf int) (*Context, error) {
+	p, err := s.Project(leaf)
+	if err != nil {
+		return nil, err
+	}
+	return &p.Context, nil
+}
+
 // tInspect collects s's Reading at leaf.
 func tInspect(s *Session, leaf string) (*inspection, error) {
 	rd, err := s.Read(leaf)
