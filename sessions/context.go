@@ -28,17 +28,6 @@ type Projection struct {
 	Context
 }
 
-// Project computes the projection at entry leaf (pi's buildSessionProjection).
-// A leaf of -1 gives the empty context.
-func (s *Session) Project(leaf int) (*Projection, error) {
-	r, err := s.Open()
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	return r.Project(leaf)
-}
-
 // Project computes the projection at entry leaf using r's open file.
 func (r *Reader) Project(leaf int) (*Projection, error) {
 	p := &Projection{Context: Context{Messages: []json.RawMessage{}}}

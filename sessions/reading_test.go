@@ -28,6 +28,17 @@ func (in *inspection) name() *string {
 	return n
 }
 
+// Project computes the projection at entry leaf (pi's buildSessionProjection).
+// A leaf of -1 gives the empty context.
+func (s *Session) Project(leaf int) (*Projection, error) {
+	r, err := s.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return r.Project(leaf)
+}
+
 // Context returns pi's buildSessionContext at leaf, collected.
 func (s *Session) Context(leaf int) (*Context, error) {
 	p, err := s.Project(leaf)
