@@ -37,100 +37,73 @@ func Write(w io.Writer, s *sessions.Session, leafID string) error {
 		return err
 	}
 	d := &doc{w: bufio.NewWriterSize(w, 64<<10)}
-	d.str("{\n" + indent + `"sessionId": `)
+	d.key(1, "sessionId", true)
 	d.quote(rd.SessionID)
-	d.str(",\n" + indent + `"version": `)
-	d.buf = strconv.AppendInt(d.buf[:0], int64(rd.Version), 10)
-	d.flush()
-	d.member(`"cwd"`, rd.Cwd)
-	d.member(`"parentSession"`, rd.ParentSession)
-	d.member(`"name"`, rd.Name)
-	d.str(",\n" + indent + `"leafId": `)
+	d.key(1, "version", false)
+	d.int(rd.Version)
+	d.member(1, "cwd", rd.Cwd)
+	d.member(1, "parentSession", rd.ParentSession)
+	d.member(1, "name", rd.Name)
+	d.key(1, "leafId", false)
 	if rd.LeafID == nil {
 		d.str("null")
 	} else {
 		d.quote(*rd.LeafID)
 	}
-	d.str(",\n" + indent + `"entryCount": `)
-	d.buf = strconv.AppendInt(d.buf[:0], int64(rd.EntryCount), 10)
-	d.flush()
+	d.key(1, "entryCount", false)
+	d.int(rd.EntryCount)
 
-	// "tree": one object per node, at depth 2.
-	d.str(",\n" + indent + `"tree": `)
-	first := true
+	d.key(1, "tree", false)
+	nodes := 0
 	err = rd.EachNode(func(n *sessions.Node) error {
-		if first {
-			d.str("[\n" + indent + indent + "{")
-			first = false
-		} else {
-			d.str(",\n" + indent + indent + "{")
-		}
-		const in3 = "\n" + indent + indent + indent
-		d.str(in3 + `"id": `)
+		d.item(nodes, 2)
+		nodes++
+		d.key(3, "id", true)
 		d.value(n.ID, 3)
-		d.str("," + in3 + `"parentId": `)
-		d.value(n.ParentID, 3)
-		d.str("," + in3 + `"type": `)
-		d.value(n.Type, 3)
-		d.str("," + in3 + `"label": `)
-		d.value(n.Label, 3)
-		d.str("," + in3 + `"children": `)
-		d.array(n.Children, 3)
-		d.str("\n" + indent + indent + "}")
+		d.member(3, "parentId", n.ParentID)
+		d.member(3, "type", n.Type)
+		d.member(3, "label", n.Label)
+		d.key(3, "children", false)
+		for k, c := range n.Children {
+			d.item(k, 4)
+			d.value(c, 4)
+		}
+		d.end(len(n.Children), 4)
+		d.close('}', 3)
 		return d.err
 	})
 	if err != nil {
 		return err
 	}
-	if first {
-		d.str("[]")
-	} else {
-		d.str("\n" + indent + "]")
-	}
+	d.end(nodes, 2)
 
-	d.str(",\n" + indent + `"path": `)
-	if len(rd.Path) == 0 {
-		d.str("[]")
-	} else {
-		for k, id := range rd.Path {
-			if k == 0 {
-				d.str("[\n" + indent + indent)
-			} else {
-				d.str(",\n" + indent + indent)
-			}
-			d.quote(id)
-		}
-		d.str("\n" + indent + "]")
+	d.key(1, "path", false)
+	for k, id := range rd.Path {
+		d.item(k, 2)
+		d.quote(id)
 	}
+	d.end(len(rd.Path), 2)
 
-	// "context": the messages at depth 3, then the thinking level and model.
-	d.str(",\n" + indent + `"context": {` + "\n" + indent + indent + `"messages": `)
-	first = true
+	d.key(1, "context", false)
+	d.key(2, "messages", true)
+	msgs := 0
 	thinking, model, err := rd.EachMessage(func(m json.RawMessage) error {
-		if first {
-			d.str("[\n" + indent + indent + indent)
-			first = false
-		} else {
-			d.str(",\n" + indent + indent + indent)
-		}
+		d.item(msgs, 3)
+		msgs++
 		d.value(m, 3)
 		return d.err
 	})
 	if err != nil {
 		return err
 	}
-	if first {
-		d.str("[]")
-	} else {
-		d.str("\n" + indent + indent + "]")
-	}
+	d.end(msgs, 3)
 	if len(thinking) > 0 {
-		d.str(",\n" + indent + indent + `"thinkingLevel": `)
-		d.value(thinking, 2)
+		d.member(2, "thinkingLevel", thinking)
 	}
-	d.str(",\n" + indent + indent + `"model": `)
-	d.value(model, 2)
-	d.str("\n" + indent + "}\n}\n")
+	d.member(2, "model", model)
+	d.close('}', 2)
+	d.close('}', 1)
+	d.str("\n")
 	if d.err != nil {
 		return d.err
 	}
@@ -144,6 +117,7 @@ type doc struct {
 	err error
 }
 
+// str writes s.
 func (d *doc) str(s string) {
 	if d.err == nil {
 		_, d.err = d.w.WriteString(s)
@@ -177,32 +151,63 @@ func (d *doc) value(v json.RawMessage, depth int) {
 	}
 }
 
-// member writes a top-level member ,"k": v.
-func (d *doc) member(k string, v json.RawMessage) {
-	d.str(",\n" + indent + k + ": ")
-	d.value(v, 1)
+// int writes n.
+func (d *doc) int(n int) {
+	d.buf = strconv.AppendInt(d.buf[:0], int64(n), 10)
+	d.flush()
 }
 
-// array writes the values vs as an array at depth.
-func (d *doc) array(vs []json.RawMessage, depth int) {
-	if len(vs) == 0 {
-		d.str("[]")
-		return
-	}
-	d.str("[")
-	for k, v := range vs {
-		if k > 0 {
-			d.str(",")
-		}
-		d.str("\n")
-		for range depth + 1 {
-			d.str(indent)
-		}
-		d.value(v, depth+1)
-	}
+// newline starts a line at depth.
+func (d *doc) newline(depth int) {
 	d.str("\n")
 	for range depth {
 		d.str(indent)
 	}
-	d.str("]")
+}
+
+// key starts the member k of an object whose members are at depth: the
+// object's first ({) or a next one (,).
+func (d *doc) key(depth int, k string, first bool) {
+	if first {
+		d.str("{")
+	} else {
+		d.str(",")
+	}
+	d.newline(depth)
+	d.str(`"`)
+	d.str(k)
+	d.str(`": `)
+}
+
+// member writes a member after an object's first, k: v, at depth.
+func (d *doc) member(depth int, k string, v json.RawMessage) {
+	d.key(depth, k, false)
+	d.value(v, depth)
+}
+
+// item starts element k of an array whose elements are at depth.
+func (d *doc) item(k, depth int) {
+	if k == 0 {
+		d.str("[")
+	} else {
+		d.str(",")
+	}
+	d.newline(depth)
+}
+
+// end closes an array of n elements at depth ([] when empty).
+func (d *doc) end(n, depth int) {
+	if n == 0 {
+		d.str("[]")
+		return
+	}
+	d.close(']', depth)
+}
+
+// close ends an object or a non-empty array whose members are at depth.
+func (d *doc) close(c byte, depth int) {
+	d.newline(depth - 1)
+	if d.err == nil {
+		d.err = d.w.WriteByte(c)
+	}
 }
