@@ -8,7 +8,7 @@ import (
 	"sync"
 )
 
-//go:generate go run -C rulegen . -o ../rules_gen.go
+//go:generate go run -C rulegen -mod=mod . -o ../rules_gen.go
 
 // rule is one of gitleaks' rules (rules_gen.go, generated from its config).
 type rule struct {

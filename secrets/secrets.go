@@ -113,10 +113,9 @@ type Finding struct {
 }
 
 // Find returns the secrets in s, in order and not overlapping: what
-// gitleaks' rules find (its default rule set, regenerated with each
-// gitleaks upgrade) and what piweb's own patterns find (passwords in prose and on command lines,
-// assignments, bare AWS secret keys, tokens gitleaks' stricter rules let
-// through).
+// gitleaks' default rules find and what piweb's own patterns find
+// (passwords in prose and on command lines, assignments, bare AWS secret
+// keys, tokens gitleaks' stricter rules let through).
 func Find(s string) []Finding { return FindWith(s, Scan(s)) }
 
 // Leak is a secret one of gitleaks' rules found.

@@ -14,7 +14,10 @@
 // Run it with `go generate ./secrets` from piweb's root; to move to a newer
 // gitleaks, `go get github.com/zricethezav/gitleaks/v8@vX` here first. The
 // test in this module checks that rules_gen.go is what this program writes
-// and that piweb's scanner finds what gitleaks finds.
+// and that piweb's scanner finds what gitleaks finds. It uses piweb's
+// secrets package through a replace of the main module: when piweb's own
+// requirements move past this module's, run `go mod tidy` here (CI runs
+// these tests with GOFLAGS=-mod=mod).
 package main
 
 import (
