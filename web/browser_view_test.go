@@ -38,7 +38,7 @@ func TestBrowserViewingAndRewind(t *testing.T) {
 		b.poll("rewind form open with its button focused", `document.querySelector('#entry-actions details[data-act="rewind"]').open && document.activeElement?.matches('#entry-actions details[data-act="rewind"] button[type="submit"]')`))
 	b.do("second enter rewinds", chromedp.KeyEvent(kb.Enter, keyAt(t0.Add(time.Second))),
 		b.poll("rewound", `(document.querySelector('#act-outcomes .outcome.ok[data-action="Rewind"] .act-msg')?.textContent || '').startsWith('Rewound')`))
-	in := inspect(t, lib, mainID, "")
+	in := inspectOf(t, lib, mainID, "")
 	if !slices.Contains(in.Path, "09b043aa") {
 		t.Errorf("pi would resume from %s, whose path %v does not hold 09b043aa", deref(in.LeafID), in.Path)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"html"
 	"mime"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/piweb/piweb/inspect"
 	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/views"
 )
@@ -57,11 +59,15 @@ func TestExportJSONL(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := s.Inspect("")
-		if err != nil {
+		var out bytes.Buffer
+		if err := inspect.Write(&out, s, ""); err != nil {
 			t.Fatal(err)
 		}
-		src := inspect(t, lib, mainID, "09b043aa")
+		var got inspection
+		if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+			t.Fatal(err)
+		}
+		src := inspectOf(t, lib, mainID, "09b043aa")
 		// The branch as pi's /export file.jsonl writes it: the path, labels in
 		// place, under the session's own id (pi's /import keeps it).
 		if !slices.Equal(got.Path, src.Path) {

@@ -21,7 +21,7 @@ func TestRewindUndo(t *testing.T) {
 		t.Fatalf("status %d, the rewind's card has no Undo back to 4638afcc:\n%s", rec.Code, body)
 	}
 	nid := m[1]
-	if in := inspect(t, lib, mainID, ""); deref(in.LeafID) != nid {
+	if in := inspectOf(t, lib, mainID, ""); deref(in.LeafID) != nid {
 		t.Fatalf("pi resumes from %s, the card undoes %s", deref(in.LeafID), nid)
 	}
 	undo := url.Values{"entry": {"4638afcc"}, "expectLeaf": {nid}, "undo": {"1"}, "panel": {"09b043aa"}}
@@ -31,7 +31,7 @@ func TestRewindUndo(t *testing.T) {
 		strings.Contains(body, ">Undo</button>") {
 		t.Fatalf("the undo's answer (status %d):\n%s", rec.Code, body)
 	}
-	in := inspect(t, lib, mainID, "")
+	in := inspectOf(t, lib, mainID, "")
 	if !slices.Contains(in.Path, "4638afcc") || slices.Contains(in.Path, "09b043aa") {
 		t.Errorf("after the undo pi resumes from %s, path %v", deref(in.LeafID), in.Path)
 	}
@@ -41,7 +41,7 @@ func TestRewindUndo(t *testing.T) {
 	if !strings.Contains(rec.Body.String(), `class="outcome err"`) {
 		t.Errorf("a stale undo was not refused:\n%s", rec.Body.String())
 	}
-	if after := inspect(t, lib, mainID, "").EntryCount; after != before {
+	if after := inspectOf(t, lib, mainID, "").EntryCount; after != before {
 		t.Errorf("a stale undo wrote: %d entries, were %d", after, before)
 	}
 }
