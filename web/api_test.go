@@ -65,6 +65,7 @@ type inspection struct {
 	LeafID        *string         `json:"leafId"`
 	Tree          []sessions.Node `json:"tree"`
 	Path          []string        `json:"path"`
+	EntryCount    int             `json:"entryCount"`
 	Context       struct {
 		Messages []json.RawMessage `json:"messages"`
 	} `json:"context"`
