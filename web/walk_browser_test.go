@@ -232,20 +232,20 @@ func TestBrowserEnterEnter(t *testing.T) {
 	if n := b.eval(`String(document.querySelectorAll('#act-outcomes .outcome').length)`); n != "0" {
 		t.Fatalf("%s outcome cards after a double Enter", n)
 	}
-	if in := inspect(t, lib, mainID, ""); deref(in.LeafID) != "4638afcc" {
+	if in := inspectOf(t, lib, mainID, ""); deref(in.LeafID) != "4638afcc" {
 		t.Fatalf("a double Enter moved pi's leaf to %s", deref(in.LeafID))
 	}
 	b.do("enter, 400 ms after the first", chromedp.KeyEvent(kb.Enter, keyAt(t0.Add(400*time.Millisecond))),
 		b.poll("rewound, with Undo", `(document.querySelector('#act-outcomes .outcome.ok[data-action="Rewind"] .act-msg')?.textContent || '').startsWith('Rewound') &&
 			(() => { const r = document.querySelector("#act-outcomes .outcome form[data-undo] button").getBoundingClientRect(), p = document.querySelector(".conv-pane").getBoundingClientRect(); return r.width > 0 && r.top >= p.top && r.bottom <= p.bottom; })()`))
 	saveShot(t, ctx, "undo-1440")
-	if in := inspect(t, lib, mainID, ""); !slices.Contains(in.Path, "09b043aa") {
+	if in := inspectOf(t, lib, mainID, ""); !slices.Contains(in.Path, "09b043aa") {
 		t.Fatalf("pi resumes from %s after the rewind", deref(in.LeafID))
 	}
 	b.do("undo", chromedp.Click(chromedp.CSS(`#act-outcomes form[data-undo] button`)),
 		b.poll("undone", `(document.querySelector('#act-outcomes .outcome.ok[data-action="Undo rewind"] .act-msg')?.textContent || '').startsWith('Undone: pi resumes from 4638afcc again')`),
 		b.poll("the panel is still the selected entry's", `document.querySelector('#entry-actions[data-ready]')?.dataset.ref === '09b043aa'`))
-	if in := inspect(t, lib, mainID, ""); !slices.Contains(in.Path, "4638afcc") || slices.Contains(in.Path, "09b043aa") {
+	if in := inspectOf(t, lib, mainID, ""); !slices.Contains(in.Path, "4638afcc") || slices.Contains(in.Path, "09b043aa") {
 		t.Errorf("after the undo pi resumes from %s, path %v", deref(in.LeafID), in.Path)
 	}
 	// Undo goes after 10 s.
@@ -271,7 +271,7 @@ func TestBrowserDepthBox(t *testing.T) {
 	bigID, _ := writeBigSession(t, root, 3000)
 	b, url := servePage(t, root)
 	lib := openLib(t, root)
-	in := inspect(t, lib, bigID, "")
+	in := inspectOf(t, lib, bigID, "")
 	depth := len(in.Path)
 	b.do("open at the leaf", chromedp.Navigate(url+"/s/"+bigID), chromedp.WaitVisible(chromedp.CSS("#conv .jump input")),
 		b.poll("the leaf's depth", fmt.Sprintf(`document.querySelector('#conv .jump input').value === '%d' && document.querySelector('#conv .jump').innerText.includes('of %s')`, depth, views.Count(depth))))
