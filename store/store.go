@@ -347,3 +347,27 @@ func (s *DB) q(query string) string {
 	}
 	return b.String()
 }
+
+// Size returns the bytes the store takes: the database file (and its
+// write-ahead log) for SQLite, its tables and indexes for PostgreSQL.
+func (s *DB) Size(ctx context.Context) (int64, error) {
+	if s.engine == SQLite {
+		var n int64
+		err := s.use(ctx, func(db *sql.DB) error {
+			_, err := db.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
+			return err
+		})
+		for _, p := range []string{s.path, s.path + "-wal"} {
+			if st, serr := os.Stat(p); serr == nil {
+				n += st.Size()
+			}
+		}
+		return n, err
+	}
+	var n int64
+	err := s.use(ctx, func(db *sql.DB) error {
+		return db.QueryRowContext(ctx, `SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c
+			JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND c.relkind = 'r'`).Scan(&n)
+	})
+	return n, err
+}

@@ -163,7 +163,7 @@ func (p *pubEvents) take() []sessions.Change {
 				return out
 			}
 			out = append(out, c)
-		case <-time.After(10 * time.Second):
+		case <-time.After(guard):
 			p.t.Fatalf("the marker change never came; got %+v", out)
 		}
 	}

@@ -67,7 +67,7 @@ func openStream(t testing.TB, ctx context.Context, url string) (<-chan sseEvent,
 // nextEvent returns the next event other than a heartbeat.
 func nextEvent(t *testing.T, ch <-chan sseEvent) sseEvent {
 	t.Helper()
-	timeout := time.After(5 * time.Second)
+	timeout := time.After(guard)
 	for {
 		select {
 		case ev, ok := <-ch:
@@ -200,7 +200,7 @@ func TestSessionEvents(t *testing.T) {
 	cancel()
 	select {
 	case <-fe.cancels:
-	case <-time.After(5 * time.Second):
+	case <-time.After(guard):
 		t.Fatal("the stream did not end when the client left")
 	}
 }
@@ -237,7 +237,7 @@ func TestEventsHeartbeatAndShutdown(t *testing.T) {
 			if ev.Data != "ping" {
 				t.Errorf("%s: comment %q", path, ev.Data)
 			}
-		case <-time.After(5 * time.Second):
+		case <-time.After(guard):
 			t.Fatalf("%s: no heartbeat", path)
 		}
 	}
@@ -245,7 +245,7 @@ func TestEventsHeartbeatAndShutdown(t *testing.T) {
 	for range 2 {
 		select {
 		case <-fe.cancels:
-		case <-time.After(5 * time.Second):
+		case <-time.After(guard):
 			t.Fatal("a stream did not end on shutdown")
 		}
 	}

@@ -86,7 +86,7 @@ func askAndHold(t *testing.T, addr, path string) net.Conn {
 // waitFor waits until cond holds (30 s at most, then fails).
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(guard); !cond(); time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("waiting for %s", what)
 		}
@@ -96,7 +96,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // waitLog waits for a log message holding want.
 func waitLog(t *testing.T, log logged, want string) {
 	t.Helper()
-	timeout := time.After(30 * time.Second)
+	timeout := time.After(guard)
 	for {
 		select {
 		case m := <-log:

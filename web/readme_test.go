@@ -106,7 +106,7 @@ func TestReadmeShots(t *testing.T) {
 			chromedp.Navigate(ts.URL+s.path), b.poll(s.name+" drawn", `(`+s.ready+`)`+settled))
 		// Once drawn, the page must hold still: the same DOM twice.
 		var sum string
-		for deadline := time.Now().Add(10 * time.Second); ; {
+		for deadline := time.Now().Add(guard); ; {
 			sum = pageSum(b.eval(`document.documentElement.outerHTML`), root, ts.URL)
 			again := pageSum(b.eval(`document.documentElement.outerHTML`), root, ts.URL)
 			if sum == again {

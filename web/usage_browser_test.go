@@ -60,7 +60,7 @@ func TestUsageBrowser(t *testing.T) {
 	across := func(name, js string) {
 		t.Helper()
 		var last error
-		for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		for deadline := time.Now().Add(guard); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 			sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 			ok, err := chromedp.Run(sctx, chromedp.Evaluate[bool](js))
 			cancel()

@@ -174,7 +174,7 @@ func liveServer(t *testing.T, root string) (*sessions.Library, *Server, string) 
 // waitStreams waits until the server has n live streams open.
 func waitStreams(t *testing.T, srv *Server, n int32) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); srv.streams.Load() != n; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(guard); srv.streams.Load() != n; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%d live streams, want %d", srv.streams.Load(), n)
 		}
