@@ -17,8 +17,10 @@ import (
 	"github.com/piweb/piweb/internal/js"
 )
 
-// MaxLine is the longest line the index reads; longer lines are reported and skipped.
-const MaxLine = 512 << 20
+// MaxLine is the longest line the index reads; longer lines are reported
+// and skipped, so reading any file takes bounded memory (a file of one
+// line of gigabytes, damaged or made by hand, included).
+const MaxLine = 128 << 20
 
 // Header is the first line of a session file.
 type Header struct {
@@ -159,11 +161,22 @@ func loadOpen(f *os.File, st os.FileInfo, path, root string) (*Session, error) {
 		}
 	}
 	if s.Header.ID == "" {
-		return s, fmt.Errorf("%s: %w", path, ErrNotSession)
+		return s, s.notSession(path)
 	}
 	s.rebuild()
 	s.fresh()
 	return s, nil
+}
+
+// notSession is the error of a file that held no session header: why,
+// when a line longer than MaxLine was skipped before one could be found.
+func (s *Session) notSession(path string) error {
+	for _, d := range s.Diags {
+		if d.Kind == DiagTooLong {
+			return fmt.Errorf("%s: %w (its line %d is longer than %d MB: a damaged or hand-made file)", path, ErrNotSession, d.Line, MaxLine>>20)
+		}
+	}
+	return fmt.Errorf("%s: %w", path, ErrNotSession)
 }
 
 // reserve sizes Entries for the file's line count, counted in a first fast
@@ -209,7 +222,7 @@ func ParseBytes(data []byte, name string) (*Session, error) {
 		return nil, err
 	}
 	if s.Header.ID == "" {
-		return s, fmt.Errorf("%s: %w", name, ErrNotSession)
+		return s, s.notSession(name)
 	}
 	s.rebuild()
 	s.fresh()
@@ -241,8 +254,13 @@ func (s *Session) readSized(r io.Reader, off int64, hint int64) error {
 				if !skipping {
 					if len(carry)+len(chunk) > MaxLine {
 						skipping = true
-						carry = carry[:0]
+						carry = nil // its memory goes: the rest of the line is skipped
 					} else {
+						if cap(carry)-len(carry) < len(chunk) { // doubling: a long line allocates at most twice its size
+							grown := make([]byte, len(carry), min(MaxLine, max(2*cap(carry), len(carry)+len(chunk))))
+							copy(grown, carry)
+							carry = grown
+						}
 						carry = append(carry, chunk...)
 					}
 				}

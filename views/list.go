@@ -15,9 +15,18 @@ type ListView struct {
 	Demo     bool
 	Root     string
 	Problems int           // files under the root that are not readable sessions
+	// Unreadable lists them (on the first window of the list), with why.
+	Unreadable []Unreadable
 	Progress *ProgressView // indexing progress, while piweb indexes (nil when done)
 	More     int           // matching sessions after the window shown
 	MoreURL  string        // the next window
+}
+
+// Unreadable is a file under the sessions root that is not a readable
+// session: its path under the root, and why.
+type Unreadable struct {
+	File string
+	Why  string
 }
 
 // Sort orders of the sessions page.

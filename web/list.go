@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"hash/fnv"
 	"net/http"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,7 +30,7 @@ func (s *Server) list(c echo.Context) error {
 	progress := s.progressView("/index/progress", false)
 	// Many pages ask for the same list: it is drawn once per state of the
 	// library (and half minute, for its "5 min ago" times) and query.
-	key := listKey{sig: listSig(metas), q: p.q, sort: p.sort, offset: p.offset, htmx: isHTMX(c), when: time.Now().Unix() / 30}
+	key := listKey{sig: listSig(metas) ^ problemsSig(s.lib.Problems()), q: p.q, sort: p.sort, offset: p.offset, htmx: isHTMX(c), when: time.Now().Unix() / 30}
 	if progress == nil {
 		if page := s.lists.get(key); page != nil {
 			return writeHTML(c, page)
@@ -96,6 +97,17 @@ func listSig(metas []sessions.Meta) uint64 {
 	return h.Sum64()
 }
 
+// problemsSig identifies the set of unreadable files and why.
+func problemsSig(ps map[string]error) uint64 {
+	var sum uint64
+	for f, err := range ps {
+		h := fnv.New64a()
+		h.Write([]byte(f + "\x00" + err.Error()))
+		sum += h.Sum64() // order does not matter
+	}
+	return sum
+}
+
 // writeHTML sends a drawn list, compressed for a client that takes gzip.
 func writeHTML(c echo.Context, page *drawnList) error {
 	h := c.Response().Header()
@@ -145,8 +157,14 @@ func (s *Server) listView(p listParams, metas []sessions.Meta) views.ListView {
 	for i := range metas {
 		byKey[metas[i].Key] = &metas[i]
 	}
-	v := views.ListView{Query: p.q, Sort: p.sort, Total: len(metas), Demo: s.opt.Demo, Root: s.opt.Root,
-		Problems: len(s.lib.Problems())}
+	v := views.ListView{Query: p.q, Sort: p.sort, Total: len(metas), Demo: s.opt.Demo, Root: s.opt.Root}
+	for file, err := range s.lib.Problems() {
+		v.Problems++
+		if p.offset == 0 {
+			v.Unreadable = append(v.Unreadable, views.Unreadable{File: relTo(s.opt.Root, file), Why: problemWhy(file, err)})
+		}
+	}
+	slices.SortFunc(v.Unreadable, func(a, b views.Unreadable) int { return strings.Compare(a.File, b.File) })
 	groups := map[string]*views.ProjectGroup{}
 	var order []*views.ProjectGroup
 	for i := range metas {
@@ -390,4 +408,21 @@ func oneLine(s string, n int) string {
 		return string(r[:n-1]) + "…"
 	}
 	return s
+}
+
+// relTo returns file relative to root when it lies below it.
+func relTo(root, file string) string {
+	if r, err := filepath.Rel(root, file); err == nil && root != "" && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return file
+}
+
+// problemWhy is why a file is not a readable session, for people: the
+// error without the file's path, which is shown beside it.
+func problemWhy(file string, err error) string {
+	msg := err.Error()
+	msg = strings.TrimPrefix(msg, file+": ")
+	msg = strings.ReplaceAll(msg, "open "+file+": ", "")
+	return msg
 }
