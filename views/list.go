@@ -14,12 +14,12 @@ type ListView struct {
 	Shown    int // sessions matching Query
 	Demo     bool
 	Root     string
-	Problems int           // files under the root that are not readable sessions
+	Problems int // files under the root that are not readable sessions
 	// Unreadable lists them (on the first window of the list), with why.
 	Unreadable []Unreadable
-	Progress *ProgressView // indexing progress, while piweb indexes (nil when done)
-	More     int           // matching sessions after the window shown
-	MoreURL  string        // the next window
+	Progress   *ProgressView // indexing progress, while piweb indexes (nil when done)
+	More       int           // matching sessions after the window shown
+	MoreURL    string        // the next window
 }
 
 // Unreadable is a file under the sessions root that is not a readable
