@@ -41,6 +41,20 @@ type Library struct {
 	cache   cache
 	writing sync.Map // file path -> *sync.Mutex: piweb's own writes to a file, one at a time
 	feed    hub
+
+	version uint64    // counts changes to the maps and rows (l.mu)
+	listed  listCache // List's answer at a version
+	pointsMu sync.Mutex
+	points   map[pointKey]string // fork points (ForkPoint)
+}
+
+// listCache is the sorted list of rows at one version of the library, and
+// each parent's forks.
+type listCache struct {
+	mu      sync.Mutex
+	version uint64
+	metas   []Meta
+	forks   map[string][]int // parent key -> positions in metas
 }
 
 // file is one session file the library knows.
@@ -152,6 +166,7 @@ func (l *Library) Add(s *Session) {
 
 // putLocked adds f to the maps (l.mu held) and returns the changes of keys.
 func (l *Library) putLocked(f *file) []Change {
+	l.version++
 	delete(l.problems, f.path)
 	id := f.meta.ID
 	var out []Change
@@ -169,6 +184,7 @@ func (l *Library) putLocked(f *file) []Change {
 
 // setLocked makes s f's current reading (l.mu held).
 func (l *Library) setLocked(f *file, s *Session) {
+	l.version++
 	f.meta, f.gen, f.mod, f.tail = s.Meta(), s.gen, s.ModTime, s.hasTail
 	f.snap.Store(s)
 }
@@ -192,6 +208,7 @@ func merge(cs []Change) []Change {
 
 // dropLocked removes f from the maps and returns the changes of keys.
 func (l *Library) dropLocked(f *file) []Change {
+	l.version++
 	delete(l.files, f.path)
 	id := f.meta.ID
 	l.ids[id] = slices.DeleteFunc(l.ids[id], func(o *file) bool { return o == f })
@@ -244,6 +261,7 @@ func (l *Library) rekeyLocked(id string, gone *file) []Change {
 		f.key = key
 		l.keys[key] = f
 	}
+	l.version++
 	for k, old := range before {
 		if now, ok := l.keys[k]; !ok {
 			out = append(out, Change{Key: k, File: old.path, Kind: KindRemove, OldLeaf: old.meta.Leaf})
@@ -303,10 +321,40 @@ func leafID(s *Session) string {
 	return ""
 }
 
-// List returns the metadata of every session, most recent activity first.
+// List returns the metadata of every session, most recent activity first
+// (made once for each state of the library; the caller gets its own copy).
 func (l *Library) List() []Meta {
+	metas, _ := l.listed.get(l)
+	out := slices.Clone(metas)
+	for i := range out {
+		out[i].Models = slices.Clone(out[i].Models)
+	}
+	return out
+}
+
+// Forks returns the metadata of the sessions forked from the one with key
+// (their header's parentSession is its file), most recent first.
+func (l *Library) Forks(key string) []Meta {
+	metas, forks := l.listed.get(l)
+	var out []Meta
+	for _, k := range forks[key] {
+		m := metas[k]
+		m.Models = slices.Clone(m.Models)
+		out = append(out, m)
+	}
+	return out
+}
+
+// get returns the sorted rows and the forks of each parent as the library
+// is now, made again only when it changed.
+func (c *listCache) get(l *Library) ([]Meta, map[string][]int) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.metas != nil && c.version == l.version {
+		return c.metas, c.forks
+	}
 	out := make([]Meta, 0, len(l.files))
 	for _, f := range l.files {
 		out = append(out, l.metaLocked(f))
@@ -317,7 +365,69 @@ func (l *Library) List() []Meta {
 		}
 		return strings.Compare(b.File, a.File)
 	})
-	return out
+	forks := map[string][]int{}
+	for k := range out {
+		if p := out[k].ParentKey; p != "" && p != out[k].Key {
+			forks[p] = append(forks[p], k)
+		}
+	}
+	c.metas, c.forks, c.version = out, forks, l.version
+	return out, forks
+}
+
+// pointKey names a fork point: the child's and the parent's generations.
+type pointKey struct {
+	child, parent       string
+	childGen, parentGen uint64
+}
+
+// ForkPoint returns the entry of session parent that session child was
+// forked from: pi's fork copies the path to it with the ids kept, so it is
+// the last of the child's first entries that the parent holds too ("" when
+// none is). It is worked out once for each state of the two.
+func (l *Library) ForkPoint(child, parent string) string {
+	l.mu.RLock()
+	cf, pf := l.keys[child], l.keys[parent]
+	var k pointKey
+	if cf != nil && pf != nil {
+		k = pointKey{child, parent, cf.gen, pf.gen}
+	}
+	l.mu.RUnlock()
+	if cf == nil || pf == nil {
+		return ""
+	}
+	l.pointsMu.Lock()
+	at, ok := l.points[k]
+	l.pointsMu.Unlock()
+	if ok {
+		return at
+	}
+	cs, err := l.snapshot(cf)
+	if err != nil {
+		return ""
+	}
+	ps, err := l.snapshot(pf)
+	if err != nil {
+		return ""
+	}
+	at = ""
+	for i := range cs.Entries {
+		e := &cs.Entries[i]
+		if e.Type == TypeLabel {
+			continue // labels are recreated with new ids
+		}
+		if _, ok := ps.Lookup(e.ID); !ok || e.ID == "" {
+			break
+		}
+		at = e.ID
+	}
+	l.pointsMu.Lock()
+	if len(l.points) > 4096 || l.points == nil {
+		l.points = map[pointKey]string{} // older generations' points
+	}
+	l.points[k] = at
+	l.pointsMu.Unlock()
+	return at
 }
 
 // metaLocked is f's Meta with what the library knows of it: its key, the

@@ -57,7 +57,7 @@ func (srv *Server) familySVG(c echo.Context) error {
 		mb := shape.Member{Key: x.Key, Title: titleOf(x.Name, x.FirstMessage, 200), Href: views.SessionURL(x.Key), Parent: it.parent, Current: x.Key == key}
 		if it.parent >= 0 {
 			parentKey := fam[it.parent].Key
-			if at := srv.forkPoint(x.Key, parentKey); at != "" {
+			if at := srv.lib.ForkPoint(x.Key, parentKey); at != "" {
 				mb.At, mb.AtHref = at, views.SessionURL(parentKey)+"?target="+url.QueryEscape(at)
 			}
 		}

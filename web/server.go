@@ -25,6 +25,10 @@ import (
 type Library interface {
 	List() []sessions.Meta
 	Meta(key string) (sessions.Meta, error)
+	// Forks returns the sessions forked from the one with key.
+	Forks(key string) []sessions.Meta
+	// ForkPoint returns the entry of parent that child was forked from.
+	ForkPoint(child, parent string) string
 	View(key string, fn func(*sessions.Session) error) error
 	Problems() map[string]error
 	// Subscribe returns the library's changes from now on, and a func to stop.

@@ -121,41 +121,13 @@ func (s *Server) family(v *views.SessionView, key string) {
 	if m.ParentKey != "" {
 		if pm, err := s.lib.Meta(m.ParentKey); err == nil {
 			v.ParentKey, v.ParentTitle, v.ParentFile = pm.Key, titleOf(pm.Name, pm.FirstMessage, 80), ""
-			v.ParentAt = s.forkPoint(key, m.ParentKey)
+			v.ParentAt = s.lib.ForkPoint(key, m.ParentKey)
 		}
 	}
-	for _, c := range s.lib.List() {
-		if c.ParentKey == key && c.Key != key {
-			v.ChildForks = append(v.ChildForks, views.ForkLink{Key: c.Key, Title: titleOf(c.Name, c.FirstMessage, 60),
-				At: s.forkPoint(c.Key, key)})
-		}
+	for _, c := range s.lib.Forks(key) {
+		v.ChildForks = append(v.ChildForks, views.ForkLink{Key: c.Key, Title: titleOf(c.Name, c.FirstMessage, 60),
+			At: s.lib.ForkPoint(c.Key, key)})
 	}
-}
-
-// forkPoint is the entry of session parent that session child was forked
-// from: pi's fork copies the path to it with the ids kept, so it is the last
-// of the child's first entries that the parent holds too ("" when none is).
-func (s *Server) forkPoint(child, parent string) string {
-	var ids []string
-	_ = s.lib.View(child, func(cs *sessions.Session) error {
-		for i := range cs.Entries {
-			if cs.Entries[i].Type != sessions.TypeLabel { // labels are recreated with new ids
-				ids = append(ids, cs.Entries[i].ID)
-			}
-		}
-		return nil
-	})
-	at := ""
-	_ = s.lib.View(parent, func(ps *sessions.Session) error {
-		for _, id := range ids {
-			if _, ok := ps.Lookup(id); !ok || id == "" {
-				break
-			}
-			at = id
-		}
-		return nil
-	})
-	return at
 }
 
 // sessionHeader fills the page header from the session's summary.
