@@ -42,8 +42,8 @@ type Library struct {
 	writing sync.Map // file path -> *sync.Mutex: piweb's own writes to a file, one at a time
 	feed    hub
 
-	version uint64    // counts changes to the maps and rows (l.mu)
-	listed  listCache // List's answer at a version
+	version  uint64    // counts changes to the maps and rows (l.mu)
+	listed   listCache // List's answer at a version
 	pointsMu sync.Mutex
 	points   map[pointKey]string // fork points (ForkPoint)
 }
