@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"math"
 	"path/filepath"
 	"slices"
 	"time"
@@ -114,12 +115,80 @@ func (s *Session) computeMeta() Meta {
 	default:
 		m.Modified = s.ModTime
 	}
-	if len(m.FirstMessage) > maxFirstMessage {
-		if cut := js.UTF16Prefix(m.FirstMessage, maxFirstMessage/2); cut != m.FirstMessage {
-			m.FirstMessage = cut + "…"
+	m.FirstMessage = firstMessageOf(m.FirstMessage)
+	return m
+}
+
+// extendMeta returns prev, the summary of the snapshot s came from, with
+// the entries from position from on added: what an append changes, in
+// time of the appended entries (s's tree was linked, not rebuilt).
+func (s *Session) extendMeta(prev Meta, from int) Meta {
+	m := prev
+	m.Models = slices.Clone(prev.Models)
+	m.Name, m.Size, m.FileModified, m.Entries = s.Name(), s.Size, s.ModTime, len(s.Entries)
+	m.Leaf, m.Unterminated, m.Diagnostics = leafID(s), s.hasTail, s.Problems()
+	if s.FirstMessage != "" && (prev.FirstMessage == "(no messages)" || prev.FirstMessage == "") {
+		m.FirstMessage = firstMessageOf(s.FirstMessage)
+	}
+	// Each parent's children before the new entries, then one more at
+	// each new child, in file order: a leaf stops being one, a second
+	// child makes a branch point.
+	kids := map[int]int{}
+	for i := from; i < len(s.Entries); i++ {
+		if p := s.parent[i]; p >= 0 && p < from {
+			if _, ok := kids[p]; !ok {
+				n := 0
+				for _, c := range s.Children(p) {
+					if c < from {
+						n++
+					}
+				}
+				kids[p] = n
+			}
+		}
+	}
+	last := int64(math.MinInt64)
+	for i := from; i < len(s.Entries); i++ {
+		m.Leaves++
+		if p := s.parent[i]; p >= 0 {
+			kids[p]++
+			switch kids[p] {
+			case 1:
+				m.Leaves--
+			case 2:
+				m.Branches++
+			}
+		}
+		e := &s.Entries[i]
+		m.Tokens += e.Tokens
+		m.Cost += e.Cost
+		if e.Type != TypeMessage {
+			continue
+		}
+		m.Messages++
+		if (e.Role == RoleUser || e.Role == RoleAssistant) && e.Time != NoTime && e.Time > last {
+			last = e.Time
+		}
+		if mod := e.Model(); mod != "" && !slices.Contains(m.Models, mod) {
+			m.Models = append(m.Models, mod)
+		}
+	}
+	if last != math.MinInt64 {
+		if t := time.UnixMilli(last).UTC(); t.After(m.Modified) {
+			m.Modified = t
 		}
 	}
 	return m
+}
+
+// firstMessageOf is a first message as the list keeps it (see maxFirstMessage).
+func firstMessageOf(s string) string {
+	if len(s) > maxFirstMessage {
+		if cut := js.UTF16Prefix(s, maxFirstMessage/2); cut != s {
+			return cut + "…"
+		}
+	}
+	return s
 }
 
 // Meta computes the session's summary.

@@ -184,3 +184,53 @@ func TestLibraryOnDemand(t *testing.T) {
 		t.Errorf("a dropped tree is not read again: %v", err)
 	}
 }
+
+// TestNextMeta: the summary Next extends from the one before is the one a
+// fresh read computes, whatever was appended (children, branches, roots,
+// names, models, times).
+func TestNextMeta(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	write := func(lines ...string) {
+		f, _ := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		f.WriteString(strings.Join(lines, "\n") + "\n")
+		f.Close()
+	}
+	write(`{"type":"session","version":3,"id":"S","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}`)
+	s, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := func(id, parent, role, ts, extra string) string {
+		p := "null"
+		if parent != "" {
+			p = `"` + parent + `"`
+		}
+		return fmt.Sprintf(`{"type":"message","id":%q,"parentId":%s,"timestamp":"2026-01-01T00:%s.000Z","message":{"role":%q,"content":"t %s"%s}}`, id, p, ts, role, id, extra)
+	}
+	usage := `,"provider":"p","model":"m%d","usage":{"input":1,"output":2,"cacheRead":0,"cacheWrite":0,"totalTokens":3,"cost":{"total":0.5}}`
+	steps := [][]string{
+		{msg("u1", "", "user", "01:00", "")},
+		{msg("a1", "u1", "assistant", "02:00", fmt.Sprintf(usage, 1)), msg("u2", "a1", "user", "03:00", "")},
+		{msg("a2", "u1", "assistant", "04:00", fmt.Sprintf(usage, 2))}, // a branch at u1
+		{msg("a3", "u1", "assistant", "00:30", fmt.Sprintf(usage, 1))}, // a third child, earlier in time
+		{msg("r2", "", "user", "05:00", "")},                            // a second root
+		{`{"type":"session_info","id":"n1","parentId":"r2","timestamp":"2026-01-01T00:06:00.000Z","name":"Named"}`},
+		{msg("x1", "u2", "user", "07:00", ""), msg("x2", "x1", "assistant", "08:00", fmt.Sprintf(usage, 3)), msg("x3", "x1", "user", "09:00", "")},
+	}
+	for k, lines := range steps {
+		write(lines...)
+		n, _, err := s.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh, err := Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, want := n.Meta(), fresh.Meta()
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("step %d: Next's summary\n%+v\na fresh read's\n%+v", k, got, want)
+		}
+		s = n
+	}
+}

@@ -70,13 +70,18 @@ func (s *Session) Next() (*Session, Delta, error) {
 	for i := before; i < len(n.Entries); i++ {
 		d.New = append(d.New, i)
 	}
-	if !n.link(before) {
+	linked := n.link(before)
+	if !linked {
 		n.rebuild()
 	}
 	if len(d.New) > 0 || n.Size != s.Size {
 		n.gen = gens.Add(1)
 	}
-	n.cacheMeta()
+	if prev := s.meta; linked && prev != nil {
+		n.meta = &metaCache{gen: n.gen, m: n.extendMeta(prev.m, before)}
+	} else {
+		n.cacheMeta()
+	}
 	return n, d, nil
 }
 
