@@ -213,7 +213,7 @@ func TestNextMeta(t *testing.T) {
 		{msg("a1", "u1", "assistant", "02:00", fmt.Sprintf(usage, 1)), msg("u2", "a1", "user", "03:00", "")},
 		{msg("a2", "u1", "assistant", "04:00", fmt.Sprintf(usage, 2))}, // a branch at u1
 		{msg("a3", "u1", "assistant", "00:30", fmt.Sprintf(usage, 1))}, // a third child, earlier in time
-		{msg("r2", "", "user", "05:00", "")},                            // a second root
+		{msg("r2", "", "user", "05:00", "")},                           // a second root
 		{`{"type":"session_info","id":"n1","parentId":"r2","timestamp":"2026-01-01T00:06:00.000Z","name":"Named"}`},
 		{msg("x1", "u2", "user", "07:00", ""), msg("x2", "x1", "assistant", "08:00", fmt.Sprintf(usage, 3)), msg("x3", "x1", "user", "09:00", "")},
 	}
