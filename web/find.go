@@ -365,22 +365,6 @@ func (s *Server) palette(c echo.Context) error {
 	return respond(c, views.PaletteResults(v))
 }
 
-func firstNonEmpty(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
-func containsAll(s string, words []string) bool {
-	for _, w := range words {
-		if !strings.Contains(s, w) {
-			return false
-		}
-	}
-	return len(words) > 0
-}
-
 // targetNote says where a selected entry lies when it is not on the
 // active path or was compacted away ("" otherwise).
 func targetNote(ss *sessions.Session, target int) string {

@@ -81,8 +81,6 @@ type served struct {
 	cmd   *exec.Cmd
 	start time.Time
 	url   string
-	mu    sync.Mutex
-	out   strings.Builder
 	lines chan string
 	peak  int64 // KiB, VmHWM when last read
 }
