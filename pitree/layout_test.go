@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/piweb/piweb/internal/suite"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -579,6 +580,7 @@ func layGenerate(t testing.TB, dir string, n int, comb bool) string {
 // TestLayoutLarge lays out 100k-entry sessions: a branchy one (its speed
 // is BenchmarkLayout's), and a deep comb that would overflow any recursion.
 func TestLayoutLarge(t *testing.T) {
+	suite.Need(t, suite.Large)
 	if testing.Short() {
 		t.Skip("large session")
 	}

@@ -3,6 +3,7 @@ package pitree
 import (
 	"errors"
 	"fmt"
+	"github.com/piweb/piweb/internal/suite"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -269,6 +270,7 @@ func srchFixtures(t *testing.T) map[string]string {
 // every fixture and generated session, for random queries, with labels set
 // and cleared after the index was built and with unreadable lines.
 func TestSearchIndexMatchesReading(t *testing.T) {
+	suite.Need(t, suite.Large)
 	rng := rand.New(rand.NewPCG(1, 2))
 	dir := t.TempDir()
 	names := make([]string, 0)

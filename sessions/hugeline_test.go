@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"github.com/piweb/piweb/internal/suite"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -12,6 +13,7 @@ import (
 // hand) is read in bounded memory and kept as a problem that says why; so
 // is a file piweb may not read.
 func TestHugeLineFile(t *testing.T) {
+	suite.Need(t, suite.Large)
 	root := t.TempDir()
 	dir := filepath.Join(root, "--p--")
 	os.MkdirAll(dir, 0o755)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/piweb/piweb/internal/suite"
 	"os"
 	"path/filepath"
 	"slices"
@@ -554,6 +555,7 @@ func TestCycles(t *testing.T) {
 }
 
 func TestLongChain(t *testing.T) {
+	suite.Need(t, suite.Large)
 	const n = 100_000
 	content := sessiontest.String(7, n, sessiontest.Options{Chain: true, Scale: sessiontest.ChainScale})
 	s := tParse(t, content)
@@ -584,6 +586,7 @@ func TestLongChain(t *testing.T) {
 }
 
 func TestHugeLine(t *testing.T) {
+	suite.Need(t, suite.Large)
 	const size = 50 << 20
 	var b strings.Builder
 	b.Grow(size + 1024)

@@ -17,6 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 	"github.com/piweb/piweb/internal/oracle"
+	"github.com/piweb/piweb/internal/suite"
 	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/watcher"
 )
@@ -25,6 +26,9 @@ import (
 // unless PIWEB_REQUIRE_BROWSER=1 makes that a failure.
 func chromium(t *testing.T) string {
 	t.Helper()
+	if os.Getenv("PIWEB_REQUIRE_BROWSER") != "1" {
+		suite.Need(t, suite.Browser)
+	}
 	for _, p := range []string{"/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome"} {
 		if path, err := exec.LookPath(p); err == nil {
 			return path

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"github.com/piweb/piweb/internal/suite"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -258,6 +259,7 @@ func pairingSession() string {
 // with branches and tool calls, and a session of odd pairings; with each
 // set of redactions.
 func TestExportWholeStreamed(t *testing.T) {
+	suite.Need(t, suite.Large)
 	// Generated sessions hold long tool outputs: chroma stops a regular
 	// expression after 250 ms, so on a loaded machine a long text could come
 	// out plain on one side only. Texts this short match in microseconds.

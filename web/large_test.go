@@ -3,6 +3,7 @@ package web
 import (
 	"bufio"
 	"fmt"
+	"github.com/piweb/piweb/internal/suite"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -71,6 +72,7 @@ var (
 
 // TestLargeSession pages through a big session's whole tree and a long path: every row and entry is reachable.
 func TestLargeSession(t *testing.T) {
+	suite.Need(t, suite.Large)
 	n := 100_000
 	if testing.Short() || raceEnabled {
 		n = 12_000

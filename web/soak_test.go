@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/piweb/piweb/internal/suite"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -197,6 +198,7 @@ func (w *soakWriter) turn(k int, cfg soakConfig) error {
 type soakLabel struct{ id, target, label string }
 
 func TestSoak(t *testing.T) {
+	suite.Need(t, suite.Soak)
 	cfg := soakSize(t)
 	runtime.GC()
 	baseline := runtime.NumGoroutine()

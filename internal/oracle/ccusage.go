@@ -5,6 +5,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/piweb/piweb/internal/suite"
 )
 
 // CCUsage returns the command line that runs @ccusage/pi (ccusage-pi), as
@@ -12,6 +14,9 @@ import (
 // test is skipped, unless PIWEB_REQUIRE_ORACLE=1 makes that a failure.
 func CCUsage(t testing.TB) []string {
 	t.Helper()
+	if os.Getenv("PIWEB_REQUIRE_ORACLE") != "1" {
+		suite.Need(t, suite.Oracle)
+	}
 	bin := filepath.Join(moduleRoot(t), "conformance", "node_modules", "@ccusage", "pi", "dist", "index.js")
 	missing := ""
 	if _, err := exec.LookPath("node"); err != nil {

@@ -1,6 +1,7 @@
 // Package oracle finds and runs the pi package that conformance/ installs,
 // for the tests that compare piweb with pi itself.
 //
+// Its tests run when asked for (PIWEB_TEST_ORACLE=1, see internal/suite).
 // Without node or the package a test using it is skipped, unless
 // PIWEB_REQUIRE_ORACLE=1 (as in CI) makes that a failure.
 package oracle
@@ -13,6 +14,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/piweb/piweb/internal/suite"
 )
 
 // Dir returns the absolute path of conformance/, where oracle.mjs, gen.mjs
@@ -75,9 +78,13 @@ func AfterWrite(t testing.TB) func(file string, args ...string) Reading {
 	}
 }
 
-// require skips (or fails) t unless node is on PATH and file exists.
+// require skips t unless the suite against pi is asked for (suite.Oracle),
+// and skips (or fails) it unless node is on PATH and file exists.
 func require(t testing.TB, what, file string) {
 	t.Helper()
+	if os.Getenv("PIWEB_REQUIRE_ORACLE") != "1" {
+		suite.Need(t, suite.Oracle)
+	}
 	missing := ""
 	if _, err := exec.LookPath("node"); err != nil {
 		missing = "node is not installed"

@@ -16,7 +16,7 @@ import (
 	"testing"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver
-	"github.com/piweb/piweb/internal/oracle"
+	"github.com/piweb/piweb/internal/suite"
 )
 
 // Engine is one engine to test with: its name and a DSN for a new, empty store.
@@ -44,7 +44,7 @@ func Postgres(t testing.TB) (string, bool) {
 		if os.Getenv("PIWEB_REQUIRE_POSTGRES") == "1" {
 			t.Fatal("PIWEB_TEST_POSTGRES is not set and PIWEB_REQUIRE_POSTGRES=1")
 		}
-		oracle.Announce("postgres", "piweb: the PostgreSQL tests were skipped: set PIWEB_TEST_POSTGRES=postgres://… (.ci/postgres starts a throwaway server)")
+		suite.Announce()
 		return "", false
 	}
 	db, err := sql.Open("pgx", base)
