@@ -2,8 +2,8 @@ package sessions
 
 import (
 	"math"
+	"strings"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/piweb/piweb/internal/js"
 )
@@ -302,9 +302,10 @@ func (r *rawEntry) set(m js.Member) {
 // idArena keeps the bytes of a session's ids in shared blocks, one
 // allocation per block instead of one per id (there are two ids per entry).
 type idArena struct {
-	buf  []byte // the block being filled; strings point into the bytes before len
-	next int    // the size of the next block
-	last string // the id of the entry read before, most often the next one's parent
+	buf   strings.Builder // the block being filled: ids are pieces of its String, which writes never change
+	owner *idArena        // the arena buf was started by: a copy (a snapshot's fork) starts a block of its own
+	next  int             // the size of the next block
+	last  string          // the id of the entry read before, most often the next one's parent
 }
 
 // str decodes the raw JSON string value, as js.String does.
@@ -319,13 +320,15 @@ func (a *idArena) str(raw []byte) (string, bool) {
 	if string(inner) == a.last {
 		return a.last, true
 	}
-	if cap(a.buf)-len(a.buf) < len(inner) {
-		a.buf = make([]byte, 0, max(a.next, 256))
-		a.next = min(2*cap(a.buf), 64<<10)
+	if a.owner != a || a.buf.Cap()-a.buf.Len() < len(inner) {
+		a.buf = strings.Builder{} // a copied Builder may not be written, and the room after a copy's bytes is the original's
+		a.buf.Grow(max(a.next, 256))
+		a.next = min(2*a.buf.Cap(), 64<<10)
+		a.owner = a
 	}
-	n := len(a.buf)
-	a.buf = append(a.buf, inner...)
-	return unsafe.String(&a.buf[n], len(inner)), true // bytes never written again
+	n := a.buf.Len()
+	a.buf.Write(inner)
+	return a.buf.String()[n:], true
 }
 
 // fill sets e's fields from r. in interns repeating strings, ids keeps ids.

@@ -3,6 +3,7 @@ package sessions
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"unicode/utf8"
 )
@@ -81,4 +82,30 @@ func FuzzUsage(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestIDArenaCopies: a copy of an arena (a snapshot's fork copies its
+// session's) and the arena it was copied from go on writing ids, and
+// neither changes an id the other gave, nor one given before the copy.
+func TestIDArenaCopies(t *testing.T) {
+	a := &idArena{}
+	first, _ := a.str([]byte(`"a0000000"`))
+	c := *a
+	var fromA, fromC []string
+	for i := range 100 { // past the first block
+		x, _ := a.str(fmt.Appendf(nil, `"x%07d"`, i))
+		y, _ := c.str(fmt.Appendf(nil, `"y%07d"`, i))
+		fromA, fromC = append(fromA, x), append(fromC, y)
+	}
+	d := c // a copy of a copy, once it has written
+	z, _ := d.str([]byte(`"z0000000"`))
+	w, _ := c.str([]byte(`"w0000000"`))
+	if first != "a0000000" || z != "z0000000" || w != "w0000000" {
+		t.Errorf("first %q, z %q, w %q", first, z, w)
+	}
+	for i := range 100 {
+		if fromA[i] != fmt.Sprintf("x%07d", i) || fromC[i] != fmt.Sprintf("y%07d", i) {
+			t.Fatalf("id %d: %q and %q", i, fromA[i], fromC[i])
+		}
+	}
 }
