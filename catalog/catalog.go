@@ -79,6 +79,7 @@ type Catalog struct {
 	changed chan struct{} // closed (and replaced) whenever the queue or its work changes: Wait
 	wake    chan struct{}
 	down    atomic.Bool // the store failed: logged once until it works again
+	epoch   int         // counts the times the store was made again (requeue)
 
 	facts factCache
 }
@@ -186,8 +187,9 @@ func (c *Catalog) Progress() Progress {
 }
 
 // searching reports whether the store does not hold every file as the
-// library has it yet: the first build is under way, or saves failed (a
-// full disk, an unreachable server) and are pending.
+// library has it yet: the first build is under way, files are queued or
+// being saved, or saves failed (a full disk, an unreachable server) and
+// are pending.
 func (c *Catalog) searching() bool {
 	select {
 	case <-c.searched:
@@ -196,7 +198,7 @@ func (c *Catalog) searching() bool {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.failed) > 0
+	return len(c.failed) > 0 || len(c.queue) > 0 || len(c.busy) > 0
 }
 
 // Run fills the library from the store and the files, then keeps the
@@ -241,12 +243,22 @@ func (c *Catalog) follow(ctx context.Context, changes <-chan sessions.Change) {
 			if !ok {
 				return
 			}
-			if ch.File == "" || ch.Kind == "" || c.st == nil || c.Indexing() {
+			if ch.File == "" || ch.Kind == "" || c.st == nil || c.Indexing() || c.holds(ch.File) {
 				continue // the fill queues every file it reads once it is done
 			}
 			c.enqueue(ch.File, true)
 		}
 	}
+}
+
+// holds reports whether the store holds path as the library has it now
+// (a change the feed delivers late, such as a seeded file's).
+func (c *Catalog) holds(path string) bool {
+	gen, ok := c.lib.Gen(path)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.files[path]
+	return ok && st != nil && st.gen == gen
 }
 
 // enqueue asks the workers to bring file's store record and texts up to
@@ -294,7 +306,8 @@ func (c *Catalog) fill(ctx context.Context) error {
 		files, damaged, err := c.st.Files(ctx, "")
 		switch {
 		case err != nil:
-			c.storeFailed(err)
+			c.storeFailed(err) // every file is read, and saved again
+			files = nil
 		case damaged > 0:
 			c.log.Warn("index store: rows that do not hold together: their files are read again", "rows", damaged)
 		}
@@ -432,6 +445,7 @@ func (c *Catalog) complete(rec *store.File) bool {
 func (c *Catalog) requeue() {
 	c.mu.Lock()
 	c.files = map[string]*fileState{}
+	c.epoch++
 	c.mu.Unlock()
 	c.facts.clear()
 	for _, f := range c.lib.Known() {

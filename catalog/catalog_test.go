@@ -19,9 +19,13 @@ import (
 	"github.com/piweb/piweb/store"
 )
 
-// genRoot writes n generated sessions in two projects.
+// genRoot writes n generated sessions in two projects (of a tenth of
+// entries each under the race detector: see raceOn).
 func genRoot(t testing.TB, n, entries int) (string, []string) {
 	t.Helper()
+	if raceOn {
+		entries = max(8, entries/10)
+	}
 	root := t.TempDir()
 	var files []string
 	for i := range n {
@@ -101,7 +105,7 @@ func start(t testing.TB, root string, st *store.DB, log *slog.Logger) (*Catalog,
 // wait waits until the catalog's store holds every file as the library has it.
 func wait(t testing.TB, c *Catalog) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a guard: it ends by an event
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // a guard against a hang: it ends by an event: it ends by an event
 	defer cancel()
 	if err := c.Wait(ctx); err != nil {
 		t.Fatalf("the catalog did not catch up: %v", err)

@@ -76,6 +76,10 @@ var ErrCursor = errors.New("invalid cursor: start the search again")
 // a Next.
 const budget = 150 * time.Millisecond
 
+// storeWait is how long a search waits for the store (a server that does
+// not answer) before it scans the files instead.
+const storeWait = 3 * time.Second
+
 // Search returns a page of q's hits, newest first; cursor is "" or the
 // previous page's Next.
 func (c *Catalog) Search(ctx context.Context, q *search.Query, limit int, cursor string) (Result, error) {
@@ -89,8 +93,11 @@ func (c *Catalog) Search(ctx context.Context, q *search.Query, limit int, cursor
 	if c.st == nil || strings.HasPrefix(cursor, "scan:") {
 		return c.scan(ctx, q, limit, cursor)
 	}
-	res, err := c.indexed(ctx, q, limit, cursor)
-	if errors.Is(err, store.ErrUnavailable) || errors.Is(err, store.ErrCorrupt) || errors.Is(err, store.ErrClosed) {
+	sctx, cancel := context.WithTimeout(ctx, storeWait)
+	res, err := c.indexed(sctx, q, limit, cursor)
+	cancel()
+	if errors.Is(err, store.ErrUnavailable) || errors.Is(err, store.ErrCorrupt) || errors.Is(err, store.ErrClosed) ||
+		errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 		c.storeFailed(err)
 		return c.scan(ctx, q, limit, "") // the files themselves, until the store works
 	}

@@ -18,7 +18,7 @@ import (
 // texts, in one transaction.
 const (
 	batchFiles = 64
-	batchText  = 8 << 20
+	batchText  = 64 << 20
 )
 
 // maxText bounds the bytes of one piece's text the store indexes (a tool
@@ -71,6 +71,9 @@ func (c *Catalog) take(ctx context.Context) []string {
 // saveBatch saves the files of batch in one transaction, as many as
 // batchText allows (the others go back to the queue).
 func (c *Catalog) saveBatch(ctx context.Context, batch []string) {
+	c.mu.Lock()
+	epoch := c.epoch
+	c.mu.Unlock()
 	var saves []*store.Save
 	var gens []uint64
 	var saved, gone, back []string
@@ -111,7 +114,9 @@ func (c *Catalog) saveBatch(ctx context.Context, batch []string) {
 			c.failed[p] = true
 		}
 		c.scheduleRetryLocked()
-	} else if err == nil {
+	} else if err == nil && epoch == c.epoch {
+		// (A store made again meanwhile holds only what this batch wrote:
+		// every file was queued again, read from the start.)
 		for k, p := range saved {
 			sv := saves[k]
 			delete(c.failed, p)

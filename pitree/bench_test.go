@@ -73,3 +73,26 @@ func BenchmarkSearch100k(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLayout lays out a branchy 100k-entry session (TestLayoutLarge's)
+// under pi's default, user-only and all filters.
+func BenchmarkLayout(b *testing.B) {
+	s, err := sessions.Load(layGenerate(b, b.TempDir(), 100_000, false))
+	if err != nil {
+		b.Fatal(err)
+	}
+	r, err := s.Open()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	for _, f := range []Filter{FilterDefault, FilterUserOnly, FilterAll} {
+		b.Run(string(f)+"-", func(b *testing.B) {
+			for b.Loop() {
+				if _, err := New(s, r, Options{Leaf: s.Leaf(), Filter: f}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

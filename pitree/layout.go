@@ -222,6 +222,9 @@ type Layout struct {
 	have  []bool   // previews filled
 	calls map[int]map[string]string
 	every map[string]string // every tool call of the session by id, once one was not found nearby
+
+	noiseOnce sync.Once
+	noise     []Run // runs of settings rows (noise.go), found on first use
 }
 
 // lrow is a row's structure, before a caller asks for its text.

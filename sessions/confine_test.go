@@ -217,7 +217,7 @@ func TestOpenIn(t *testing.T) {
 					if tt.want == nil && err != nil || tt.want != nil && !errors.Is(err, tt.want) {
 						t.Errorf("flag %#x: %v, want %v", flag, err, tt.want)
 					}
-				case <-time.After(5 * time.Second):
+				case <-time.After(guard):
 					t.Fatalf("flag %#x: openIn blocked", flag)
 				}
 			}

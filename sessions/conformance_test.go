@@ -106,10 +106,10 @@ func checkWholeTree(t *testing.T, s *Session) {
 	}
 }
 
-// inspectJSON returns piweb's Inspection at leaf as generic JSON.
+// inspectJSON returns piweb's reading at leaf as generic JSON.
 func inspectJSON(t *testing.T, s *Session, leaf string) any {
 	t.Helper()
-	in, err := s.Inspect(leaf)
+	in, err := tInspect(s, leaf)
 	if err != nil {
 		t.Fatalf("inspect %q: %v", leaf, err)
 	}

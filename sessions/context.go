@@ -28,35 +28,40 @@ type Projection struct {
 	Context
 }
 
-// Project computes the projection at entry leaf (pi's buildSessionProjection).
-// A leaf of -1 gives the empty context.
-func (s *Session) Project(leaf int) (*Projection, error) {
-	r, err := s.Open()
+// Project computes the projection at entry leaf using r's open file.
+func (r *Reader) Project(leaf int) (*Projection, error) {
+	p := &Projection{Context: Context{Messages: []json.RawMessage{}}}
+	ctx, err := r.project(leaf, r, nil, func(pe Projected) error {
+		p.Entries = append(p.Entries, pe)
+		p.Messages = append(p.Messages, pe.Messages...)
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
-	return r.Project(leaf)
+	p.ThinkingLevel, p.Model = ctx.ThinkingLevel, ctx.Model
+	return p, nil
 }
 
-// Project computes the projection at entry leaf using r's open file.
-func (r *Reader) Project(leaf int) (*Projection, error) {
+// project walks the projection at entry leaf: it calls fn with each entry
+// in context, in order, and returns the context's thinking level and model
+// (its Messages are fn's). The lines of the entries in context are read
+// through seq, in path order, so that a Sequential reader serves a long
+// path with few reads; the few others (the model, the thinking level and
+// context edits) through r. Nothing is kept from one entry to the next.
+// With buf, every line is read into *buf (grown as needed): fn must then
+// not keep an entry's messages, which the next entry's line overwrites.
+func (r *Reader) project(leaf int, seq *Reader, buf *[]byte, fn func(Projected) error) (Context, error) {
 	s := r.s
-	p := &Projection{Context: Context{Messages: []json.RawMessage{}, Model: json.RawMessage("null"),
-		ThinkingLevel: json.RawMessage(`"off"`)}}
+	ctx := Context{Model: json.RawMessage("null"), ThinkingLevel: json.RawMessage(`"off"`)}
 	path := s.Path(leaf)
 	if len(path) == 0 {
-		return p, nil
+		return ctx, nil
 	}
-	raws := make(map[int][]byte, len(path))
-	get := func(i int) (js.Object, error) {
-		b, ok := raws[i]
-		if !ok {
-			var err error
-			if b, err = r.Raw(i); err != nil {
-				return nil, err
-			}
-			raws[i] = b
+	get := func(rd *Reader, i int) (js.Object, error) {
+		b, err := rd.rawQuick(i)
+		if err != nil {
+			return nil, err
 		}
 		o, _ := js.ParseObject(b)
 		return o, nil
@@ -73,13 +78,13 @@ func (r *Reader) Project(leaf int) (*Projection, error) {
 		if !(isModel && !haveModel || isThinking && !haveThinking) {
 			continue
 		}
-		o, err := get(i)
+		o, err := get(r, i)
 		if err != nil {
-			return nil, err
+			return Context{}, err
 		}
 		if isThinking {
 			haveThinking = true
-			p.ThinkingLevel, _ = o.Get("thinkingLevel")
+			ctx.ThinkingLevel, _ = o.Get("thinkingLevel")
 			continue
 		}
 		haveModel = true
@@ -97,7 +102,7 @@ func (r *Reader) Project(leaf int) (*Projection, error) {
 				m.Set("modelId", v)
 			}
 		}
-		p.Model = m.JSON()
+		ctx.Model = m.JSON()
 	}
 
 	// Entries in context: the latest compaction, the kept entries before it, everything after.
@@ -138,32 +143,32 @@ func (r *Reader) Project(leaf int) (*Projection, error) {
 		e := &s.Entries[i]
 		pe := Projected{Pos: i, Kept: kept[i]}
 		if !(e.Type == TypeCompaction && k > 0) && contributes(e) {
-			o, err := get(i)
-			if err != nil {
-				return nil, err
+			var into []byte
+			if buf != nil {
+				into = *buf
 			}
-			pe.Messages = s.entryMessages(e, o)
+			// The index validated the lines: one that still holds its id is the entry's.
+			line, err := seq.lineInto(into, i, true, false)
+			if err != nil {
+				return Context{}, err
+			}
+			if buf != nil && cap(line) > cap(*buf) {
+				*buf = line[:0]
+			}
+			pe.Messages = s.entryMessages(e, line)
 			if ei, ok := edits[e.ID]; ok && e.ID != "" {
-				eo, err := get(ei)
+				eo, err := get(r, ei)
 				if err != nil {
-					return nil, err
+					return Context{}, err
 				}
 				pe.Messages, pe.Edited = applyEdit(pe.Messages, eo)
 			}
 		}
-		p.Entries = append(p.Entries, pe)
-		p.Messages = append(p.Messages, pe.Messages...)
+		if err := fn(pe); err != nil {
+			return Context{}, err
+		}
 	}
-	return p, nil
-}
-
-// Context returns pi's buildSessionContext at leaf.
-func (s *Session) Context(leaf int) (*Context, error) {
-	p, err := s.Project(leaf)
-	if err != nil {
-		return nil, err
-	}
-	return &p.Context, nil
+	return ctx, nil
 }
 
 // contributes reports whether an entry type can yield model messages.
@@ -185,39 +190,14 @@ func msTime(t int64) json.RawMessage {
 	return json.RawMessage(strconv.FormatInt(t, 10))
 }
 
-// entryMessages converts one entry to its model messages (pi's sessionEntryToContextMessages).
-func (s *Session) entryMessages(e *Entry, o js.Object) []json.RawMessage {
+// entryMessages converts one entry, given its line (which the index
+// validated), to its model messages (pi's sessionEntryToContextMessages).
+func (s *Session) entryMessages(e *Entry, line []byte) []json.RawMessage {
+	if e.Type == TypeMessage {
+		return s.message(line)
+	}
+	o := js.ObjectOf(line)
 	switch e.Type {
-	case TypeMessage:
-		msg, ok := o.Get("message")
-		if !ok {
-			return []json.RawMessage{json.RawMessage("null")}
-		}
-		mo, isObj := js.ParseObject(msg)
-		if !isObj {
-			return []json.RawMessage{msg}
-		}
-		changed := false
-		role, _ := js.String(mo.Val("role"))
-		if role == "hookMessage" && s.Header.Version < 3 {
-			mo.Set("role", json.RawMessage(`"custom"`))
-			changed = true
-		}
-		content, has := mo.Get("content")
-		if !has || js.IsNull(content) {
-			switch role {
-			case "system":
-				mo.Set("content", json.RawMessage(`""`))
-				changed = true
-			case RoleUser, RoleAssistant, RoleToolResult:
-				mo.Set("content", json.RawMessage(`[]`))
-				changed = true
-			}
-		}
-		if !changed {
-			return []json.RawMessage{msg}
-		}
-		return []json.RawMessage{mo.JSON()}
 	case TypeCustomMessage:
 		m := js.Object{{K: "role", V: json.RawMessage(`"custom"`)}}
 		m.SetIf("customType", o)
@@ -247,6 +227,68 @@ func (s *Session) entryMessages(e *Entry, o js.Object) []json.RawMessage {
 		return []json.RawMessage{m.JSON()}
 	}
 	return nil
+}
+
+// message is entryMessages of a message entry. Its message is given as
+// written, without splitting it into an Object (the cost of a long chain),
+// unless it needs a change (fixMessage).
+func (s *Session) message(line []byte) []json.RawMessage {
+	var msg []byte
+	js.Members(line, func(m js.Member) {
+		if js.KeyIs(m.Key, "message") {
+			msg = m.Val // the last one, as JSON.parse keeps
+		}
+	})
+	if msg == nil {
+		return []json.RawMessage{json.RawMessage("null")}
+	}
+	var role, content []byte
+	has := false
+	js.Members(msg, func(m js.Member) {
+		switch {
+		case js.KeyIs(m.Key, "role"):
+			role = m.Val
+		case js.KeyIs(m.Key, "content"):
+			content, has = m.Val, true
+		}
+	})
+	fix := js.KeyIs(role, "hookMessage") && s.Header.Version < 3 ||
+		(!has || js.IsNull(content)) && (js.KeyIs(role, "system") || js.KeyIs(role, RoleUser) || js.KeyIs(role, RoleAssistant) || js.KeyIs(role, RoleToolResult))
+	if !fix {
+		return []json.RawMessage{msg}
+	}
+	return s.fixMessage(msg)
+}
+
+// fixMessage returns a message as pi's context holds it: a version 2
+// hookMessage is a custom one, and a message without content has "" (a
+// system message) or [] (a user, assistant or tool result message).
+func (s *Session) fixMessage(msg json.RawMessage) []json.RawMessage {
+	mo, isObj := js.ParseObject(msg)
+	if !isObj {
+		return []json.RawMessage{msg}
+	}
+	changed := false
+	role, _ := js.String(mo.Val("role"))
+	if role == "hookMessage" && s.Header.Version < 3 {
+		mo.Set("role", json.RawMessage(`"custom"`))
+		changed = true
+	}
+	content, has := mo.Get("content")
+	if !has || js.IsNull(content) {
+		switch role {
+		case "system":
+			mo.Set("content", json.RawMessage(`""`))
+			changed = true
+		case RoleUser, RoleAssistant, RoleToolResult:
+			mo.Set("content", json.RawMessage(`[]`))
+			changed = true
+		}
+	}
+	if !changed {
+		return []json.RawMessage{msg}
+	}
+	return []json.RawMessage{mo.JSON()}
 }
 
 // applyEdit applies a context_edit entry to an entry's messages (pi's projectContextEntry).

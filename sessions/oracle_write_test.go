@@ -24,7 +24,7 @@ func agree(t *testing.T, pi func(string, ...string) oracle.Reading, file string)
 	t.Helper()
 	r := pi(file)
 	s := mustLoad(t, file)
-	in, err := s.Inspect("")
+	in, err := tInspect(s, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,8 +34,8 @@ func agree(t *testing.T, pi func(string, ...string) oracle.Reading, file string)
 	if !reflect.DeepEqual(r.Path, in.Path) {
 		t.Errorf("path:\n pi    %v\n piweb %v", r.Path, in.Path)
 	}
-	if !reflect.DeepEqual(r.Name, in.Name) {
-		t.Errorf("name: pi %v, piweb %v", deref(r.Name), deref(in.Name))
+	if !reflect.DeepEqual(r.Name, in.name()) {
+		t.Errorf("name: pi %v, piweb %v", deref(r.Name), deref(in.name()))
 	}
 	labels := map[string]string{}
 	for id, l := range s.Labels() {

@@ -201,7 +201,7 @@ var structural = map[string]bool{
 func redactStrings(b []byte) []byte {
 	var out []byte
 	last := 0
-	known := secrets.Scan(string(b)) // gitleaks once per line; its finds are looked for in every string
+	known := secrets.Scan(string(b)) // gitleaks' rules once per line; their finds are looked for in every string
 	eachString(b, func(start, end int, s string) {
 		if r := secrets.RedactWith(s, known); r != s {
 			out = append(append(out, b[last:start]...), js.Quote(r)...)

@@ -125,7 +125,9 @@ func NewLedger() *Ledger { return &Ledger{} }
 
 // Update brings the ledger up to the session r reads: only entries added
 // since the last update are read, unless the file was read again from the
-// start. The library's read lock must be held.
+// start. A ledger already at a later snapshot of the same reading stays
+// there: its entries' uses are the snapshot's, and subtree sums may count
+// entries appended since.
 func (l *Ledger) Update(r *Reader) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -134,7 +136,10 @@ func (l *Ledger) Update(r *Reader) error {
 
 func (l *Ledger) updateLocked(r *Reader) error {
 	s := r.s
-	if l.gen == s.gen && len(l.use) == len(s.Entries) {
+	if l.epoch == s.epoch && len(l.use) >= len(s.Entries) && len(l.use) > 0 {
+		// As this snapshot, or a later one of the same reading (readers of
+		// snapshots of one file run side by side): what an earlier
+		// snapshot holds is the same in a later one, entries only appended.
 		return nil
 	}
 	if l.epoch != s.epoch || len(l.use) > len(s.Entries) {

@@ -508,7 +508,7 @@ func TestUpgrade(t *testing.T) {
 			path := copyFixture(t, tt.fixture)
 			orig := mustRead(t, path)
 			old := mustLoad(t, path)
-			oldIns, err := old.Inspect("")
+			oldIns, err := tInspect(old, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -550,7 +550,7 @@ func TestUpgrade(t *testing.T) {
 					t.Errorf("entry %d: %+v, want %+v", i, e, o)
 				}
 			}
-			ins, err := n.Inspect("")
+			ins, err := tInspect(n, "")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -280,6 +280,7 @@ type Options struct {
 type Stats struct {
 	Segments, Folded int
 	Marks            int // labels, compactions, summaries and hits drawn
+	Crowded          int // labels whose text found no free place (their tags are drawn)
 }
 
 const (
@@ -375,11 +376,7 @@ func (l *Layout) Render(w io.Writer, o Options) (Stats, error) {
 			}
 		}
 	}
-	width := left*2 + nx*laneW + 220 // room for the labels' text
 	height := top*2 + (maxRow+1)*rowH
-	bw := &errWriter{w: w}
-	bw.printf(`<svg xmlns="http://www.w3.org/2000/svg" class="map" viewBox="0 0 %d %d" width="%d" height="%d" role="img" aria-label="%s">`,
-		width, height, width, height, attr(fmt.Sprintf("Map of the session: %d segments, %d entries", len(l.Segs), s.Len())))
 	// A shown segment that is the only one drawn below its parent, in the
 	// parent's lane and of its kind (path or not), joins the parent's run:
 	// one line, its folded branches counted together.
@@ -420,6 +417,58 @@ func (l *Layout) Render(w io.Writer, o Options) (Stats, error) {
 	if o.Leaf >= 0 && o.Leaf < s.Len() && shown[l.seg[o.Leaf]] {
 		leafRun = int(head[l.seg[o.Leaf]])
 	}
+	// Marks inside the runs on top, each naming its own entry; labels
+	// first, so that a label's tag reaching into the next lane does not
+	// hide a mark there.
+	slices.SortStableFunc(marks, func(a, b int) int {
+		return cmp.Compare(min(1, len(s.LabelOf(b))), min(1, len(s.LabelOf(a))))
+	})
+	// The labels' texts go where nothing else is: the marks drawn at
+	// entries are in the way, lines are not (a text has a halo).
+	width := left*2 + nx*laneW
+	var in []box
+	for _, k := range order {
+		sg, r := l.Segs[k], runs[k]
+		last := l.Segs[r.tail].Last
+		if sg.Parent < 0 {
+			in = append(in, box{x(sg.First) - 6, y(sg.First) - 7, x(sg.First) + 7, y(sg.First) + 3})
+		}
+		if len(s.Children(last)) >= 2 {
+			in = append(in, box{x(last) - 6, y(last) - 6, x(last) + 7, y(last) + 7})
+		}
+		if r.folded > 0 {
+			b := box{x(last) + 8, y(last) + 3, x(last) + 8 + textWidth("+"+strconv.Itoa(r.folded)), y(last) + 15}
+			in = append(in, b)
+			width = max(width, b.x1+left)
+		}
+	}
+	if leafRun >= 0 {
+		in = append(in, box{x(o.Leaf) - 8, y(o.Leaf) - 8, x(o.Leaf) + 9, y(o.Leaf) + 9})
+	}
+	var anchors [][2]int
+	var widths []int
+	var texts []string
+	for _, i := range marks {
+		if e := &s.Entries[i]; e.Type == sessions.TypeCompaction || e.Type == sessions.TypeBranchSummary || hit[i] {
+			in = append(in, box{x(i) - 7, y(i) - 6, x(i) + 8, y(i) + 7})
+		}
+		if lb := s.LabelOf(i); lb != "" {
+			t := oneLine(lb, 30)
+			anchors = append(anchors, [2]int{x(i), y(i)})
+			texts = append(texts, t)
+			widths = append(widths, textWidth(t))
+		}
+	}
+	places := placeLabels(anchors, widths, in, height)
+	for k := range places {
+		width = max(width, tagBox(anchors[k][0], anchors[k][1]).x1+left)
+		if places[k].shown {
+			width = max(width, places[k].box.x1+left)
+		}
+	}
+	bw := &errWriter{w: w}
+	bw.printf(`<svg xmlns="http://www.w3.org/2000/svg" class="map" viewBox="0 0 %d %d" width="%d" height="%d" role="img" aria-label="%s">`,
+		width, height, width, height, attr(fmt.Sprintf("Map of the session: %d segments, %d entries", len(l.Segs), s.Len())))
 	for _, k := range order {
 		sg, r := l.Segs[k], runs[k]
 		last := l.Segs[r.tail].Last
@@ -434,19 +483,31 @@ func (l *Layout) Render(w io.Writer, o Options) (Stats, error) {
 		}
 		ref := l.ref(last)
 		var hint strings.Builder
-		fmt.Fprintf(&hint, "%s · %s", plural(r.entries, "entry", "entries"), ref)
+		fmt.Fprintf(&hint, "%s up to %s", plural(r.entries, "entry", "entries"), ref)
+		switch {
+		case onPath[k] && !onEntry[last]:
+			hint.WriteString(" · the path pi resumes leaves it part way")
+		case onPath[k]:
+			hint.WriteString(" · on the path pi resumes")
+		default:
+			hint.WriteString(" · off the path pi resumes")
+		}
 		if r.label != "" {
-			fmt.Fprintf(&hint, " · [%s]", r.label)
+			fmt.Fprintf(&hint, " · labeled “%s”", oneLine(r.label, 60))
 		}
 		if r.folded > 0 {
-			fmt.Fprintf(&hint, " · +%d branches folded", r.folded)
+			fmt.Fprintf(&hint, " · %s folded here (zoom in to draw them)", plural(r.folded, "branch", "branches"))
 		}
 		if o.Text != nil {
 			if text := oneLine(o.Text(l.firstUser(k)), 120); text != "" {
 				hint.WriteString("\n" + text)
 			}
 		}
-		bw.printf(`<g class="%s" data-entry="%s" data-first="%s" tabindex="0"><title>%s</title>`, cls, attr(ref), attr(l.ref(sg.First)), esc(hint.String()))
+		up := ""
+		if sg.Parent >= 0 {
+			up = ` data-up="` + attr(l.ref(l.Segs[sg.Parent].Last)) + `"`
+		}
+		bw.printf(`<g class="%s" data-entry="%s" data-first="%s"%s><title>%s</title>`, cls, attr(ref), attr(l.ref(sg.First)), up, esc(hint.String()))
 		// The line: from the entry it hangs from, then down its lane. When
 		// the path ends inside it, the rest is drawn abandoned.
 		fx, fy, lx, ly := x(sg.First), y(sg.First), x(last), y(last)
@@ -488,42 +549,48 @@ func (l *Layout) Render(w io.Writer, o Options) (Stats, error) {
 		}
 		bw.printf(`</g>`)
 	}
-	// Marks inside the runs on top, each naming its own entry; labels
-	// first, so that a label's tag reaching into the next lane does not
-	// hide a mark there.
-	slices.SortStableFunc(marks, func(a, b int) int {
-		return cmp.Compare(min(1, len(s.LabelOf(b))), min(1, len(s.LabelOf(a))))
-	})
+	n := 0 // labels drawn so far
 	for _, i := range marks {
-		l.mark(bw, i, x(i), y(i), hit[i])
+		var p *placement
+		if s.LabelOf(i) != "" {
+			p = &places[n]
+			n++
+		}
+		l.mark(bw, i, x(i), y(i), hit[i], p)
 	}
 	bw.printf(`</svg>`)
 	st.Marks = len(marks)
+	for _, p := range places {
+		if !p.shown {
+			st.Crowded++
+		}
+	}
 	return st, bw.err
 }
 
 // mark draws the mark of entry i inside a run, as a group naming the entry:
-// a search hit's bar, a label's tag and text, a compaction's bow tie, a
-// branch summary's diamond.
-func (l *Layout) mark(bw *errWriter, i, cx, cy int, hit bool) {
+// a search hit's bar, a label's tag and text (placed by p: moved, with a
+// line back to its tag, or left out), a compaction's bow tie, a branch
+// summary's diamond.
+func (l *Layout) mark(bw *errWriter, i, cx, cy int, hit bool, p *placement) {
 	s := l.s
 	e := &s.Entries[i]
 	lb := s.LabelOf(i)
-	what := "entry"
+	ref := l.ref(i)
+	what := "entry " + ref
 	switch {
 	case e.Type == sessions.TypeCompaction:
-		what = "compaction"
+		what = "compaction " + ref
 	case e.Type == sessions.TypeBranchSummary:
-		what = "branch summary"
+		what = "branch summary " + ref
 	}
 	if lb != "" {
-		what += " labeled " + oneLine(lb, 60)
+		what += ", labeled “" + oneLine(lb, 60) + "”"
 	}
 	if hit {
 		what = "search hit: " + what
 	}
-	ref := l.ref(i)
-	bw.printf(`<g class="mark" data-entry="%s"><title>%s · %s</title>`, attr(ref), esc(what), attr(ref))
+	bw.printf(`<g class="mark" data-entry="%s"><title>%s</title>`, attr(ref), esc(strings.ToUpper(what[:1])+what[1:]))
 	switch e.Type {
 	case sessions.TypeCompaction:
 		bw.printf(`<path class="mk compaction" d="M%d %dl12 10v-10l-12 10z"/>`, cx-6, cy-5)
@@ -534,8 +601,13 @@ func (l *Layout) mark(bw *errWriter, i, cx, cy int, hit bool) {
 		bw.printf(`<path class="mk hit" d="M%d %dh14"/>`, cx-7, cy)
 	}
 	if lb != "" {
-		bw.printf(`<path class="mk tag" d="M%d %dh10l5 5l-5 5h-10z"/><text class="label" x="%d" y="%d">%s</text>`,
-			cx+8, cy-5, cx+26, cy+4, esc(oneLine(lb, 30)))
+		bw.printf(`<path class="mk tag" d="M%d %dh10l5 5l-5 5h-10z"/>`, cx+8, cy-5)
+		if p != nil && p.shown {
+			if p.dy != 0 {
+				bw.printf(`<path class="lead" d="M%d %dL%d %d"/>`, cx+23, cy, cx+labelDX-2, cy+p.dy)
+			}
+			bw.printf(`<text class="label" x="%d" y="%d">%s</text>`, cx+labelDX, cy+p.dy+4, esc(oneLine(lb, 30)))
+		}
 	}
 	bw.printf(`</g>`)
 }

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"html"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -255,4 +258,77 @@ func TestRewindsFold(t *testing.T) {
 	if l.Lanes() != 2 {
 		t.Errorf("%d lanes, want 2: the attempts share one", l.Lanes())
 	}
+}
+
+// crowded is a session whose labels would overlap where they stand: on
+// three branches side by side at the same depths, and on entries one row
+// apart in one lane.
+var crowded = sessiontest.Crowded(6, "x2", "y2", "z2", "x3", "y3", "x4", "z4")
+
+// TestLabelsApart: no label's text overlaps another's or any tag, mark or
+// the drawing's edges; each moved text has its line back to its tag; the
+// drawing is as wide as what it holds, and the same every time (golden).
+func TestLabelsApart(t *testing.T) {
+	got, st, _ := render(t, crowded, Options{Select: -1, Focus: -1})
+	again, _, _ := render(t, crowded, Options{Select: -1, Focus: -1})
+	if got != again {
+		t.Fatal("two drawings of one tree differ")
+	}
+	file := filepath.Join("testdata", "crowded.golden.svg")
+	if *update {
+		os.WriteFile(file, []byte(got), 0o644)
+	}
+	if want, err := os.ReadFile(file); err != nil || got != string(want) {
+		t.Errorf("the drawing differs from %s (go test ./shape -update and look): %v", file, err)
+	}
+	w, h := svgSize(t, got)
+	texts := regexp.MustCompile(`<text class="label" x="(\d+)" y="(\d+)">([^<]*)</text>`).FindAllStringSubmatch(got, -1)
+	tags := regexp.MustCompile(`<path class="mk tag" d="M(\d+) (\d+)h`).FindAllStringSubmatch(got, -1)
+	if len(tags) != 7 || len(texts)+st.Crowded != 7 || len(texts) < 6 {
+		t.Fatalf("%d tags, %d texts, %d crowded out; want 7 tags and at most one text left out", len(tags), len(texts), st.Crowded)
+	}
+	var boxes []box
+	for _, m := range texts {
+		x, y := atoi(t, m[1]), atoi(t, m[2])
+		b := box{x, y - 9, x + textWidth(html.UnescapeString(m[3])), y + 3}
+		if b.x0 < 0 || b.y0 < 0 || b.x1 > w || b.y1 > h {
+			t.Errorf("label %q at %v leaves the %dx%d drawing", m[3], b, w, h)
+		}
+		for _, o := range boxes {
+			if b.overlaps(o) {
+				t.Errorf("label %q at %v overlaps another at %v", m[3], b, o)
+			}
+		}
+		boxes = append(boxes, b)
+	}
+	for _, m := range tags {
+		tg := box{atoi(t, m[1]), atoi(t, m[2]), atoi(t, m[1]) + 15, atoi(t, m[2]) + 10}
+		for _, b := range boxes {
+			if b.overlaps(tg) {
+				t.Errorf("a label at %v covers the tag at %v", b, tg)
+			}
+		}
+	}
+	// The labels stood on one another before: some moved, each with its line.
+	if n := strings.Count(got, `class="lead"`); n == 0 || n > len(texts) {
+		t.Errorf("%d lines to moved labels", n)
+	}
+}
+
+func svgSize(t *testing.T, svg string) (int, int) {
+	t.Helper()
+	m := regexp.MustCompile(`width="(\d+)" height="(\d+)"`).FindStringSubmatch(svg)
+	if m == nil {
+		t.Fatal("no size")
+	}
+	return atoi(t, m[1]), atoi(t, m[2])
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -91,7 +91,10 @@ func (s *DB) Files(ctx context.Context, machine string) (files []File, damaged i
 		}
 		return rows.Err()
 	})
-	return files, damaged, err
+	if err != nil {
+		return nil, 0, err // never the rows read before the failure
+	}
+	return files, damaged, nil
 }
 
 // Facts are what a search hit's file says of its entries beyond their
@@ -194,16 +197,52 @@ func (s *DB) Save(ctx context.Context, sv *Save) error {
 // SaveMany writes several files' changes in one transaction.
 func (s *DB) SaveMany(ctx context.Context, saves []*Save) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
+		var texts []docText
 		for _, sv := range saves {
-			if err := s.save(ctx, tx, sv); err != nil {
+			if err := s.save(ctx, tx, sv, &texts); err != nil {
 				return err
 			}
 		}
-		return nil
+		return s.addTexts(ctx, tx, texts)
 	})
 }
 
-func (s *DB) save(ctx context.Context, tx *sql.Tx, sv *Save) error {
+// docText is a document's text to index, once its row is written.
+type docText struct {
+	id   int64
+	text string
+}
+
+// addTexts indexes texts, all in a row at the end of the transaction:
+// SQLite's FTS5 writes its pending index to disk at every statement that
+// opens a savepoint (an INSERT … RETURNING does), so interleaving would
+// make a segment a document.
+func (s *DB) addTexts(ctx context.Context, tx *sql.Tx, texts []docText) error {
+	if len(texts) == 0 {
+		return nil
+	}
+	if s.engine == Postgres {
+		ids, ts := make([]int64, len(texts)), make([]string, len(texts))
+		for i, t := range texts {
+			ids[i], ts[i] = t.id, t.text
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO doc_text (id, text) SELECT * FROM unnest($1::bigint[], $2::text[]) ON CONFLICT (id) DO NOTHING`, ids, ts)
+		return err
+	}
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO doc_text (rowid, text) VALUES (?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer ins.Close()
+	for _, t := range texts {
+		if _, err := ins.ExecContext(ctx, t.id, t.text); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *DB) save(ctx context.Context, tx *sql.Tx, sv *Save, texts *[]docText) error {
 	if s.engine == Postgres {
 		sv = pgText(sv)
 	}
@@ -247,7 +286,7 @@ func (s *DB) save(ctx context.Context, tx *sql.Tx, sv *Save) error {
 			return err
 		}
 	}
-	if err := s.addDocs(ctx, tx, id, sv.Docs); err != nil {
+	if err := s.addDocs(ctx, tx, id, sv.Docs, texts); err != nil {
 		return err
 	}
 	if sv.Labels != nil {
@@ -290,26 +329,33 @@ func pgText(sv *Save) *Save {
 	return &c
 }
 
-// addDocs inserts docs of file id that the store does not hold yet, and
-// their texts into the full-text index.
-func (s *DB) addDocs(ctx context.Context, tx *sql.Tx, id int64, docs []Doc) error {
+// addDocs inserts the docs of file id that the store does not hold yet,
+// and adds their texts to texts (indexed last: see addTexts).
+func (s *DB) addDocs(ctx context.Context, tx *sql.Tx, id int64, docs []Doc, texts *[]docText) error {
 	if len(docs) == 0 {
 		return nil
 	}
 	if s.engine == Postgres {
-		return s.addDocsPG(ctx, tx, id, docs)
+		return s.addDocsPG(ctx, tx, id, docs, texts)
 	}
-	ins, err := tx.PrepareContext(ctx, s.q(`INSERT INTO docs (file_id, off, len, pos, part, entry_id, type, role, ts)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (file_id, off, part) DO NOTHING RETURNING id`))
+	// The transaction holds SQLite's write lock: when no doc of the file
+	// from the first offset on is held (another process did not index
+	// them first), they go in many to a statement, numbered here.
+	var held int
+	var top int64
+	if err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM docs WHERE file_id = ? AND off >= ?), coalesce((SELECT max(id) FROM docs), 0)`,
+		id, docs[0].Off).Scan(&held, &top); err != nil {
+		return err
+	}
+	if held == 0 {
+		return s.addDocsBulk(ctx, tx, id, top+1, docs, texts)
+	}
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO docs (file_id, off, len, pos, part, entry_id, type, role, ts)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (file_id, off, part) DO NOTHING RETURNING id`)
 	if err != nil {
 		return err
 	}
 	defer ins.Close()
-	text, err := tx.PrepareContext(ctx, s.textInsert())
-	if err != nil {
-		return err
-	}
-	defer text.Close()
 	for i := range docs {
 		d := &docs[i]
 		var did int64
@@ -320,19 +366,50 @@ func (s *DB) addDocs(ctx context.Context, tx *sql.Tx, id int64, docs []Doc) erro
 		if err != nil {
 			return err
 		}
-		if _, err := text.ExecContext(ctx, did, d.Text); err != nil {
+		*texts = append(*texts, docText{did, d.Text})
+	}
+	return nil
+}
+
+// bulkRows is how many docs one SQLite INSERT writes.
+const bulkRows = 100
+
+// addDocsBulk inserts docs of file id numbered from next, bulkRows to a
+// statement (SQLite), none of them held yet.
+func (s *DB) addDocsBulk(ctx context.Context, tx *sql.Tx, id, next int64, docs []Doc, texts *[]docText) error {
+	row := "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	full, err := tx.PrepareContext(ctx, `INSERT INTO docs (id, file_id, off, len, pos, part, entry_id, type, role, ts) VALUES `+
+		strings.TrimSuffix(strings.Repeat(row+", ", bulkRows), ", "))
+	if err != nil {
+		return err
+	}
+	defer full.Close()
+	args := make([]any, 0, 10*bulkRows)
+	for start := 0; start < len(docs); start += bulkRows {
+		chunk := docs[start:min(len(docs), start+bulkRows)]
+		args = args[:0]
+		for i := range chunk {
+			d := &chunk[i]
+			did := next + int64(start+i)
+			args = append(args, did, id, d.Off, d.Len, d.Pos, d.Part, d.EntryID, d.Type, d.Role, d.Time)
+			*texts = append(*texts, docText{did, d.Text})
+		}
+		if len(chunk) == bulkRows {
+			_, err = full.ExecContext(ctx, args...)
+		} else {
+			_, err = tx.ExecContext(ctx, `INSERT INTO docs (id, file_id, off, len, pos, part, entry_id, type, role, ts) VALUES `+
+				strings.TrimSuffix(strings.Repeat(row+", ", len(chunk)), ", "), args...)
+		}
+		if err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// textInsert is SQLite's statement that indexes one text.
-func (s *DB) textInsert() string { return `INSERT INTO doc_text (rowid, text) VALUES (?, ?)` }
-
-// addDocsPG is addDocs on PostgreSQL: the rows go in arrays, two round
-// trips for a whole batch rather than two a document.
-func (s *DB) addDocsPG(ctx context.Context, tx *sql.Tx, id int64, docs []Doc) error {
+// addDocsPG is addDocs on PostgreSQL: the rows go in arrays, one round
+// trip for a whole file rather than one a document.
+func (s *DB) addDocsPG(ctx context.Context, tx *sql.Tx, id int64, docs []Doc, texts *[]docText) error {
 	n := len(docs)
 	offs, lens, poss, parts := make([]int64, n), make([]int32, n), make([]int32, n), make([]int32, n)
 	eids, types, roles, tss := make([]string, n), make([]string, n), make([]string, n), make([]int64, n)
@@ -354,24 +431,16 @@ func (s *DB) addDocsPG(ctx context.Context, tx *sql.Tx, id int64, docs []Doc) er
 	if err != nil {
 		return err
 	}
-	var ids []int64
-	var texts []string
+	defer rows.Close()
 	for rows.Next() {
 		var did, off int64
 		var part int32
 		if err := rows.Scan(&did, &off, &part); err != nil {
-			rows.Close()
 			return err
 		}
-		ids = append(ids, did)
-		texts = append(texts, text[key{off, part}])
+		*texts = append(*texts, docText{did, text[key{off, part}]})
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil || len(ids) == 0 {
-		return err
-	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO doc_text (id, text) SELECT * FROM unnest($1::bigint[], $2::text[]) ON CONFLICT (id) DO NOTHING`, ids, texts)
-	return err
+	return rows.Err()
 }
 
 // dropDocs deletes the texts of file id.

@@ -156,9 +156,10 @@ func (s *DB) String() string {
 	return redactDSN(s.dsn)
 }
 
-// OnReset sets fn to be called (on a goroutine of its own) after the store
-// was found deleted, replaced or damaged and was made again, empty:
-// whatever it held must be put back.
+// OnReset sets fn to be called after the store was found deleted,
+// replaced or damaged and was made again, empty, before the operation
+// that found it goes on: whatever it held must be put back. fn must not
+// use the store.
 func (s *DB) OnReset(fn func()) { s.onReset.Store(&fn) }
 
 // Close closes the store; operations then fail with ErrClosed.
@@ -262,7 +263,7 @@ func (s *DB) remake(db *sql.DB, why string) {
 		s.log.Error("index store: cannot make it again", "store", s.path, "err", err)
 	}
 	if fn := s.onReset.Load(); fn != nil {
-		go (*fn)()
+		(*fn)() // before the operation goes on: the caller knows the store is empty
 	}
 }
 
@@ -345,4 +346,28 @@ func (s *DB) q(query string) string {
 		b.WriteByte(query[i])
 	}
 	return b.String()
+}
+
+// Size returns the bytes the store takes: the database file (and its
+// write-ahead log) for SQLite, its tables and indexes for PostgreSQL.
+func (s *DB) Size(ctx context.Context) (int64, error) {
+	if s.engine == SQLite {
+		var n int64
+		err := s.use(ctx, func(db *sql.DB) error {
+			_, err := db.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
+			return err
+		})
+		for _, p := range []string{s.path, s.path + "-wal"} {
+			if st, serr := os.Stat(p); serr == nil {
+				n += st.Size()
+			}
+		}
+		return n, err
+	}
+	var n int64
+	err := s.use(ctx, func(db *sql.DB) error {
+		return db.QueryRowContext(ctx, `SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c
+			JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND c.relkind = 'r'`).Scan(&n)
+	})
+	return n, err
 }

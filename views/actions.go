@@ -32,6 +32,16 @@ type Outcome struct {
 	Fork    *ForkResult
 	Saved   string // the path an export was saved to
 	Backup  string // the backup an upgrade kept
+	Undo    *Undo  // a rewind that can be taken back: its Undo button
+}
+
+// Undo takes a rewind back: a rewind to the leaf pi resumed from before,
+// itself what pi writes for a rewind, refused if pi moved on meanwhile.
+type Undo struct {
+	URL    string // the rewind action
+	Entry  string // the leaf before the rewind
+	Expect string // the leaf the rewind made (the undo is refused if the session moved on)
+	Panel  string // the entry whose actions panel the answer draws
 }
 
 // ForkResult is a session made by "Fork from here".

@@ -12,7 +12,8 @@ type PathView struct {
 	Key        string // the session file's key
 	Target     EntryInfo
 	Tab        string // TabConversation or TabContext
-	Depth      int    // entries on the path
+	Depth      int    // entries on the path: the selected entry's depth
+	PathLen    int    // entries on the path read (longer than Depth when the depth box selected an entry on a longer one)
 	Model      string // the model in force at the entry
 	Thinking   string // the thinking level in force at the entry
 	Messages   int    // model messages in the context at the entry (context tab)
@@ -76,6 +77,10 @@ type Item struct {
 	Clip   *Clip
 	Sub    int    // a second (third, …) item of the same entry (a compaction's system prompt and summary): its own element ids
 	From   string // the item is not an entry of its own but comes from this one (a compaction's system prompt)
+	// A run of settings entries (Kind "noise"), one line that opens on its
+	// first entries (Members) and says how many more it holds.
+	Members []Item
+	More    int
 }
 
 // DOMID is the item's element id: m<pos>, or m<pos>.<sub> for a further item of one entry.

@@ -76,6 +76,14 @@ func (s SessionItem) Title() string {
 	return s.FirstMessage
 }
 
+// pluralWord is one or many, by n.
+func pluralWord(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
 // familyIndent is the class that indents a fork under the session it came
 // from (no inline styles: the CSP forbids them).
 func familyIndent(depth int) string {

@@ -32,6 +32,7 @@ type SessionView struct {
 	Format       int    // the file's format version when it is not 3 (read-only), else 0
 	Pane         string // on a narrow screen, the pane shown first: "tree" or "conv"
 	ShowMap      bool   // the tree pane shows the map (?view=map)
+	Highlight    string // words to mark in the conversation when the address's search (q) could not filter the tree
 }
 
 // SessionStats are a session's counts for the page header.
@@ -54,6 +55,7 @@ type TreeState struct {
 	Filter string   // pi's filter mode; "" or "default" for the default
 	Search string   // pi's search tokens
 	Folds  []string // ids of folded entries
+	Open   []string // refs of the first rows of the runs of settings rows drawn row by row (piweb's own fold)
 	Leaf   string   // the entry whose path is "active"; "" follows the session's leaf
 	Target string   // the selected entry; "" selects the leaf
 }
@@ -69,6 +71,9 @@ func (t TreeState) Values() url.Values {
 	}
 	if len(t.Folds) > 0 {
 		v.Set("fold", strings.Join(t.Folds, ","))
+	}
+	if len(t.Open) > 0 {
+		v.Set("open", strings.Join(t.Open, ","))
 	}
 	if t.Leaf != "" {
 		v.Set("leaf", t.Leaf)
@@ -126,7 +131,7 @@ type RowView struct {
 	// ("× 1,204 thinking-level changes"); the others name this row's entry.
 	NoiseRun  int
 	NoiseText string
-	NoiseOf   int // the entry of the row that folds this one, 0 for none (a run never starts at the first entry: it needs a parent)
+	NoiseOpen bool // the run is drawn row by row
 }
 
 // Mark returns pi's active-path marker for the row, or "".

@@ -1,5 +1,7 @@
 package views
 
+import "time"
+
 // Totals are counts, tokens and cost summed with pi's arithmetic over some
 // entries (a file, a path, one side of a comparison).
 type Totals struct {
@@ -73,6 +75,31 @@ type CompareView struct {
 	FilesB       []FileView
 	Demo         bool
 	SwapURL      string
+}
+
+// ComparePickView is the compare page without both entries: the session's
+// branch tips to pick A and B from.
+type ComparePickView struct {
+	Key, Title string
+	SessionURL string
+	Action     string // the comparison page, which the form asks with a and b
+	Tips       []PickTip
+	More       int    // older tips not listed
+	A, B       string // the refs picked at first
+	Demo       bool
+}
+
+// PickTip is a branch tip on the compare picker.
+type PickTip struct {
+	Ref    string
+	Kind   string // its role or type
+	Text   string // a preview of the tip
+	First  string // the first user message of its branch
+	Depth  int    // entries from the root
+	Cost   float64
+	Time   time.Time
+	Resume bool   // where pi resumes
+	URL    string // the session page at the tip
 }
 
 // CompareSide is one side of a comparison: its entry and its totals from the fork.

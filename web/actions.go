@@ -6,6 +6,7 @@ package web
 // the change to the live streams; errors are mapped once, by classify.
 
 import (
+	"cmp"
 	"net/http"
 	"strings"
 
@@ -73,7 +74,8 @@ type form struct {
 	open    string // the form to keep open (a refusal keeps it)
 	summary string // a refused rewind's summary, shown again
 	draft   *string
-	label   bool // the label changed: update the header and the card too
+	label   bool   // the label changed: update the header and the card too
+	about   string // the entry the outcome names, when not the panel's (an undo)
 	outcome views.Outcome
 }
 
@@ -119,6 +121,9 @@ func (s *Server) renderActions(c echo.Context, key string, f form) error {
 	a.Open, a.Failed, a.Summary, a.Draft = f.open, f.outcome.Failed, f.summary, f.draft
 	o := f.outcome
 	o.Ref, o.Preview = a.Ref, a.Preview
+	if f.about != "" && f.about != a.Ref {
+		o.Ref, o.Preview = f.about, ""
+	}
 	parts := []templ.Component{views.EntryActions(a), views.OutcomeCard(o)}
 	if f.label && !o.Failed {
 		parts = append(parts, views.ConvLabel(a.Label, true), views.ItemLabel("lm"+views.Itoa(labelPos), a.Label, true))
@@ -148,20 +153,32 @@ func (s *Server) actLabel(c echo.Context) error {
 	return s.renderActions(c, key, f)
 }
 
-// actRewind is the rewind form.
+// actRewind is the rewind form, and the Undo of a rewind's card (undo=1):
+// a rewind back to the leaf before, drawing the panel of entry panel.
 func (s *Server) actRewind(c echo.Context) error {
 	if err := readForm(c); err != nil {
 		return err
 	}
-	key, ref, summary := sessionKey(c), c.FormValue("entry"), c.FormValue("summary")
+	key, ref, summary, prev := sessionKey(c), c.FormValue("entry"), c.FormValue("summary"), c.FormValue("expectLeaf")
+	undo := c.FormValue("undo") == "1"
 	f := form{ref: ref, open: "rewind", summary: summary, outcome: views.Outcome{Action: "Rewind"}}
-	nid, err := s.lib.Rewind(key, ref, summary, sessions.Guard{Leaf: c.FormValue("expectLeaf")})
+	if undo {
+		f = form{ref: cmp.Or(c.FormValue("panel"), ref), outcome: views.Outcome{Action: "Undo rewind"}, about: ref}
+	}
+	nid, err := s.lib.Rewind(key, ref, summary, sessions.Guard{Leaf: prev})
 	if err := s.settle(c, &f, err); err != nil {
 		return err
 	}
-	if !f.outcome.Failed {
+	switch {
+	case f.outcome.Failed:
+	case undo:
+		f.outcome.Message = "Undone: pi resumes from " + ref + " again, where it was before the rewind (entry " + nid + " records it)."
+	default:
 		f.summary = ""
 		f.outcome.Message = "Rewound: pi resumes from this entry the next time it opens the session (entry " + nid + " records it)."
+		if prev != "" && prev != ref {
+			f.outcome.Undo = &views.Undo{URL: views.SessionURL(key) + "/actions/rewind", Entry: prev, Expect: nid, Panel: ref}
+		}
 	}
 	return s.renderActions(c, key, f)
 }

@@ -82,14 +82,14 @@ func TestActionForms(t *testing.T) {
 				`<span id="conv-label" class="lbl" hx-swap-oob="true">[first look]</span>`},
 			[]string{"<html", `data-act="label" open`},
 			func(t *testing.T) {
-				if got := labelOf(inspect(t, lib, mainID, ""), "a9522c9f"); got != "first look" {
+				if got := labelOf(inspectOf(t, lib, mainID, ""), "a9522c9f"); got != "first look" {
 					t.Errorf("label %q", got)
 				}
 			}},
 		{"label clear", ui + "label", url.Values{"entry": {"a9522c9f"}, "label": {"  "}},
 			[]string{"Label cleared.", `<span id="conv-label" class="lbl" hx-swap-oob="true"></span>`}, nil,
 			func(t *testing.T) {
-				if got := labelOf(inspect(t, lib, mainID, ""), "a9522c9f"); got != "" {
+				if got := labelOf(inspectOf(t, lib, mainID, ""), "a9522c9f"); got != "" {
 					t.Errorf("label %q", got)
 				}
 			}},
@@ -102,7 +102,7 @@ func TestActionForms(t *testing.T) {
 		{"rewind", ui + "rewind", url.Values{"entry": {"09b043aa"}, "summary": {""}},
 			[]string{"Rewound: pi resumes from this entry"}, nil,
 			func(t *testing.T) {
-				in := inspect(t, lib, mainID, "")
+				in := inspectOf(t, lib, mainID, "")
 				if in.Path[len(in.Path)-2] != "09b043aa" {
 					t.Errorf("path %v does not end under 09b043aa", in.Path)
 				}
@@ -156,7 +156,7 @@ func TestActionForms(t *testing.T) {
 	if loc := rec.Header().Get("Location"); rec.Code != http.StatusSeeOther || loc != "/s/"+mainID+"?target=a9522c9f" {
 		t.Errorf("plain form post: status %d, Location %q", rec.Code, loc)
 	}
-	if got := labelOf(inspect(t, lib, mainID, ""), "a9522c9f"); got != "plain" {
+	if got := labelOf(inspectOf(t, lib, mainID, ""), "a9522c9f"); got != "plain" {
 		t.Errorf("plain form post: label %q", got)
 	}
 	// An upgrade without its confirmation is refused.

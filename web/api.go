@@ -7,6 +7,7 @@ package web
 // Server.Handler.
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/labstack/echo/v4"
+	"github.com/piweb/piweb/inspect"
 	"github.com/piweb/piweb/sessions"
 )
 
@@ -48,19 +50,14 @@ func (s *Server) apiList(c echo.Context) error {
 // apiSession answers GET /api/sessions/:key[?leaf=ID]: the JSON `piweb inspect` prints.
 func (s *Server) apiSession(c echo.Context) error {
 	key, leaf := sessionKey(c), c.QueryParam("leaf")
-	var out []byte
+	var out bytes.Buffer
 	err := s.view(key, func(ss *sessions.Session, _ *sessions.Reader) error {
-		in, err := ss.Inspect(leaf)
-		if err != nil {
-			return err
-		}
-		out = in.JSON()
-		return nil
+		return inspect.Write(&out, ss, leaf)
 	})
 	if err != nil {
 		return err
 	}
-	return c.JSONBlob(http.StatusOK, append(out, '\n'))
+	return c.JSONBlob(http.StatusOK, out.Bytes())
 }
 
 // labelBody is the body of POST /api/sessions/:key/label.

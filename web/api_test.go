@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/piweb/piweb/inspect"
 	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/watcher"
 )
@@ -56,23 +57,44 @@ func decode(t testing.TB, rec *httptest.ResponseRecorder, v any) {
 	}
 }
 
-// inspect is pi's reading of session id as the library holds it now.
-func inspect(t testing.TB, lib *sessions.Library, id, leaf string) *sessions.Inspection {
+// inspection is the JSON `piweb inspect` prints (package inspect), decoded.
+type inspection struct {
+	SessionID     string          `json:"sessionId"`
+	Version       int             `json:"version"`
+	ParentSession *string         `json:"parentSession"`
+	LeafID        *string         `json:"leafId"`
+	Tree          []sessions.Node `json:"tree"`
+	Path          []string        `json:"path"`
+	EntryCount    int             `json:"entryCount"`
+	Context       struct {
+		Messages []json.RawMessage `json:"messages"`
+	} `json:"context"`
+}
+
+// inspectJSON is pi's reading of session id as the library holds it now,
+// as `piweb inspect` prints it.
+func inspectJSON(t testing.TB, lib *sessions.Library, id, leaf string) []byte {
 	t.Helper()
-	var in *sessions.Inspection
-	err := lib.View(id, func(s *sessions.Session) error {
-		var err error
-		in, err = s.Inspect(leaf)
-		return err
-	})
+	var out bytes.Buffer
+	err := lib.View(id, func(s *sessions.Session) error { return inspect.Write(&out, s, leaf) })
 	if err != nil {
 		t.Fatal(err)
 	}
-	return in
+	return out.Bytes()
+}
+
+// inspectOf is pi's reading of session id as the library holds it now, decoded.
+func inspectOf(t testing.TB, lib *sessions.Library, id, leaf string) *inspection {
+	t.Helper()
+	var in inspection
+	if err := json.Unmarshal(inspectJSON(t, lib, id, leaf), &in); err != nil {
+		t.Fatal(err)
+	}
+	return &in
 }
 
 // labelOf returns the label inspect shows on entry id ("" for none).
-func labelOf(in *sessions.Inspection, id string) string {
+func labelOf(in *inspection, id string) string {
 	for _, n := range in.Tree {
 		if string(n.ID) == strconv.Quote(id) && n.Label != nil {
 			var l string
@@ -141,7 +163,7 @@ func (p *pubEvents) take() []sessions.Change {
 				return out
 			}
 			out = append(out, c)
-		case <-time.After(10 * time.Second):
+		case <-time.After(guard):
 			p.t.Fatalf("the marker change never came; got %+v", out)
 		}
 	}
@@ -171,11 +193,8 @@ func TestAPIReads(t *testing.T) {
 		if rec.Code != 200 {
 			t.Fatalf("%s: status %d\n%s", target, rec.Code, rec.Body)
 		}
-		want, err := inspect(t, lib, mainID, leaf).JSON(), error(nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := rec.Body.String(); got != string(want)+"\n" {
+		want := inspectJSON(t, lib, mainID, leaf)
+		if got := rec.Body.String(); got != string(want) {
 			t.Errorf("%s: not inspect's JSON:\n%.300s", target, got)
 		}
 	}
@@ -310,7 +329,7 @@ func TestAPILabel(t *testing.T) {
 	}
 	var r struct{ ID string }
 	decode(t, rec, &r)
-	in := inspect(t, lib, mainID, "")
+	in := inspectOf(t, lib, mainID, "")
 	if got := labelOf(in, "09b043aa"); got != "try later" {
 		t.Errorf("label = %q, want the trimmed label", got)
 	}
@@ -322,7 +341,7 @@ func TestAPILabel(t *testing.T) {
 		t.Errorf("published %+v", evs)
 	}
 	// The next GET sees it at once.
-	var got sessions.Inspection
+	var got inspection
 	decode(t, get(t, srv, api), &got)
 	if labelOf(&got, "09b043aa") != "try later" {
 		t.Error("GET does not show the new label")
@@ -332,7 +351,7 @@ func TestAPILabel(t *testing.T) {
 	if rec := postJSON(t, srv, api+"/label", `{"entryId":"09b043aa","label":""}`); rec.Code != 200 {
 		t.Fatalf("clear: status %d\n%s", rec.Code, rec.Body)
 	}
-	if got := labelOf(inspect(t, lib, mainID, ""), "09b043aa"); got != "" {
+	if got := labelOf(inspectOf(t, lib, mainID, ""), "09b043aa"); got != "" {
 		t.Errorf("cleared label = %q", got)
 	}
 }
@@ -349,7 +368,7 @@ func TestAPIRewind(t *testing.T) {
 	}
 	var r struct{ ID string }
 	decode(t, rec, &r)
-	in := inspect(t, lib, mainID, "")
+	in := inspectOf(t, lib, mainID, "")
 	if deref(in.LeafID) != r.ID || len(in.Path) < 2 || in.Path[len(in.Path)-2] != "09b043aa" {
 		t.Errorf("leaf %s, path %v: want the rewind entry under 09b043aa", deref(in.LeafID), in.Path)
 	}
@@ -364,7 +383,7 @@ func TestAPIRewind(t *testing.T) {
 		t.Fatalf("rewind with summary: status %d\n%s", rec.Code, rec.Body)
 	}
 	decode(t, rec, &r)
-	in = inspect(t, lib, mainID, "")
+	in = inspectOf(t, lib, mainID, "")
 	last := in.Context.Messages[len(in.Context.Messages)-1]
 	if deref(in.LeafID) != r.ID || !strings.Contains(string(last), "Tried dropping the cache.") {
 		t.Errorf("leaf %s, last message %s", deref(in.LeafID), last)
@@ -397,8 +416,8 @@ func TestAPIFork(t *testing.T) {
 		t.Errorf("header %+v, want parentSession %s", s.Header, src)
 	}
 	// pi's fork leaves the label entries out of the path and adds them after it.
-	want := withoutLabels(inspect(t, lib, mainID, "09b043aa"))
-	if got := inspect(t, lib, r.SessionID, "09b043aa").Path; !slices.Equal(got, want) {
+	want := withoutLabels(inspectOf(t, lib, mainID, "09b043aa"))
+	if got := inspectOf(t, lib, r.SessionID, "09b043aa").Path; !slices.Equal(got, want) {
 		t.Errorf("fork path %v, want %v", got, want)
 	}
 	if evs := ev.take(); len(evs) != 1 || evs[0].Kind != sessions.KindNew || evs[0].Key != r.SessionID {
@@ -445,7 +464,7 @@ func TestAPIUpgrade(t *testing.T) {
 	if b, err := os.ReadFile(r.Backup); err != nil || string(b) != v2Session {
 		t.Errorf("backup: %v %q", err, b)
 	}
-	if in := inspect(t, lib, "sess-v2", ""); in.Version != 3 {
+	if in := inspectOf(t, lib, "sess-v2", ""); in.Version != 3 {
 		t.Errorf("version %d after the upgrade", in.Version)
 	}
 	if evs := ev.take(); len(evs) != 1 || evs[0].Kind != sessions.KindReload {
@@ -578,7 +597,7 @@ func collect(ch <-chan sessions.Change, d time.Duration) []sessions.Change {
 }
 
 // withoutLabels returns an inspection's path without its label entries.
-func withoutLabels(in *sessions.Inspection) []string {
+func withoutLabels(in *inspection) []string {
 	label := map[string]bool{}
 	for _, n := range in.Tree {
 		var id, typ string

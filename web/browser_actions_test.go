@@ -80,10 +80,10 @@ func TestBrowserActions(t *testing.T) {
 		b.poll("label card", `(document.querySelector('#act-outcomes .outcome.ok[data-action="Label"] code')?.textContent) === 'c8578d56'`),
 		b.poll("label in the tree", rowLabel("c8578d56")+` === '[shipped] '`),
 		b.poll("label on the message card", `document.querySelector('#lm'+document.querySelector('#tree .row[data-ref="c8578d56"]').dataset.p)?.textContent.trim() === '[shipped]'`))
-	if got := labelOf(inspect(t, lib, mainID, ""), "c8578d56"); got != "shipped" {
+	if got := labelOf(inspectOf(t, lib, mainID, ""), "c8578d56"); got != "shipped" {
 		t.Errorf("the file says the highlighted entry's label is %q", got)
 	}
-	if got := labelOf(inspect(t, lib, mainID, ""), "4638afcc"); got != "" {
+	if got := labelOf(inspectOf(t, lib, mainID, ""), "4638afcc"); got != "" {
 		t.Errorf("the hidden leaf got the label %q", got)
 	}
 	// Clicked from script: a mouse click lands by coordinates, and the cards move as the page settles.
@@ -108,7 +108,7 @@ func TestBrowserActions(t *testing.T) {
 		b.poll("saved", `document.querySelector('#act-outcomes .outcome.ok .act-msg')?.textContent === 'Label saved.'`),
 		b.poll("label in the tree", rowLabel("09b043aa")+` === '[retry later] '`),
 		b.poll("label in the header", `document.querySelector('#conv-label').textContent.trim() === '[retry later]'`))
-	if got := labelOf(inspect(t, lib, mainID, ""), "09b043aa"); got != "retry later" {
+	if got := labelOf(inspectOf(t, lib, mainID, ""), "09b043aa"); got != "retry later" {
 		t.Errorf("the file says the label is %q", got)
 	}
 
@@ -119,7 +119,7 @@ func TestBrowserActions(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`#entry-actions details[data-act="rewind"] button[type="submit"]`)),
 		b.poll("rewound", `(document.querySelector('#act-outcomes .outcome.ok[data-action="Rewind"] .act-msg')?.textContent || '').startsWith('Rewound')`),
 		b.poll("leaf marker moved", `document.querySelectorAll('#tree .row.leaf').length === 1 && document.querySelector('#tree .row.leaf').dataset.ref === 'a9522c9f'`))
-	in := inspect(t, lib, mainID, "")
+	in := inspectOf(t, lib, mainID, "")
 	if len(in.Path) < 2 || in.Path[len(in.Path)-2] != "a9522c9f" {
 		t.Errorf("pi would resume from %s, not under a9522c9f", deref(in.LeafID))
 	}

@@ -160,7 +160,7 @@ func TestBrowser(t *testing.T) {
 	// A hidden sessions page lets go of its stream and refetches its rows when shown.
 	waitStreams := func(n int32) {
 		t.Helper()
-		for deadline := time.Now().Add(10 * time.Second); srv.streams.Load() != n; time.Sleep(20 * time.Millisecond) {
+		for deadline := time.Now().Add(guard); srv.streams.Load() != n; time.Sleep(20 * time.Millisecond) {
 			if time.Now().After(deadline) {
 				t.Fatalf("%d live streams, want %d", srv.streams.Load(), n)
 			}
@@ -314,7 +314,7 @@ func waitIndexed(t *testing.T, lib *sessions.Library, key, id string) {
 		_ = lib.View(key, func(s *sessions.Session) error { _, found = s.Lookup(id); return nil })
 		return found
 	}
-	timeout := time.After(30 * time.Second)
+	timeout := time.After(guard)
 	for !has() {
 		select {
 		case <-ch:

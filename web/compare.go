@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"cmp"
 	"hash/fnv"
 	"net/url"
 	"strconv"
@@ -18,11 +19,24 @@ const turnsPerPage = 20
 
 // comparePage renders GET /s/:key/compare?a=ID&b=ID[&from=K]: where two
 // entries' paths part, what each side did from there, and the two sides'
-// turns side by side.
+// turns side by side. Without both entries it helps pick them.
 func (srv *Server) comparePage(c echo.Context) error {
 	key := sessionKey(c)
 	from, _ := strconv.Atoi(c.QueryParam("from"))
 	from = max(from, 0)
+	a, b := c.QueryParam("a"), c.QueryParam("b")
+	if a == "" || b == "" {
+		var v views.ComparePickView
+		err := srv.view(key, func(ss *sessions.Session, r *sessions.Reader) error {
+			var err error
+			v, err = srv.comparePick(key, ss, r, cmp.Or(a, b))
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		return respond(c, views.ComparePickPage(v))
+	}
 	var v views.CompareView
 	err := srv.view(key, func(ss *sessions.Session, r *sessions.Reader) error {
 		cm, err := srv.compare(key, ss, r, c.QueryParam("a"), c.QueryParam("b"))
@@ -42,7 +56,7 @@ func (srv *Server) comparePage(c echo.Context) error {
 func (srv *Server) compareView(key string, ss *sessions.Session, r *sessions.Reader, cm *comparison, from int) (views.CompareView, error) {
 	m := ss.Meta()
 	b := &builder{md: srv.md, s: ss, key: key, home: srv.opt.Home, clip: true}
-	v := views.CompareView{Key: key, Title: oneLine(firstNonEmpty(m.Name, m.FirstMessage), 120), SessionURL: views.SessionURL(key),
+	v := views.CompareView{Key: key, Title: titleOf(m.Name, m.FirstMessage, 120), SessionURL: views.SessionURL(key),
 		From: from, Demo: srv.opt.Demo}
 	ra, rb := ref(ss, cm.a), ref(ss, cm.b)
 	v.SwapURL = views.SessionURL(key) + "/compare?a=" + url.QueryEscape(rb) + "&b=" + url.QueryEscape(ra)

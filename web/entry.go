@@ -4,9 +4,11 @@ import (
 	"cmp"
 	"net/http"
 	"net/url"
+	"sort"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
+	"github.com/piweb/piweb/pitree"
 	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/views"
 )
@@ -29,7 +31,7 @@ func (s *Server) entry(c echo.Context) error {
 	if e == "" {
 		return errBadRequest("Which entry? The address names none.", nil)
 	}
-	at := pageAt{before: -1, from: -1, down: c.QueryParam("dir") == "down"}
+	at := pageAt{before: -1, from: -1, down: c.QueryParam("dir") == "down", along: -1}
 	for name, dst := range map[string]*int{"before": &at.before, "from": &at.from} {
 		if b := c.QueryParam(name); b != "" {
 			if *dst, err = strconv.Atoi(b); err != nil || *dst < 0 {
@@ -47,6 +49,7 @@ func (s *Server) entry(c echo.Context) error {
 	if at.before >= 0 && at.from >= 0 {
 		return errBadRequest("A page starts at a depth (from) or ends before an entry (before), not both.", nil)
 	}
+	selectDepth := c.QueryParam("select") == "1" && c.QueryParam("depth") != "" // the depth box: select the entry there
 	var v views.PathView
 	err = s.view(id, func(ss *sessions.Session, r *sessions.Reader) error {
 		target, ok := resolve(ss, e)
@@ -64,6 +67,13 @@ func (s *Server) entry(c echo.Context) error {
 			}
 			target, note = t.target, t.note
 		}
+		if selectDepth && ok {
+			// The depth box: the entry at that depth is selected, and the
+			// conversation reads on along the path it was on.
+			path := ss.Path(target)
+			at.from = min(at.from, max(len(path)-1, 0))
+			at.along, target = target, path[at.from]
+		}
 		v, err = s.pathView(id, ss, r, st, target, c.QueryParam("view"), at)
 		v.Note = note
 		return err
@@ -80,15 +90,20 @@ func (s *Server) entry(c echo.Context) error {
 // pageAt says which page of a path to show: the last (all -1), the one
 // ending before entry `before`, or the one starting at depth `from` (with
 // down, a continuation below the page shown, without its earlier button).
+// With along >= 0 the selected entry is the one at depth from of along's
+// path, and the page (a whole conversation, header and all) reads on
+// along that longer path: the depth box.
 type pageAt struct {
 	before, from int
 	down         bool
+	along        int
 }
 
 // lastPage is the page a path opens on: its end.
-var lastPage = pageAt{before: -1, from: -1}
+var lastPage = pageAt{before: -1, from: -1, along: -1}
 
-func (p pageAt) page() bool { return p.before >= 0 || p.from >= 0 }
+// page reports whether the answer is a page of items alone.
+func (p pageAt) page() bool { return p.before >= 0 || p.from >= 0 && p.along < 0 }
 
 // pathView builds the conversation along the root-to-target path (or the
 // model context at target), at the page at names.
@@ -96,7 +111,11 @@ func (s *Server) pathView(id string, ss *sessions.Session, r *sessions.Reader, s
 	before := at.before
 	b := &builder{md: s.md, s: ss, key: id, home: s.opt.Home, clip: true}
 	path := ss.Path(target)
-	v := views.PathView{Key: id, Target: b.info(target), Tab: views.TabConversation, Depth: len(path), Page: at.page(), State: st}
+	read := path // the path the conversation reads along: the target's, or a longer one through it (the depth box)
+	if at.along >= 0 {
+		read = ss.Path(at.along)
+	}
+	v := views.PathView{Key: id, Target: b.info(target), Tab: views.TabConversation, Depth: len(path), PathLen: len(read), Page: at.page(), State: st}
 	if tab == views.TabContext || tab == views.TabFiles {
 		v.Tab = tab
 	}
@@ -122,15 +141,21 @@ func (s *Server) pathView(id string, ss *sessions.Session, r *sessions.Reader, s
 	link := st
 	link.Target = v.Target.Ref
 	v.LinkURL = views.StateURL(id, link)
-	v.JumpURL = views.EntryURL(id, v.Target.Ref, views.TabConversation, -1, st)
+	v.JumpURL = views.EntryURL(id, ref(ss, read[len(read)-1]), views.TabConversation, -1, st) + "&select=1"
 	link.Leaf = v.Target.Ref
 	v.LeafURL = views.StateURL(id, link)
 	if l, ok := resolve(ss, st.Leaf); ok && st.Leaf != "" && l != ss.Leaf() {
-		v.Viewing = st.Leaf
+		// The note names rows the tree shows: the viewed leaf, or where pi
+		// resumes, may be an entry the filter hides (a label, a model change).
+		t, err := s.layout(ss, r, st)
+		if err != nil {
+			return v, err
+		}
+		v.Viewing = ref(ss, t.rowEntry(t.leafRow, l))
 		back := st
 		back.Leaf, back.Target = "", ""
 		if pl := ss.Leaf(); pl >= 0 {
-			v.ResumeRef = ref(ss, pl)
+			v.ResumeRef = ref(ss, t.rowEntry(t.resumeRow, pl))
 			back.Target = v.ResumeRef
 		}
 		v.ResumeURL = views.StateURL(id, back)
@@ -148,7 +173,7 @@ func (s *Server) pathView(id string, ss *sessions.Session, r *sessions.Reader, s
 	case v.Tab == views.TabContext:
 		err = b.contextPage(&v, r, target, before)
 	case at.from >= 0:
-		err = b.pathFrom(&v, r, path, target, at)
+		err = b.pathFrom(&v, r, read, target, at)
 	default:
 		err = b.pathPage(&v, r, path, target, before)
 	}
@@ -208,12 +233,13 @@ func (b *builder) pathPage(v *views.PathView, r *sessions.Reader, path []int, ta
 			return errStale()
 		}
 	}
-	start := pageStart(end, func(k int) int { return ss.Entries[path[k]].Len })
+	runs := noiseRuns(ss, path, target)
+	start := pathStart(end, runs, func(k int) int { return ss.Entries[path[k]].Len })
 	// Start a page at a tool call, not between a call and its results.
 	for limit := 0; start > 0 && limit < 1000 && isToolResult(&ss.Entries[path[start]]); limit++ {
 		start--
 	}
-	items, err := b.pathItems(r, path[start:end])
+	items, err := b.pathRunItems(r, path, start, end, runs)
 	if err != nil {
 		return err
 	}
@@ -224,6 +250,135 @@ func (b *builder) pathPage(v *views.PathView, r *sessions.Reader, path []int, ta
 		v.EarlierURL = views.EntryURL(v.Key, v.Target.Ref, v.Tab, path[start], v.State)
 	}
 	return nil
+}
+
+// pathRun is a run of settings entries along a path, path[a:b]: at least
+// pitree.MinRun model or thinking-level changes in a row, none labeled, a
+// branch point or the selected entry. The conversation shows it as one
+// line, as the tree does.
+type pathRun struct {
+	a, b            int
+	thinking, model bool
+}
+
+// noiseRuns finds the runs of settings entries along path, in one pass.
+func noiseRuns(ss *sessions.Session, path []int, target int) []pathRun {
+	var runs []pathRun
+	kind := func(i int) (thinking, model bool) {
+		if i == target || ss.LabelOn(i) >= 0 || len(ss.Children(i)) > 1 {
+			return false, false
+		}
+		return pitree.Setting(&ss.Entries[i])
+	}
+	for k := 0; k < len(path); {
+		t, m := kind(path[k])
+		if !t && !m {
+			k++
+			continue
+		}
+		run := pathRun{a: k, thinking: t, model: m}
+		j := k + 1
+		for ; j < len(path); j++ {
+			t, m := kind(path[j])
+			if !t && !m {
+				break
+			}
+			run.thinking, run.model = run.thinking || t, run.model || m
+		}
+		if run.b = j; j-k >= pitree.MinRun {
+			runs = append(runs, run)
+		}
+		k = j
+	}
+	return runs
+}
+
+// runAt returns the run holding path index k, if any.
+func runAt(runs []pathRun, k int) (pathRun, bool) {
+	i := sort.Search(len(runs), func(i int) bool { return runs[i].b > k })
+	if i < len(runs) && runs[i].a <= k {
+		return runs[i], true
+	}
+	return pathRun{}, false
+}
+
+// pathStart steps back from path index end over at most pageEntries items
+// of about pageBytes, a run of settings entries counting as one small item.
+func pathStart(end int, runs []pathRun, size func(k int) int) int {
+	start, n := end, 0
+	for items := 0; start > 0 && items < pageEntries && n < pageBytes; items++ {
+		if run, ok := runAt(runs, start-1); ok {
+			start = run.a
+			continue
+		}
+		start--
+		n += size(start)
+	}
+	return start
+}
+
+// runShown is how many entries of a run of settings entries its line shows when opened.
+const runShown = 50
+
+// pathRunItems builds the items of path[start:end], each run of settings
+// entries (clipped to the page) as one item holding its first entries.
+func (b *builder) pathRunItems(r *sessions.Reader, path []int, start, end int, runs []pathRun) ([]views.Item, error) {
+	type part struct {
+		a, b int // path[a:b]
+		run  *pathRun
+	}
+	var parts []part
+	var single []int
+	for k := start; k < end; {
+		if run, ok := runAt(runs, k); ok && min(run.b, end)-k >= pitree.MinRun {
+			run.a, run.b = k, min(run.b, end)
+			parts = append(parts, part{run.a, run.b, &run})
+			k = run.b
+			continue
+		}
+		if len(parts) == 0 || parts[len(parts)-1].run != nil {
+			parts = append(parts, part{a: k, b: k})
+		}
+		parts[len(parts)-1].b = k + 1
+		single = append(single, path[k])
+		k++
+	}
+	// Tool calls pair with their results across the page, runs aside.
+	bodies, err := readBodies(r, single)
+	if err != nil {
+		return nil, err
+	}
+	byPos := make(map[int]*sessions.Body, len(single))
+	for k, i := range single {
+		byPos[i] = bodies[k]
+	}
+	results := collectResults(single, messagesOf(bodies))
+	var items []views.Item
+	for _, p := range parts {
+		if p.run == nil {
+			for _, i := range path[p.a:p.b] {
+				if body := byPos[i]; !shownWithCall(results, i, body.Msg) {
+					items = append(items, b.entryItem(body, results))
+				}
+			}
+			continue
+		}
+		n := p.b - p.a
+		it := views.Item{Kind: "noise", Entry: b.info(path[p.a]), Note: "× " + views.Count(n) + " " + runWords(pitree.Run{Thinking: p.run.thinking, Model: p.run.model})}
+		shown, err := readBodies(r, path[p.a:p.a+min(n, runShown)])
+		if err != nil {
+			return nil, err
+		}
+		for _, body := range shown {
+			it.Members = append(it.Members, b.entryItem(body, nil))
+		}
+		if last, err := r.Body(path[p.b-1]); err == nil {
+			it.Meta = "the last: " + b.entryItem(last, nil).Note
+		}
+		it.More = n - len(it.Members)
+		items = append(items, it)
+	}
+	return items, nil
 }
 
 // pathItems builds the conversation items of the entries at positions
@@ -250,15 +405,20 @@ func (b *builder) pathItems(r *sessions.Reader, page []int) ([]views.Item, error
 func (b *builder) pathFrom(v *views.PathView, r *sessions.Reader, path []int, target int, at pageAt) error {
 	ss := b.s
 	start := min(at.from, max(len(path)-1, 0))
+	runs := noiseRuns(ss, path, target)
 	end, n := start, 0
-	for end < len(path) && end-start < pageEntries && n < pageBytes {
+	for items := 0; end < len(path) && items < pageEntries && n < pageBytes; items++ {
+		if run, ok := runAt(runs, end); ok {
+			end = run.b // a run of settings entries is one line, however long
+			continue
+		}
 		n += ss.Entries[path[end]].Len
 		end++
 	}
 	for limit := 0; end < len(path) && limit < 1000 && isToolResult(&ss.Entries[path[end]]); limit++ {
 		end++
 	}
-	items, err := b.pathItems(r, path[start:end])
+	items, err := b.pathRunItems(r, path, start, end, runs)
 	if err != nil {
 		return err
 	}
@@ -269,7 +429,7 @@ func (b *builder) pathFrom(v *views.PathView, r *sessions.Reader, path []int, ta
 	}
 	if end < len(path) {
 		v.Later = len(path) - end
-		v.LaterURL = views.EntryURL(v.Key, v.Target.Ref, v.Tab, -1, v.State) + "&from=" + strconv.Itoa(end) + "&dir=down"
+		v.LaterURL = views.EntryURL(v.Key, ref(ss, path[len(path)-1]), v.Tab, -1, v.State) + "&from=" + strconv.Itoa(end) + "&dir=down"
 	}
 	return nil
 }

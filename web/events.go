@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"io"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,7 +28,7 @@ func (s *Server) follow(c echo.Context, start func(*stream) error, handle func(*
 	defer cancel()
 	s.streams.Add(1)
 	defer s.streams.Add(-1)
-	w := startStream(c)
+	w := startStream(c, s.opt.WriteIdle)
 	if err := start(w); err != nil {
 		return s.streamEnd(c, err)
 	}
@@ -37,12 +38,12 @@ func (s *Server) follow(c echo.Context, start func(*stream) error, handle func(*
 	for {
 		select {
 		case <-ctx.Done():
-			return nil
+			return s.streamEnd(c, w.out.err) // nil, or the write that failed (which ends the request too)
 		case <-s.quit:
 			return nil
 		case <-tick.C:
 			if err := w.comment("ping"); err != nil {
-				return nil
+				return s.streamEnd(c, err)
 			}
 		case ev, ok := <-ch:
 			if !ok {
@@ -57,6 +58,10 @@ func (s *Server) follow(c echo.Context, start func(*stream) error, handle func(*
 
 // streamEnd logs why a stream stopped; a client that left is no error.
 func (s *Server) streamEnd(c echo.Context, err error) error {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		s.log.Warn("a client read nothing of a live stream for a while: dropped", "path", c.Request().URL.Path, "idle", s.opt.WriteIdle)
+		return nil
+	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, io.ErrClosedPipe) || c.Request().Context().Err() != nil {
 		return nil
 	}
@@ -65,30 +70,53 @@ func (s *Server) streamEnd(c echo.Context, err error) error {
 }
 
 // listEvents streams changes to the sessions page: a session row to add or
-// redraw ("row"), or the id of a row to drop ("gone").
+// redraw ("row"), or the id of a row to drop ("gone"), each followed by the
+// header of its project with the project's new totals ("group"; every
+// project's after a drop, whose project the stream may not know).
 func (s *Server) listEvents(c echo.Context) error {
 	p := listQuery(c)
 	ctx := c.Request().Context()
+	heads := func(w *stream, cwd *string) error {
+		for _, g := range s.groupHeads(p, cwd) {
+			html, err := htmlOf(ctx, views.ProjectHead(g))
+			if err != nil {
+				return err
+			}
+			if err := w.send("group", html); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	return s.follow(c, func(*stream) error { return nil }, func(w *stream, ev sessions.Change) error {
 		if ev.Key == "" {
 			return nil
 		}
 		gone := domID("s", ev.Key)
 		if ev.Kind == sessions.KindRemove {
-			return w.send("gone", gone)
+			if err := w.send("gone", gone); err != nil {
+				return err
+			}
+			return heads(w, nil)
 		}
 		if ev.Kind == sessions.KindError {
 			return nil
 		}
 		item, found := s.listItem(ev.Key)
 		if !found || !p.matches(&item.meta) {
-			return w.send("gone", gone)
+			if err := w.send("gone", gone); err != nil {
+				return err
+			}
+			return heads(w, nil)
 		}
 		html, err := htmlOf(ctx, views.SessionRow(item.view))
 		if err != nil {
 			return err
 		}
-		return w.send("row", html)
+		if err := w.send("row", html); err != nil {
+			return err
+		}
+		return heads(w, &item.meta.Cwd)
 	})
 }
 
@@ -272,27 +300,31 @@ func (l *liveSteps) get(k liveKey) *liveStep {
 
 // stateKey is a tree state as one string, for keys.
 func stateKey(st views.TreeState) string {
-	return st.Filter + "\x00" + st.Search + "\x00" + strings.Join(st.Folds, ",") + "\x00" + st.Leaf
+	return st.Filter + "\x00" + st.Search + "\x00" + strings.Join(st.Folds, ",") + "\x00" + st.Leaf + "\x00" + strings.Join(st.Open, ",")
 }
 
+// snapshot is the rows a page draws (a closed run of settings rows as its
+// first row), each with a hash of how it looks.
 type snapshot struct {
-	rows []rowSig
-	leaf int    // entry of the row marked "← active", -1 for none
-	gen  uint64 // the session's generation it was taken at
+	rows  []rowSig
+	leaf  int    // entry of the row marked "← active", -1 for none
+	gen   uint64 // the session's generation it was taken at
+	total int    // rows in the layout (the tree's count)
 }
 
 type rowSig struct {
 	pos int32
+	row int32 // its row in the layout
 	sig uint64
 }
 
 func takeSnapshot(t *tree) snapshot {
 	n := t.lay.Len()
 	rows := t.lay.Rows(0, n)
-	out := make([]rowSig, n)
+	out := make([]rowSig, 0, n)
 	h := fnv.New64a()
 	var buf []byte
-	for k := range rows {
+	for k := 0; k < n; k = t.next(k) {
 		r := &rows[k]
 		parent := -1
 		if p := t.lay.Parent(k); p >= 0 {
@@ -314,15 +346,19 @@ func takeSnapshot(t *tree) snapshot {
 		if l := t.s.LabelEntry(t.s.Entries[r.Pos].ID); r.Labeled && l >= 0 {
 			buf = strconv.AppendInt(append(buf, 0), int64(l), 10) // a label set again, maybe to the same text, has a new time
 		}
+		if run, ok := t.lay.RunAt(k); ok && run.Start == k {
+			buf = strconv.AppendInt(append(buf, 0), int64(run.Len()), 10) // a run's count grows as pi appends to it
+			buf = strconv.AppendBool(buf, run.Model)
+		}
 		h.Reset()
 		h.Write(buf)
-		out[k] = rowSig{pos: int32(r.Pos), sig: h.Sum64()}
+		out = append(out, rowSig{pos: int32(r.Pos), row: int32(k), sig: h.Sum64()})
 	}
 	leaf := -1
 	if t.leafRow >= 0 {
-		leaf = rows[t.leafRow].Pos
+		leaf = rows[t.drawn(t.leafRow)].Pos
 	}
-	return snapshot{rows: out, leaf: leaf}
+	return snapshot{rows: out, leaf: leaf, total: n}
 }
 
 // delta computes the change from snapshot old to cur as rows to drop, redraw
@@ -336,7 +372,7 @@ func (t *tree) delta(r *sessions.Reader, old, cur snapshot) (*views.TreeDelta, e
 		idx[row.pos] = int32(k)
 	}
 	seen := make([]bool, len(cur.rows))
-	d := &views.TreeDelta{OldLeaf: old.leaf, NewLeaf: cur.leaf, Total: len(cur.rows)}
+	d := &views.TreeDelta{OldLeaf: old.leaf, NewLeaf: cur.leaf, Total: cur.total}
 	var changed []int
 	last := -1
 	for _, o := range old.rows {
@@ -368,7 +404,11 @@ func (t *tree) delta(r *sessions.Reader, old, cur snapshot) (*views.TreeDelta, e
 		if budget -= j - k; budget < 0 {
 			return nil, nil
 		}
-		rows, err := t.window(r, k, j-k)
+		ks := make([]int, 0, j-k)
+		for _, c := range cur.rows[k:j] {
+			ks = append(ks, int(c.row))
+		}
+		rows, err := t.views(r, ks)
 		if err != nil {
 			return nil, err
 		}
@@ -380,7 +420,7 @@ func (t *tree) delta(r *sessions.Reader, old, cur snapshot) (*views.TreeDelta, e
 		k = j
 	}
 	for _, k := range changed {
-		rows, err := t.window(r, k, 1)
+		rows, err := t.views(r, []int{int(cur.rows[k].row)})
 		if err != nil {
 			return nil, err
 		}

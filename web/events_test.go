@@ -67,7 +67,7 @@ func openStream(t testing.TB, ctx context.Context, url string) (<-chan sseEvent,
 // nextEvent returns the next event other than a heartbeat.
 func nextEvent(t *testing.T, ch <-chan sseEvent) sseEvent {
 	t.Helper()
-	timeout := time.After(5 * time.Second)
+	timeout := time.After(guard)
 	for {
 		select {
 		case ev, ok := <-ch:
@@ -200,7 +200,7 @@ func TestSessionEvents(t *testing.T) {
 	cancel()
 	select {
 	case <-fe.cancels:
-	case <-time.After(5 * time.Second):
+	case <-time.After(guard):
 		t.Fatal("the stream did not end when the client left")
 	}
 }
@@ -237,7 +237,7 @@ func TestEventsHeartbeatAndShutdown(t *testing.T) {
 			if ev.Data != "ping" {
 				t.Errorf("%s: comment %q", path, ev.Data)
 			}
-		case <-time.After(5 * time.Second):
+		case <-time.After(guard):
 			t.Fatalf("%s: no heartbeat", path)
 		}
 	}
@@ -245,7 +245,7 @@ func TestEventsHeartbeatAndShutdown(t *testing.T) {
 	for range 2 {
 		select {
 		case <-fe.cancels:
-		case <-time.After(5 * time.Second):
+		case <-time.After(guard):
 			t.Fatal("a stream did not end on shutdown")
 		}
 	}
@@ -275,13 +275,24 @@ func TestListEvents(t *testing.T) {
 	if ev.Name != "row" || !strings.Contains(ev.Data, "Add Stripe payments") || !strings.Contains(ev.Data, `data-group="`+domID("p", "/home/dev/weather")+`"`) {
 		t.Fatalf("event %+v", ev)
 	}
+	// Then its project's header, with the totals of the sessions the page lists.
+	if ev := nextEvent(t, events); ev.Name != "group" || !strings.Contains(ev.Data, `id="`+domID("p", "/home/dev/weather")+`-head"`) || !strings.Contains(ev.Data, "1 session ·") {
+		t.Fatalf("event %+v, want the project's header", ev)
+	}
+	notGroup := func() sseEvent {
+		for {
+			if ev := nextEvent(t, events); ev.Name != "group" {
+				return ev
+			}
+		}
+	}
 	// A session that does not match the page's search is not sent as a row.
 	ch <- sessions.Change{Key: darkID, Kind: sessions.KindAppend}
-	if ev := nextEvent(t, events); ev.Name != "gone" || ev.Data != domID("s", darkID) {
+	if ev := notGroup(); ev.Name != "gone" || ev.Data != domID("s", darkID) {
 		t.Fatalf("event %+v, want gone", ev)
 	}
 	ch <- sessions.Change{Key: "newsession", Kind: sessions.KindRemove}
-	if ev := nextEvent(t, events); ev.Name != "gone" || ev.Data != domID("s", "newsession") {
+	if ev := notGroup(); ev.Name != "gone" || ev.Data != domID("s", "newsession") {
 		t.Fatalf("event %+v, want gone", ev)
 	}
 }

@@ -123,13 +123,23 @@ func (s *Server) export(c echo.Context) error {
 	h := c.Response().Header()
 	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": f.name}))
 	h.Set("Cache-Control", "no-store")
-	if f.write == nil {
-		return c.Blob(http.StatusOK, f.mime, f.data)
-	}
 	h.Set(echo.HeaderContentType, f.mime)
 	c.Response().WriteHeader(http.StatusOK)
-	if err := f.write(ctx, c.Response()); err != nil && ctx.Err() == nil {
+	// A client that reads nothing for Options.WriteIdle is dropped, and
+	// its export slot let go.
+	out := newIdleWriter(c.Response(), s.opt.WriteIdle)
+	if f.write == nil {
+		_, err = out.Write(f.data)
+	} else {
+		err = f.write(ctx, out)
+	}
+	switch {
+	case out.dropped():
+		s.log.Warn("a client read nothing of an export for a while: dropped", "key", sessionKey(c), "idle", s.opt.WriteIdle)
+	case err != nil && ctx.Err() == nil:
 		s.log.Error("export stopped half way", "key", sessionKey(c), "err", err) // the status is sent: the page is cut short
+	case err == nil:
+		out.done()
 	}
 	return nil
 }
@@ -312,6 +322,14 @@ func (s *Server) exportHTML(ctx context.Context, v views.ExportView, b *sessions
 	bld := &builder{md: exportMarkdown(), s: bs, home: s.opt.Home}
 	m := bs.Meta()
 	v.Name, v.Leaf, v.Models, v.Exported, v.Entries, v.Messages, v.Tokens, v.Cost = b.Name, b.Leaf, m.Models, views.Now(), len(path), m.Messages, m.Tokens, m.Cost
+	tree, total, err := s.shareTree(bs, r, leaf, pathMarks(bs, leaf)) // the branch's rows beside it, as pi's /tree shows them
+	if err != nil {
+		return err
+	}
+	v.Tree = tree
+	if total > len(tree) {
+		v.TreeCut = fmt.Sprintf("The tree shows its first %d rows of %d.", len(tree), total)
+	}
 	v.Body = templ.ComponentFunc(func(ctx context.Context, w io.Writer) error {
 		shown := 0
 		for start := 0; start < len(path); {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/a-h/templ"
 
@@ -39,40 +40,139 @@ func (s *Server) exportSessionHTML(ctx context.Context, v views.ExportView, b *s
 	onPath := pathMarks(bs, leaf)
 	order := readingOrder(bs, onPath)
 
-	// The sidebar: pi's /tree with its default filter, every row a link.
-	side, err := pitree.New(bs, r, pitree.Options{Leaf: leaf, Home: s.opt.Home})
+	// The sidebar: pi's /tree, every row a link.
+	tree, total, err := s.shareTree(bs, r, leaf, nil) // every entry is drawn
 	if err != nil {
 		return err
-	}
-	rows, err := side.Window(r, 0, min(side.Len(), sidebarRows))
-	if err != nil {
-		return err
-	}
-	leafRow := -1 // pi's leaf's row, or its nearest visible ancestor's
-	if leaf >= 0 {
-		leafRow = side.Find(leaf)
-	}
-	tree := make([]views.ExportRow, len(rows))
-	for k := range rows {
-		row := &rows[k]
-		e := &bs.Entries[row.Pos]
-		kind := rowKind(e)
-		lead, text := splitLead(kind, row.Preview)
-		tree[k] = views.ExportRow{Pos: row.Pos, Prefix: row.Prefix(), Kind: kind, Lead: lead, Text: text,
-			Label: row.Label, Labeled: row.Labeled, Active: row.Active, Leaf: k == leafRow}
 	}
 
 	m := bs.Meta()
 	v.Whole, v.Name, v.Leaf, v.Models, v.Exported, v.Entries = true, b.Name, b.Leaf, m.Models, views.Now(), len(bs.Entries)
 	v.Messages, v.Tokens, v.Cost, v.Tree, v.Branches, v.LeafPos = m.Messages, m.Tokens, m.Cost, tree, m.Leaves, leaf
-	if side.Len() > len(rows) {
-		v.TreeCut = fmt.Sprintf("The tree shows its first %d rows of %d.", len(rows), side.Len())
+	if total > len(tree) {
+		v.TreeCut = fmt.Sprintf("The tree shows its first %d rows of %d.", len(tree), total)
 	}
 	bld := &builder{md: exportMarkdown(), s: bs, home: s.opt.Home}
 	v.Body = templ.ComponentFunc(func(ctx context.Context, w io.Writer) error {
 		return writeRuns(ctx, w, bld, r, order, onPath, page)
 	})
 	return renderExportTo(ctx, v, red, w)
+}
+
+// shareTree lays out pi's tree of bs (the session or the branch a share
+// shows) for the share's sidebar: the rows of pi's "all" filter (each
+// other filter shows some of them, in the same order), at most
+// sidebarRows, each with the filters that show it, its prefix under each
+// that draws it with other gutters than the default, and the filters under
+// which it is the row of pi's leaf. With shown, only the rows of entries
+// it marks (those the page draws) are kept. total is how many rows "all" has.
+func (s *Server) shareTree(bs *sessions.Session, r *sessions.Reader, leaf int, shown []bool) (tree []views.ExportRow, total int, err error) {
+	lay := func(f pitree.Filter) (*pitree.Layout, error) {
+		return pitree.New(bs, r, pitree.Options{Leaf: leaf, Home: s.opt.Home, Filter: f})
+	}
+	all, err := lay(pitree.FilterAll)
+	if err != nil {
+		return nil, 0, err
+	}
+	rows, err := all.Window(r, 0, min(all.Len(), sidebarRows))
+	if err != nil {
+		return nil, 0, err
+	}
+	const (
+		noRow    = -1 // an entry "all" does not show
+		past     = -2 // an entry after the rows drawn
+		notDrawn = -3 // an entry the page does not draw
+	)
+	at := make([]int32, len(bs.Entries)) // an entry's row
+	for i := range at {
+		at[i] = noRow
+	}
+	for i := len(rows); i < all.Len(); i++ {
+		at[all.Pos(i)] = past
+	}
+	for _, row := range rows {
+		if shown != nil && !shown[row.Pos] {
+			at[row.Pos] = notDrawn
+		}
+	}
+	if shown != nil {
+		kept := rows[:0]
+		for _, row := range rows {
+			if shown[row.Pos] {
+				kept = append(kept, row)
+			}
+		}
+		rows = kept
+	}
+	tree = make([]views.ExportRow, len(rows))
+	const none = "\x00"
+	pre := make([][]string, len(rows)) // each row's prefix under each filter of views.ShareFilters (none where it is not shown)
+	for k := range rows {
+		row := &rows[k]
+		at[row.Pos] = int32(k)
+		kind := rowKind(&bs.Entries[row.Pos])
+		lead, text := splitLead(kind, row.Preview)
+		tree[k] = views.ExportRow{Pos: row.Pos, Kind: kind, Lead: lead, Text: text,
+			Label: row.Label, Labeled: row.Labeled, Active: row.Active}
+		pre[k] = make([]string, len(views.ShareFilters))
+		for fi := range pre[k] {
+			pre[k][fi] = none
+		}
+	}
+	for fi, f := range views.ShareFilters {
+		l := all
+		if f.Name != string(pitree.FilterAll) {
+			if l, err = lay(pitree.Filter(f.Name)); err != nil {
+				return nil, 0, err
+			}
+		}
+		leafRow := -1
+		if leaf >= 0 {
+			leafRow = l.Find(leaf)
+		}
+		// The filter's rows are "all"'s in the same order: past the last
+		// row drawn, none is.
+	rows:
+		for start := 0; start < l.Len(); start += 1000 {
+			for i, row := range l.Rows(start, 1000) {
+				k := at[row.Pos]
+				if k == past {
+					break rows
+				}
+				if k < 0 {
+					continue // not drawn (or, should a filter show more than "all", not a row)
+				}
+				tree[k].In = strings.TrimSpace(tree[k].In + " " + f.Key)
+				pre[k][fi] = row.Prefix()
+				if start+i == leafRow {
+					tree[k].LeafIn = strings.TrimSpace(tree[k].LeafIn + " " + f.Key)
+					tree[k].Leaf = tree[k].Leaf || f.Key == "d"
+				}
+			}
+		}
+	}
+	for k := range tree {
+		drawn := pre[k][0] // the default's, or "all"'s for a row it hides
+		if drawn == none {
+			drawn = pre[k][len(pre[k])-1]
+		}
+		tree[k].Prefix = drawn
+		for fi, f := range views.ShareFilters {
+			if p := pre[k][fi]; p != none && p != drawn {
+				tree[k].Alt = append(tree[k].Alt, views.AltPrefix{Filter: f.Key, Prefix: p})
+			}
+		}
+	}
+	total = all.Len()
+	if shown != nil {
+		total = 0
+		for i := range all.Len() {
+			if shown[all.Pos(i)] {
+				total++
+			}
+		}
+	}
+	return tree, total, nil
 }
 
 // writeRuns writes the entries of the session in order (readingOrder) as

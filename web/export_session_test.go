@@ -21,7 +21,6 @@ import (
 
 	"github.com/a-h/templ"
 	"github.com/piweb/piweb/internal/sessiontest"
-	"github.com/piweb/piweb/pitree"
 	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/views"
 )
@@ -175,32 +174,16 @@ func wholeInMemory(s *Server, key string, red sessions.Redact) ([]byte, error) {
 		if err := flush(); err != nil {
 			return err
 		}
-		side, err := pitree.New(bs, r, pitree.Options{Leaf: leaf, Home: s.opt.Home})
+		tree, total, err := s.shareTree(bs, r, leaf, nil) // the tree is checked apart (TestShareTree)
 		if err != nil {
 			return err
-		}
-		rows, err := side.Window(r, 0, min(side.Len(), sidebarRows))
-		if err != nil {
-			return err
-		}
-		leafRow := -1
-		if leaf >= 0 {
-			leafRow = side.Find(leaf)
-		}
-		tree := make([]views.ExportRow, len(rows))
-		for k := range rows {
-			row := &rows[k]
-			kind := rowKind(&bs.Entries[row.Pos])
-			lead, text := splitLead(kind, row.Preview)
-			tree[k] = views.ExportRow{Pos: row.Pos, Prefix: row.Prefix(), Kind: kind, Lead: lead, Text: text,
-				Label: row.Label, Labeled: row.Labeled, Active: row.Active, Leaf: k == leafRow}
 		}
 		m := bs.Meta()
 		v := views.ExportView{Whole: true, Name: b.Name, SessionID: ss.Header.ID, Cwd: ss.Header.Cwd, Leaf: b.Leaf,
 			Models: m.Models, Created: ss.Meta().Created, Exported: views.Now(), Entries: len(bs.Entries),
 			Messages: m.Messages, Tokens: m.Tokens, Cost: m.Cost, Tree: tree, Branches: m.Leaves, LeafPos: leaf}
-		if side.Len() > len(rows) {
-			v.TreeCut = fmt.Sprintf("The tree shows its first %d rows of %d.", len(rows), side.Len())
+		if total > len(tree) {
+			v.TreeCut = fmt.Sprintf("The tree shows its first %d rows of %d.", len(tree), total)
 		}
 		v.Title = oneLine(exportTitle(ss, b, red), 120)
 		v.Body = templ.ComponentFunc(func(ctx context.Context, w io.Writer) error {

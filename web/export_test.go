@@ -2,6 +2,10 @@ package web
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"html"
 	"mime"
 	"net/http"
 	"os"
@@ -12,7 +16,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/piweb/piweb/inspect"
 	"github.com/piweb/piweb/sessions"
+	"github.com/piweb/piweb/views"
 )
 
 // plantedKey is an Anthropic API key planted in a session, to be redacted.
@@ -53,11 +59,15 @@ func TestExportJSONL(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := s.Inspect("")
-		if err != nil {
+		var out bytes.Buffer
+		if err := inspect.Write(&out, s, ""); err != nil {
 			t.Fatal(err)
 		}
-		src := inspect(t, lib, mainID, "09b043aa")
+		var got inspection
+		if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+			t.Fatal(err)
+		}
+		src := inspectOf(t, lib, mainID, "09b043aa")
 		// The branch as pi's /export file.jsonl writes it: the path, labels in
 		// place, under the session's own id (pi's /import keeps it).
 		if !slices.Equal(got.Path, src.Path) {
@@ -101,9 +111,17 @@ func TestExportHTML(t *testing.T) {
 	}
 }
 
-// checkOffline fails when an exported page could run code or load anything.
+// checkOffline fails when an exported page could run code other than
+// piweb's own script (once, allowed by its hash and nothing else), or
+// load anything.
 func checkOffline(t *testing.T, page string) {
 	t.Helper()
+	checkShareCSP(t, page)
+	own := "<script>" + views.ShareScript + "</script>"
+	if n := strings.Count(page, own); n != 1 {
+		t.Errorf("the page holds piweb's script %d times, want once", n)
+	}
+	page = strings.Replace(page, own, "", 1) // the rest may hold no script at all
 	lower := strings.ToLower(page)
 	for _, bad := range []string{"<script", "<link", "<iframe", "url(", "@import", "src=\"http", "src=\"//", " srcset=", " on"} {
 		if bad == " on" {
@@ -355,9 +373,7 @@ func TestExportWholeSession(t *testing.T) {
 			t.Errorf("the page lacks %q", want)
 		}
 	}
-	if strings.Contains(strings.ToLower(page), "<script") || !strings.Contains(page, `http-equiv="Content-Security-Policy" content="default-src &#39;none&#39;`) {
-		t.Error("the page runs scripts or lacks its CSP")
-	}
+	checkOffline(t, page)
 	ids := regexp.MustCompile(` id="(m[0-9.]+)"`).FindAllStringSubmatch(page, -1)
 	have := map[string]bool{}
 	for _, m := range ids {
@@ -381,5 +397,30 @@ func TestExportWholeSession(t *testing.T) {
 		if e.Type == sessions.TypeMessage && !have["m"+strconv.Itoa(i)] {
 			t.Errorf("entry %s (%d) is not on the page", e.ID, i)
 		}
+	}
+}
+
+// checkShareCSP: an exported page's CSP loads nothing and runs one script,
+// by its hash, and that hash is the one of the script the page holds.
+func checkShareCSP(t *testing.T, page string) {
+	t.Helper()
+	m := regexp.MustCompile(`<meta http-equiv="Content-Security-Policy" content="([^"]*)"`).FindStringSubmatch(page)
+	if m == nil {
+		t.Fatal("no CSP")
+	}
+	dirs := map[string]string{}
+	for _, d := range strings.Split(html.UnescapeString(m[1]), ";") {
+		if f := strings.Fields(d); len(f) > 0 {
+			dirs[f[0]] = strings.Join(f[1:], " ")
+		}
+	}
+	scripts := regexp.MustCompile(`(?s)<script>(.*?)</script>`).FindAllStringSubmatch(page, -1)
+	if len(scripts) != 1 || strings.Contains(strings.ToLower(page[strings.Index(page, "</script>")+1:]), "<script") {
+		t.Fatalf("%d script elements, want one", len(scripts))
+	}
+	sum := sha256.Sum256([]byte(scripts[0][1]))
+	want := "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+	if dirs["script-src"] != want || dirs["default-src"] != "'none'" || dirs["img-src"] != "data:" || len(dirs) != 6 {
+		t.Errorf("the CSP is %q; want default-src 'none', img-src data:, script-src %s only", m[1], want)
 	}
 }

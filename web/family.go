@@ -2,7 +2,6 @@ package web
 
 import (
 	"bytes"
-	"cmp"
 	"net/http"
 	"net/url"
 
@@ -55,7 +54,7 @@ func (srv *Server) familySVG(c echo.Context) error {
 			continue
 		}
 		x := metas[byKey[it.key]]
-		mb := shape.Member{Key: x.Key, Title: cmp.Or(x.Name, x.FirstMessage), Href: views.SessionURL(x.Key), Parent: it.parent, Current: x.Key == key}
+		mb := shape.Member{Key: x.Key, Title: titleOf(x.Name, x.FirstMessage, 200), Href: views.SessionURL(x.Key), Parent: it.parent, Current: x.Key == key}
 		if it.parent >= 0 {
 			parentKey := fam[it.parent].Key
 			if at := srv.forkPoint(x.Key, parentKey); at != "" {

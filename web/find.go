@@ -173,7 +173,7 @@ func (s *Server) searchPage(c echo.Context) error {
 			} else if err != nil {
 				return err
 			}
-			s.fillSearch(&v, res)
+			s.fillSearch(&v, res, hitWords(q))
 		}
 	}
 	if isHTMX(c) {
@@ -182,17 +182,18 @@ func (s *Server) searchPage(c echo.Context) error {
 	return respond(c, views.SearchPage(v))
 }
 
-// fillSearch groups hits by session, in the order of their best hit.
-func (s *Server) fillSearch(v *views.SearchView, res catalog.Result) {
+// fillSearch groups hits by session, in the order of their best hit; each
+// hit's link carries words, for the session page to find them.
+func (s *Server) fillSearch(v *views.SearchView, res catalog.Result, words string) {
 	index := map[string]int{}
 	for _, h := range res.Hits {
 		k, ok := index[h.Key]
 		if !ok {
 			k = len(v.Groups)
 			index[h.Key] = k
-			v.Groups = append(v.Groups, views.SearchGroup{Key: h.Key, URL: views.SessionURL(h.Key), Title: h.Session, Project: cmp.Or(h.Cwd, h.Project)})
+			v.Groups = append(v.Groups, views.SearchGroup{Key: h.Key, URL: views.SessionURL(h.Key), Title: oneLine(plainPreview(h.Session), 120), Project: cmp.Or(h.Cwd, h.Project)})
 		}
-		v.Groups[k].Hits = append(v.Groups[k].Hits, hitView(h))
+		v.Groups[k].Hits = append(v.Groups[k].Hits, hitView(h, words))
 		v.Hits++
 	}
 	v.Partial, v.Scanned = res.Partial, res.Scanned
@@ -201,13 +202,31 @@ func (s *Server) fillSearch(v *views.SearchView, res catalog.Result) {
 	}
 }
 
-// hitURL opens a hit: its session with the entry selected.
-func hitURL(h catalog.Hit) string {
-	return views.SessionURL(h.Key) + "?target=" + url.QueryEscape(h.EntryID)
+// hitURL opens a hit: its session with the entry selected and the query's
+// words as the tree's search (q), which the page also highlights.
+func hitURL(h catalog.Hit, words string) string {
+	u := views.SessionURL(h.Key) + "?"
+	if words != "" {
+		u += "q=" + url.QueryEscape(words) + "&"
+	}
+	return u + "target=" + url.QueryEscape(h.EntryID)
 }
 
-func hitView(h catalog.Hit) views.SearchHitView {
-	v := views.SearchHitView{URL: hitURL(h), EntryID: h.EntryID, Kind: hitKind(h), Place: h.Place,
+// hitWords are the words and phrases a query looks for, as pi's tree search
+// takes them (space-separated, all required); its filters, regular
+// expressions and negated words are left out.
+func hitWords(q *search.Query) string {
+	var words []string
+	for _, t := range q.Text {
+		if t.Kind == search.Word || t.Kind == search.Phrase {
+			words = append(words, strings.Fields(t.Value)...)
+		}
+	}
+	return strings.Join(words, " ")
+}
+
+func hitView(h catalog.Hit, words string) views.SearchHitView {
+	v := views.SearchHitView{URL: hitURL(h, words), EntryID: h.EntryID, Kind: hitKind(h), Place: h.Place,
 		Snippet: segments(h.Snippet, h.Ranges), Label: h.Label}
 	if h.Timestamp != nil {
 		v.When = *h.Timestamp
@@ -234,24 +253,60 @@ func hitKind(h catalog.Hit) string {
 	return h.Type
 }
 
-// segments cuts a snippet at its highlighted ranges.
+// segments cuts a snippet at its highlighted ranges, without the markdown
+// syntax a reader does not see (a hit's text is often a message's markdown).
 func segments(snippet string, ranges []search.Range) []views.Seg {
 	var out []views.Seg
+	add := func(text string, mark bool) {
+		if text = stripEmphasis(text); text != "" {
+			out = append(out, views.Seg{Text: text, Mark: mark})
+		}
+	}
 	at := 0
 	for _, r := range ranges {
 		if r.Start < at || r.End > len(snippet) || r.Start >= r.End {
 			continue
 		}
 		if r.Start > at {
-			out = append(out, views.Seg{Text: snippet[at:r.Start]})
+			add(snippet[at:r.Start], false)
 		}
-		out = append(out, views.Seg{Text: snippet[r.Start:r.End], Mark: true})
+		add(snippet[r.Start:r.End], true)
 		at = r.End
 	}
 	if at < len(snippet) {
-		out = append(out, views.Seg{Text: snippet[at:]})
+		add(snippet[at:], false)
 	}
 	return out
+}
+
+// stripEmphasis drops markdown's emphasis and code marks from a piece of
+// text: runs of two or more "*" or "_" and backticks. Single "*" and "_"
+// stay: they are as often globs, products and snake_case as emphasis.
+func stripEmphasis(s string) string {
+	if !strings.ContainsAny(s, "*_`") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch c {
+		case '`':
+			i++
+			continue
+		case '*', '_':
+			j := i
+			for j < len(s) && s[j] == c {
+				j++
+			}
+			if j-i >= 2 {
+				i = j
+				continue
+			}
+		}
+		b.WriteByte(c)
+		i++
+	}
+	return b.String()
 }
 
 // paletteMax is how many lines each section of the palette shows.
@@ -274,7 +329,7 @@ func (s *Server) palette(c echo.Context) error {
 		}
 		if m := &metas[i]; p.matches(m) {
 			v.Sessions = append(v.Sessions, views.PaletteItem{URL: views.SessionURL(m.Key),
-				Title: oneLine(plainPreview(firstNonEmpty(m.Name, m.FirstMessage)), 100), Sub: m.Project})
+				Title: titleOf(m.Name, m.FirstMessage, 100), Sub: cmp.Or(m.Cwd, m.Project)})
 		}
 	}
 	if s.cat != nil {
@@ -285,7 +340,7 @@ func (s *Server) palette(c echo.Context) error {
 		for _, l := range labels {
 			if m, ok := s.cat.Library().MetaOf(l.Path); ok {
 				v.Labels = append(v.Labels, views.PaletteItem{URL: views.SessionURL(m.Key) + "?target=" + url.QueryEscape(l.EntryID),
-					Title: l.Text, Sub: oneLine(firstNonEmpty(m.Name, m.FirstMessage), 60)})
+					Title: l.Text, Sub: titleOf(m.Name, m.FirstMessage, 60)})
 			}
 		}
 	}
@@ -303,7 +358,7 @@ func (s *Server) palette(c echo.Context) error {
 			return err
 		}
 		for _, h := range res.Hits {
-			v.Entries = append(v.Entries, views.PaletteItem{URL: hitURL(h), Title: hitKind(h) + " · " + oneLine(h.Session, 50),
+			v.Entries = append(v.Entries, views.PaletteItem{URL: hitURL(h, hitWords(q)), Title: hitKind(h) + " · " + oneLine(plainPreview(h.Session), 50),
 				Place: h.Place, Seg: segments(h.Snippet, h.Ranges)})
 		}
 	}

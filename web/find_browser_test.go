@@ -119,7 +119,7 @@ func TestBrowserFind(t *testing.T) {
 
 	// Half indexed: the progress bar and the two sessions read so far.
 	<-held
-	for deadline := time.Now().Add(10 * time.Second); cat.Progress().FilesDone != 2; time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(guard); cat.Progress().FilesDone != 2; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the fill did not reach two files")
 		}
@@ -155,7 +155,7 @@ func TestBrowserFind(t *testing.T) {
 	do("palette opens the first", chromedp.KeyEvent(kb.Enter))
 	// The page navigates under the key event: ask until the new one answers.
 	loc := ""
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+	for deadline := time.Now().Add(guard); time.Now().Before(deadline); {
 		sctx, cancel := context.WithTimeout(ctx, time.Second)
 		loc, err = chromedp.Run(sctx, chromedp.Evaluate[string](`document.querySelector('#tree .row.sel') ? location.pathname + location.search : ''`))
 		cancel()

@@ -81,7 +81,7 @@ func TestSearchPage(t *testing.T) {
 	srv := newServer(t, lib, nil).Handler()
 	rec := get(t, srv, "/search?q=cache")
 	body := rec.Body.String()
-	if rec.Code != 200 || !strings.Contains(body, "<mark>") || !strings.Contains(body, `class="search-group"`) || !strings.Contains(body, "?target=") {
+	if rec.Code != 200 || !strings.Contains(body, "<mark>") || !strings.Contains(body, `class="search-group"`) || !strings.Contains(body, "target=") {
 		t.Fatalf("status %d\n%s", rec.Code, body)
 	}
 	rec = get(t, srv, "/search?q=re:(", "HX-Request", "true")

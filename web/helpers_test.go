@@ -126,7 +126,7 @@ func (f *fakeEvents) next(t testing.TB) chan sessions.Change {
 	select {
 	case ch := <-f.subs:
 		return ch
-	case <-time.After(5 * time.Second):
+	case <-time.After(guard):
 		t.Fatal("no subscription")
 		return nil
 	}

@@ -33,6 +33,8 @@ func TestWidths(t *testing.T) {
 		{"compare", "/s/" + mainID + "/compare?a=b82f83d6&b=4ee5d1f8", ".cmp-strip"},
 		{"families", "/?sort=families", "#sessions"},
 		{"map", "/s/" + mainID + "?view=map", "#map-view svg"},
+		{"compare-pick", "/s/" + mainID + "/compare", ".cmp-tips"},
+		{"session-viewing", "/s/" + mainID + "?leaf=09b043aa&target=09b043aa", ".viewing-note"},
 	}
 	for _, w := range []int64{390, 1440} {
 		for _, scheme := range []string{"light", "dark"} {

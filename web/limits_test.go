@@ -22,7 +22,7 @@ import (
 func TestFormBodyCap(t *testing.T) {
 	lib := openLib(t, demoRoot(t))
 	srv := newServer(t, lib, nil).Handler()
-	before := inspect(t, lib, mainID, "")
+	before := inspectOf(t, lib, mainID, "")
 	for _, field := range []string{"label", "summary"} {
 		form := url.Values{"entry": {"09b043aa"}, field: {strings.Repeat("x", 9<<20)}}
 		for _, chunked := range []bool{false, true} {
@@ -39,7 +39,7 @@ func TestFormBodyCap(t *testing.T) {
 			}
 		}
 	}
-	if after := inspect(t, lib, mainID, ""); *after.LeafID != *before.LeafID {
+	if after := inspectOf(t, lib, mainID, ""); *after.LeafID != *before.LeafID {
 		t.Errorf("a refused action wrote: leaf %s, was %s", *after.LeafID, *before.LeafID)
 	}
 }

@@ -204,6 +204,50 @@ func (s *Server) listView(p listParams, metas []sessions.Meta) views.ListView {
 	return v
 }
 
+// groupHeads sums up the sessions page's projects as they stand, for their
+// headers: the project of folder cwd (every project when cwd is nil), or
+// in the families sort its one group.
+func (s *Server) groupHeads(p listParams, cwd *string) []views.ProjectGroup {
+	metas := s.lib.List()
+	byCwd := map[string]*views.ProjectGroup{}
+	var order []*views.ProjectGroup
+	for i := range metas {
+		m := &metas[i]
+		key := m.Cwd
+		if p.sort == views.SortFamilies {
+			key = ""
+		} else if cwd != nil && m.Cwd != *cwd {
+			continue
+		}
+		if !p.matches(m) {
+			continue
+		}
+		g := byCwd[key]
+		if g == nil {
+			g = &views.ProjectGroup{DOMID: domID("p", m.Cwd), Cwd: m.Cwd}
+			if p.sort == views.SortFamilies {
+				g.DOMID, g.Cwd = familiesID, familiesTitle
+			}
+			byCwd[key] = g
+			order = append(order, g)
+		}
+		g.Count++
+		g.Tokens += m.Tokens
+		g.Cost += m.Cost
+	}
+	out := make([]views.ProjectGroup, len(order))
+	for k, g := range order {
+		out[k] = *g
+	}
+	return out
+}
+
+// The families sort's one group.
+const (
+	familiesID    = "families"
+	familiesTitle = "every project, as families of forks"
+)
+
 // families regroups the sessions of all projects as one list of families:
 // each session with no parent in the list, then the sessions forked from
 // it, under it (forks of forks deeper), newest family first and newest fork
@@ -261,7 +305,7 @@ func families(groups []*views.ProjectGroup) []*views.ProjectGroup {
 		members = append(members, fam)
 	}
 	slices.SortStableFunc(members, func(a, b []int) int { return latest[b[0]].Compare(latest[a[0]]) })
-	g := &views.ProjectGroup{DOMID: "families", Cwd: "every project, as families of forks"}
+	g := &views.ProjectGroup{DOMID: familiesID, Cwd: familiesTitle}
 	for _, fam := range members {
 		for _, i := range fam {
 			g.Sessions = append(g.Sessions, all[i])
@@ -316,7 +360,7 @@ func sessionItem(m *sessions.Meta, byKey map[string]*sessions.Meta) views.Sessio
 	if m.ParentSession != "" {
 		if pm, ok := byKey[m.ParentKey]; ok && m.ParentKey != "" {
 			it.ParentKey = pm.Key
-			it.ParentTitle = oneLine(cmp.Or(pm.Name, plainPreview(pm.FirstMessage)), 80)
+			it.ParentTitle = titleOf(pm.Name, pm.FirstMessage, 80)
 		} else {
 			it.ParentFile = m.ParentSession
 		}
@@ -328,6 +372,15 @@ func sessionItem(m *sessions.Meta, byKey map[string]*sessions.Meta) views.Sessio
 func domID(prefix, s string) string {
 	h := sha256.Sum256([]byte(s))
 	return prefix + hex.EncodeToString(h[:6])
+}
+
+// titleOf is a session's title as links and headers show it: its name, or
+// its first message without markdown syntax, on one line of at most n runes.
+func titleOf(name, first string, n int) string {
+	if name != "" {
+		return oneLine(name, n)
+	}
+	return oneLine(plainPreview(first), n)
 }
 
 // oneLine collapses whitespace and cuts s to at most n runes.

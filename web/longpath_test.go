@@ -18,7 +18,7 @@ func longChain(t *testing.T) (*Server, string, string) {
 	writeSession(t, root, "--w--", "long.jsonl", content)
 	lib := openLib(t, root)
 	srv := newServer(t, lib, nil)
-	in := inspect(t, lib, "long", "")
+	in := inspectOf(t, lib, "long", "")
 	return srv, "long", *in.LeafID
 }
 

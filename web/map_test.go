@@ -148,41 +148,6 @@ func TestFamilySVG(t *testing.T) {
 	}
 }
 
-// TestNoiseRunsFold: a run of thinking-level changes shows as one row
-// saying how many, the others hidden under it; a click unfolds them.
-func TestNoiseRunsFold(t *testing.T) {
-	root := t.TempDir()
-	lines := []string{sessiontest.Header, sessiontest.User("u1", "", 1, "start")}
-	parent := "u1"
-	for i := range 1204 {
-		id := fmt.Sprintf("t%04d", i)
-		lines = append(lines, sessiontest.Entry("thinking_level_change", id, parent, 2, `,"thinkingLevel":"high"`))
-		parent = id
-	}
-	lines = append(lines, sessiontest.User("u2", parent, 3, "after the noise"), sessiontest.Asst("a2", "u2", 4, "ok"))
-	writeSession(t, root, "--w--", "noise.jsonl", sessiontest.Lines(lines...))
-	srv := newServer(t, openLib(t, root), nil)
-	h := srv.Handler()
-	page := get(t, h, "/s/s1?target=u1&filter=all").Body.String()
-	if !strings.Contains(page, "× 500 thinking-level changes") && !strings.Contains(page, "thinking-level changes</button>") {
-		t.Fatalf("no folded run on the page")
-	}
-	if n := strings.Count(page, `class="row k-setting noise-hidden"`) + strings.Count(page, `noise-hidden"`); n == 0 {
-		t.Error("the run's other rows are not hidden")
-	}
-	ts := httptest.NewServer(h)
-	t.Cleanup(func() { srv.Close(); ts.Close() })
-	ctx, console := browse(t)
-	b := browserRun{t, ctx}
-	b.do("open", chromedp.Navigate(ts.URL+"/s/s1?target=u1&filter=all"), chromedp.WaitVisible(chromedp.CSS(`#tree .noise-fold`)),
-		b.poll("folded", `document.querySelectorAll('#tree .row.noise-hidden').length > 100 && getComputedStyle(document.querySelector('#tree .row.noise-hidden')).display === 'none'`))
-	saveShot(t, ctx, "noise-1440")
-	b.do("no row twice", b.poll("each entry once", `(() => { const p = Array.from(document.querySelectorAll('#tree .row')).map(r => r.dataset.p); return new Set(p).size === p.length; })()`))
-	b.do("unfold", chromedp.Evaluate[chromedp.Void](`document.querySelector('#tree .noise-fold').click()`),
-		b.poll("shown", `document.querySelectorAll('#tree .row.noise-hidden[data-noise="' + document.querySelector('#tree .noise-fold').dataset.noiseToggle + '"]').length === 0`))
-	checkConsole(t, console)
-}
-
 // TestMapFocus: a map over its budget draws a focused entry's subtree on request.
 func TestMapFocus(t *testing.T) {
 	root := t.TempDir()

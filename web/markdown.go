@@ -19,10 +19,12 @@ import (
 // markdown renders message text as pi's HTML export does (GitHub-flavoured
 // markdown) and sanitises the result.
 //
-// goldmark: CommonMark-compliant, pure Go, no cgo, and it leaves raw HTML
-// out unless told otherwise. bluemonday: an allowlist sanitiser run on its
-// output anyway, since session text is untrusted and a renderer bug or
-// option change must not become script execution in the page.
+// goldmark: CommonMark-compliant, pure Go, no cgo. HTML written in a
+// message is shown as the text it is, escaped (rawHTML), never dropped with
+// the words inside it; task list items are read-only checkboxes.
+// bluemonday: an allowlist sanitiser run on its output anyway, since session
+// text is untrusted and a renderer bug or option change must not become
+// script execution in the page.
 type markdown struct {
 	md     goldmark.Markdown
 	policy *bluemonday.Policy
@@ -32,12 +34,17 @@ func newMarkdown() *markdown {
 	p := bluemonday.UGCPolicy()
 	p.AllowAttrs("class").Matching(regexp.MustCompile(`^language-[\w+#.-]+$`)).OnElements("code")
 	p.AllowAttrs("class").Matching(regexp.MustCompile(`^[a-z0-9]{1,4}$`)).OnElements("span") // chroma's token classes
-	p.AllowAttrs("class").Matching(regexp.MustCompile(`^chroma$`)).OnElements("pre")
+	p.AllowAttrs("class").Matching(regexp.MustCompile(`^(chroma|html-text)$`)).OnElements("pre")
+	// GFM task lists: goldmark's checkbox, which it always writes disabled
+	// (raw HTML never gets here: rawHTML escapes it).
+	p.AllowElements("input")
+	p.AllowAttrs("type").Matching(regexp.MustCompile(`^checkbox$`)).OnElements("input")
+	p.AllowAttrs("checked", "disabled").Matching(regexp.MustCompile(`^$`)).OnElements("input")
 	p.RequireNoReferrerOnLinks(true)
 	p.AddTargetBlankToFullyQualifiedLinks(true)
 	return &markdown{
 		md: goldmark.New(goldmark.WithExtensions(extension.GFM),
-			goldmark.WithRendererOptions(renderer.WithNodeRenderers(util.Prioritized(fencedCode{}, 100)))),
+			goldmark.WithRendererOptions(renderer.WithNodeRenderers(util.Prioritized(fencedCode{}, 100), util.Prioritized(rawHTML{}, 100)))),
 		policy: p,
 	}
 }
@@ -53,6 +60,41 @@ func (m *markdown) render(src string) string {
 		b.WriteString("</pre>")
 	}
 	return m.policy.Sanitize(b.String())
+}
+
+// rawHTML renders HTML written in markdown as text: inline tags and HTML
+// blocks are escaped where they stand, so "<b>bold</b>" reads as typed and
+// a <details> block keeps its words (goldmark's safe mode drops both).
+type rawHTML struct{}
+
+func (rawHTML) RegisterFuncs(r renderer.NodeRendererFuncRegisterer) {
+	r.Register(ast.KindRawHTML, func(w util.BufWriter, src []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
+		}
+		segs := n.(*ast.RawHTML).Segments
+		for i := 0; i < segs.Len(); i++ {
+			s := segs.At(i)
+			w.WriteString(html.EscapeString(string(s.Value(src))))
+		}
+		return ast.WalkSkipChildren, nil
+	})
+	r.Register(ast.KindHTMLBlock, func(w util.BufWriter, src []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
+		}
+		b := n.(*ast.HTMLBlock)
+		w.WriteString(`<pre class="html-text">`)
+		for i := 0; i < b.Lines().Len(); i++ {
+			s := b.Lines().At(i)
+			w.WriteString(html.EscapeString(string(s.Value(src))))
+		}
+		if b.HasClosure() {
+			w.WriteString(html.EscapeString(string(b.ClosureLine.Value(src))))
+		}
+		w.WriteString("</pre>\n")
+		return ast.WalkSkipChildren, nil
+	})
 }
 
 // plain returns the text a reader sees in markdown src, without its

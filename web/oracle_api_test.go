@@ -49,7 +49,7 @@ func TestOracleAPIWrites(t *testing.T) {
 		t.Errorf("pi changed the file when it opened it (%v)", err)
 	}
 	// piweb's own reading, served by the API, agrees.
-	in := inspect(t, lib, mainID, "")
+	in := inspectOf(t, lib, mainID, "")
 	if deref(in.LeafID) != deref(r.LeafID) || !slices.Equal(in.Path, r.Path) {
 		t.Errorf("piweb: leaf %s path %v; pi: leaf %s path %v", deref(in.LeafID), in.Path, deref(r.LeafID), r.Path)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 	"github.com/piweb/piweb/catalog"
 	"github.com/piweb/piweb/sessions"
+	"github.com/piweb/piweb/usage"
 )
 
 // Library is the session index the server reads, writes through and
@@ -54,6 +55,10 @@ type Options struct {
 	// 30s; headers alone get a third of it), so a body that trickles in
 	// cannot hold a connection. Live streams lift it once they start.
 	ReadTimeout time.Duration
+	// WriteIdle drops a client that reads nothing of an export or a live
+	// stream for this long (default 30s): the write fails, and the export
+	// slot or the stream is let go, so slow readers cannot hold them.
+	WriteIdle time.Duration
 	// Exports is how many exports (HTML and JSONL shares, saved or
 	// downloaded) may be built at once (default 2); more get 503 with
 	// Retry-After, so a few large ones cannot take all the memory.
@@ -61,6 +66,9 @@ type Options struct {
 	// Catalog indexes the library in the background and searches it; nil
 	// with a *sessions.Library searches it by scanning (tests).
 	Catalog *catalog.Catalog
+	// Usage holds the rows of /usage and /api/usage; nil reads them from
+	// the library's files (usage.Files).
+	Usage usage.Source
 }
 
 // Server is piweb's HTTP server: echo routes over a Library, fed live by its changes.
@@ -76,6 +84,7 @@ type Server struct {
 	steps   liveSteps                 // each live change's answer, shared by the streams that see it
 	lists   *lru[listKey, *drawnList] // drawn sessions lists
 	cat     *catalog.Catalog
+	usage   usage.Source
 
 	quit     chan struct{} // closed by Close: live streams end
 	quitOnce sync.Once
@@ -93,6 +102,9 @@ func New(lib Library, opt Options) *Server {
 	if opt.Exports <= 0 {
 		opt.Exports = 2
 	}
+	if opt.WriteIdle <= 0 {
+		opt.WriteIdle = 30 * time.Second
+	}
 	if opt.ReadTimeout <= 0 {
 		opt.ReadTimeout = 30 * time.Second
 	}
@@ -107,6 +119,10 @@ func New(lib Library, opt Options) *Server {
 		lists:   newLRU[listKey, *drawnList](16),
 		quit:    make(chan struct{}),
 		cat:     opt.Catalog,
+		usage:   opt.Usage,
+	}
+	if s.usage == nil {
+		s.usage = newUsageSource(lib)
 	}
 	if l, ok := lib.(*sessions.Library); ok && s.cat == nil {
 		s.cat = catalog.Loaded(l, catalog.Options{Logger: opt.Logger})
@@ -161,11 +177,14 @@ func (s *Server) routes(e *echo.Echo) {
 	e.Match(page, "/search", s.searchPage)
 	e.Match(page, "/palette", s.palette)
 	e.Match(page, "/index/progress", s.indexProgress)
+	e.Match(page, "/usage", s.usagePage)
+	e.GET("/usage/events", s.usageEvents)
 
 	api := e.Group("/api")
 	api.GET("/sessions", s.apiList)
 	api.GET("/search", s.apiSearch)
 	api.GET("/index", s.apiIndex)
+	api.GET("/usage", s.apiUsage)
 	api.GET("/sessions/:key", s.apiSession)
 	api.POST("/sessions/:key/label", s.apiLabel)
 	api.POST("/sessions/:key/rewind", s.apiRewind)

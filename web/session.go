@@ -1,10 +1,10 @@
 package web
 
 import (
-	"cmp"
 	"fmt"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 	"github.com/piweb/piweb/sessions"
@@ -48,11 +48,19 @@ func (s *Server) session(c echo.Context) error {
 		if err != nil {
 			return err
 		}
+		hl := ""
+		if t, st, hl, err = s.searchKeeping(ss, r, t, st); err != nil {
+			return err
+		}
 		v = s.sessionHeader(id, ss)
+		v.Highlight = hl
 		if err := s.statsHeader(&v.Stats, ss, r); err != nil {
 			return err
 		}
-		v.State, v.Note = st, t.note
+		v.State, v.Note = t.state(st), t.note
+		if hl != "" && v.Note == "" {
+			v.Note = "pi's tree search does not find “" + hl + "” in the selected entry (it reads only the start of each entry), so the tree shows every row; the words are marked in the conversation."
+		}
 		v.ShowMap = tab == "map"
 		if i, ok := resolve(ss, st.Target); ok && v.Note == "" && st.Target != "" {
 			v.Note = targetNote(ss, i) // the entry asked for, not the visible row standing for it
@@ -81,6 +89,25 @@ func (s *Server) session(c echo.Context) error {
 	return respond(c, views.SessionPage(v))
 }
 
+// searchKeeping lays the tree out again without its search when the
+// search hides the entry the address selects (a hit of the full-text search
+// in text pi's tree search does not read: tool output, the end of a long
+// message), so the page opens at that entry. It returns the words to
+// highlight in the conversation instead ("" when the search stays).
+func (s *Server) searchKeeping(ss *sessions.Session, r *sessions.Reader, t *tree, st views.TreeState) (*tree, views.TreeState, string, error) {
+	i, ok := resolve(ss, st.Target)
+	if st.Search == "" || st.Target == "" || !ok || t.lay.RowOf(i) >= 0 {
+		return t, st, "", nil
+	}
+	bare := st
+	bare.Search = ""
+	all, err := s.layout(ss, r, bare)
+	if err != nil || all.lay.RowOf(i) < 0 {
+		return t, st, "", err // hidden by the filter or a fold too: pi's nearest row, as always
+	}
+	return all, bare, st.Search, nil
+}
+
 // family fills in what the library knows of the session with key beside
 // its own file: the file it is a copy of, the session it was forked from and
 // the entry it left from, and the sessions forked from it. Called outside
@@ -93,13 +120,13 @@ func (s *Server) family(v *views.SessionView, key string) {
 	v.CopyOf = m.CopyOf
 	if m.ParentKey != "" {
 		if pm, err := s.lib.Meta(m.ParentKey); err == nil {
-			v.ParentKey, v.ParentTitle, v.ParentFile = pm.Key, oneLine(cmp.Or(pm.Name, pm.FirstMessage), 80), ""
+			v.ParentKey, v.ParentTitle, v.ParentFile = pm.Key, titleOf(pm.Name, pm.FirstMessage, 80), ""
 			v.ParentAt = s.forkPoint(key, m.ParentKey)
 		}
 	}
 	for _, c := range s.lib.List() {
 		if c.ParentKey == key && c.Key != key {
-			v.ChildForks = append(v.ChildForks, views.ForkLink{Key: c.Key, Title: oneLine(cmp.Or(c.Name, c.FirstMessage), 60),
+			v.ChildForks = append(v.ChildForks, views.ForkLink{Key: c.Key, Title: titleOf(c.Name, c.FirstMessage, 60),
 				At: s.forkPoint(c.Key, key)})
 		}
 	}
@@ -134,7 +161,7 @@ func (s *Server) forkPoint(child, parent string) string {
 // sessionHeader fills the page header from the session's summary.
 func (s *Server) sessionHeader(key string, ss *sessions.Session) views.SessionView {
 	m := ss.Meta()
-	v := views.SessionView{ID: m.ID, Key: key, Name: m.Name, Title: oneLine(cmp.Or(m.Name, m.FirstMessage), 120), Cwd: m.Cwd,
+	v := views.SessionView{ID: m.ID, Key: key, Name: m.Name, Title: titleOf(m.Name, m.FirstMessage, 120), Cwd: m.Cwd,
 		File: m.File, Created: m.Created, ParentFile: m.ParentSession, Demo: s.opt.Demo,
 		Stats: views.SessionStats{Entries: m.Entries, Messages: m.Messages, Leaves: m.Leaves, Tokens: m.Tokens,
 			Cost: m.Cost, Models: m.Models}}
@@ -169,12 +196,13 @@ func (s *Server) rows(c echo.Context) error {
 	}
 	var w views.TreeWindow
 	var ver, note string
+	var open []string
 	err = s.view(id, func(ss *sessions.Session, r *sessions.Reader) error {
 		t, err := s.layout(ss, r, st)
 		if err != nil {
 			return err
 		}
-		ver, note = version(ss), t.note
+		ver, note, open = version(ss), t.note, t.state(st).Open
 		w = views.TreeWindow{Key: id, Total: t.lay.Len(), Selected: -1}
 		var start, end int
 		switch {
@@ -183,30 +211,35 @@ func (s *Server) rows(c echo.Context) error {
 			if err != nil || k < 0 {
 				return errBadRequest("Bad row.", err)
 			}
-			k = min(k, max(w.Total-1, 0))
-			start = max(0, k-pageRows/2)
-			end = min(w.Total, start+pageRows)
-			w.Before, w.After = start > 0, end < w.Total
+			if w.Total == 0 {
+				return nil
+			}
+			k = t.drawn(min(k, w.Total-1))
+			start = t.spanBack(k, pageRows/2)
+			end = t.span(start, pageRows)
+			w.Before, w.After, w.Selected = start > 0, end < w.Total, t.lay.Pos(k)
 		case c.QueryParam("after") != "":
 			k, err := anchorRow(t, c.QueryParam("after"))
 			if err != nil {
 				return err
 			}
-			start, end = k+1, min(w.Total, k+1+pageRows)
+			start = t.next(k) // past a closed run, whose other rows the page does not hold
+			end = t.span(start, pageRows)
 			w.After = end < w.Total
 		case c.QueryParam("before") != "":
 			k, err := anchorRow(t, c.QueryParam("before"))
 			if err != nil {
 				return err
 			}
-			start, end = max(0, k-pageRows), k
+			end = t.drawn(k)
+			start = t.spanBack(end, pageRows)
 			w.Before = start > 0
 		default:
 			w, err = t.around(r, id)
 			return err
 		}
 		w.First = start
-		w.Rows, err = t.window(r, start, end-start)
+		w.Rows, err = t.window(r, start, end)
 		return err
 	})
 	if err != nil {
@@ -220,6 +253,7 @@ func (s *Server) rows(c echo.Context) error {
 	if note != "" {
 		h.Set("X-Tree-Note", url.PathEscape(note)) // the entry named is gone: the rows are around the leaf
 	}
+	h.Set("X-Tree-Open", url.PathEscape(strings.Join(open, ","))) // with a run opened for the selected entry
 	return respond(c, views.TreeRows(w))
 }
 

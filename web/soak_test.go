@@ -486,11 +486,11 @@ func TestSoak(t *testing.T) {
 		if err != nil {
 			t.Errorf("watcher: %v", err)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(guard):
 		t.Fatal("the watcher did not stop")
 	}
 	swg.Wait()
-	for end := time.Now().Add(10 * time.Second); runtime.NumGoroutine() > baseline; {
+	for end := time.Now().Add(guard); runtime.NumGoroutine() > baseline; {
 		if time.Now().After(end) {
 			var b strings.Builder
 			_ = pprof.Lookup("goroutine").WriteTo(&b, 1)

@@ -12,13 +12,15 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// stream writes server-sent events.
+// stream writes server-sent events; a client that reads nothing for
+// idle time (Options.WriteIdle) fails the next write, which ends the stream.
 type stream struct {
 	res *echo.Response
+	out *idleWriter
 }
 
 // startStream sends the event-stream headers.
-func startStream(c echo.Context) *stream {
+func startStream(c echo.Context, idle time.Duration) *stream {
 	h := c.Response().Header()
 	h.Set(echo.HeaderContentType, "text/event-stream; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
@@ -27,7 +29,7 @@ func startStream(c echo.Context) *stream {
 	_ = http.NewResponseController(c.Response()).SetReadDeadline(time.Time{})
 	c.Response().WriteHeader(200)
 	c.Response().Flush()
-	return &stream{res: c.Response()}
+	return &stream{res: c.Response(), out: newIdleWriter(c.Response(), idle)}
 }
 
 // send writes one event; data may span lines. The event stream ends a
@@ -45,20 +47,18 @@ func (s *stream) send(event, data string) error {
 		b.WriteByte('\n')
 	}
 	b.WriteByte('\n')
-	if _, err := s.res.Write([]byte(b.String())); err != nil {
+	if _, err := s.out.Write([]byte(b.String())); err != nil {
 		return err
 	}
-	s.res.Flush()
-	return nil
+	return s.out.Flush()
 }
 
 // comment writes a keep-alive comment.
 func (s *stream) comment(text string) error {
-	if _, err := fmt.Fprintf(s.res, ": %s\n\n", text); err != nil {
+	if _, err := fmt.Fprintf(s.out, ": %s\n\n", text); err != nil {
 		return err
 	}
-	s.res.Flush()
-	return nil
+	return s.out.Flush()
 }
 
 // htmlOf renders a component to a string.

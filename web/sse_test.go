@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/labstack/echo/v4"
 )
@@ -48,7 +49,7 @@ func TestStreamCarriesAnyText(t *testing.T) {
 	} {
 		rec := httptest.NewRecorder()
 		c := echo.New().NewContext(httptest.NewRequest("GET", "/events", nil), rec)
-		if err := startStream(c).send("row", data); err != nil {
+		if err := startStream(c, time.Minute).send("row", data); err != nil {
 			t.Fatal(err)
 		}
 		got := parseSSE(rec.Body.String())

@@ -266,7 +266,7 @@ func TestForkLineage(t *testing.T) {
 	if at == nil {
 		t.Fatal("the fork's page does not say where it left from")
 	}
-	in := inspect(t, lib, mainID, "")
+	in := inspectOf(t, lib, mainID, "")
 	if !slices.Contains(in.Path, at[1]) && !strings.Contains(fmt.Sprint(in.Tree), at[1]) {
 		t.Errorf("the fork point %s is not an entry of the main session", at[1])
 	}

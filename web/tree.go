@@ -19,7 +19,7 @@ const (
 	rowsBefore = 150
 )
 
-// treeState parses the tree's query parameters: filter, q, fold, leaf, target.
+// treeState parses the tree's query parameters: filter, q, fold, open, leaf, target.
 func treeState(c echo.Context) (views.TreeState, error) {
 	st := views.TreeState{
 		Filter: c.QueryParam("filter"),
@@ -42,6 +42,13 @@ func treeState(c echo.Context) (views.TreeState, error) {
 	}
 	slices.Sort(st.Folds)
 	st.Folds = slices.Compact(st.Folds)
+	for _, id := range strings.Split(c.QueryParam("open"), ",") {
+		if id != "" && len(st.Open) < 1000 {
+			st.Open = append(st.Open, id)
+		}
+	}
+	slices.Sort(st.Open)
+	st.Open = slices.Compact(st.Open)
 	return st, nil
 }
 
@@ -77,6 +84,18 @@ type tree struct {
 	target    int              // the selected entry, -1 for none: the row the page highlights (actions act on it)
 	ledger    *sessions.Ledger // what each branch cost
 	note      string           // why the tree shows another entry than the one asked for ("" when it does not)
+	open      map[string]bool  // the noise runs drawn row by row, by their first row's ref
+	opened    []string         // runs opened because the selected entry is inside one
+}
+
+// state is st with the runs the tree opened for the selected entry.
+func (t *tree) state(st views.TreeState) views.TreeState {
+	if len(t.opened) > 0 {
+		st.Open = append(slices.Clone(st.Open), t.opened...)
+		slices.Sort(st.Open)
+		st.Open = slices.Compact(st.Open)
+	}
+	return st
 }
 
 // layout lays out s for st, through the cache. The caller holds the library's read lock.
@@ -84,7 +103,10 @@ func (srv *Server) layout(s *sessions.Session, r *sessions.Reader, st views.Tree
 	// An entry the page names that is gone (pi migrated an old file in place
 	// with new ids, or the file was rewritten) is no error: the page lands at
 	// the session's leaf and says so.
-	t := &tree{s: s, leaf: s.Leaf(), target: -1}
+	t := &tree{s: s, leaf: s.Leaf(), target: -1, open: make(map[string]bool, len(st.Open))}
+	for _, r := range st.Open {
+		t.open[r] = true
+	}
 	gone := ""
 	if st.Leaf != "" {
 		if i, ok := resolve(s, st.Leaf); ok {
@@ -140,8 +162,16 @@ func (t *tree) highlight() {
 	if t.lay == nil || t.target < 0 {
 		return
 	}
-	if k := t.lay.Find(t.target); k >= 0 {
-		t.target = t.lay.Rows(k, 1)[0].Pos
+	k := t.lay.Find(t.target)
+	if k < 0 {
+		return
+	}
+	t.target = t.lay.Pos(k)
+	// A selected entry inside a closed run of settings rows opens it.
+	if run, ok := t.closedRun(k); ok && run.Start != k {
+		head := ref(t.s, t.lay.Pos(run.Start))
+		t.open[head] = true
+		t.opened = append(t.opened, head)
 	}
 }
 
@@ -157,63 +187,91 @@ func (t *tree) use(l *pitree.Layout) {
 	}
 }
 
-// window returns rows [start, start+n) as views, previews read through r.
-func (t *tree) window(r *sessions.Reader, start, n int) ([]views.RowView, error) {
-	rows, err := t.lay.Window(r, start, n)
-	if err != nil {
-		return nil, err
+// rowEntry is the entry of row k, or def when k is -1 (no row shows it).
+func (t *tree) rowEntry(k, def int) int {
+	if k < 0 {
+		return def
 	}
-	out := make([]views.RowView, len(rows))
-	for k := range rows {
-		out[k] = t.rowView(start+k, &rows[k])
-	}
-	t.foldNoise(out)
-	return out, nil
+	return t.lay.Pos(k)
 }
 
-// noiseRun is how many settings rows in a row fold into one line.
-const noiseRun = 4
+// Noise runs (pitree.Run): a run of settings rows is drawn as its first
+// row, which says "× 1,204 thinking-level changes", unless the page opened
+// it (TreeState.Open names its first row's entry). A page never splits a
+// closed run: it starts at a run's first row and goes on past its end, so
+// the run is one row however the tree is paged.
 
-// foldNoise folds runs of rows nobody reads (model and thinking-level
-// changes, each the only child of the one before, unlabeled: sessions where
-// a tool flipped the level thousands of times) into their first row, which
-// says "× N thinking-level changes" and unfolds them on a click. The rows
-// stay in the page (hidden), so places, keys and live updates are unchanged.
-func (t *tree) foldNoise(rows []views.RowView) {
-	noise := func(k int) string {
-		e := &t.s.Entries[rows[k].Pos]
-		if rows[k].Labeled || rows[k].Kids > 1 || rows[k].Forks > 0 || rows[k].Leaf || rows[k].Resume {
-			return ""
-		}
-		switch e.Type {
-		case sessions.TypeThinking:
-			return "thinking-level changes"
-		case sessions.TypeModelChange:
-			return "model changes"
-		}
-		return ""
+// closedRun returns the closed run holding row k, if any.
+func (t *tree) closedRun(k int) (pitree.Run, bool) {
+	run, ok := t.lay.RunAt(k)
+	if !ok || t.open[ref(t.s, t.lay.Pos(run.Start))] {
+		return pitree.Run{}, false
 	}
-	for i := 0; i < len(rows); {
-		kind := noise(i)
-		if kind == "" {
-			i++
-			continue
-		}
-		j := i + 1
-		for j < len(rows) && noise(j) != "" && rows[j].Parent == rows[j-1].Pos {
-			if noise(j) != kind {
-				kind = "settings changes"
-			}
-			j++
-		}
-		if j-i >= noiseRun {
-			rows[i].NoiseRun, rows[i].NoiseText = j-i, "× "+views.Count(j-i)+" "+kind
-			for k := i + 1; k < j; k++ {
-				rows[k].NoiseOf = rows[i].Pos
-			}
-		}
-		i = j
+	return run, true
+}
+
+// drawn returns the row drawn for row k: k, or the first row of the closed run holding it.
+func (t *tree) drawn(k int) int {
+	if run, ok := t.closedRun(k); ok {
+		return run.Start
 	}
+	return k
+}
+
+// next returns the row drawn after row k: past the end of a closed run.
+func (t *tree) next(k int) int {
+	if run, ok := t.closedRun(k); ok {
+		return run.End
+	}
+	return k + 1
+}
+
+// span returns the row after n drawn rows from row start (itself drawn).
+func (t *tree) span(start, n int) int {
+	k := start
+	for ; n > 0 && k < t.lay.Len(); n-- {
+		k = t.next(k)
+	}
+	return k
+}
+
+// spanBack returns the first of the n drawn rows before row end.
+func (t *tree) spanBack(end, n int) int {
+	k := end
+	for ; n > 0 && k > 0; n-- {
+		k = t.drawn(k - 1)
+	}
+	return k
+}
+
+// window returns the rows drawn in rows [start, end) as views, previews
+// read through r: a closed run's first row stands for it. start is a drawn row.
+func (t *tree) window(r *sessions.Reader, start, end int) ([]views.RowView, error) {
+	var ks []int
+	for k := start; k < end; k = t.next(k) {
+		ks = append(ks, k)
+	}
+	return t.views(r, ks)
+}
+
+// views returns rows ks (drawn rows) as views, previews read through r.
+func (t *tree) views(r *sessions.Reader, ks []int) ([]views.RowView, error) {
+	out := make([]views.RowView, 0, len(ks))
+	for a := 0; a < len(ks); {
+		b := a + 1 // previews a run of consecutive rows at a time
+		for b < len(ks) && ks[b] == ks[b-1]+1 {
+			b++
+		}
+		rows, err := t.lay.Window(r, ks[a], ks[b-1]-ks[a]+1)
+		if err != nil {
+			return nil, err
+		}
+		for k := range rows {
+			out = append(out, t.rowView(ks[a]+k, &rows[k]))
+		}
+		a = b
+	}
+	return out, nil
 }
 
 // around returns the window of rows showing the selected entry (or its nearest visible ancestor).
@@ -222,15 +280,16 @@ func (t *tree) around(r *sessions.Reader, sid string) (views.TreeWindow, error) 
 	if w.Total == 0 {
 		return w, nil
 	}
-	k := t.lay.Find(t.target)
-	start := max(0, k-rowsBefore)
-	rows, err := t.window(r, start, pageRows)
+	k := t.drawn(t.lay.Find(t.target))
+	start := t.spanBack(k, rowsBefore)
+	end := t.span(start, pageRows)
+	rows, err := t.window(r, start, end)
 	if err != nil {
 		return w, err
 	}
 	w.Rows, w.First = rows, start
-	w.Before, w.After = start > 0, start+len(rows) < w.Total
-	w.Selected = rows[k-start].Pos
+	w.Before, w.After = start > 0, end < w.Total
+	w.Selected = t.lay.Pos(k)
 	return w, nil
 }
 
@@ -269,7 +328,21 @@ func (t *tree) rowView(k int, row *pitree.Row) views.RowView {
 	if v.Spent, hint = spent(s, t.ledger, row.Pos, v.Parent); hint != "" {
 		v.Hint += " · " + hint
 	}
+	if run, ok := t.lay.RunAt(k); ok && run.Start == k {
+		v.NoiseRun, v.NoiseText, v.NoiseOpen = run.Len(), "× "+views.Count(run.Len())+" "+runWords(run), t.open[v.Ref]
+	}
 	return v
+}
+
+// runWords says what a run of settings rows holds.
+func runWords(run pitree.Run) string {
+	switch {
+	case run.Thinking && run.Model:
+		return "settings changes"
+	case run.Model:
+		return "model changes"
+	}
+	return "thinking-level changes"
 }
 
 // rowKind classifies an entry for the tree's colors.

@@ -18,7 +18,7 @@ const fixture = "../../sessions/testdata/branches.jsonl"
 // TestInspectKeys checks the JSON contract of `piweb inspect`: exactly the documented keys.
 func TestInspectKeys(t *testing.T) {
 	var out bytes.Buffer
-	if err := inspect(&out, []string{fixture}); err != nil {
+	if err := inspectCmd(&out, []string{fixture}); err != nil {
 		t.Fatal(err)
 	}
 	var got map[string]json.RawMessage
@@ -49,7 +49,7 @@ func TestInspectKeys(t *testing.T) {
 // TestInspectLeaf checks --leaf moves the path and context, and bad input is reported.
 func TestInspectLeaf(t *testing.T) {
 	var out bytes.Buffer
-	if err := inspect(&out, []string{"--leaf", "b1", fixture}); err != nil {
+	if err := inspectCmd(&out, []string{"--leaf", "b1", fixture}); err != nil {
 		t.Fatal(err)
 	}
 	var got struct {
@@ -74,7 +74,7 @@ func TestInspectLeaf(t *testing.T) {
 		{[]string{"inspect_test.go"}, "not a pi session"},
 		{[]string{"does-not-exist.jsonl"}, "no such file"},
 	} {
-		err := inspect(&bytes.Buffer{}, tc.args)
+		err := inspectCmd(&bytes.Buffer{}, tc.args)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("inspect %v: err %v, want %q", tc.args, err, tc.want)
 		}
@@ -91,7 +91,7 @@ func TestInspectMatchesOracle(t *testing.T) {
 			args = []string{"--leaf", leaf, abs}
 		}
 		var out bytes.Buffer
-		if err := inspect(&out, args); err != nil {
+		if err := inspectCmd(&out, args); err != nil {
 			t.Fatal(err)
 		}
 		cmd := exec.Command("node", append([]string{"oracle.mjs"}, args...)...)

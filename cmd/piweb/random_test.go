@@ -266,7 +266,7 @@ func piwebInspect(file, leaf string) (string, error) {
 		args = []string{"--leaf", leaf, file}
 	}
 	var out bytes.Buffer
-	err := inspect(&out, args)
+	err := inspectCmd(&out, args)
 	return out.String(), err
 }
 

@@ -50,7 +50,7 @@ func TestServeRestartReadsNothing(t *testing.T) {
 	}
 	url, stop := serve()
 	// The store is written after the library is filled: wait for it.
-	for deadline := time.Now().Add(10 * time.Second); ; {
+	for deadline := time.Now().Add(guard); ; {
 		res, err := http.Get(url + "api/index")
 		if err != nil {
 			t.Fatal(err)
@@ -75,7 +75,7 @@ func TestServeRestartReadsNothing(t *testing.T) {
 	// (its events are handled after it).
 	marker := filepath.Join(dir, "2026-02-01T00-00-00-000Z_marker.jsonl")
 	os.WriteFile(marker, []byte(sessiontest.Lines(`{"type":"session","version":3,"id":"marker","timestamp":"2026-02-01T00:00:00.000Z","cwd":"/home/u/p"}`)), 0o644)
-	for deadline := time.Now().Add(10 * time.Second); ; {
+	for deadline := time.Now().Add(guard); ; {
 		res, err := http.Get(url + "api/sessions")
 		if err != nil {
 			t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/piweb/piweb/inspect"
 	"github.com/piweb/piweb/sessions"
 )
 
@@ -29,16 +30,18 @@ func run(ctx context.Context, args []string) error {
 	if len(args) > 0 {
 		switch args[0] {
 		case "inspect":
-			return inspect(os.Stdout, args[1:])
+			return inspectCmd(os.Stdout, args[1:])
 		case "tree":
 			return tree(os.Stdout, args[1:])
+		case "usage":
+			return usageCmd(ctx, os.Stdout, args[1:])
 		}
 	}
 	return serve(ctx, args)
 }
 
-// inspect prints pi's reading of a session file as JSON.
-func inspect(w io.Writer, args []string) error {
+// inspectCmd prints pi's reading of a session file as JSON (package inspect).
+func inspectCmd(w io.Writer, args []string) error {
 	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
 	leaf := fs.String("leaf", "", "entry `ID` to read the path and context at (default: the file's last entry)")
 	diags := fs.Bool("diagnostics", false, "print the problems found in the file to stderr")
@@ -62,10 +65,5 @@ func inspect(w io.Writer, args []string) error {
 			fmt.Fprintln(os.Stderr, d)
 		}
 	}
-	in, err := s.Inspect(*leaf)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(w, "%s\n", in.JSON())
-	return err
+	return inspect.Write(w, s, *leaf)
 }

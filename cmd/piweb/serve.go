@@ -37,7 +37,7 @@ func serve(ctx context.Context, args []string) error {
 	cacheDir := fset.String("cache-dir", "", "keep the SQLite index store in `DIR` (the same as --store sqlite:DIR/index.db)")
 	noCache := fset.Bool("no-cache", false, "keep no index store across runs: a throwaway one, deleted at exit; every start reads every file")
 	fset.Usage = func() {
-		fmt.Fprintln(fset.Output(), "usage: piweb [--addr HOST:PORT] [--session-dir DIR] [--demo] [--store DSN | --cache-dir DIR | --no-cache]\n       piweb inspect|tree FILE")
+		fmt.Fprintln(fset.Output(), "usage: piweb [--addr HOST:PORT] [--session-dir DIR] [--demo] [--store DSN | --cache-dir DIR | --no-cache]\n       piweb inspect|tree FILE\n       piweb usage [daily|weekly|monthly|session|project|statusline] [flags]")
 		fset.PrintDefaults()
 	}
 	if err := fset.Parse(args); err != nil {

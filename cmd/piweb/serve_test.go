@@ -50,11 +50,11 @@ func start(t *testing.T, cfg config) (string, *syncBuffer) {
 			if err != nil {
 				t.Errorf("listenAndServe: %v", err)
 			}
-		case <-time.After(10 * time.Second):
+		case <-time.After(guard):
 			t.Error("the server did not stop")
 		}
 	})
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(guard)
 	for time.Now().Before(deadline) {
 		if m := urlRE.FindStringSubmatch(out.String()); m != nil {
 			return m[1], out
@@ -194,7 +194,7 @@ func TestServeMissingSessionDir(t *testing.T) {
 // waitOutput waits until the server's output holds want.
 func waitOutput(t *testing.T, out *syncBuffer, want string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(guard)
 	for !strings.Contains(out.String(), want) {
 		if time.Now().After(deadline) {
 			t.Fatalf("no %q in the output:\n%s", want, out)

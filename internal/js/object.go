@@ -212,9 +212,17 @@ func TrimSpace(b []byte) []byte {
 // value pi could write can be printed. Below maxIndent levels it stays
 // compact: indenting every level would make the output quadratic in depth.
 func Indent(src []byte, indent string) []byte {
-	const maxIndent = 64
-	out := make([]byte, 0, len(src)+len(src)/2)
-	depth := 0
+	return AppendIndent(make([]byte, 0, len(src)+len(src)/2), src, indent, 0)
+}
+
+// maxIndent is the depth below which Indent and AppendIndent stay compact.
+const maxIndent = 64
+
+// AppendIndent appends src laid out as Indent lays it out when it is a
+// value nested depth levels deep in a larger one: the bytes Indent would
+// write for it there. A writer of a large document can so lay it out one
+// value at a time.
+func AppendIndent(out, src []byte, indent string, depth int) []byte {
 	newline := func() {
 		if depth > maxIndent {
 			return

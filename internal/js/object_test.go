@@ -75,3 +75,21 @@ func TestIndent(t *testing.T) {
 		t.Errorf("deep value indented is not JSON: %v", err)
 	}
 }
+
+// TestAppendIndent checks a value laid out at a depth is what Indent
+// writes for it inside a larger value, near maxIndent too.
+func TestAppendIndent(t *testing.T) {
+	for _, v := range []string{`{}`, `[ ]`, `"s"`, `{"a": [1, {"b": "x\"y,[]{}:"}, [ ], {}], "c" : null}`, `[[[[1]]]]`} {
+		for _, depth := range []int{0, 1, 2, 62, 63, 64, 65, 70} {
+			open, close := strings.Repeat("[", depth), strings.Repeat("]", depth)
+			whole := Indent([]byte(open+v+close), "  ")
+			// The value starts after the opening brackets' lines and ends before the closing ones'.
+			prefix := Indent([]byte(open+"0"+close), "  ")
+			k := bytes.IndexByte(prefix, '0')
+			want := whole[k : len(whole)-(len(prefix)-k-1)]
+			if got := AppendIndent([]byte("x"), []byte(v), "  ", depth); string(got) != "x"+string(want) {
+				t.Errorf("AppendIndent(%s, %d) = %q, want %q", v, depth, got[1:], want)
+			}
+		}
+	}
+}

@@ -1,6 +1,6 @@
-// Command loadtest measures piweb under many clients, for the README's
-// scale table: it builds piweb, serves a sessions root (by default the
-// generated 1 GiB benchmark tree, made once under the temp dir), waits for
+// Command loadtest measures piweb under many clients, for the scale table
+// of docs/benchmarks.md: it builds piweb, serves a sessions root (by default
+// the generated 1 GiB benchmark tree, made once under the temp dir), waits for
 // the first indexing to end, then has N clients fetch a page as browsers do
 // (gzip) and reports latency percentiles and piweb's peak memory.
 //

@@ -58,3 +58,26 @@ func Append(t testing.TB, path, content string) {
 		t.Fatal(err)
 	}
 }
+
+// Crowded returns a session whose labels would stand on one another where
+// a map draws them: three branches (x, y and z) of n entries side by side
+// from a1, and a label ("L<k> checkpoint <target>") on each target in turn,
+// the labels hanging off the last entry of z.
+func Crowded(n int, targets ...string) string {
+	lines := []string{Header, User("u1", "", 1, "start"), Asst("a1", "u1", 2, "ok")}
+	for _, br := range []string{"x", "y", "z"} {
+		parent := "a1"
+		for k := 1; k <= n; k++ {
+			id := fmt.Sprintf("%s%d", br, k)
+			lines = append(lines, User(id, parent, 3, "go "+id))
+			parent = id
+		}
+	}
+	parent := fmt.Sprintf("z%d", n)
+	for k, target := range targets {
+		id := fmt.Sprintf("l%d", k)
+		lines = append(lines, Entry("label", id, parent, 4, fmt.Sprintf(`,"targetId":%q,"label":"L%d checkpoint %s"`, target, 51+k*283, target)))
+		parent = id
+	}
+	return Lines(lines...)
+}

@@ -83,3 +83,32 @@ func Postgres(t testing.TB) (string, bool) {
 	u.RawQuery = q.Encode()
 	return u.String(), true
 }
+
+// Kept returns the DSN of a schema named name on the test server, made if
+// missing and never dropped (benchmarks keep a built store between runs),
+// or false when there is no server.
+func Kept(t testing.TB, name string) (string, bool) {
+	t.Helper()
+	base := os.Getenv("PIWEB_TEST_POSTGRES")
+	if base == "" {
+		return "", false
+	}
+	db, err := sql.Open("pgx", base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	db.ExecContext(ctx, `CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public`)
+	if _, err := db.ExecContext(ctx, `CREATE SCHEMA IF NOT EXISTS `+name); err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", name+",public")
+	u.RawQuery = q.Encode()
+	return u.String(), true
+}

@@ -74,8 +74,13 @@
   // here" for the selected entry with its button focused, so a second Enter
   // rewinds (Esc closes it). Viewing another path is shift+V (app.js). As
   // with shift+L, the key down is taken and the form opens on key up, so the
-  // same key press cannot also press the button it focuses.
+  // same key press cannot also press the button it focuses. A second Enter
+  // within 300 ms of the first (a double press, a held key) is not taken as
+  // the confirmation: the form says to press it again. The rewind's card
+  // offers Undo for 10 s.
   let enterArmed = false;
+  let firstEnter = -Infinity; // the time of the Enter that opened the form
+  const confirmGap = 300;
   window.addEventListener(
     "keydown",
     (e) => {
@@ -87,6 +92,40 @@
       e.preventDefault();
       e.stopPropagation();
       enterArmed = true;
+      if (!e.repeat) firstEnter = e.timeStamp;
+    },
+    true
+  );
+  const onRewindButton = (e) => e.key === "Enter" && e.target.matches && e.target.matches('#entry-actions details[data-act="rewind"] button[type="submit"]');
+  let tooSoon = false; // the Enter going down now was too soon: its keypress must not press the button either
+  window.addEventListener(
+    "keypress",
+    (e) => {
+      if (tooSoon && onRewindButton(e)) {
+        e.preventDefault();
+        e.stopPropagation();
+      }
+    },
+    true
+  );
+  window.addEventListener("keyup", (e) => e.key === "Enter" && (tooSoon = false), true);
+  window.addEventListener(
+    "keydown",
+    (e) => {
+      if (!onRewindButton(e)) return;
+      tooSoon = e.repeat || e.timeStamp - firstEnter < confirmGap;
+      if (!tooSoon) return;
+      e.preventDefault();
+      e.stopPropagation();
+      const form = e.target.closest("form");
+      let say = form.querySelector(".act-soon");
+      if (!say) {
+        say = document.createElement("p");
+        say.className = "act-soon";
+        say.setAttribute("role", "status");
+        form.append(say);
+      }
+      say.textContent = "Press Enter again to rewind (the second Enter came too soon to count as a yes).";
     },
     true
   );
@@ -134,6 +173,33 @@
     },
     true
   );
+
+  // A rewind's card offers Undo for 10 s: a rewind back to the leaf before.
+  // It draws the panel shown now, whichever entry that is.
+  const undoFor = 10000;
+  // Only the latest rewind can be undone (an older Undo would be refused:
+  // pi's leaf moved since), and an Undo is used once.
+  document.addEventListener("htmx:load", () => {
+    const fresh = document.querySelectorAll("#act-outcomes form[data-undo]:not([data-timed])");
+    if (!fresh.length) return;
+    document.querySelectorAll("#act-outcomes form[data-undo][data-timed]").forEach((f) => f.remove());
+    fresh.forEach((f) => {
+      f.dataset.timed = "";
+      f.closest(".outcome").scrollIntoView({ block: "nearest" }); // in sight, wherever the conversation was
+      setTimeout(() => f.remove(), undoFor);
+    });
+  });
+  document.body.addEventListener("htmx:configRequest", (e) => {
+    const f = e.detail.elt;
+    if (!f.matches || !f.matches("form[data-undo]")) return;
+    const p = panel();
+    if (p) e.detail.parameters.panel = p.dataset.ref;
+    f.hidden = true;
+  });
+  document.body.addEventListener("htmx:afterRequest", (e) => {
+    const f = e.detail.elt;
+    if (f.matches && f.matches("form[data-undo]")) f.remove();
+  });
 
   // Outcome cards stay until dismissed.
   document.addEventListener("click", (e) => {

@@ -66,6 +66,7 @@
       const es = new EventSource("/events?" + p);
       es.addEventListener("row", (e) => liveRow(e.data, list.dataset.sort || "activity"));
       es.addEventListener("gone", (e) => dropRow(e.data));
+      es.addEventListener("group", (e) => replaceById(e.data)); // a project's totals, as its rows changed
       return es;
     }, refetch);
     const connect = live.connect;
@@ -121,6 +122,7 @@
       filter: tree.dataset.filter || "default",
       q: tree.dataset.q || "",
       folds: new Set((tree.dataset.folds || "").split(",").filter(Boolean)),
+      open: new Set((tree.dataset.open || "").split(",").filter(Boolean)), // runs of settings rows drawn row by row
       leaf: tree.dataset.leaf || "", // "" follows the session's leaf
       target: tree.dataset.target || "",
       version: tree.dataset.version || "",
@@ -135,17 +137,23 @@
       if (S.filter !== "default") p.set("filter", S.filter);
       if (S.q) p.set("q", S.q);
       if (S.folds.size) p.set("fold", Array.from(S.folds).sort().join(","));
+      if (S.open.size) p.set("open", Array.from(S.open).sort().join(","));
       if (S.leaf) p.set("leaf", S.leaf);
       for (const [k, v] of Object.entries(extra || {})) if (v !== "" && v != null) p.set(k, v);
       return p;
     }
-    function syncURL() {
-      const p = params({ target: S.target });
+    // tabView is the conversation pane's tab shown ("context", "files"), "" for the conversation.
+    function tabView() {
       const tab = $(".tab.on");
-      if (tab && /view=context/.test(tab.getAttribute("href") || "")) p.set("view", "context");
+      const m = tab && /[?&]view=(context|files)\b/.exec(tab.getAttribute("href") || "");
+      return m ? m[1] : "";
+    }
+    function syncURL() {
+      const map = $("#map-pane");
+      const p = params({ target: S.target, view: tabView() || (map && !map.hidden ? "map" : "") }); // one view at a time in the address
       history.replaceState(null, "", base + (p.toString() ? "?" + p : ""));
     }
-    const rows = () => $$(".row:not(.noise-hidden)", tree); // a folded run of settings rows moves as one
+    const rows = () => $$(".row", tree); // a closed run of settings rows is one row
     const rowOf = (pos) => document.getElementById("n" + pos);
     const selected = () => $(".row.sel", tree);
 
@@ -196,11 +204,52 @@
     function loadConversation(ref, delay) {
       clearTimeout(convTimer);
       convTimer = setTimeout(() => {
-        const p = params({ e: ref });
-        const tab = $(".tab.on");
-        if (tab && /view=context/.test(tab.getAttribute("href") || "")) p.set("view", "context");
+        const p = params({ e: ref, view: tabView() });
         htmx.ajax("GET", base + "/entry?" + p, { target: "#conv", swap: "innerHTML" });
       }, delay || 0);
+    }
+
+    // markWords marks the tree search's words in the conversation, as a find
+    // in the page would: those of the address's q (a search hit opened here)
+    // too, or of data-hl when q could not filter the tree.
+    function markWords() {
+      $$("mark.q-hit", conv).forEach((m) => {
+        const p = m.parentNode;
+        m.replaceWith(m.textContent);
+        p.normalize();
+      });
+      const words = (S.q || tree.dataset.hl || "").toLowerCase().split(/\s+/).filter(Boolean);
+      const root = $("#msgs", conv);
+      if (!words.length || !root) return;
+      const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {
+        acceptNode: (n) => (n.parentElement.closest("mark, button, textarea") ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT),
+      });
+      const nodes = [];
+      for (let n = walker.nextNode(); n; n = walker.nextNode()) nodes.push(n);
+      let left = 500; // marks at most: a page of long tool output can hold thousands
+      for (const n of nodes) {
+        const text = n.data;
+        const low = text.toLowerCase();
+        if (left <= 0) break;
+        if (low.length !== text.length) continue; // a letter whose lower case is longer: offsets would not match
+        const hits = [];
+        for (const w of words) for (let i = low.indexOf(w); i >= 0; i = low.indexOf(w, i + w.length)) hits.push([i, i + w.length]);
+        if (!hits.length) continue;
+        hits.sort((a, b) => a[0] - b[0]);
+        const frag = document.createDocumentFragment();
+        let at = 0;
+        for (const [a, b] of hits) {
+          if (a < at || left <= 0) continue;
+          const m = document.createElement("mark");
+          m.className = "q-hit";
+          m.textContent = text.slice(a, b);
+          frag.append(text.slice(at, a), m);
+          at = b;
+          left--;
+        }
+        frag.append(text.slice(at));
+        n.replaceWith(frag);
+      }
     }
 
     function scrollToTarget() {
@@ -214,7 +263,10 @@
       let tag = S.filter === "default" ? "" : " [" + S.filter + "]";
       if (tree.classList.contains("show-lt")) tag += " [+label time]";
       const c = $("#tree-count");
-      if (c) c.textContent = n + (n === 1 ? " row" : " rows") + tag + (S.leaf ? " · active: " + S.leaf : "");
+      // Viewing another path: name the row marked "← viewing" (the leaf asked
+      // for may be hidden); "← active" stays where pi resumes.
+      const viewing = S.leaf && ($(".row.leaf", tree)?.dataset.ref || S.leaf);
+      if (c) c.textContent = n + (n === 1 ? " row" : " rows") + tag + (viewing ? " · viewing the path to " + viewing : "");
     }
 
     // note shows a short message in the tree's status line for a few seconds.
@@ -266,6 +318,7 @@
       }
       tree.innerHTML = html;
       S.version = res.headers.get("X-Tree-Version") || S.version;
+      S.open = new Set(decodeURIComponent(res.headers.get("X-Tree-Open") || "").split(",").filter(Boolean)); // with a run opened for the selection
       status(res.headers.get("X-Tree-Total"));
       const row = rowOf(res.headers.get("X-Tree-Selected"));
       const gone = res.headers.get("X-Tree-Note");
@@ -377,7 +430,8 @@
       let r = cur;
       for (;;) {
         const n = kids(r);
-        const next = r.nextElementSibling;
+        let next = r.nextElementSibling;
+        while (next && !next.classList.contains("row") && !next.classList.contains("more")) next = next.nextElementSibling; // a hint between rows
         const child = next && next.classList.contains("row") && next.dataset.vp === r.dataset.p ? next : null;
         if (n === 0 || !child) return select(r, { delay: 150 });
         if (n > 1) return select(child, { delay: 150 });
@@ -411,16 +465,20 @@
       searchTimer = setTimeout(() => {
         if (q === S.q) return;
         S.q = q;
+        tree.dataset.hl = ""; // the words typed now are the ones to mark
         S.folds.clear();
         reloadTree();
+        markWords();
       }, now ? 0 : 250);
     }
 
+    // makeActive is pi's shift+V here: view the path to the selected entry,
+    // and say so at once in the conversation (which path, where pi resumes).
     function makeActive() {
       const cur = selected();
       if (!cur) return;
       S.leaf = cur.dataset.ref;
-      reloadTree();
+      reloadTree().then(() => loadConversation(S.target));
     }
 
     // Compare: "compare with…" (or shift+C) takes the selected entry as A;
@@ -433,17 +491,34 @@
       const sw = $('.pane-switch [data-pane="tree"]');
       if (sw && getComputedStyle(sw.parentElement).display !== "none") sw.click();
       const n = $("#tree-note");
+      const say = "Compare " + a + " with… now click the entry to compare it with, or move to it and press Enter (Esc cancels).";
       if (n) {
         clearTimeout(noteTimer);
         n.classList.remove("fail");
-        n.textContent = "Compare " + a + " with… click a row, or Enter on the selected one (Esc cancels)";
+        n.textContent = say;
       }
+      // The same words under the selected row, where the eyes are.
+      $$(".pick-hint", tree).forEach((h) => h.remove());
+      const row = $$(".row", tree).find((r) => r.dataset.ref === a);
+      if (row) {
+        const hint = document.createElement("div");
+        hint.className = "pick-hint";
+        hint.setAttribute("role", "status");
+        const b = document.createElement("strong");
+        b.textContent = "A: " + a + ".";
+        hint.append(b, " Now click the entry to compare it with, or move to it and press Enter (Esc cancels).");
+        row.after(hint);
+        hint.scrollIntoView({ block: "nearest" });
+      }
+      $$("[data-compare-pick]", conv).forEach((btn) => (btn.textContent = "pick B in the tree…"));
       tree.focus({ preventScroll: true });
     }
     function cancelPick() {
       delete document.body.dataset.comparePick;
       const n = $("#tree-note");
       if (n) n.textContent = "";
+      $$(".pick-hint", tree).forEach((h) => h.remove());
+      $$("[data-compare-pick]", conv).forEach((btn) => (btn.textContent = "compare with…"));
     }
     function finishPick(row) {
       const a = document.body.dataset.comparePick;
@@ -492,7 +567,7 @@
         if (search.value) setSearch("", true);
         else if (S.leaf) {
           S.leaf = ""; // follow the session's own leaf again
-          reloadTree();
+          reloadTree().then(() => loadConversation(S.target));
         } else handled = false;
       } else if (!inSearch && k === "Backspace") {
         if (search.value) setSearch(search.value.slice(0, -1));
@@ -508,9 +583,12 @@
     tree.addEventListener("click", (e) => {
       const fold = e.target.closest("[data-noise-toggle]");
       if (fold) {
-        const open = fold.getAttribute("aria-expanded") !== "true";
-        fold.setAttribute("aria-expanded", String(open));
-        $$('.row[data-noise="' + fold.dataset.noiseToggle + '"]', tree).forEach((r) => r.classList.toggle("noise-hidden", !open));
+        // A run of settings rows: drawn as one row, or row by row (the server pages it either way).
+        const ref = fold.dataset.noiseToggle;
+        if (S.open.has(ref)) S.open.delete(ref);
+        else S.open.add(ref);
+        S.target = fold.closest(".row").dataset.ref;
+        reloadTree();
         return;
       }
       const more = e.target.closest(".more");
@@ -557,11 +635,8 @@
       if (!res.ok) return;
       tree.innerHTML = await res.text();
       status(res.headers.get("X-Tree-Total"));
-      const first = Number(res.headers.get("X-Tree-First") || 0);
-      tree.dataset.first = String(first);
-      const all = $$(".row", tree);
-      let row = all[Math.max(0, Math.min(all.length - 1, k - first))];
-      if (row && row.dataset.noise) row = rowOf(row.dataset.noise) || row; // a folded row: its run's first
+      tree.dataset.first = res.headers.get("X-Tree-First") || "0";
+      const row = rowOf(res.headers.get("X-Tree-Selected")); // row k's, or its closed run's first
       if (row) select(row, { scroll: true });
       markPath();
       observe();
@@ -578,16 +653,26 @@
     });
 
     document.body.addEventListener("htmx:afterSwap", (e) => {
+      if (conv.contains(e.target)) markWords(); // a conversation, or an earlier page of it
       if (e.target === conv) document.dispatchEvent(new CustomEvent("piweb:changed"));
       if (e.target !== conv) return;
       scrollToTarget();
       const inner = $("#conv-inner", conv);
+      const src = (e.detail.requestConfig && e.detail.requestConfig.elt) || e.detail.elt;
       if (inner && inner.dataset.stale) {
         // The rows named an entry the file no longer holds: reload them around the leaf.
         note(inner.dataset.stale);
         S.target = inner.dataset.ref;
         S.leaf = "";
         reloadTree();
+      } else if (inner && src && src.closest && src.closest("[data-follow]") && inner.dataset.ref !== S.target) {
+        // The depth box selected the entry at a depth: the tree follows.
+        const row = $$(".row", tree).find((r) => r.dataset.ref === inner.dataset.ref);
+        if (row) select(row, { load: false, scroll: true });
+        else {
+          S.target = inner.dataset.ref;
+          reloadTree();
+        }
       } else syncURL(); // the tab shown belongs in the address too
     });
 
@@ -671,6 +756,7 @@
     markPath();
     observe();
     status();
+    markWords();
     scrollToTarget();
     tree.focus({ preventScroll: true });
     connect();

@@ -1,22 +1,30 @@
 // map.js: the session map in place of the text tree (?view=map, or the
-// "map" button). It fetches the server's SVG
-// (/s/KEY/map), keeps the selected entry and pi's leaf marked, pans by
-// scrolling or dragging, zooms with + / − / 0 (fit) and l (the leaf), and
-// asks the page to select a segment's entry on click (shift+click compares
-// it with the selected entry). app.js tells it when the tree changed.
+// "map" button). It fetches the server's SVG (/s/KEY/map), keeps the
+// selected entry and pi's leaf marked, fits the drawing in the pane and
+// centres it, pans by scrolling or dragging, zooms with + / − / 0 (fit) and
+// l (the leaf), and asks the page to select a run's entry on a click
+// (shift+click compares it with the selected entry) or on the arrow keys:
+// up to the run it hangs from, down to the first run hanging from it (the
+// one on the path pi resumes first), left and right to its siblings. The
+// pane is the map's one tab stop. app.js tells it when the tree changed.
 (() => {
   "use strict";
   const pane = document.getElementById("map-pane");
   const tree = document.getElementById("tree");
   if (!pane || !tree) return;
   const view = document.getElementById("map-view");
+  const status = document.getElementById("map-status");
   const toggle = document.querySelector("[data-map-toggle]");
+  const minLabel = 10; // labels are never drawn smaller than this, in CSS pixels
   let zoom = 1;
+  let fitted = false; // the first drawing of a visit is fitted to the pane
   let loaded = "";
   let timer = 0;
   let focus = ""; // the entry whose folded subtree the map draws in detail
 
   const selected = () => document.querySelector("#conv-inner")?.dataset.ref || tree.dataset.target || "";
+  const svgOf = () => view.querySelector("svg");
+  const size = (svg) => [Number(svg.getAttribute("width")), Number(svg.getAttribute("height"))];
 
   function url() {
     const p = new URLSearchParams();
@@ -42,8 +50,24 @@
     const doc = new DOMParser().parseFromString(text, "image/svg+xml");
     const svg = doc.documentElement;
     if (svg.nodeName !== "svg") return;
+    const old = svgOf();
+    const at = old && old.getBoundingClientRect();
     view.replaceChildren(document.importNode(svg, true));
-    apply();
+    if (!fitted) {
+      fitted = true;
+      fit(0.35); // the whole map, unless that makes it too small to read: then the leaf
+      if (zoom > fitZoom() + 1e-9) toLeaf();
+    } else {
+      apply();
+      if (at) {
+        // A drawing that grew (a live append) stays where it was on screen.
+        const now = svgOf().getBoundingClientRect();
+        view.scrollLeft += now.left - at.left;
+        view.scrollTop += now.top - at.top;
+      }
+    }
+    pane.dataset.ready = "1";
+    say();
   }
   const soon = () => {
     clearTimeout(timer);
@@ -53,33 +77,53 @@
     }, 50);
   };
 
+  // apply sizes the drawing for the zoom; labels that would be smaller
+  // than minLabel on screen are drawn larger, and those that then run
+  // into a label before them (the path's come first) or a tag are hidden.
   function apply() {
-    const svg = view.querySelector("svg");
+    const svg = svgOf();
     if (!svg) return;
-    const w = Number(svg.getAttribute("width")), h = Number(svg.getAttribute("height"));
+    const [w, h] = size(svg);
     svg.style.width = Math.round(w * zoom) + "px";
     svg.style.height = Math.round(h * zoom) + "px";
+    const lbl = Math.max(11, minLabel / zoom);
+    svg.style.setProperty("--lbl", lbl.toFixed(2) + "px");
+    svg.dataset.zoom = zoom.toFixed(4);
+    const texts = Array.from(svg.querySelectorAll("text.label"));
+    svg.querySelectorAll(".crowd").forEach((e) => e.classList.remove("crowd"));
+    if (lbl <= 11) return;
+    const kept = Array.from(svg.querySelectorAll(".mk.tag"), (t) => t.getBoundingClientRect()); // a text may cover no tag
+    for (const t of texts) {
+      const r = t.getBoundingClientRect();
+      if (kept.some((k) => r.left < k.right && k.left < r.right && r.top < k.bottom && k.top < r.bottom)) {
+        t.classList.add("crowd");
+        t.parentElement.querySelector(".lead")?.classList.add("crowd");
+      } else kept.push(r);
+    }
   }
 
   // setZoom zooms to z, keeping the point at (cx, cy) on the screen where
   // it is (the middle of the view when not given).
   function setZoom(z, cx, cy) {
+    const svg = svgOf();
     const before = zoom;
-    zoom = Math.max(0.1, Math.min(4, z));
+    zoom = Math.max(0.02, Math.min(4, z));
+    if (!svg) return;
     const v = view.getBoundingClientRect();
-    const ax = (cx ?? v.left + v.width / 2) - v.left, ay = (cy ?? v.top + v.height / 2) - v.top;
-    const px = (view.scrollLeft + ax) / before, py = (view.scrollTop + ay) / before;
+    const ax = cx ?? v.left + v.width / 2, ay = cy ?? v.top + v.height / 2;
+    const r = svg.getBoundingClientRect();
+    const px = (ax - r.left) / before, py = (ay - r.top) / before; // the point under (ax, ay), in the drawing's units
     apply();
-    view.scrollLeft = px * zoom - ax;
-    view.scrollTop = py * zoom - ay;
+    const n = svg.getBoundingClientRect();
+    view.scrollLeft += n.left + px * zoom - ax;
+    view.scrollTop += n.top + py * zoom - ay;
     // Zooming in past 1.5 asks for the detail folded nearest the middle.
     if (before < 1.5 && zoom >= 1.5) {
-      const v = view.getBoundingClientRect();
-      const cx = v.left + v.width / 2, cy = v.top + v.height / 2;
+      const mx = v.left + v.width / 2, my = v.top + v.height / 2;
       let best = null, dist = Infinity;
       view.querySelectorAll("[data-focus]").forEach((m) => {
         const r = m.getBoundingClientRect();
-        const d = Math.hypot(r.left - cx, r.top - cy);
+        const d = Math.hypot(r.left - mx, r.top - my);
         if (d < dist) (best = m), (dist = d);
       });
       if (best) detail(best.dataset.focus);
@@ -92,16 +136,68 @@
     load();
   }
 
-  function fit() {
-    const svg = view.querySelector("svg");
-    if (!svg) return;
-    const w = Number(svg.getAttribute("width")), h = Number(svg.getAttribute("height"));
-    setZoom(Math.min(view.clientWidth / w, view.clientHeight / h, 1.5));
+  // fitZoom is the zoom at which the whole drawing fits the view, both ways.
+  function fitZoom() {
+    const svg = svgOf();
+    if (!svg) return 1;
+    const [w, h] = size(svg);
+    return Math.min((view.clientWidth - 8) / w, (view.clientHeight - 8) / h, 3);
+  }
+
+  // fit zooms so the whole drawing fits the view (no less than floor), centred.
+  function fit(floor) {
+    const z = Math.max(fitZoom(), floor || 0);
+    zoom = Math.max(0.02, Math.min(4, z));
+    apply();
+    view.scrollLeft = (view.scrollWidth - view.clientWidth) / 2;
+    view.scrollTop = 0;
   }
 
   function toLeaf() {
     const leaf = view.querySelector(".mk.leaf") || view.querySelector(".seg.sel");
-    if (leaf) leaf.scrollIntoView({ block: "center", inline: "nearest" });
+    if (leaf) leaf.scrollIntoView({ block: "center", inline: "center" });
+  }
+
+  // say names the selected run below the map (for the keyboard, and read
+  // out by screen readers).
+  function say() {
+    const g = view.querySelector(".seg.sel");
+    status.textContent = g ? (g.querySelector("title")?.textContent || "").replace(/\n/g, " — ") : "";
+  }
+
+  // pick selects run (or mark) el's entry, as a click does.
+  function pick(el, shift) {
+    const ref = el.dataset.entry;
+    if (shift && selected()) {
+      location.href = pane.dataset.mapSrc.replace(/\/map$/, "/compare") + "?a=" + encodeURIComponent(selected()) + "&b=" + encodeURIComponent(ref);
+      return;
+    }
+    view.querySelectorAll(".seg.sel").forEach((s) => s.classList.remove("sel"));
+    el.closest(".seg")?.classList.add("sel");
+    say();
+    document.dispatchEvent(new CustomEvent("piweb:select", { detail: { ref } }));
+  }
+
+  // step moves the selection to the run up (its parent), down (a child:
+  // the one on the path pi resumes first), or to a sibling (left, right).
+  function step(dir) {
+    const runs = Array.from(view.querySelectorAll("g.seg"));
+    if (!runs.length) return;
+    const cur = view.querySelector("g.seg.sel") || view.querySelector(".mk.leaf")?.closest("g.seg") || runs[0];
+    let next = null;
+    if (dir === "up") next = runs.find((g) => g.dataset.entry === cur.dataset.up);
+    else if (dir === "down") {
+      const kids = runs.filter((g) => g.dataset.up === cur.dataset.entry);
+      next = kids.find((g) => g.classList.contains("path")) || kids[0];
+    } else {
+      const sibs = runs.filter((g) => g.dataset.up === cur.dataset.up);
+      next = sibs[sibs.indexOf(cur) + (dir === "left" ? -1 : 1)];
+    }
+    if (!next && !view.querySelector("g.seg.sel")) next = cur; // the first key press selects where the map stands
+    if (!next) return;
+    pick(next, false);
+    const b = next.getBoundingClientRect(), v = view.getBoundingClientRect();
+    if (b.bottom < v.top || b.top > v.bottom || b.right < v.left || b.left > v.right) next.scrollIntoView({ block: "nearest", inline: "nearest" });
   }
 
   function show(on) {
@@ -114,6 +210,7 @@
     history.replaceState(history.state, "", u);
     if (on) {
       loaded = "";
+      fitted = false;
       load();
       pane.focus({ preventScroll: true });
     } else {
@@ -134,31 +231,28 @@
     }
     const more = e.target.closest("[data-focus]");
     if (more) return detail(more.dataset.focus); // "+k": draw that subtree in detail
-    // A segment reads its last entry; a mark inside a run (a label,
+    // A run reads its last entry; a mark inside a run (a label,
     // compaction, summary, search hit) names its own entry.
     const el = e.target.closest("[data-entry]");
-    if (!el) return;
-    const ref = el.dataset.entry;
-    if (e.shiftKey && selected()) {
-      location.href = pane.dataset.mapSrc.replace(/\/map$/, "/compare") + "?a=" + encodeURIComponent(selected()) + "&b=" + encodeURIComponent(ref);
-      return;
-    }
-    view.querySelectorAll(".seg.sel").forEach((s) => s.classList.remove("sel"));
-    el.closest(".seg")?.classList.add("sel");
-    document.dispatchEvent(new CustomEvent("piweb:select", { detail: { ref } }));
+    if (el) pick(el, e.shiftKey);
   });
+  const keys = { ArrowUp: "up", ArrowDown: "down", ArrowLeft: "left", ArrowRight: "right" };
   pane.addEventListener("keydown", (e) => {
-    if (e.target.closest("input,button")) return;
+    if (e.target.closest("input,textarea,select") || e.ctrlKey || e.altKey || e.metaKey) return;
     const k = e.key;
     if (k === "+" || k === "=") setZoom(zoom * 1.25);
-    else if (k === "-" || k === "−") setZoom(zoom / 1.25);
+    else if (k === "-" || k === "−" || k === "_") setZoom(zoom / 1.25);
     else if (k === "0") fit();
-    else if (k === "l") toLeaf();
-    else if (k === "Enter" && e.target.closest(".seg")) e.target.closest(".seg").click();
+    else if (k === "l" || k === "L") toLeaf();
+    else if (keys[k]) step(keys[k]);
     else if (k === "Escape") show(false);
-    else return;
+    else return; // Enter and Space press a focused button
     e.preventDefault();
     e.stopPropagation();
+  });
+  // A click or a drag on the map gives it the keys.
+  view.addEventListener("pointerdown", () => {
+    if (document.activeElement !== pane) pane.focus({ preventScroll: true });
   });
   // Drag (a mouse, a pen or one finger) pans; two fingers pinch to zoom. A
   // drag that starts on a run does not click it.
@@ -219,7 +313,10 @@
 
   document.addEventListener("piweb:changed", soon); // app.js: the tree changed (live) or another entry was selected
   document.addEventListener("piweb:map-toggle", () => show(pane.hidden));
-  if (!pane.hidden) load();
+  if (!pane.hidden) {
+    load();
+    pane.focus({ preventScroll: true }); // the map opened with the page takes the keys
+  }
 })();
 
 // The minimap: a strip beside a long text tree with ticks where its branch
