@@ -3,6 +3,7 @@ package sessions
 import (
 	"math"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/piweb/piweb/internal/js"
@@ -301,11 +302,23 @@ func (r *rawEntry) set(m js.Member) {
 
 // idArena keeps the bytes of a session's ids in shared blocks, one
 // allocation per block instead of one per id (there are two ids per entry).
+// Copies of it (a snapshot's fork copies its session's) share its block:
+// whichever goes on from where the block was last left fills it, the
+// others start blocks of their own, so that no id is ever written over
+// and no copy keeps another snapshot alive.
 type idArena struct {
-	buf   strings.Builder // the block being filled: ids are pieces of its String, which writes never change
-	owner *idArena        // the arena buf was started by: a copy (a snapshot's fork) starts a block of its own
-	next  int             // the size of the next block
-	last  string          // the id of the entry read before, most often the next one's parent
+	blk  *idBlock // the block being filled, nil before the first
+	mine int      // how much of blk was written when this arena last wrote
+	next int      // the size of the next block
+	last string   // the id of the entry read before, most often the next one's parent
+}
+
+// idBlock holds the bytes of ids: they are pieces of b's String, which
+// later writes never change.
+type idBlock struct {
+	b    strings.Builder
+	size int          // b's capacity, fixed when made
+	used atomic.Int64 // bytes claimed: an arena writes only after claiming, from where it left the block
 }
 
 // str decodes the raw JSON string value, as js.String does.
@@ -320,15 +333,18 @@ func (a *idArena) str(raw []byte) (string, bool) {
 	if string(inner) == a.last {
 		return a.last, true
 	}
-	if a.owner != a || a.buf.Cap()-a.buf.Len() < len(inner) {
-		a.buf = strings.Builder{} // a copied Builder may not be written, and the room after a copy's bytes is the original's
-		a.buf.Grow(max(a.next, 256))
-		a.next = min(2*a.buf.Cap(), 64<<10)
-		a.owner = a
+	n := a.mine
+	if a.blk == nil || n+len(inner) > a.blk.size || !a.blk.used.CompareAndSwap(int64(n), int64(n+len(inner))) {
+		a.blk = &idBlock{}
+		a.blk.b.Grow(max(a.next, 256))
+		a.blk.size = a.blk.b.Cap()
+		a.blk.used.Store(int64(len(inner)))
+		a.next = min(2*a.blk.size, 64<<10)
+		n = 0
 	}
-	n := a.buf.Len()
-	a.buf.Write(inner)
-	return a.buf.String()[n:], true
+	a.blk.b.Write(inner)
+	a.mine = n + len(inner)
+	return a.blk.b.String()[n:a.mine], true
 }
 
 // fill sets e's fields from r. in interns repeating strings, ids keeps ids.
