@@ -2,8 +2,9 @@ package sessions
 
 import (
 	"math"
+	"strings"
+	"sync/atomic"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/piweb/piweb/internal/js"
 )
@@ -301,10 +302,23 @@ func (r *rawEntry) set(m js.Member) {
 
 // idArena keeps the bytes of a session's ids in shared blocks, one
 // allocation per block instead of one per id (there are two ids per entry).
+// Copies of it (a snapshot's fork copies its session's) share its block:
+// whichever goes on from where the block was last left fills it, the
+// others start blocks of their own, so that no id is ever written over
+// and no copy keeps another snapshot alive.
 type idArena struct {
-	buf  []byte // the block being filled; strings point into the bytes before len
-	next int    // the size of the next block
-	last string // the id of the entry read before, most often the next one's parent
+	blk  *idBlock // the block being filled, nil before the first
+	mine int      // how much of blk was written when this arena last wrote
+	next int      // the size of the next block
+	last string   // the id of the entry read before, most often the next one's parent
+}
+
+// idBlock holds the bytes of ids: they are pieces of b's String, which
+// later writes never change.
+type idBlock struct {
+	b    strings.Builder
+	size int          // b's capacity, fixed when made
+	used atomic.Int64 // bytes claimed: an arena writes only after claiming, from where it left the block
 }
 
 // str decodes the raw JSON string value, as js.String does.
@@ -319,13 +333,18 @@ func (a *idArena) str(raw []byte) (string, bool) {
 	if string(inner) == a.last {
 		return a.last, true
 	}
-	if cap(a.buf)-len(a.buf) < len(inner) {
-		a.buf = make([]byte, 0, max(a.next, 256))
-		a.next = min(2*cap(a.buf), 64<<10)
+	n := a.mine
+	if a.blk == nil || n+len(inner) > a.blk.size || !a.blk.used.CompareAndSwap(int64(n), int64(n+len(inner))) {
+		a.blk = &idBlock{}
+		a.blk.b.Grow(max(a.next, 256))
+		a.blk.size = a.blk.b.Cap()
+		a.blk.used.Store(int64(len(inner)))
+		a.next = min(2*a.blk.size, 64<<10)
+		n = 0
 	}
-	n := len(a.buf)
-	a.buf = append(a.buf, inner...)
-	return unsafe.String(&a.buf[n], len(inner)), true // bytes never written again
+	a.blk.b.Write(inner)
+	a.mine = n + len(inner)
+	return a.blk.b.String()[n:a.mine], true
 }
 
 // fill sets e's fields from r. in interns repeating strings, ids keeps ids.

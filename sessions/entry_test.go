@@ -3,6 +3,8 @@ package sessions
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"sync"
 	"testing"
 	"unicode/utf8"
 )
@@ -81,4 +83,71 @@ func FuzzUsage(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestIDArenaCopies: a copy of an arena (a snapshot's fork copies its
+// session's) and the arena it was copied from go on writing ids, one after
+// the other or at once (run with -race), and neither changes an id the
+// other gave, nor one given before the copy.
+func TestIDArenaCopies(t *testing.T) {
+	a := &idArena{}
+	first, _ := a.str([]byte(`"a0000000"`))
+	c := *a
+	var fromA, fromC []string
+	for i := range 100 { // past the first block
+		x, _ := a.str(fmt.Appendf(nil, `"x%07d"`, i))
+		y, _ := c.str(fmt.Appendf(nil, `"y%07d"`, i))
+		fromA, fromC = append(fromA, x), append(fromC, y)
+	}
+	d := c // a copy of a copy, once it has written
+	z, _ := d.str([]byte(`"z0000000"`))
+	w, _ := c.str([]byte(`"w0000000"`))
+	if first != "a0000000" || z != "z0000000" || w != "w0000000" {
+		t.Errorf("first %q, z %q, w %q", first, z, w)
+	}
+	for i := range 100 {
+		if fromA[i] != fmt.Sprintf("x%07d", i) || fromC[i] != fmt.Sprintf("y%07d", i) {
+			t.Fatalf("id %d: %q and %q", i, fromA[i], fromC[i])
+		}
+	}
+	copies := []idArena{*a, *a, *a, *a}
+	got := make([][]string, len(copies))
+	var wg sync.WaitGroup
+	for k := range copies {
+		wg.Go(func() {
+			for i := range 200 {
+				s, _ := copies[k].str(fmt.Appendf(nil, `"%d%07d"`, k, i))
+				got[k] = append(got[k], s)
+			}
+		})
+	}
+	wg.Wait()
+	for k := range copies {
+		for i, s := range got[k] {
+			if want := fmt.Sprintf("%d%07d", k, i); s != want {
+				t.Fatalf("copy %d, id %d: %q, want %q", k, i, s, want)
+			}
+		}
+	}
+}
+
+// TestIDArenaChain: a chain of copies each writing after the one before
+// (a fork for every append Next reads, each made from the last) fills the
+// blocks as one arena does, and the ids of a chain of 2,000 take a few
+// blocks, not one each.
+func TestIDArenaChain(t *testing.T) {
+	a := idArena{next: 4096}
+	blocks := map[*idBlock]bool{}
+	for i := range 2000 {
+		c := a // the fork
+		s, _ := c.str(fmt.Appendf(nil, `"%08x"`, i))
+		if s != fmt.Sprintf("%08x", i) {
+			t.Fatalf("id %d: %q", i, s)
+		}
+		blocks[c.blk] = true
+		a = c
+	}
+	if len(blocks) > 3 { // 4 KiB, then 8 KiB, for 16,000 bytes
+		t.Errorf("2,000 ids in %d blocks", len(blocks))
+	}
 }

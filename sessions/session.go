@@ -89,10 +89,11 @@ type Session struct {
 	meta        *metaCache
 	noHeader    bool // the first parsed value was not a header: not a session, even if one follows
 	v1prev      string
-	v1lines     []v1line // v1 files: the lines JSON.parse accepts, in order (pi's firstKeptEntryIndex counts them)
-	root        string   // the sessions root the file must stay inside ("" when read with Load); see openIn
-	gen         uint64   // bumped on every change (see Gen)
-	epoch       uint64   // the gen at which Entries were last read from the start (see Epoch)
+	v1lines     []v1line     // v1 files: the lines JSON.parse accepts, in order (pi's firstKeptEntryIndex counts them)
+	root        string       // the sessions root the file must stay inside ("" when read with Load); see openIn
+	gen         uint64       // bumped on every change (see Gen)
+	epoch       uint64       // the gen at which Entries were last read from the start (see Epoch)
+	extended    *atomic.Bool // set when a snapshot made from this one took over its slices (see fork)
 }
 
 // gens numbers session states across the process, so that a generation
@@ -239,6 +240,9 @@ func (s *Session) readSized(r io.Reader, off int64, hint int64) error {
 	if s.inter == nil {
 		s.inter = interner{}
 	}
+	if s.extended == nil {
+		s.extended = new(atomic.Bool)
+	}
 	buf := getBuf(hint + 1)
 	defer putBuf(buf)
 	lr := newLineReader()
@@ -343,6 +347,9 @@ func putEnds(ends *[]int32) { endsPool.Put(ends) }
 func (s *Session) parseLines(data []byte, ends []int32) {
 	if s.inter == nil {
 		s.inter = interner{}
+	}
+	if s.extended == nil {
+		s.extended = new(atomic.Bool)
 	}
 	lr := newLineReader()
 	var off int64

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"sync/atomic"
 )
 
 // Delta says what an Update found.
@@ -87,8 +88,21 @@ func (s *Session) Next() (*Session, Delta, error) {
 
 // fork returns a copy of s to extend: appending to it never writes what
 // s's readers read (see cow.go).
+//
+// The slices an append grows (Entries, parent, roots) share their arrays
+// with s, which reads only up to its own lengths. Only the first snapshot
+// made from s may go on writing past them, and with s's interner; any other
+// (a second Next of s) gets its own copies, so siblings never write the
+// same slots.
 func (s *Session) fork() *Session {
 	n := *s
+	n.extended = new(atomic.Bool)
+	if s.extended == nil || !s.extended.CompareAndSwap(false, true) {
+		n.Entries = slices.Clip(s.Entries)
+		n.parent = slices.Clip(s.parent)
+		n.roots = slices.Clip(s.roots)
+		n.inter = interner{}
+	}
 	n.Diags = slices.Clone(s.Diags) // pruned in place by Next and rebuild
 	n.v1lines = slices.Clone(s.v1lines)
 	n.tail = slices.Clone(s.tail) // setTail writes it in place

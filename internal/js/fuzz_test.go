@@ -12,9 +12,8 @@ import (
 //
 //	go test -run '^$' -fuzz '^FuzzScan$' -fuzztime 200000x ./internal/js/
 
-// FuzzScan checks the scanner accepts exactly what JSON.parse accepts
-// (with its nested strings read by AppendValidStringAt too), and that the
-// helpers reading its spans agree with encoding/json.
+// FuzzScan checks the scanner accepts exactly what JSON.parse accepts,
+// and that the helpers reading its spans agree with encoding/json.
 func FuzzScan(f *testing.F) {
 	for _, s := range []string{
 		`{"a":[1,2,{"b":null}],"c":"\u00e9\n"}`, `{"m":{"x":[1]},"e":[{"a":1},2,{"b":{"c":3}}]}`, `[1e400,-0,0.5]`, `"\ud800"`, "\"\xff\"", `01`, `{"a":1,}`,
@@ -30,14 +29,12 @@ func FuzzScan(f *testing.F) {
 		v := bytes.TrimLeft(data, " \t\r\n")
 		v = bytes.TrimRight(v, " \t\r\n")
 		if len(v) > 0 && v[0] == '{' {
-			// Nested strings decoded in place of their scan: the same
-			// verdict.
-			str := tStrReader(v)
+			// Read with nested objects: the same verdict.
 			end, err := EachMemberNested(v, 0, func(Member) {}, []*Nested{
-				{Key: "m", Fn: func(Member) {}, Str: str},
-				{Key: "e", Each: true, Fn: func(Member) {}, Str: str}})
+				{Key: "m", Fn: func(Member) {}},
+				{Key: "e", Each: true, Fn: func(Member) {}}})
 			if (err == nil && end == len(v)) != got {
-				t.Fatalf("with nested strings decoded, EachMemberNested(%q) = %d, %v; the scanner says %v", v, end, err, got)
+				t.Fatalf("EachMemberNested(%q) = %d, %v; the scanner says %v", v, end, err, got)
 			}
 		}
 		if !got {
@@ -58,7 +55,7 @@ func FuzzScan(f *testing.F) {
 					arr = string(m.Val)
 				}
 			}, []*Nested{
-				{Key: "m", Start: func() { nested = nested[:0] }, Fn: member(&nested), Str: tStrReader(v)},
+				{Key: "m", Start: func() { nested = nested[:0] }, Fn: member(&nested)},
 				{Key: "e", Each: true, Start: func() { elems = elems[:0] }, Begin: func() { elems = append(elems, "{") }, Fn: member(&elems)},
 			})
 			if err != nil || end != len(v) {
@@ -159,37 +156,9 @@ func FuzzUnquote(f *testing.F) {
 	})
 }
 
-// FuzzAppendString: AppendString appends what String decodes, and so
-// does AppendValidString given a string a checked line can hold (valid
-// UTF-8, String's ok, a closing quote); given anything else it must
-// still return, within raw's size.
-func FuzzAppendString(f *testing.F) {
-	for _, s := range []string{`"a\nb"`, `"\ud83d\ude00"`, `"\ud83d"`, `"\ud83dx"`, `"\ud83d\u0041"`, `"\u00e9\t\\\/"`, "\"\xff\"", `"\q"`,
-		"\"a\x01\"", `"\"`, `"\'"`, `"x\"y"`, `"plain"`, `x`, `"`, `""`, "\"a\\nb\xe6\"", "\"\\u12\"", `"\u0000\b\f\r"`} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, raw []byte) {
-		want, wok := String(raw)
-		got, ok := AppendString([]byte("prefix"), raw)
-		if ok != wok || string(got) != "prefix"+want {
-			t.Fatalf("%q: AppendString %q %v, String %q %v", raw, got, ok, want, wok)
-		}
-		got, ok = AppendValidString([]byte("prefix"), raw)
-		if len(got) > len("prefix")+len(want)+len(raw) {
-			t.Fatalf("%q: AppendValidString wrote %d bytes", raw, len(got))
-		}
-		if utf8.Valid(raw) && wok && raw[len(raw)-1] == '"' {
-			if !ok || string(got) != "prefix"+want {
-				t.Fatalf("%q: AppendValidString %q %v, String %q %v", raw, got, ok, want, wok)
-			}
-		}
-	})
-}
-
 // FuzzLongString reads data as the inside of a long string, so that the
 // 64-byte blocks of ScanString see it at every offset, and checks they
-// agree with the reading one special byte at a time: end, escapes, error;
-// with AVX2 and without it (the masks of each block in Go).
+// agree with the reading one special byte at a time: end, escapes, error.
 func FuzzLongString(f *testing.F) {
 	for _, s := range []string{`a\"b`, `\\\\"`, "\x01", `\u00e9\u12`, "é\xff\"", strings.Repeat(`\\`, 40) + `"`} {
 		f.Add([]byte(s), uint8(0))
@@ -202,65 +171,6 @@ func FuzzLongString(f *testing.F) {
 		wend, wesc, werr := scanFrom(b, 1, 0, false, false)
 		if end != wend || esc != wesc || (err == nil) != (werr == nil) || (err != nil && err.Error() != werr.Error()) {
 			t.Fatalf("ScanString(%q) = %d, %v, %v; one byte at a time: %d, %v, %v", b, end, esc, err, wend, wesc, werr)
-		}
-		restore := goPath()
-		gend, gesc, gerr := ScanString(b, 0)
-		restore()
-		if end != gend || esc != gesc || (err == nil) != (gerr == nil) || (err != nil && err.Error() != gerr.Error()) {
-			t.Fatalf("ScanString(%q) = %d, %v, %v; in Go: %d, %v, %v", b, end, esc, err, gend, gesc, gerr)
-		}
-	})
-}
-
-// FuzzAppendStringAt: AppendValidStringAt decodes the string a line
-// holds at its offset as AppendValidString does (as String and
-// encoding/json do when its UTF-8 is valid) and ends where ScanString
-// ends; given anything else it returns ok false, within the line,
-// writing no more bytes than it read. With AVX2 and without it (8 bytes
-// at a time in Go) it returns the same. AppendSpacedStringAt ends as it
-// does and writes spacedRef (checkSpacedAt).
-func FuzzAppendStringAt(f *testing.F) {
-	for _, s := range []string{`"a\nb"`, `"\ud83d\ude00"`, `"\ud83d"`, `"\ud83d\u0041"`, `"\u00e9\t\\\/"`, "\"\xff\"", `"\q"`,
-		"\"a\x01\"", `"\"`, `"x\"y"`, `"plain"`, `x`, `"`, `""`, "\"a\\nb\xe6\"", "\"\\u12\"", `"\u0000\b\f\r"`,
-		`"0123456789abcdef\"0123456789\\abcdef\n"`, `"abcdefgh\ud83d`, `"abcdefg\`,
-		`"` + strings.Repeat(`0123456789abcdef\n`, 6) + `\u00e9"`, `"` + strings.Repeat("abcdefghijklmnopqrstuvwxyz", 5) + `\`} {
-		f.Add([]byte(s), uint8(0))
-		f.Add([]byte(s), uint8(9))
-	}
-	f.Fuzz(func(t *testing.T, data []byte, tail uint8) {
-		line := append(append([]byte(" "), data...), `,"k":"tail"}`[:int(tail)%13]...)
-		got, end, ok := AppendValidStringAt([]byte("prefix"), line, 1)
-		if g, gend, gok := appendValidStringAtGo([]byte("prefix"), line, 1); string(g) != string(got) || gend != end || gok != ok {
-			t.Fatalf("%q: AppendValidStringAt %q %d %v, in Go %q %d %v", line, got, end, ok, g, gend, gok)
-		}
-		if end < 1 || end > len(line) || len(got)-len("prefix") > end-1 {
-			t.Fatalf("%q: AppendValidStringAt wrote %d bytes, end %d", line, len(got)-len("prefix"), end)
-		}
-		checkSpacedAt(t, []byte("prefix"), line, 1, end, ok)
-		if len(line) < 2 || line[1] != '"' {
-			if ok {
-				t.Fatalf("%q: AppendValidStringAt ok, no string", line)
-			}
-			return
-		}
-		wend, _, err := ScanString(line, 1)
-		if err != nil {
-			if ok {
-				t.Fatalf("%q: AppendValidStringAt ok ending at %d, ScanString: %v", line, end, err)
-			}
-			return
-		}
-		raw := line[1:wend]
-		want, wok := AppendValidString([]byte("prefix"), raw)
-		if !ok || !wok || end != wend || string(got) != string(want) {
-			t.Fatalf("%q: AppendValidStringAt %q %d %v, AppendValidString %q %v ending at %d", line, got, end, ok, want, wok, wend)
-		}
-		if s, sok := String(raw); utf8.Valid(raw) && (!sok || string(got) != "prefix"+s) {
-			t.Fatalf("%q: AppendValidStringAt %q, String %q %v", raw, got, s, sok)
-		}
-		var s string
-		if utf8.Valid(raw) && json.Unmarshal(raw, &s) == nil && string(got) != "prefix"+s {
-			t.Fatalf("%q: AppendValidStringAt %q, encoding/json %q", raw, got, s)
 		}
 	})
 }

@@ -223,12 +223,7 @@ var validEscape = [256]bool{'"': true, '\\': true, '/': true, 'b': true, 'f': tr
 func scanBlocks(b []byte, i, start int, escaped bool) (int, bool, error) {
 	var carry uint64
 	for ; i+64 <= len(b); i += 64 {
-		var q, bs, c uint64
-		if useAVX2 {
-			q, bs, c = masks64AVX2(&b[i])
-		} else {
-			q, bs, c = masks64(b[i : i+64])
-		}
+		q, bs, c := masks64(b[i : i+64])
 		var esc uint64
 		if bs|carry != 0 {
 			esc = escapedBits(bs, &carry)
@@ -424,7 +419,7 @@ var ErrNotObject = errors.New("not an object")
 // EachMember validates the object b[i:] and calls fn for each member.
 // It returns the index just past the object. Values are validated in full.
 func EachMember(b []byte, i int, fn func(m Member)) (int, error) {
-	return eachNested(b, i, fn, nil, nil)
+	return eachNested(b, i, fn, nil)
 }
 
 // at returns b[i], or 0 past the end.
@@ -445,21 +440,15 @@ type Nested struct {
 	Fn    func(Member) // for each member of those objects
 	End   func()       // after them, when not nil
 	In    []*Nested    // what to read the same way inside those objects
-	// Str, when not nil, reads the string value of a member of those
-	// objects in place of the scan: given the key as written and the
-	// value's start, it returns the value's end, which must be where
-	// ScanString ends when it reads a string there (AppendValidStringAt
-	// is such a reader), or 0 to have the value scanned.
-	Str func(key []byte, vs int) int
 }
 
 // EachMemberNested is EachMember that also reads, as it goes, the values
 // that the Nested in describe. The depth of what it reads is that of in,
 // whatever the input.
 func EachMemberNested(b []byte, i int, fn func(m Member), in []*Nested) (int, error) {
-	end, err := eachNested(b, i, fn, in, nil)
+	end, err := eachNested(b, i, fn, in)
 	if err != nil && len(in) > 0 && err != ErrNotObject {
-		_, err = eachNested(b, i, func(Member) {}, nil, nil) // the error as EachMember words it
+		_, err = eachNested(b, i, func(Member) {}, nil) // the error as EachMember words it
 	}
 	return end, err
 }
@@ -529,16 +518,15 @@ func readObject(b []byte, i int, n *Nested) (int, error) {
 	if n.Begin != nil {
 		n.Begin()
 	}
-	end, err := eachNested(b, i, n.Fn, n.In, n.Str)
+	end, err := eachNested(b, i, n.Fn, n.In)
 	if err == nil && n.End != nil {
 		n.End()
 	}
 	return end, err
 }
 
-// eachNested is EachMemberNested with errors worded where they are found,
-// string values read by str when it reads them (see Nested.Str).
-func eachNested(b []byte, i int, fn func(m Member), in []*Nested, str func(key []byte, vs int) int) (int, error) {
+// eachNested is EachMemberNested with errors worded where they are found.
+func eachNested(b []byte, i int, fn func(m Member), in []*Nested) (int, error) {
 	i = SkipWS(b, i)
 	if i >= len(b) {
 		return 0, ErrAt(i, "unexpected end of input")
@@ -565,14 +553,9 @@ func eachNested(b []byte, i int, fn func(m Member), in []*Nested, str func(key [
 		}
 		vs := SkipWS(b, i+1)
 		var ve int
-		switch n := nestedFor(in, b[ks:ke], at(b, vs)); {
-		case n != nil:
+		if n := nestedFor(in, b[ks:ke], at(b, vs)); n != nil {
 			ve, err = readNested(b, vs, n)
-		case str != nil && at(b, vs) == '"':
-			if ve = str(b[ks:ke], vs); ve <= vs || ve > len(b) {
-				ve, err = ScanValue(b, vs)
-			}
-		default:
+		} else {
 			ve, err = ScanValue(b, vs)
 		}
 		if err != nil {

@@ -123,21 +123,6 @@ func BenchmarkString(b *testing.B) {
 // most of the text in sessions is.
 var proseText = []byte(`"` + strings.Repeat(`The tree is read once; every entry names its parent, and the leaf is the last one.\n`, 200) + `"`)
 
-func BenchmarkAppendValidString(b *testing.B) {
-	for _, bc := range []struct {
-		name string
-		raw  []byte
-	}{{"code", escapedText}, {"prose", proseText}} {
-		b.Run(bc.name, func(b *testing.B) {
-			b.SetBytes(int64(len(bc.raw)))
-			var dst []byte
-			for range b.N {
-				dst, _ = AppendValidString(dst[:0], bc.raw)
-			}
-		})
-	}
-}
-
 // TestNumberShort checks the short-decimal path of Number against strconv,
 // on listed and random numbers.
 func TestNumberShort(t *testing.T) {
@@ -166,39 +151,5 @@ func TestNumberShort(t *testing.T) {
 		if ok != (err == nil) || (ok && (got != want || math.Signbit(got) != math.Signbit(want))) {
 			t.Fatalf("Number(%s) = %v, %v; want %v, %v", s, got, ok, want, err)
 		}
-	}
-}
-
-// BenchmarkAppendValidStringAt: a string of a line decoded where it
-// stands (at), against finding its end and then decoding it (skip), and
-// AppendSpacedStringAt (spaced).
-func BenchmarkAppendValidStringAt(b *testing.B) {
-	for _, bc := range []struct {
-		name string
-		raw  []byte
-	}{{"code", escapedText}, {"prose", proseText}} {
-		line := append(append([]byte(`{"text":`), bc.raw...), '}')
-		b.Run(bc.name+"/skip", func(b *testing.B) {
-			b.SetBytes(int64(len(bc.raw)))
-			var dst []byte
-			for range b.N {
-				end := Skip(line, 8)
-				dst, _ = AppendValidString(dst[:0], line[8:end])
-			}
-		})
-		b.Run(bc.name+"/at", func(b *testing.B) {
-			b.SetBytes(int64(len(bc.raw)))
-			var dst []byte
-			for range b.N {
-				dst, _, _ = AppendValidStringAt(dst[:0], line, 8)
-			}
-		})
-		b.Run(bc.name+"/spaced", func(b *testing.B) {
-			b.SetBytes(int64(len(bc.raw)))
-			var dst []byte
-			for range b.N {
-				dst, _, _ = AppendSpacedStringAt(dst[:0], line, 8)
-			}
-		})
 	}
 }
