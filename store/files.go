@@ -185,8 +185,14 @@ type Save struct {
 	Docs []Doc
 	// Labels replaces the file's labels, unless nil.
 	Labels []Label
-	// Places replaces where the file's entries lie, unless nil.
+	// Places replaces where the file's entries lie, unless nil: two bits
+	// an entry, four to a byte, the first entry in the lowest bits; 0 is
+	// off the path to the file's last entry (usage's active flags follow).
 	Places []byte
+	// Usage adds the usage of the file's new entries and names its
+	// lineage (see usage.go), unless nil. With Reset, nil drops the
+	// file's usage (it is not a session).
+	Usage *Usage
 }
 
 // Save writes one file's change; nothing of it lands unless all of it does.
@@ -197,16 +203,19 @@ func (s *DB) Save(ctx context.Context, sv *Save) error {
 // SaveMany writes several files' changes in one transaction.
 func (s *DB) SaveMany(ctx context.Context, saves []*Save) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
+		jobs := make([]usageJob, 0, len(saves))
 		for _, sv := range saves {
-			if err := s.save(ctx, tx, sv); err != nil {
+			job, err := s.save(ctx, tx, sv)
+			if err != nil {
 				return err
 			}
+			jobs = append(jobs, job)
 		}
-		return nil
+		return s.saveUsage(ctx, tx, jobs) // after every file's record: a batch may hold a fork and its source
 	})
 }
 
-func (s *DB) save(ctx context.Context, tx *sql.Tx, sv *Save) error {
+func (s *DB) save(ctx context.Context, tx *sql.Tx, sv *Save) (usageJob, error) {
 	if s.engine == Postgres {
 		sv = pgText(sv)
 	}
@@ -218,7 +227,7 @@ func (s *DB) save(ctx context.Context, tx *sql.Tx, sv *Save) error {
 	case errors.Is(err, sql.ErrNoRows):
 		id = 0
 	case err != nil:
-		return err
+		return usageJob{}, err
 	}
 	places := sv.Places
 	if places == nil {
@@ -242,31 +251,32 @@ func (s *DB) save(ctx context.Context, tx *sql.Tx, sv *Save) error {
 			f.Parent, f.Project, f.Modified, meta, places, f.Problem, sum, id)
 	}
 	if err != nil {
-		return err
+		return usageJob{}, err
 	}
 	f.ID = id
+	job := usageJob{id: id, sv: sv, old: oldPlaces, now: places}
 	if sv.Reset {
 		if err := s.dropDocs(ctx, tx, id); err != nil {
-			return err
+			return job, err
 		}
 	}
 	if err := s.addDocs(ctx, tx, id, sv.Docs); err != nil {
-		return err
+		return job, err
 	}
 	if sv.Labels != nil {
 		if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM labels WHERE file_id = ?`), id); err != nil {
-			return err
+			return job, err
 		}
 		for _, l := range sv.Labels {
 			if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO labels (file_id, entry_id, label, ts, pos, off, len) VALUES (?, ?, ?, ?, ?, ?, ?)
 				ON CONFLICT (file_id, entry_id) DO UPDATE SET label = excluded.label, ts = excluded.ts, pos = excluded.pos,
 				off = excluded.off, len = excluded.len`),
 				id, l.EntryID, l.Text, l.Time, l.Pos, l.Off, l.Len); err != nil {
-				return err
+				return job, err
 			}
 		}
 	}
-	return nil
+	return job, nil
 }
 
 // pgText returns sv with every text valid for PostgreSQL, which refuses
@@ -289,6 +299,9 @@ func pgText(sv *Save) *Save {
 			l.EntryID, l.Text = t(l.EntryID), t(l.Text)
 			c.Labels[i] = l
 		}
+	}
+	if sv.Usage != nil {
+		c.Usage = pgUsage(sv.Usage, t)
 	}
 	return &c
 }
@@ -396,6 +409,7 @@ func (s *DB) Remove(ctx context.Context, machine string, paths ...string) error 
 		return nil
 	}
 	return s.tx(ctx, func(tx *sql.Tx) error {
+		var ids []int64
 		for _, p := range paths {
 			var id int64
 			err := tx.QueryRowContext(ctx, s.q(`SELECT id FROM files WHERE machine = ? AND path = ?`), machine, p).Scan(&id)
@@ -413,8 +427,9 @@ func (s *DB) Remove(ctx context.Context, machine string, paths ...string) error 
 					return err
 				}
 			}
+			ids = append(ids, id)
 		}
-		return nil
+		return s.removeUsage(ctx, tx, ids)
 	})
 }
 
