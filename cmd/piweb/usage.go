@@ -6,14 +6,18 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 	_ "time/tzdata" // --timezone works where the system has no zone files
 
+	"github.com/piweb/piweb/catalog"
 	"github.com/piweb/piweb/sessions"
+	"github.com/piweb/piweb/store"
 	"github.com/piweb/piweb/usage"
+	"github.com/piweb/piweb/usage/storesource"
 )
 
 // usageCmd prints what sessions cost: a report (daily, weekly, monthly,
@@ -37,8 +41,9 @@ func usageCmd(ctx context.Context, w io.Writer, args []string) error {
 	project := fs.String("project", "", "count only these projects (session folders, comma-separated `NAMES`)")
 	model := fs.String("model", "", "count only these models (provider/model, comma-separated `NAMES`)")
 	machine := fs.String("machine", "", "count only these machines (comma-separated `NAMES`)")
+	storeDSN := fs.String("store", "", "the index store piweb keeps: `sqlite:PATH` or postgres://USER@HOST/DB (default sqlite:$XDG_CACHE_HOME/piweb/index.db)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: piweb usage [daily|weekly|monthly|session|project] [--since DATE] [--until DATE] [--timezone TZ] [--breakdown] [--json] [--session-dir DIR]\n       piweb usage statusline [--timezone TZ] [--session-dir DIR]")
+		fmt.Fprintln(fs.Output(), "usage: piweb usage [daily|weekly|monthly|session|project] [--since DATE] [--until DATE] [--timezone TZ] [--breakdown] [--json] [--session-dir DIR] [--store DSN]\n       piweb usage statusline [--timezone TZ] [--session-dir DIR] [--store DSN]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -87,11 +92,11 @@ func usageCmd(ctx context.Context, w io.Writer, args []string) error {
 	} else if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
 		return usageError{fmt.Sprintf("--session-dir %s: no such folder", root)}
 	}
-	lib, err := sessions.OpenLibrary(root)
+	src, done, err := usageSource(ctx, root, *storeDSN, os.Stderr)
 	if err != nil {
-		return fmt.Errorf("reading sessions under %s: %w", root, err)
+		return err
 	}
-	src := usage.NewFiles(lib, machineName())
+	defer done()
 	if what == "statusline" {
 		st, err := usage.MakeStatus(ctx, src, time.Now(), loc, ws)
 		if err != nil {
@@ -112,6 +117,95 @@ func usageCmd(ctx context.Context, w io.Writer, args []string) error {
 		return err
 	}
 	return rep.WriteTable(w, usage.TableOptions{Width: termWidth(w), Breakdown: *breakdown})
+}
+
+// usageSource returns where the report's rows come from: the index store
+// (the one piweb serves from), brought up to date with root first by a
+// catalog run until the store holds every file as it is (when piweb is
+// running on root, it keeps the store current, and the run reads
+// nothing); or, when the store cannot be used, the files themselves,
+// said on warn. done closes what it opened.
+func usageSource(ctx context.Context, root, dsn string, warn io.Writer) (src usage.Source, done func(), err error) {
+	log := slog.New(slog.NewTextHandler(warn, &slog.HandlerOptions{Level: slog.LevelError}))
+	if dsn == "" {
+		if dsn, err = store.DefaultDSN(); err != nil {
+			return nil, nil, err
+		}
+	}
+	files := func(why error) (usage.Source, func(), error) {
+		fmt.Fprintf(warn, "piweb: the index store cannot be used (%v): reading the session files instead\n", why)
+		lib, err := sessions.OpenLibrary(root)
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading sessions under %s: %w", root, err)
+		}
+		return usage.NewFiles(lib, machineName()), func() {}, nil
+	}
+	st, err := store.Open(ctx, dsn, store.Options{Logger: log})
+	if err != nil {
+		return files(err)
+	}
+	if err := st.Ping(ctx); err != nil {
+		st.Close()
+		return files(err)
+	}
+	ws := &watchedStore{DB: st, failed: make(chan error, 1)}
+	cat := catalog.New(sessions.NewLibrary(root), catalog.Options{Store: ws, Logger: log})
+	runCtx, cancel := context.WithCancel(ctx)
+	ran := make(chan error, 1)
+	go func() { ran <- cat.Run(runCtx) }()
+	settled := make(chan error, 1)
+	go func() { settled <- cat.Wait(runCtx) }()
+	select {
+	case err = <-settled:
+	case err = <-ws.failed:
+	case err = <-ran: // the root could not be listed
+		if err == nil {
+			err = ctx.Err()
+		}
+	}
+	cancel()
+	if rerr := <-ran; err == nil {
+		err = rerr
+	}
+	if err != nil {
+		st.Close()
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
+		if errors.Is(err, errStoreFailed) {
+			return files(err)
+		}
+		return nil, nil, fmt.Errorf("reading sessions under %s: %w", root, err)
+	}
+	return storesource.New(st, machineName(), storesource.Options{}), func() { st.Close() }, nil
+}
+
+// errStoreFailed says a save to the store failed while it was brought up to date.
+var errStoreFailed = errors.New("saving to it failed")
+
+// watchedStore is the store as the catalog uses it, telling of the first
+// failed save or removal (the catalog would try again and again).
+type watchedStore struct {
+	*store.DB
+	failed chan error
+}
+
+func (w *watchedStore) fail(ctx context.Context, err error) error {
+	if err != nil && ctx.Err() == nil {
+		select {
+		case w.failed <- fmt.Errorf("%w: %v", errStoreFailed, err):
+		default:
+		}
+	}
+	return err
+}
+
+func (w *watchedStore) SaveMany(ctx context.Context, saves []*store.Save) error {
+	return w.fail(ctx, w.DB.SaveMany(ctx, saves))
+}
+
+func (w *watchedStore) Remove(ctx context.Context, machine string, paths ...string) error {
+	return w.fail(ctx, w.DB.Remove(ctx, machine, paths...))
 }
 
 // list splits a comma-separated flag value.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -56,7 +57,7 @@ func start(t *testing.T, root, dsn string) *running {
 			t.Error(err)
 		}
 	})
-	r := &running{t: t, cat: cat, lib: lib, files: usage.NewFiles(lib, "box"), src: New(st, "box", cat.Wait)}
+	r := &running{t: t, cat: cat, lib: lib, files: usage.NewFiles(lib, "box"), src: New(st, "box", Options{Settle: cat.Wait})}
 	r.settle()
 	return r
 }
@@ -359,5 +360,64 @@ func TestConformance(t *testing.T) {
 		engines(t, func(t *testing.T, dsn string) {
 			start(t, g.Root, dsn).same(fmt.Sprintf("pi's root (extras: %v)", extras))
 		})
+	}
+}
+
+// down is a store that cannot be reached.
+type down struct{}
+
+func (down) UsageSums(context.Context, store.UsageQuery) ([]store.UsageSum, error) {
+	return nil, fmt.Errorf("%w: connection refused", store.ErrUnavailable)
+}
+
+func (down) UsageSessions(context.Context, []string) ([]store.UsageSession, error) {
+	return nil, fmt.Errorf("%w: connection refused", store.ErrUnavailable)
+}
+
+// TestFallback: until the store first held every file, and while it
+// cannot be reached, the fallback answers; without one, the error does.
+func TestFallback(t *testing.T) {
+	lib, err := sessions.OpenLibrary("../testdata/root")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := usage.NewFiles(lib, "box")
+	want, err := files.Rows(ctx, usage.Filter{})
+	if err != nil || len(want) == 0 {
+		t.Fatal(len(want), err)
+	}
+	wantNames, _ := files.Sessions(ctx, []string{"fork2"})
+
+	src := New(down{}, "box", Options{Fallback: files})
+	got, err := src.Rows(ctx, usage.Filter{})
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("unreachable: %d rows, %v; want the files' %d", len(got), err, len(want))
+	}
+	if names, err := src.Sessions(ctx, []string{"fork2"}); err != nil || !reflect.DeepEqual(names, wantNames) || names["fork2"].FirstMessage == "" {
+		t.Errorf("unreachable: sessions %+v, %v", names, err)
+	}
+	if _, err := New(down{}, "box", Options{}).Rows(ctx, usage.Filter{}); !errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("unreachable without a fallback: %v", err)
+	}
+
+	st, err := store.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "index.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ready := make(chan struct{})
+	src = New(st, "box", Options{Ready: ready, Fallback: files, Settle: func(context.Context) error { return errors.New("asked the catalog") }})
+	if got, err := src.Rows(ctx, usage.Filter{}); err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("before the first build: %d rows, %v; want the files' %d", len(got), err, len(want))
+	}
+	if err := src.Settle(ctx); err != nil {
+		t.Errorf("the fallback needs no settling: %v", err)
+	}
+	close(ready)
+	if got, err := src.Rows(ctx, usage.Filter{}); err != nil || len(got) != 0 {
+		t.Errorf("after it, from the (empty) store: %d rows, %v", len(got), err)
+	}
+	if err := src.Settle(ctx); err == nil {
+		t.Error("after the first build, Settle asks the catalog")
 	}
 }
