@@ -82,10 +82,14 @@ var migrations = []migration{
 			`DELETE FROM labels`,
 			`DELETE FROM docs`,
 			`DELETE FROM files`,
+			// A reader's check that the store is current reads this alone.
+			`CREATE INDEX files_stamp ON files (machine, path, size, mtime)`,
 			`CREATE TABLE usage_files (
 				file_id BIGINT PRIMARY KEY,
 				machine TEXT NOT NULL,
 				session TEXT NOT NULL,
+				session_id TEXT NOT NULL,
+				project TEXT NOT NULL,
 				path TEXT NOT NULL,
 				name TEXT NOT NULL,
 				parent_path TEXT NOT NULL,
@@ -142,9 +146,16 @@ var migrations = []migration{
 				PRIMARY KEY (file_id, bucket, model)
 			)`,
 			`CREATE INDEX usage_sums_bucket ON usage_sums (bucket)`,
+			// Counts the transactions that changed usage: a reader keeps
+			// what it read while the count stays.
+			`CREATE TABLE usage_version (id INTEGER PRIMARY KEY, n BIGINT NOT NULL)`,
 		},
-		sqlite:   []string{`INSERT INTO doc_text (doc_text) VALUES ('delete-all')`},
-		postgres: []string{`DELETE FROM doc_text`},
+		// The count starts anywhere, so a store made again does not
+		// count through the numbers of the one it replaces.
+		sqlite: []string{`INSERT INTO doc_text (doc_text) VALUES ('delete-all')`,
+			`INSERT INTO usage_version (id, n) VALUES (1, abs(random() % 1000000000000))`},
+		postgres: []string{`DELETE FROM doc_text`,
+			`INSERT INTO usage_version (id, n) VALUES (1, floor(random() * 1e12)::bigint)`},
 	},
 }
 

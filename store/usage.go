@@ -12,12 +12,14 @@ import (
 // Usage in the store: what sessions cost, kept so that a report reads a
 // few sums per file rather than every entry.
 //
-//   - usage_files: per session file, how the lineage names it (its path
-//     and base name, and those its header gives as parentSession) and
-//     the file that header resolves to now (parent_id; 0: none): the file
-//     at that path, else the one file of that base name on the machine.
-//     Headers that name each other in a loop are cut at the file with the
-//     smallest path.
+//   - usage_files: per session file, what a report names it by (piweb's
+//     key, the session id, the project: a report reads this table and
+//     usage_sums, never files), how the lineage names it (its path and
+//     base name, and those its header gives as parentSession) and the file
+//     that header resolves to now (parent_id; 0: none): the file at that
+//     path, else the one file of that base name on the machine. Headers
+//     that name each other in a loop are cut at the file with the smallest
+//     path.
 //   - usage: per entry that counts (Use), keyed by file and byte offset,
 //     with the flags that say how it counts: active (on the path to its
 //     file's last entry: Places is not 0 at its position), copy (a file
@@ -27,6 +29,8 @@ import (
 //     resumed is abandoned).
 //   - usage_sums: per file, 15-minute bucket and model, the sums of the
 //     entries that count (copy = 0), the abandoned part apart.
+//   - usage_version: a count of the transactions that changed any of it
+//     (UsageVersion), so a reader can keep what it read.
 //
 // All three are kept current inside the transaction of each save and
 // removal, whichever of a parent and its fork comes first: a change to
@@ -141,8 +145,22 @@ func (s *DB) newUsageTx(ctx context.Context, tx *sql.Tx) (*usageTx, error) {
 			return nil, err
 		}
 	}
+	if _, err := tx.ExecContext(ctx, `UPDATE usage_version SET n = n + 1`); err != nil {
+		return nil, err
+	}
 	return &usageTx{s: s, ctx: ctx, tx: tx, links: map[int64]*link{}, moved: map[int64]bool{},
 		refs: map[ref]bool{}, keys: map[sumKey]bool{}, whole: map[int64]bool{}}, nil
+}
+
+// UsageVersion returns a number that changes whenever the store's usage
+// does (a store made again starts from another): what was read at one
+// number holds while it stays.
+func (s *DB) UsageVersion(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.use(ctx, func(db *sql.DB) error {
+		return db.QueryRowContext(ctx, `SELECT n FROM usage_version`).Scan(&n)
+	})
+	return n, err
 }
 
 // saveUsage applies the usage of saves already written in tx.
@@ -220,7 +238,7 @@ func (u *usageTx) save(j usageJob) error {
 		return err
 	}
 	if sv.Usage != nil {
-		if l, err = u.setLink(j.id, sv.File.Machine, sv.Usage); err != nil {
+		if l, err = u.setLink(j.id, &sv.File, sv.Usage); err != nil {
 			return err
 		}
 	}
@@ -273,18 +291,19 @@ func (u *usageTx) touch(k sumKey) {
 
 // setLink writes file id's row of usage_files as us names it, and
 // resolves its parent again (and that of files the change may concern).
-func (u *usageTx) setLink(id int64, machine string, us *Usage) (*link, error) {
+func (u *usageTx) setLink(id int64, f *File, us *Usage) (*link, error) {
+	machine := f.Machine
 	old, err := u.link(id)
 	if err != nil {
 		return nil, err
 	}
 	if old == nil {
-		if _, err := u.exec(`INSERT INTO usage_files (file_id, machine, session, path, name, parent_path, parent_name, parent_id)
-			VALUES (?, ?, ?, ?, ?, ?, ?, 0)`, id, machine, us.Session, us.Path, us.Name, us.Parent, us.ParentName); err != nil {
+		if _, err := u.exec(`INSERT INTO usage_files (file_id, machine, session, session_id, project, path, name, parent_path, parent_name, parent_id)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0)`, id, machine, us.Session, f.SessionID, f.Project, us.Path, us.Name, us.Parent, us.ParentName); err != nil {
 			return nil, err
 		}
-	} else if _, err := u.exec(`UPDATE usage_files SET session = ?, path = ?, name = ?, parent_path = ?, parent_name = ? WHERE file_id = ?`,
-		us.Session, us.Path, us.Name, us.Parent, us.ParentName, id); err != nil {
+	} else if _, err := u.exec(`UPDATE usage_files SET session = ?, session_id = ?, project = ?, path = ?, name = ?, parent_path = ?, parent_name = ?
+		WHERE file_id = ?`, us.Session, f.SessionID, f.Project, us.Path, us.Name, us.Parent, us.ParentName, id); err != nil {
 		return nil, err
 	}
 	l := &link{machine: machine, path: us.Path, name: us.Name}
@@ -909,46 +928,84 @@ type UsageSum struct {
 
 // UsageSums returns the sums q selects, in no particular order.
 func (s *DB) UsageSums(ctx context.Context, q UsageQuery) ([]UsageSum, error) {
-	where, args := []string{"1 = 1"}, []any{}
-	if q.Since != 0 {
-		where = append(where, "s.bucket >= ?")
-		args = append(args, q.Since)
-	}
-	if q.Until != 0 {
-		where = append(where, "s.bucket < ?")
-		args = append(args, q.Until)
-	}
-	for _, c := range []struct {
-		col  string
-		list []string
-	}{{"l.machine", q.Machines}, {"f.project", q.Projects}, {"s.model", q.Models}, {"l.session", q.Sessions}} {
-		if len(c.list) > 0 {
-			where = append(where, c.col+" IN ("+marks(len(c.list))+")")
-			for _, v := range c.list {
-				args = append(args, v)
-			}
-		}
-	}
 	var out []UsageSum
 	err := s.use(ctx, func(db *sql.DB) error {
 		out = nil
-		rows, err := db.QueryContext(ctx, s.q(`SELECT l.machine, l.session, f.session_id, f.project, s.bucket, s.model,
-			s.turns, s.input, s.output, s.cache_read, s.cache_write, s.cost,
-			s.ab_turns, s.ab_input, s.ab_output, s.ab_cache_read, s.ab_cache_write, s.ab_cost, s.errors, s.aborted
-			FROM usage_sums s JOIN usage_files l ON l.file_id = s.file_id JOIN files f ON f.id = s.file_id
-			WHERE `+strings.Join(where, " AND ")), args...)
+		// The files first (a few hundred bytes each), then their sums:
+		// two scans rather than a lookup per sum.
+		type named struct{ machine, session, id, project string }
+		files := map[int64]*named{}
+		where, args := []string{"1 = 1"}, []any{}
+		for _, c := range []struct {
+			col  string
+			list []string
+		}{{"machine", q.Machines}, {"project", q.Projects}, {"session", q.Sessions}} {
+			if len(c.list) > 0 {
+				where = append(where, c.col+" IN ("+marks(len(c.list))+")")
+				for _, v := range c.list {
+					args = append(args, v)
+				}
+			}
+		}
+		rows, err := db.QueryContext(ctx, s.q(`SELECT file_id, machine, session, session_id, project FROM usage_files WHERE `+
+			strings.Join(where, " AND ")), args...)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var id int64
+			n := &named{}
+			if err := rows.Scan(&id, &n.machine, &n.session, &n.id, &n.project); err != nil {
+				rows.Close()
+				return err
+			}
+			files[id] = n
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil || len(files) == 0 {
+			return err
+		}
+		where, args = []string{"1 = 1"}, []any{}
+		if q.Since != 0 {
+			where = append(where, "bucket >= ?")
+			args = append(args, q.Since)
+		}
+		if q.Until != 0 {
+			where = append(where, "bucket < ?")
+			args = append(args, q.Until)
+		}
+		if len(q.Models) > 0 {
+			where = append(where, "model IN ("+marks(len(q.Models))+")")
+			for _, v := range q.Models {
+				args = append(args, v)
+			}
+		}
+		if len(files) <= 64 && len(q.Machines)+len(q.Projects)+len(q.Sessions) > 0 { // a few files: their sums alone
+			where = append(where, "file_id IN ("+marks(len(files))+")")
+			for id := range files {
+				args = append(args, id)
+			}
+		}
+		rows, err = db.QueryContext(ctx, s.q(`SELECT file_id, bucket, model, turns, input, output, cache_read, cache_write, cost,
+			ab_turns, ab_input, ab_output, ab_cache_read, ab_cache_write, ab_cost, errors, aborted
+			FROM usage_sums WHERE `+strings.Join(where, " AND ")), args...)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
 		for rows.Next() {
+			var id int64
 			var r UsageSum
 			a := &r.Abandoned
-			if err := rows.Scan(&r.Machine, &r.Session, &r.SessionID, &r.Project, &r.Bucket, &r.Model,
-				&r.Turns, &r.Input, &r.Output, &r.CacheRead, &r.CacheWrite, &r.Cost,
+			if err := rows.Scan(&id, &r.Bucket, &r.Model, &r.Turns, &r.Input, &r.Output, &r.CacheRead, &r.CacheWrite, &r.Cost,
 				&a.Turns, &a.Input, &a.Output, &a.CacheRead, &a.CacheWrite, &a.Cost, &r.Errors, &r.Aborted); err != nil {
 				return err
 			}
+			n := files[id]
+			if n == nil {
+				continue
+			}
+			r.Machine, r.Session, r.SessionID, r.Project = n.machine, n.session, n.id, n.project
 			out = append(out, r)
 		}
 		return rows.Err()
@@ -1016,4 +1073,32 @@ func pgUsage(us *Usage, t func(string) string) *Usage {
 		c.Rows[i] = r
 	}
 	return &c
+}
+
+// Stamps returns the size and modification time of every file the store
+// knows on machine, by path (their hashes left out): a reader compares
+// them with the files to tell whether the store is current.
+func (s *DB) Stamps(ctx context.Context, machine string) (map[string]Stamp, error) {
+	var out map[string]Stamp
+	err := s.use(ctx, func(db *sql.DB) error {
+		out = map[string]Stamp{}
+		rows, err := db.QueryContext(ctx, s.q(`SELECT path, size, mtime FROM files WHERE machine = ?`), machine)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var p string
+			var st Stamp
+			if err := rows.Scan(&p, &st.Size, &st.ModTime); err != nil {
+				return err
+			}
+			out[p] = st
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }

@@ -430,3 +430,33 @@ func TestUsageConcurrentSaves(t *testing.T) {
 		}
 	})
 }
+
+// TestUsageVersion: the number changes with every change to usage, and
+// only then.
+func TestUsageVersion(t *testing.T) {
+	each(t, func(t *testing.T, s *DB) {
+		version := func() int64 {
+			t.Helper()
+			v, err := s.UsageVersion(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+		f := &mfile{path: "/r/v.jsonl", ents: []*ment{{id: "v1", ts: 1, model: "a/x", tally: Tally{Turns: 1, Cost: 1}}}, active: []bool{true}}
+		v0 := version()
+		if err := s.Save(ctx, f.save(false)); err != nil {
+			t.Fatal(err)
+		}
+		v1 := version()
+		if _, err := s.UsageSums(ctx, UsageQuery{}); err != nil || v1 == v0 || version() != v1 {
+			t.Errorf("a save: %d → %d, then %d after a read (%v)", v0, v1, version(), err)
+		}
+		if err := s.Save(ctx, &Save{File: file("/r/other.jsonl", 1)}); err != nil || version() != v1 {
+			t.Errorf("a save without usage changed the number: %d → %d (%v)", v1, version(), err)
+		}
+		if err := s.Remove(ctx, "", f.path); err != nil || version() == v1 {
+			t.Errorf("a removal: %d → %d (%v)", v1, version(), err)
+		}
+	})
+}

@@ -137,14 +137,14 @@ func (f *Files) Sessions(_ context.Context, keys []string) (map[string]Session, 
 	out := map[string]Session{}
 	for _, m := range f.lib.List() {
 		if want[m.Key] {
-			out[m.Key] = SessionOf(&m)
+			out[m.Key] = sessionOf(&m)
 		}
 	}
 	return out, nil
 }
 
-// SessionOf returns what the reports show of the session m describes.
-func SessionOf(m *sessions.Meta) Session {
+// sessionOf returns what the reports show of the session m describes.
+func sessionOf(m *sessions.Meta) Session {
 	return Session{Key: m.Key, ID: m.ID, Project: m.Project, Cwd: m.Cwd, Name: m.Name, FirstMessage: m.FirstMessage, Modified: m.Modified}
 }
 

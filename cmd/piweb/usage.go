@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	_ "time/tzdata" // --timezone works where the system has no zone files
 
@@ -120,11 +121,10 @@ func usageCmd(ctx context.Context, w io.Writer, args []string) error {
 }
 
 // usageSource returns where the report's rows come from: the index store
-// (the one piweb serves from), brought up to date with root first by a
-// catalog run until the store holds every file as it is (when piweb is
-// running on root, it keeps the store current, and the run reads
-// nothing); or, when the store cannot be used, the files themselves,
-// said on warn. done closes what it opened.
+// (the one piweb serves from), current already (piweb keeps it so while
+// it runs on root) or brought up to date with root first by a catalog run
+// until the store holds every file as it is; or, when the store cannot be
+// used, the files themselves, said on warn. done closes what it opened.
 func usageSource(ctx context.Context, root, dsn string, warn io.Writer) (src usage.Source, done func(), err error) {
 	log := slog.New(slog.NewTextHandler(warn, &slog.HandlerOptions{Level: slog.LevelError}))
 	if dsn == "" {
@@ -148,6 +148,9 @@ func usageSource(ctx context.Context, root, dsn string, warn io.Writer) (src usa
 		st.Close()
 		return files(err)
 	}
+	if current(ctx, st, root) { // piweb keeps it so while it runs on root
+		return storesource.New(st, machineName(), storesource.Options{}), func() { st.Close() }, nil
+	}
 	ws := &watchedStore{DB: st, failed: make(chan error, 1)}
 	cat := catalog.New(sessions.NewLibrary(root), catalog.Options{Store: ws, Logger: log})
 	runCtx, cancel := context.WithCancel(ctx)
@@ -155,6 +158,15 @@ func usageSource(ctx context.Context, root, dsn string, warn io.Writer) (src usa
 	go func() { ran <- cat.Run(runCtx) }()
 	settled := make(chan error, 1)
 	go func() { settled <- cat.Wait(runCtx) }()
+	go func() { // a store far behind (a first run): say why this takes a while
+		select {
+		case <-cat.Ready():
+			if n := cat.Progress().SearchTotal; n > 0 {
+				fmt.Fprintf(warn, "piweb: bringing the index store up to date with %d of the sessions under %s first (once: later runs, and piweb while it runs, keep it current)\n", n, root)
+			}
+		case <-runCtx.Done():
+		}
+	}()
 	select {
 	case err = <-settled:
 	case err = <-ws.failed:
@@ -180,18 +192,50 @@ func usageSource(ctx context.Context, root, dsn string, warn io.Writer) (src usa
 	return storesource.New(st, machineName(), storesource.Options{}), func() { st.Close() }, nil
 }
 
+// current reports whether st holds every session file under root as it
+// is (the size and modification time it saw, as a catalog's restart
+// checks them) and no other.
+func current(ctx context.Context, st *store.DB, root string) bool {
+	files, err := sessions.SessionFiles(root)
+	if err != nil {
+		return false
+	}
+	stamps, err := st.Stamps(ctx, "")
+	if err != nil || len(stamps) != len(files) {
+		return false
+	}
+	for _, p := range files {
+		fi, err := os.Stat(p)
+		s, ok := stamps[p]
+		if err != nil || !ok || s.Size != fi.Size() || s.ModTime != fi.ModTime().UnixNano() {
+			return false
+		}
+	}
+	return true
+}
+
 // errStoreFailed says a save to the store failed while it was brought up to date.
 var errStoreFailed = errors.New("saving to it failed")
 
-// watchedStore is the store as the catalog uses it, telling of the first
-// failed save or removal (the catalog would try again and again).
+// watchedStore is the store as the catalog uses it, telling when saves
+// fail for good: at once when the disk is full or the server is down,
+// after a few failures of other kinds (a busy database is tried again by
+// the catalog, and usually works the next time).
 type watchedStore struct {
 	*store.DB
 	failed chan error
+	fails  atomic.Int32
 }
 
+// storeTries is how many failed saves of other kinds make the command
+// give up on the store.
+const storeTries = 5
+
 func (w *watchedStore) fail(ctx context.Context, err error) error {
-	if err != nil && ctx.Err() == nil {
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
+	if errors.Is(err, store.ErrFull) || errors.Is(err, store.ErrUnavailable) || errors.Is(err, store.ErrClosed) || w.fails.Add(1) >= storeTries {
 		select {
 		case w.failed <- fmt.Errorf("%w: %v", errStoreFailed, err):
 		default:

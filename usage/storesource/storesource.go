@@ -15,24 +15,33 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync"
 	"time"
 
-	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/store"
 	"github.com/piweb/piweb/usage"
 )
 
 // Store is what the source reads: store.DB.
 type Store interface {
+	UsageVersion(ctx context.Context) (int64, error)
 	UsageSums(ctx context.Context, q store.UsageQuery) ([]store.UsageSum, error)
 	UsageSessions(ctx context.Context, keys []string) ([]store.UsageSession, error)
 }
 
-// Source is a usage.Source and usage.Directory on the index store.
+// Source is a usage.Source and usage.Directory on the index store. It
+// keeps what it read while the store's usage stays as it was (its
+// UsageVersion): a page drawn again, or another range of it, reads one
+// number from the store. Safe for concurrent use.
 type Source struct {
 	db      Store
 	machine string
 	opt     Options
+
+	mu       sync.Mutex
+	version  int64
+	rows     []usage.Row              // every row at version, sorted; nil: none read
+	sessions map[string]usage.Session // those read at version
 }
 
 // Options are what a Source knows of the catalog that keeps its store.
@@ -86,37 +95,50 @@ func (s *Source) Rows(ctx context.Context, f usage.Filter) ([]usage.Row, error) 
 	if fb := s.fallback(); fb != nil {
 		return fb.Rows(ctx, f)
 	}
-	q := store.UsageQuery{Projects: f.Projects, Models: f.Models, Sessions: f.Sessions}
-	if !f.Since.IsZero() {
-		q.Since = f.Since.UnixMilli()
-	}
-	if !f.Until.IsZero() {
-		q.Until = f.Until.UnixMilli()
-	}
-	for _, m := range f.Machines {
-		if m == s.machine {
-			m = ""
-		}
-		q.Machines = append(q.Machines, m)
-	}
-	sums, err := s.db.UsageSums(ctx, q)
+	all, err := s.all(ctx)
 	if s.failover(err) {
 		return s.opt.Fallback.Rows(ctx, f)
 	}
 	if err != nil {
 		return nil, err
 	}
-	rows := make([]usage.Row, 0, len(sums))
-	for i := range sums {
-		u := &sums[i]
-		r := usage.Row{Start: time.UnixMilli(u.Bucket).UTC(), Session: u.Session, SessionID: u.SessionID, Project: u.Project,
-			Machine: s.name(u.Machine), Model: u.Model, Sums: sumsOf(&u.Tally), Abandoned: sumsOf(&u.Abandoned),
-			Errors: u.Errors, Aborted: u.Aborted}
-		if f.Match(&r) { // (a bound at the epoch itself is open to the store)
-			rows = append(rows, r)
+	rows := []usage.Row{}
+	for i := range all {
+		if f.Match(&all[i]) {
+			rows = append(rows, all[i])
 		}
 	}
+	return rows, nil
+}
+
+// all returns every row of the store's usage as it is now (kept while
+// its version stays), sorted.
+func (s *Source) all(ctx context.Context) ([]usage.Row, error) {
+	v, err := s.db.UsageVersion(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.rows != nil && s.version == v {
+		return s.rows, nil
+	}
+	sums, err := s.db.UsageSums(ctx, store.UsageQuery{})
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]usage.Row, len(sums))
+	for i := range sums {
+		u := &sums[i]
+		rows[i] = usage.Row{Start: time.UnixMilli(u.Bucket).UTC(), Session: u.Session, SessionID: u.SessionID, Project: u.Project,
+			Machine: s.name(u.Machine), Model: u.Model, Sums: sumsOf(&u.Tally), Abandoned: sumsOf(&u.Abandoned),
+			Errors: u.Errors, Aborted: u.Aborted}
+	}
 	usage.SortRows(rows)
+	if s.version != v {
+		s.sessions = nil
+	}
+	s.version, s.rows = v, rows // (read at v or later: the next change of version reads them again)
 	return rows, nil
 }
 
@@ -132,24 +154,73 @@ func (s *Source) Sessions(ctx context.Context, keys []string) (map[string]usage.
 	if s.fallback() != nil && dir != nil {
 		return dir.Sessions(ctx, keys)
 	}
-	list, err := s.db.UsageSessions(ctx, keys)
+	v, err := s.db.UsageVersion(ctx)
 	if s.failover(err) && dir != nil {
 		return dir.Sessions(ctx, keys)
 	}
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]usage.Session, len(list))
+	out := make(map[string]usage.Session, len(keys))
+	var missing []string
+	s.mu.Lock()
+	if s.version != v {
+		s.version, s.rows, s.sessions = v, nil, nil
+	}
+	for _, k := range keys {
+		if m, ok := s.sessions[k]; ok {
+			if m.Key != "" {
+				out[k] = m
+			}
+		} else {
+			missing = append(missing, k)
+		}
+	}
+	s.mu.Unlock()
+	if len(missing) == 0 {
+		return out, nil
+	}
+	list, err := s.db.UsageSessions(ctx, missing)
+	if s.failover(err) && dir != nil {
+		return dir.Sessions(ctx, keys)
+	}
+	if err != nil {
+		return nil, err
+	}
+	read := map[string]usage.Session{}
+	local := map[string]bool{}
 	for _, us := range list {
-		if _, ok := out[us.Session]; ok && us.Machine != "" {
+		if local[us.Session] {
 			continue
 		}
-		var m sessions.Meta
+		// What a report shows of the list row (sessions.Meta) alone.
+		var m struct {
+			ID           string    `json:"id"`
+			Project      string    `json:"project"`
+			Cwd          string    `json:"cwd"`
+			Name         string    `json:"name"`
+			FirstMessage string    `json:"firstMessage"`
+			Modified     time.Time `json:"modified"`
+		}
 		if err := json.Unmarshal(us.Meta, &m); err != nil {
 			continue // a list row that does not read: the report names the session by its key
 		}
-		m.Key = us.Session
-		out[us.Session] = usage.SessionOf(&m)
+		read[us.Session] = usage.Session{Key: us.Session, ID: m.ID, Project: m.Project, Cwd: m.Cwd, Name: m.Name,
+			FirstMessage: m.FirstMessage, Modified: m.Modified}
+		local[us.Session] = us.Machine == ""
+	}
+	s.mu.Lock()
+	if s.version == v {
+		if s.sessions == nil {
+			s.sessions = map[string]usage.Session{}
+		}
+		for _, k := range missing {
+			s.sessions[k] = read[k] // (a key the store does not know: its zero value, read no more)
+		}
+	}
+	s.mu.Unlock()
+	for k, m := range read {
+		out[k] = m
 	}
 	return out, nil
 }

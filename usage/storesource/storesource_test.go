@@ -112,13 +112,21 @@ func (r *running) same(what string) []usage.Row {
 			r.t.Errorf("%s: %s report from the store:\n%s\nfrom the files:\n%s", what, q.Group, b.String(), a.String())
 		}
 	}
-	// A filter the store applies itself.
-	day := want[len(want)/2].Start
-	flt := usage.Filter{Since: day, Until: day.Add(36 * time.Hour), Models: []string{want[len(want)/2].Model}, Machines: []string{"box"}}
-	fw, _ := r.files.Rows(ctx, flt)
-	fg, err := r.src.Rows(ctx, flt)
-	if err != nil || len(fw) == 0 || !reflect.DeepEqual(fg, fw) {
-		r.t.Errorf("%s: filtered rows: %d from the store, %d from the files (%v)", what, len(fg), len(fw), err)
+	// Filters the store applies itself.
+	mid := want[len(want)/2]
+	for _, flt := range []usage.Filter{
+		{Since: mid.Start, Until: mid.Start.Add(36 * time.Hour), Models: []string{mid.Model}, Machines: []string{"box"}},
+		{Projects: []string{mid.Project}},
+		{Sessions: []string{mid.Session, want[0].Session}, Since: want[0].Start},
+	} {
+		fw, _ := r.files.Rows(ctx, flt)
+		fg, err := r.src.Rows(ctx, flt)
+		if err != nil || len(fw) == 0 || !reflect.DeepEqual(fg, fw) {
+			r.t.Errorf("%s: rows of %+v: %d from the store, %d from the files (%v)", what, flt, len(fg), len(fw), err)
+		}
+	}
+	if rows, err := r.src.Rows(ctx, usage.Filter{Machines: []string{"elsewhere"}}); err != nil || len(rows) != 0 {
+		r.t.Errorf("%s: another machine's rows: %d, %v", what, len(rows), err)
 	}
 	return want
 }
@@ -366,6 +374,10 @@ func TestConformance(t *testing.T) {
 // down is a store that cannot be reached.
 type down struct{}
 
+func (down) UsageVersion(context.Context) (int64, error) {
+	return 0, fmt.Errorf("%w: connection refused", store.ErrUnavailable)
+}
+
 func (down) UsageSums(context.Context, store.UsageQuery) ([]store.UsageSum, error) {
 	return nil, fmt.Errorf("%w: connection refused", store.ErrUnavailable)
 }
@@ -420,4 +432,65 @@ func TestFallback(t *testing.T) {
 	if err := src.Settle(ctx); err == nil {
 		t.Error("after the first build, Settle asks the catalog")
 	}
+}
+
+// counting counts the reads of sums and sessions.
+type counting struct {
+	*store.DB
+	sums, sessions int
+}
+
+func (c *counting) UsageSums(ctx context.Context, q store.UsageQuery) ([]store.UsageSum, error) {
+	c.sums++
+	return c.DB.UsageSums(ctx, q)
+}
+
+func (c *counting) UsageSessions(ctx context.Context, keys []string) ([]store.UsageSession, error) {
+	c.sessions++
+	return c.DB.UsageSessions(ctx, keys)
+}
+
+// TestKeeps: what was read is kept while the store's usage stays, and
+// read again once it changed.
+func TestKeeps(t *testing.T) {
+	root := copyDir(t, "../testdata/root")
+	r := start(t, root, "sqlite:"+filepath.Join(t.TempDir(), "index.db"))
+	db := &counting{DB: r.src.db.(*store.DB)}
+	src := New(db, "box", Options{Settle: r.cat.Wait})
+	q := usage.Query{Group: usage.BySession, Loc: time.UTC}
+	for range 3 {
+		if _, err := usage.Make(ctx, src, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := src.Rows(ctx, usage.Filter{Projects: []string{"--home-u-cli--"}}); err != nil {
+		t.Fatal(err)
+	}
+	if db.sums != 1 || db.sessions != 1 {
+		t.Errorf("three reports and a filter read the sums %d times and the sessions %d times, want once each", db.sums, db.sessions)
+	}
+	file := filepath.Join(root, "--home-u-cli--", "2026-01-07T23-50-00-000Z_other.jsonl")
+	appendTurn(t, r.lib, file, lastEntry(t, r.lib, file), "keep", 3600*24*9)
+	r.settle()
+	rep, err := usage.Make(ctx, src, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if db.sums != 2 || db.sessions != 2 || rep.Totals.Cost != 32.46875+0.25 {
+		t.Errorf("after an append: %d and %d reads, $%v", db.sums, db.sessions, rep.Totals.Cost)
+	}
+}
+
+// lastEntry returns the id of the leaf of the session file.
+func lastEntry(t *testing.T, lib *sessions.Library, file string) string {
+	t.Helper()
+	key, ok := lib.Key(file)
+	if !ok {
+		t.Fatalf("%s is not in the library", file)
+	}
+	m, err := lib.Meta(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m.Leaf
 }
