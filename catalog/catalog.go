@@ -81,7 +81,8 @@ type Catalog struct {
 	down    atomic.Bool // the store failed: logged once until it works again
 	epoch   int         // counts the times the store was made again (requeue)
 
-	facts factCache
+	facts   factCache
+	ledgers ledgerCache // of files that grew: their usage read as pi appends
 }
 
 // fileState is what the store holds of one file.

@@ -186,9 +186,9 @@ func (c *Catalog) checkSearched() {
 var errGone = errors.New("the file is no longer a session in the library")
 
 // prepare makes the save that brings the store up to date with path: its
-// record (stamp, list row, places, labels) and the texts of the entries
-// the store does not hold (those appended since, when the file only grew;
-// else all of them, replacing the old).
+// record (stamp, list row, places, labels), and the texts and usage of the
+// entries the store does not hold (those appended since, when the file
+// only grew; else all of them, replacing the old).
 func (c *Catalog) prepare(path string) (*store.Save, uint64, error) {
 	gen, _ := c.lib.Gen(path) // before the read: a change after it is saved again
 	s, err := c.lib.SessionOf(path)
@@ -234,6 +234,9 @@ func (c *Catalog) prepare(path string) (*store.Save, uint64, error) {
 		Reset:  reset,
 		Places: packPlaces(Places(s)),
 		Labels: labelsOf(s),
+	}
+	if sv.Usage, err = c.usageOf(path, s, &m, from); err != nil {
+		return nil, 0, err
 	}
 	err = sessions.ReadLines(s, from, func(pos int, e *sessions.Entry, line []byte) error {
 		for _, p := range pieces(e, line) {

@@ -185,8 +185,14 @@ type Save struct {
 	Docs []Doc
 	// Labels replaces the file's labels, unless nil.
 	Labels []Label
-	// Places replaces where the file's entries lie, unless nil.
+	// Places replaces where the file's entries lie, unless nil: two bits
+	// an entry, four to a byte, the first entry in the lowest bits; 0 is
+	// off the path to the file's last entry (usage's active flags follow).
 	Places []byte
+	// Usage adds the usage of the file's new entries and names its
+	// lineage (see usage.go), unless nil. With Reset, nil drops the
+	// file's usage (it is not a session).
+	Usage *Usage
 }
 
 // Save writes one file's change; nothing of it lands unless all of it does.
@@ -198,10 +204,18 @@ func (s *DB) Save(ctx context.Context, sv *Save) error {
 func (s *DB) SaveMany(ctx context.Context, saves []*Save) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		var texts []docText
+		jobs := make([]usageJob, 0, len(saves))
 		for _, sv := range saves {
-			if err := s.save(ctx, tx, sv, &texts); err != nil {
+			job, err := s.save(ctx, tx, sv, &texts)
+			if err != nil {
 				return err
 			}
+			jobs = append(jobs, job)
+		}
+		// After every file's record (a batch may hold a fork and its
+		// source), and before the texts, which go last (see addTexts).
+		if err := s.saveUsage(ctx, tx, jobs); err != nil {
+			return err
 		}
 		return s.addTexts(ctx, tx, texts)
 	})
@@ -242,7 +256,7 @@ func (s *DB) addTexts(ctx context.Context, tx *sql.Tx, texts []docText) error {
 	return nil
 }
 
-func (s *DB) save(ctx context.Context, tx *sql.Tx, sv *Save, texts *[]docText) error {
+func (s *DB) save(ctx context.Context, tx *sql.Tx, sv *Save, texts *[]docText) (usageJob, error) {
 	if s.engine == Postgres {
 		sv = pgText(sv)
 	}
@@ -254,7 +268,7 @@ func (s *DB) save(ctx context.Context, tx *sql.Tx, sv *Save, texts *[]docText) e
 	case errors.Is(err, sql.ErrNoRows):
 		id = 0
 	case err != nil:
-		return err
+		return usageJob{}, err
 	}
 	places := sv.Places
 	if places == nil {
@@ -278,31 +292,32 @@ func (s *DB) save(ctx context.Context, tx *sql.Tx, sv *Save, texts *[]docText) e
 			f.Parent, f.Project, f.Modified, meta, places, f.Problem, sum, id)
 	}
 	if err != nil {
-		return err
+		return usageJob{}, err
 	}
 	f.ID = id
+	job := usageJob{id: id, sv: sv, old: oldPlaces, now: places}
 	if sv.Reset {
 		if err := s.dropDocs(ctx, tx, id); err != nil {
-			return err
+			return job, err
 		}
 	}
 	if err := s.addDocs(ctx, tx, id, sv.Docs, texts); err != nil {
-		return err
+		return job, err
 	}
 	if sv.Labels != nil {
 		if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM labels WHERE file_id = ?`), id); err != nil {
-			return err
+			return job, err
 		}
 		for _, l := range sv.Labels {
 			if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO labels (file_id, entry_id, label, ts, pos, off, len) VALUES (?, ?, ?, ?, ?, ?, ?)
 				ON CONFLICT (file_id, entry_id) DO UPDATE SET label = excluded.label, ts = excluded.ts, pos = excluded.pos,
 				off = excluded.off, len = excluded.len`),
 				id, l.EntryID, l.Text, l.Time, l.Pos, l.Off, l.Len); err != nil {
-				return err
+				return job, err
 			}
 		}
 	}
-	return nil
+	return job, nil
 }
 
 // pgText returns sv with every text valid for PostgreSQL, which refuses
@@ -325,6 +340,9 @@ func pgText(sv *Save) *Save {
 			l.EntryID, l.Text = t(l.EntryID), t(l.Text)
 			c.Labels[i] = l
 		}
+	}
+	if sv.Usage != nil {
+		c.Usage = pgUsage(sv.Usage, t)
 	}
 	return &c
 }
@@ -462,6 +480,7 @@ func (s *DB) Remove(ctx context.Context, machine string, paths ...string) error 
 		return nil
 	}
 	return s.tx(ctx, func(tx *sql.Tx) error {
+		var ids []int64
 		for _, p := range paths {
 			var id int64
 			err := tx.QueryRowContext(ctx, s.q(`SELECT id FROM files WHERE machine = ? AND path = ?`), machine, p).Scan(&id)
@@ -479,8 +498,9 @@ func (s *DB) Remove(ctx context.Context, machine string, paths ...string) error 
 					return err
 				}
 			}
+			ids = append(ids, id)
 		}
-		return nil
+		return s.removeUsage(ctx, tx, ids)
 	})
 }
 

@@ -2,15 +2,12 @@ package usage
 
 import (
 	"context"
-	"math"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/piweb/piweb/internal/js"
 	"github.com/piweb/piweb/sessions"
 )
 
@@ -58,14 +55,9 @@ type ref struct {
 
 // record is one entry that carries usage, or one assistant message.
 type record struct {
-	pos     int32 // the entry's position in the file
-	ref     ref
-	start   time.Time // its bucket
-	model   string
-	sums    Sums
-	active  bool // on the path to the file's last entry
-	errored bool
-	aborted bool
+	Record
+	ref    ref
+	active bool // on the path to the file's last entry
 }
 
 // Rows returns the rows the filter selects, every usage record counted
@@ -90,24 +82,24 @@ func (f *Files) Rows(ctx context.Context, flt Filter) ([]Row, error) {
 		}
 		for i := range u.items {
 			rec := &u.items[i]
-			if copied[k] != nil && copied[k][i] || !flt.MatchTime(rec.start) ||
-				len(flt.Models) > 0 && !slices.Contains(flt.Models, rec.model) {
+			if copied[k] != nil && copied[k][i] || !flt.MatchTime(rec.Start) ||
+				len(flt.Models) > 0 && !slices.Contains(flt.Models, rec.Model) {
 				continue
 			}
-			kk := key{rec.start, m.Key, rec.model}
+			kk := key{rec.Start, m.Key, rec.Model}
 			r := sums[kk]
 			if r == nil {
-				r = &Row{Start: rec.start, Session: m.Key, SessionID: m.ID, Project: m.Project, Machine: f.machine, Model: rec.model}
+				r = &Row{Start: rec.Start, Session: m.Key, SessionID: m.ID, Project: m.Project, Machine: f.machine, Model: rec.Model}
 				sums[kk] = r
 			}
-			r.Sums.Add(rec.sums)
+			r.Sums.Add(rec.Sums)
 			if !rec.active && !(active[k] != nil && active[k][i]) {
-				r.Abandoned.Add(rec.sums)
+				r.Abandoned.Add(rec.Sums)
 			}
-			if rec.errored {
+			if rec.Errored {
 				r.Errors++
 			}
-			if rec.aborted {
+			if rec.Aborted {
 				r.Aborted++
 			}
 		}
@@ -221,22 +213,11 @@ func read(s *sessions.Session, m sessions.Meta, prev *fileUse) (*fileUse, error)
 	}
 	defer r.Close()
 	l := sessions.NewLedger()
-	// What stopped each failed reply, known from the version before when
-	// only appends came since.
-	var known map[int32]record
 	if prev != nil {
 		if prev.ledger != nil {
 			l = prev.ledger // it reads only what was appended (all again after a rewrite)
 		}
 		u.ledger = l
-		if prev.epoch == u.epoch {
-			known = map[int32]record{}
-			for _, rec := range prev.items {
-				if rec.errored || rec.aborted {
-					known[rec.pos] = rec
-				}
-			}
-		}
 	}
 	if err := l.Update(r); err != nil {
 		return nil, err
@@ -245,66 +226,10 @@ func read(s *sessions.Session, m sessions.Meta, prev *fileUse) (*fileUse, error)
 	for _, p := range s.Path(s.Leaf()) {
 		on[p] = true
 	}
-	fallback := s.ModTime
-	if t := js.ParseDate(s.Header.Timestamp); t != sessions.NoTime {
-		fallback = time.UnixMilli(t)
-	}
-	for i := range s.Entries {
-		e := &s.Entries[i]
-		assistant := e.Type == sessions.TypeMessage && e.Role == sessions.RoleAssistant
-		if e.Type == sessions.TypeSession {
-			continue
-		}
-		use := l.Use(i)
-		if !use.Usage && !assistant {
-			continue
-		}
-		at := fallback
-		if e.Time != sessions.NoTime {
-			at = time.UnixMilli(e.Time)
-		}
-		rec := record{pos: int32(i), ref: ref{e.ID, e.Time}, start: Start(at), model: use.Bucket, active: on[i]}
-		if rec.model == "" {
-			rec.model = e.Model()
-		}
-		if use.Usage {
-			rec.sums = Sums{Input: tokens(use.Input), Output: tokens(use.Output), CacheRead: tokens(use.CacheRead),
-				CacheWrite: tokens(use.CacheWrite), Cost: use.Cost}
-		}
-		if assistant {
-			rec.sums.Turns = 1
-			if k, ok := known[int32(i)]; ok {
-				rec.errored, rec.aborted = k.errored, k.aborted
-			} else if e.Flags.Has(sessions.FlagError) {
-				rec.errored, rec.aborted = stopReason(r, i)
-			}
-		}
-		u.items = append(u.items, rec)
-	}
+	Records(s, r, l, 0, func(rec *Record) {
+		u.items = append(u.items, record{Record: *rec, ref: ref{rec.ID, rec.Time}, active: on[rec.Pos]})
+	})
 	return u, nil
-}
-
-// tokens returns a token count pi recorded as a number.
-func tokens(f float64) int64 {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return 0
-	}
-	return int64(math.Round(f))
-}
-
-// stopReason reports whether the assistant message at i stopped with an
-// error, or was aborted.
-func stopReason(r *sessions.Reader, i int) (errored, aborted bool) {
-	line, err := r.Raw(i)
-	if err != nil {
-		return true, false
-	}
-	msg, _ := js.Lookup(line, "message")
-	reason, _ := js.Lookup(msg, "stopReason")
-	if js.Str(reason) == "aborted" {
-		return false, true
-	}
-	return true, false
 }
 
 // lineage finds the copies among the files' records: copied[k][i] marks
@@ -318,26 +243,27 @@ func lineage(uses []*fileUse) (copied, active [][]bool) {
 	byPath := map[string]int{}
 	byName := map[string]int{}
 	names := map[string]int{} // how many files share a base name
+	links := make([]Link, len(uses))
 	for k, u := range uses {
-		byPath[cleanPath(u.meta.File)] = k
-		base := filepath.Base(u.meta.File)
-		byName[base] = k
-		names[base]++
+		links[k] = LinkOf(u.meta.File, u.meta.ParentSession)
+		byPath[links[k].Path] = k
+		byName[links[k].Name] = k
+		names[links[k].Name]++
 	}
 	// The file each header's parentSession names: the same path, else, for
 	// a root copied from another machine, the one file of that name (pi
 	// names files by their session id, unique to the session).
 	parent := make([]int, len(uses))
-	for k, u := range uses {
+	for k := range uses {
 		parent[k] = -1
-		p := u.meta.ParentSession
-		if p == "" {
+		l := &links[k]
+		if l.Parent == "" {
 			continue
 		}
-		if j, ok := byPath[cleanPath(p)]; ok && j != k {
+		if j, ok := byPath[l.Parent]; ok && j != k {
 			parent[k] = j
-		} else if base := filepath.Base(strings.ReplaceAll(p, `\`, "/")); names[base] == 1 && byName[base] != k {
-			parent[k] = byName[base]
+		} else if names[l.ParentName] == 1 && byName[l.ParentName] != k {
+			parent[k] = byName[l.ParentName]
 		}
 	}
 	// Headers that name each other in a loop have no first writer: the
@@ -414,12 +340,4 @@ func refsOf(u *fileUse) map[ref]int32 {
 		}
 	})
 	return u.refs
-}
-
-// cleanPath returns path as compared between headers and files.
-func cleanPath(p string) string {
-	if abs, err := filepath.Abs(p); err == nil {
-		p = abs
-	}
-	return filepath.Clean(p)
 }

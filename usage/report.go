@@ -190,7 +190,8 @@ type Report struct {
 	Query   Query
 	Entries []Entry
 	Totals  Entry
-	// Sessions describes the sessions of the rows, when the source can.
+	// Sessions describes the sessions of the rows, when the source can and
+	// the report shows them (by session, by project).
 	Sessions map[string]Session
 
 	cwds map[string]string // each project's cwd (ProjectCwd)
@@ -281,8 +282,9 @@ func WeekOf(t time.Time, start time.Weekday) time.Time {
 	return time.Date(t.Year(), t.Month(), t.Day()-back, 0, 0, 0, 0, t.Location())
 }
 
-// Make reads the query's rows from src, and the sessions they name when
-// src is a Directory too, and builds the report.
+// Make reads the query's rows from src, and, for the reports by session
+// and by project, the sessions they name when src is a Directory too (the
+// others show none), and builds the report.
 func Make(ctx context.Context, src Source, q Query) (*Report, error) {
 	flt, err := q.Filter()
 	if err != nil {
@@ -296,7 +298,7 @@ func Make(ctx context.Context, src Source, q Query) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	if dir, ok := src.(Directory); ok {
+	if dir, ok := src.(Directory); ok && (q.Group == BySession || q.Group == ByProject) {
 		if rep.Sessions, err = dir.Sessions(ctx, rep.Totals.Sessions); err != nil {
 			return nil, err
 		}

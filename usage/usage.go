@@ -8,7 +8,8 @@
 //
 //   - A Source hands over Rows for a Filter. Files reads the session files
 //     of a library (sessions.Library) directly; the index store hands over
-//     the rows it keeps aggregated. Both give the same rows.
+//     the rows it keeps aggregated (usage/storesource). Both give the same
+//     rows, costs added in the same order.
 //   - A Row's Start is the start of a 15-minute bucket in UTC. Every time
 //     zone's offset is a multiple of 15 minutes, so any zone's days, weeks
 //     and hours are exact unions of buckets.
@@ -148,6 +149,13 @@ func (s Session) Title() string {
 // Directory describes sessions by key; a Source may be one too.
 type Directory interface {
 	Sessions(ctx context.Context, keys []string) (map[string]Session, error)
+}
+
+// Settler is a Source whose rows follow the session files with a lag
+// (the index store, kept current by the catalog): Settle returns once
+// its rows include the changes made to the files so far, or ctx is done.
+type Settler interface {
+	Settle(ctx context.Context) error
 }
 
 // Start returns the start of the bucket that holds t.

@@ -145,12 +145,22 @@ func (s *Server) usagePage(c echo.Context) error {
 	return respond(c, views.UsagePage(v))
 }
 
-// usageEvents streams "changed" whenever a session changes: the page then
-// draws itself again.
+// settleWait bounds how long the usage stream waits for a source that
+// follows the files with a lag (the store) to hold a change.
+const settleWait = 5 * time.Second
+
+// usageEvents streams "changed" whenever a session changes and the rows
+// hold the change (a source that lags, the store, is waited for; a store
+// that falls behind for longer is not): the page then draws itself again.
 func (s *Server) usageEvents(c echo.Context) error {
 	return s.follow(c, func(*stream) error { return nil }, func(w *stream, ev sessions.Change) error {
 		if ev.Key == "" || ev.Kind == sessions.KindError {
 			return nil
+		}
+		if st, ok := s.usage.(usage.Settler); ok {
+			ctx, cancel := context.WithTimeout(c.Request().Context(), settleWait)
+			_ = st.Settle(ctx) // (behind: the page draws what the store holds, and again at the next change)
+			cancel()
 		}
 		return w.send("changed", strconv.FormatUint(ev.Gen, 10))
 	})

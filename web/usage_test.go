@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -12,7 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/piweb/piweb/catalog"
+	"github.com/piweb/piweb/sessions"
+	"github.com/piweb/piweb/store"
 	"github.com/piweb/piweb/usage"
+	"github.com/piweb/piweb/usage/storesource"
 )
 
 func TestUsagePage(t *testing.T) {
@@ -134,7 +139,36 @@ func TestUsageEscapes(t *testing.T) {
 // TestUsageEvents checks that the page's stream says when a session changes.
 func TestUsageEvents(t *testing.T) {
 	lib := openLib(t, demoRoot(t))
-	srv := newServer(t, lib, nil)
+	testUsageEvents(t, lib, newServer(t, lib, nil))
+}
+
+// TestUsageEventsStore: with usage from the index store, the stream says
+// a session changed once the store holds the change.
+func TestUsageEventsStore(t *testing.T) {
+	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	st, err := store.Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "index.db"), store.Options{Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	lib := sessions.NewLibrary(demoRoot(t))
+	cat := catalog.New(lib, catalog.Options{Store: st, Logger: log})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- cat.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	if err := cat.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	host, _ := os.Hostname()
+	srv := New(lib, Options{Addr: "127.0.0.1:8377", Root: "/sessions", Logger: log, Home: "/home/dev", Heartbeat: 50 * time.Millisecond,
+		Catalog: cat, Usage: storesource.New(st, host, storesource.Options{Settle: cat.Wait})})
+	t.Cleanup(srv.Close)
+	testUsageEvents(t, lib, srv)
+}
+
+func testUsageEvents(t *testing.T, lib *sessions.Library, srv *Server) {
+	t.Helper()
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
 	ctx, cancel := context.WithCancel(context.Background())

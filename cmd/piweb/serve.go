@@ -20,6 +20,8 @@ import (
 	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/static"
 	"github.com/piweb/piweb/store"
+	"github.com/piweb/piweb/usage"
+	"github.com/piweb/piweb/usage/storesource"
 	"github.com/piweb/piweb/watcher"
 	"github.com/piweb/piweb/web"
 )
@@ -139,7 +141,12 @@ func listenAndServe(ctx context.Context, out io.Writer, cfg config) error {
 		case <-ctx.Done():
 		}
 	}()
-	srv := web.New(lib, web.Options{Addr: bound, Root: root, Demo: cfg.demo, Logger: log, Home: homeDir(), Catalog: cat})
+	wopt := web.Options{Addr: bound, Root: root, Demo: cfg.demo, Logger: log, Home: homeDir(), Catalog: cat}
+	if st != nil { // usage from the store; from the files until its first build is done, and while it is down
+		wopt.Usage = storesource.New(st, machineName(), storesource.Options{Settle: cat.Wait, Ready: cat.SearchReady(),
+			Fallback: usage.NewFiles(lib, machineName())})
+	}
+	srv := web.New(lib, wopt)
 	hs := srv.HTTPServer()
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()

@@ -6,14 +6,19 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	_ "time/tzdata" // --timezone works where the system has no zone files
 
+	"github.com/piweb/piweb/catalog"
 	"github.com/piweb/piweb/sessions"
+	"github.com/piweb/piweb/store"
 	"github.com/piweb/piweb/usage"
+	"github.com/piweb/piweb/usage/storesource"
 )
 
 // usageCmd prints what sessions cost: a report (daily, weekly, monthly,
@@ -37,8 +42,9 @@ func usageCmd(ctx context.Context, w io.Writer, args []string) error {
 	project := fs.String("project", "", "count only these projects (session folders, comma-separated `NAMES`)")
 	model := fs.String("model", "", "count only these models (provider/model, comma-separated `NAMES`)")
 	machine := fs.String("machine", "", "count only these machines (comma-separated `NAMES`)")
+	storeDSN := fs.String("store", "", "the index store piweb keeps: `sqlite:PATH` or postgres://USER@HOST/DB (default sqlite:$XDG_CACHE_HOME/piweb/index.db)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: piweb usage [daily|weekly|monthly|session|project] [--since DATE] [--until DATE] [--timezone TZ] [--breakdown] [--json] [--session-dir DIR]\n       piweb usage statusline [--timezone TZ] [--session-dir DIR]")
+		fmt.Fprintln(fs.Output(), "usage: piweb usage [daily|weekly|monthly|session|project] [--since DATE] [--until DATE] [--timezone TZ] [--breakdown] [--json] [--session-dir DIR] [--store DSN]\n       piweb usage statusline [--timezone TZ] [--session-dir DIR] [--store DSN]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -87,11 +93,11 @@ func usageCmd(ctx context.Context, w io.Writer, args []string) error {
 	} else if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
 		return usageError{fmt.Sprintf("--session-dir %s: no such folder", root)}
 	}
-	lib, err := sessions.OpenLibrary(root)
+	src, done, err := usageSource(ctx, root, *storeDSN, os.Stderr)
 	if err != nil {
-		return fmt.Errorf("reading sessions under %s: %w", root, err)
+		return err
 	}
-	src := usage.NewFiles(lib, machineName())
+	defer done()
 	if what == "statusline" {
 		st, err := usage.MakeStatus(ctx, src, time.Now(), loc, ws)
 		if err != nil {
@@ -112,6 +118,138 @@ func usageCmd(ctx context.Context, w io.Writer, args []string) error {
 		return err
 	}
 	return rep.WriteTable(w, usage.TableOptions{Width: termWidth(w), Breakdown: *breakdown})
+}
+
+// usageSource returns where the report's rows come from: the index store
+// (the one piweb serves from), current already (piweb keeps it so while
+// it runs on root) or brought up to date with root first by a catalog run
+// until the store holds every file as it is; or, when the store cannot be
+// used, the files themselves, said on warn. done closes what it opened.
+func usageSource(ctx context.Context, root, dsn string, warn io.Writer) (src usage.Source, done func(), err error) {
+	log := slog.New(slog.NewTextHandler(warn, &slog.HandlerOptions{Level: slog.LevelError}))
+	if dsn == "" {
+		if dsn, err = store.DefaultDSN(); err != nil {
+			return nil, nil, err
+		}
+	}
+	files := func(why error) (usage.Source, func(), error) {
+		fmt.Fprintf(warn, "piweb: the index store cannot be used (%v): reading the session files instead\n", why)
+		lib, err := sessions.OpenLibrary(root)
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading sessions under %s: %w", root, err)
+		}
+		return usage.NewFiles(lib, machineName()), func() {}, nil
+	}
+	st, err := store.Open(ctx, dsn, store.Options{Logger: log})
+	if err != nil {
+		return files(err)
+	}
+	if err := st.Ping(ctx); err != nil {
+		st.Close()
+		return files(err)
+	}
+	if current(ctx, st, root) { // piweb keeps it so while it runs on root
+		return storesource.New(st, machineName(), storesource.Options{}), func() { st.Close() }, nil
+	}
+	ws := &watchedStore{DB: st, failed: make(chan error, 1)}
+	cat := catalog.New(sessions.NewLibrary(root), catalog.Options{Store: ws, Logger: log})
+	runCtx, cancel := context.WithCancel(ctx)
+	ran := make(chan error, 1)
+	go func() { ran <- cat.Run(runCtx) }()
+	settled := make(chan error, 1)
+	go func() { settled <- cat.Wait(runCtx) }()
+	go func() { // a store far behind (a first run): say why this takes a while
+		select {
+		case <-cat.Ready():
+			if n := cat.Progress().SearchTotal; n > 0 {
+				fmt.Fprintf(warn, "piweb: bringing the index store up to date with %d of the sessions under %s first (once: later runs, and piweb while it runs, keep it current)\n", n, root)
+			}
+		case <-runCtx.Done():
+		}
+	}()
+	select {
+	case err = <-settled:
+	case err = <-ws.failed:
+	case err = <-ran: // the root could not be listed
+		if err == nil {
+			err = ctx.Err()
+		}
+	}
+	cancel()
+	if rerr := <-ran; err == nil {
+		err = rerr
+	}
+	if err != nil {
+		st.Close()
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
+		if errors.Is(err, errStoreFailed) {
+			return files(err)
+		}
+		return nil, nil, fmt.Errorf("reading sessions under %s: %w", root, err)
+	}
+	return storesource.New(st, machineName(), storesource.Options{}), func() { st.Close() }, nil
+}
+
+// current reports whether st holds every session file under root as it
+// is (the size and modification time it saw, as a catalog's restart
+// checks them) and no other.
+func current(ctx context.Context, st *store.DB, root string) bool {
+	files, err := sessions.SessionFiles(root)
+	if err != nil {
+		return false
+	}
+	stamps, err := st.Stamps(ctx, "")
+	if err != nil || len(stamps) != len(files) {
+		return false
+	}
+	for _, p := range files {
+		fi, err := os.Stat(p)
+		s, ok := stamps[p]
+		if err != nil || !ok || s.Size != fi.Size() || s.ModTime != fi.ModTime().UnixNano() {
+			return false
+		}
+	}
+	return true
+}
+
+// errStoreFailed says a save to the store failed while it was brought up to date.
+var errStoreFailed = errors.New("saving to it failed")
+
+// watchedStore is the store as the catalog uses it, telling when saves
+// fail for good: at once when the disk is full or the server is down,
+// after a few failures of other kinds (a busy database is tried again by
+// the catalog, and usually works the next time).
+type watchedStore struct {
+	*store.DB
+	failed chan error
+	fails  atomic.Int32
+}
+
+// storeTries is how many failed saves of other kinds make the command
+// give up on the store.
+const storeTries = 5
+
+func (w *watchedStore) fail(ctx context.Context, err error) error {
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
+	if errors.Is(err, store.ErrFull) || errors.Is(err, store.ErrUnavailable) || errors.Is(err, store.ErrClosed) || w.fails.Add(1) >= storeTries {
+		select {
+		case w.failed <- fmt.Errorf("%w: %v", errStoreFailed, err):
+		default:
+		}
+	}
+	return err
+}
+
+func (w *watchedStore) SaveMany(ctx context.Context, saves []*store.Save) error {
+	return w.fail(ctx, w.DB.SaveMany(ctx, saves))
+}
+
+func (w *watchedStore) Remove(ctx context.Context, machine string, paths ...string) error {
+	return w.fail(ctx, w.DB.Remove(ctx, machine, paths...))
 }
 
 // list splits a comma-separated flag value.

@@ -5,8 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/piweb/piweb/internal/sessiontest"
+	"github.com/piweb/piweb/sessions"
+	"github.com/piweb/piweb/usage"
 )
 
 // usageData is the usage package's fixture root (owned by usage/usage_test.go).
@@ -14,6 +21,7 @@ const usageData = "../../usage/testdata/root"
 
 func TestUsageCommand(t *testing.T) {
 	t.Setenv("COLUMNS", "")
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // the default store: a new one
 	run := func(args ...string) (string, error) {
 		var out bytes.Buffer
 		err := usageCmd(context.Background(), &out, append(args, "--session-dir", usageData))
@@ -62,4 +70,84 @@ func TestUsageCommand(t *testing.T) {
 			t.Errorf("%q: %v, want a usage error", bad, err)
 		}
 	}
+}
+
+// TestUsageStandalone: with no piweb running, the command brings the
+// store up to date itself: at first from nothing, then reading only what
+// pi appended since; on an unchanged root it reads no session bytes.
+// A store it cannot use makes it read the files instead, and say so.
+func TestUsageStandalone(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "root")
+	if err := os.CopyFS(root, os.DirFS(usageData)); err != nil {
+		t.Fatal(err)
+	}
+	dsn := "sqlite:" + filepath.Join(t.TempDir(), "index.db")
+	total := func() float64 {
+		t.Helper()
+		var out bytes.Buffer
+		if err := usageCmd(context.Background(), &out, []string{"monthly", "--json", "--session-dir", root, "--store", dsn}); err != nil {
+			t.Fatal(err)
+		}
+		var doc struct{ Totals struct{ TotalCost float64 } }
+		if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+			t.Fatalf("%v\n%s", err, out.String())
+		}
+		return doc.Totals.TotalCost
+	}
+	if got := total(); got != 32.46875 {
+		t.Errorf("from an empty store: $%v, want $32.46875", got)
+	}
+	before := sessions.BytesRead()
+	if got := total(); got != 32.46875 || sessions.BytesRead() != before {
+		t.Errorf("again: $%v, %d session bytes read; want the same total and none", got, sessions.BytesRead()-before)
+	}
+	// pi appends a reply to a session: counted at the next run.
+	var file string
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if strings.HasSuffix(p, ".jsonl") && file == "" {
+			if b, _ := os.ReadFile(p); bytes.Contains(b, []byte(`"id":"other"`)) {
+				file = p
+			}
+		}
+		return nil
+	})
+	if file == "" {
+		t.Fatal("the fixture's session \"other\" is not there")
+	}
+	leaf := lastID(t, file)
+	sessiontest.Append(t, file, sessiontest.Lines(sessiontest.Asst("zz1", leaf, 3600*24*9, "one more")))
+	if got := total(); got != 32.46875+0.25 {
+		t.Errorf("after an append: $%v, want $%v", got, 32.46875+0.25)
+	}
+
+	// A store that cannot be reached: the files are read, and that is said.
+	var warn bytes.Buffer
+	src, done, err := usageSource(context.Background(), root, "postgres://piweb@127.0.0.1:1/none?connect_timeout=5", &warn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer done()
+	rows, err := src.Rows(context.Background(), usage.Filter{})
+	var sum float64
+	for _, r := range rows {
+		sum += r.Cost
+	}
+	if err != nil || sum != 32.46875+0.25 || !strings.Contains(warn.String(), "reading the session files instead") {
+		t.Errorf("without a store: $%v, %v; said %q", sum, err, warn.String())
+	}
+}
+
+// lastID returns the id of the last entry of the session file.
+func lastID(t *testing.T, file string) string {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	var e struct{ ID string }
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &e); err != nil {
+		t.Fatal(err)
+	}
+	return e.ID
 }
