@@ -77,6 +77,38 @@ var migrations = []migration{
 			`CREATE INDEX doc_text_trgm ON doc_text USING gin (text gin_trgm_ops)`,
 		},
 	},
+	{ // 2: files pushed from other machines (piweb push), in chunks; login tokens
+		shared: []string{
+			`CREATE TABLE push_files (
+				id {id},
+				machine TEXT NOT NULL,
+				path TEXT NOT NULL,
+				gen BIGINT NOT NULL,
+				consumed BIGINT NOT NULL,
+				sent BIGINT NOT NULL,
+				head BIGINT NOT NULL,
+				tail BIGINT NOT NULL,
+				redact TEXT NOT NULL,
+				pushed BIGINT NOT NULL,
+				UNIQUE (machine, path)
+			)`,
+			`CREATE TABLE push_chunks (
+				file_id BIGINT NOT NULL,
+				gen BIGINT NOT NULL,
+				off BIGINT NOT NULL,
+				data {blob} NOT NULL,
+				PRIMARY KEY (file_id, gen, off)
+			)`,
+			`CREATE TABLE tokens (
+				id {id},
+				name TEXT NOT NULL UNIQUE,
+				lookup TEXT NOT NULL UNIQUE,
+				hash TEXT NOT NULL,
+				created BIGINT NOT NULL,
+				used BIGINT NOT NULL
+			)`,
+		},
+	},
 }
 
 // SchemaVersion is the version of the schema this piweb writes.
