@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // ErrPushMoved says a pushed file's row is no longer what the pusher
@@ -183,7 +184,19 @@ func (s *DB) PushChunk(ctx context.Context, c *Chunk) (int64, error) {
 		}
 		return nil
 	})
+	if err != nil && uniqueViolation(err) {
+		return 0, ErrPushMoved // another push made the row meanwhile
+	}
 	return id, err
+}
+
+// uniqueViolation reports whether err is a unique constraint refusing a row.
+func uniqueViolation(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code == "23505"
+	}
+	return strings.Contains(err.Error(), "UNIQUE constraint failed")
 }
 
 // validText reports whether s can be a PostgreSQL text value.

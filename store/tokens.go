@@ -8,7 +8,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"strings"
 )
 
 // ErrTokenExists says a token of that name exists already.
@@ -39,7 +38,7 @@ func (s *DB) AddToken(ctx context.Context, t Token) error {
 		}
 		_, err := tx.ExecContext(ctx, s.q(`INSERT INTO tokens (name, lookup, hash, created, used) VALUES (?, ?, ?, ?, 0)`),
 			t.Name, t.Lookup, t.Hash, t.Created)
-		if err != nil && strings.Contains(strings.ToLower(err.Error()), "unique") {
+		if err != nil && uniqueViolation(err) {
 			return ErrTokenExists // made meanwhile by another process
 		}
 		return err
