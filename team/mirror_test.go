@@ -275,7 +275,10 @@ func TestMirrorLive(t *testing.T) {
 	line := sessiontest.User("u901", "", 99, "live from the laptop")
 	sessiontest.Append(t, a.files[0], line+"\n")
 	a.push(t)
-	want("an append", func() bool { data, _ := os.ReadFile(target); return strings.Contains(string(data), "live from the laptop") })
+	want("an append", func() bool {
+		data, _ := os.ReadFile(target)
+		return strings.Contains(string(data), "live from the laptop")
+	})
 	want("every file", func() bool {
 		for _, f := range a.files {
 			rel, _ := filepath.Rel(a.dir, f)
