@@ -199,6 +199,9 @@ func uniqueViolation(err error) bool {
 	return strings.Contains(err.Error(), "UNIQUE constraint failed")
 }
 
+// RedactDSN returns a store's name with its password hidden, for messages.
+func RedactDSN(dsn string) string { return redactDSN(dsn) }
+
 // validText reports whether s can be a PostgreSQL text value.
 func validText(s string) bool {
 	return !strings.ContainsRune(s, 0) && strings.ToValidUTF8(s, "") == s

@@ -41,6 +41,8 @@ func run(ctx context.Context, args []string) error {
 			return usageCmd(ctx, os.Stdout, args[1:])
 		case "push":
 			return pushCmd(ctx, os.Stdout, args[1:])
+		case "token":
+			return tokenCmd(ctx, os.Stdout, args[1:])
 		}
 	}
 	return serve(ctx, args)
