@@ -11,7 +11,9 @@ type LoginView struct {
 type logoutKey struct{}
 
 // WithLogout marks a request as logged in: its pages offer to log out.
-func WithLogout(ctx context.Context) context.Context { return context.WithValue(ctx, logoutKey{}, true) }
+func WithLogout(ctx context.Context) context.Context {
+	return context.WithValue(ctx, logoutKey{}, true)
+}
 
 // loggedIn reports whether the page is drawn for a logged-in request.
 func loggedIn(ctx context.Context) bool { v, _ := ctx.Value(logoutKey{}).(bool); return v }

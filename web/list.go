@@ -74,9 +74,9 @@ type drawnList struct {
 type listKey struct {
 	sig              uint64 // the library's state (listSig)
 	q, sort, machine string
-	offset  int
-	htmx    bool
-	when    int64 // the half minute it was drawn in
+	offset           int
+	htmx             bool
+	when             int64 // the half minute it was drawn in
 }
 
 // listSig sums up what the sessions list shows of every session.
