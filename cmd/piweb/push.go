@@ -80,7 +80,7 @@ func pushCmd(ctx context.Context, out io.Writer, args []string) error {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	st, err := store.Open(ctx, *to, store.Options{Logger: log})
 	if err != nil {
-		return exitError{exitFailed, err}
+		return pushErr(ctx, push.Stats{}, err)
 	}
 	defer st.Close()
 	line := newStatusLine(os.Stderr)
