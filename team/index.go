@@ -52,11 +52,12 @@ func (x Index) SaveMany(ctx context.Context, saves []*store.Save) error {
 }
 
 // Usage is a team server's usage.Source: the rows of the mirror's
-// sessions (Files), each under the machine it came from.
+// sessions (Files), each under the machine it came from (Machine of its
+// file: Mirror.Machine).
 type Usage struct {
-	Files  usage.Source
-	Lib    *sessions.Library
-	Mirror *Mirror
+	Files   usage.Source
+	Lib     *sessions.Library
+	Machine func(file string) string
 }
 
 // Rows returns the rows the filter selects.
@@ -70,7 +71,7 @@ func (u Usage) Rows(ctx context.Context, f usage.Filter) ([]usage.Row, error) {
 	out := rows[:0]
 	for _, r := range rows {
 		if file, ok := u.Lib.File(r.Session); ok {
-			r.Machine = u.Mirror.Machine(file)
+			r.Machine = u.Machine(file)
 		}
 		if f.Match(&r) {
 			out = append(out, r)

@@ -91,7 +91,7 @@ func TestTeamBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := New(lib, Options{Addr: "127.0.0.1:0", Root: dir, Logger: quiet, Catalog: cat, Machine: mr.Machine,
-		Usage: team.Usage{Files: usage.NewFiles(lib, ""), Lib: lib, Mirror: mr}, Login: auth.NewGuard(st, auth.Options{})})
+		Usage: team.Usage{Files: usage.NewFiles(lib, ""), Lib: lib, Machine: mr.Machine}, Login: auth.NewGuard(st, auth.Options{})})
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() { srv.Close(); ts.Close() })
 

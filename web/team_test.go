@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/piweb/piweb/sessions"
+	"github.com/piweb/piweb/team"
+	"github.com/piweb/piweb/usage"
 )
 
 // teamServer serves the demo as a team server would its mirror: every
@@ -29,6 +31,7 @@ func teamServer(t *testing.T) (*Server, *sessions.Library) {
 	lib.SetReadOnly(machine)
 	s := newServer(t, lib, nil)
 	s.opt.Machine = machine
+	s.usage = team.Usage{Files: usage.NewFiles(lib, ""), Lib: lib, Machine: machine}
 	return s, lib
 }
 
@@ -115,6 +118,22 @@ func TestTeamList(t *testing.T) {
 	if strings.Count(body, `class="session-row"`) != 2 || !strings.Contains(body, "/s/"+forkID) || !strings.Contains(body, "/s/"+darkID) || !strings.Contains(body, `data-machine="desk"`) ||
 		!strings.Contains(body, `<option value="desk" selected>`) {
 		t.Errorf("filtered by desk:\n%s", body)
+	}
+	// Usage, by machine.
+	for m, want := range map[string]bool{"laptop": true, "desk": true, "": false} {
+		var rep struct {
+			Daily []struct{ Machines []string }
+		}
+		decode(t, get(t, h, "/api/usage?range=all&machine="+m), &rep)
+		got := map[string]bool{}
+		for _, d := range rep.Daily {
+			for _, x := range d.Machines {
+				got[x] = true
+			}
+		}
+		if want && (len(got) != 1 || !got[m]) || !want && (!got["laptop"] || !got["desk"]) {
+			t.Errorf("usage of %q: machines %v", m, got)
+		}
 	}
 	// Locally, none of it.
 	local := newServer(t, openLib(t, demoRoot(t)), nil).Handler()

@@ -62,7 +62,7 @@ func teamSite(ctx context.Context, out io.Writer, log *slog.Logger, cfg config) 
 		cat:    cat,
 		tokens: st,
 		web: web.Options{Machine: mr.Machine,
-			Usage: team.Usage{Files: usage.NewFiles(lib, ""), Lib: lib, Mirror: mr}},
+			Usage: team.Usage{Files: usage.NewFiles(lib, ""), Lib: lib, Machine: mr.Machine}},
 		live: func(ctx context.Context) error {
 			live.Store(true)
 			return mr.Run(ctx)
