@@ -65,6 +65,9 @@ type Options struct {
 	Redact  string // "" or RedactSecrets
 	// Chunk is the most bytes of whole lines a chunk holds (default DefaultChunk).
 	Chunk int
+	// Workers is how many files Push sends at once (default 4): the
+	// server's work on one chunk overlaps the reading of the next.
+	Workers int
 	// BeforeChunk, when set, is called before each chunk is sent with how
 	// many this Pusher sent before it; an error stops the push there, as
 	// if it were killed (tests cut pushes with it).
@@ -143,6 +146,9 @@ func New(st Store, opt Options) (*Pusher, error) {
 	if opt.Chunk <= 0 {
 		opt.Chunk = DefaultChunk
 	}
+	if opt.Workers <= 0 {
+		opt.Workers = 4
+	}
 	if opt.Logger == nil {
 		opt.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
@@ -184,7 +190,7 @@ func (p *Pusher) Push(ctx context.Context) (Stats, error) {
 	if err != nil {
 		return total, err
 	}
-	prog := Progress{Files: len(files)}
+	prog := &progress{Progress: Progress{Files: len(files)}}
 	p.mu.Lock()
 	for _, f := range files {
 		if rel, ok := p.rel(f); ok {
@@ -194,20 +200,65 @@ func (p *Pusher) Push(ctx context.Context) (Stats, error) {
 		}
 	}
 	p.mu.Unlock()
-	for _, f := range files {
-		if err := ctx.Err(); err != nil {
-			return total, err
-		}
-		st, err := p.pushFile(ctx, f, &prog)
-		total.add(st)
-		prog.FilesDone++
-		if err != nil {
-			return total, err
-		}
+	// Files are sent by a few workers at once; the first failure of the
+	// store stops them all (the next push goes on from there).
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	jobs := make(chan string)
+	var mu sync.Mutex
+	var first error
+	var wg sync.WaitGroup
+	for range p.opt.Workers {
+		wg.Go(func() {
+			for f := range jobs {
+				st, err := p.pushFile(ctx, f, prog)
+				mu.Lock()
+				total.add(st)
+				if err != nil && first == nil {
+					first = err
+					cancel()
+				}
+				mu.Unlock()
+				prog.add(0, true)
+			}
+		})
 	}
-	p.report(prog)
+	for _, f := range files {
+		if ctx.Err() != nil {
+			break
+		}
+		jobs <- f
+	}
+	close(jobs)
+	wg.Wait()
+	if first != nil {
+		return total, first
+	}
+	if err := ctx.Err(); err != nil {
+		return total, err
+	}
+	p.report(prog.get())
 	return total, nil
 }
+
+// progress is a Progress that workers add to.
+type progress struct {
+	mu sync.Mutex
+	Progress
+}
+
+// add counts bytes sent and, with file, a file done; it returns the new count.
+func (pr *progress) add(bytes int64, file bool) Progress {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	pr.BytesDone += bytes
+	if file {
+		pr.FilesDone++
+	}
+	return pr.Progress
+}
+
+func (pr *progress) get() Progress { return pr.add(0, false) }
 
 // PushFile sends what one file under the root has that the store does not.
 func (p *Pusher) PushFile(ctx context.Context, path string) (Stats, error) {
@@ -247,7 +298,7 @@ func (p *Pusher) lock(rel string) func() {
 
 // pushFile pushes one file; a failure of the file alone is in the Stats,
 // a failure of the store is returned.
-func (p *Pusher) pushFile(ctx context.Context, path string, prog *Progress) (Stats, error) {
+func (p *Pusher) pushFile(ctx context.Context, path string, prog *progress) (Stats, error) {
 	st := Stats{Files: 1}
 	rel, ok := p.rel(path)
 	if !ok {
@@ -287,7 +338,7 @@ func (e *fileError) Unwrap() error { return e.err }
 const stampSpan = 4096
 
 // send sends what path (rel under the root) has past what the store holds.
-func (p *Pusher) send(ctx context.Context, path, rel string, st *Stats, prog *Progress) error {
+func (p *Pusher) send(ctx context.Context, path, rel string, st *Stats, prog *progress) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return &fileError{err}
@@ -361,8 +412,7 @@ func (p *Pusher) send(ctx context.Context, path, rel string, st *Stats, prog *Pr
 		st.Bytes += upto - consumed
 		st.Sent += int64(len(buf))
 		if prog != nil {
-			prog.BytesDone += upto - consumed
-			p.report(*prog)
+			p.report(prog.add(upto-consumed, false))
 		}
 		off, consumed = row.Sent, upto
 		buf = buf[:0]

@@ -142,7 +142,7 @@ func push(t *testing.T, p *Pusher) Stats {
 	return st
 }
 
-func appendTo(t *testing.T, path, s string) {
+func appendTo(t testing.TB, path, s string) {
 	t.Helper()
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {

@@ -158,6 +158,11 @@ func TestListen(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("listen ended with %v", err)
 	}
+	// The chunks are compressed with lz4 (the test server has it).
+	var how string
+	if err := s.db.QueryRowContext(ctx, `SELECT attcompression FROM pg_attribute WHERE attrelid = 'push_chunks'::regclass AND attname = 'data'`).Scan(&how); err != nil || how != "l" {
+		t.Errorf("push_chunks.data compression %q (%v), want l (lz4)", how, err)
+	}
 }
 
 func TestTokens(t *testing.T) {
