@@ -38,9 +38,10 @@ type Library struct {
 	ids      map[string][]*file // by header id: the files holding that session id
 	problems map[string]problem // files that are not sessions or could not be read
 
-	cache   cache
-	writing sync.Map // file path -> *sync.Mutex: piweb's own writes to a file, one at a time
-	feed    hub
+	cache    cache
+	writing  sync.Map // file path -> *sync.Mutex: piweb's own writes to a file, one at a time
+	feed     hub
+	readOnly atomic.Pointer[func(path string) string] // set: every writer refuses (SetReadOnly)
 
 	version  uint64    // counts changes to the maps and rows (l.mu)
 	listed   listCache // List's answer at a version
@@ -123,6 +124,13 @@ func (l *Library) SetCacheLimit(n int64) {
 	l.cache.mu.Unlock()
 	l.cache.trim(nil)
 }
+
+// SetReadOnly makes every writer of the library (Label, Rewind, Fork,
+// Upgrade, SaveBeside) refuse with ErrElsewhere: its files are copies of
+// sessions that live elsewhere (a team server's mirror of other machines'
+// files), to be changed there. where names the place a file's session
+// lives (a machine), for the error's Detail.
+func (l *Library) SetReadOnly(where func(path string) string) { l.readOnly.Store(&where) }
 
 // load reads file for the library: inside the root, when there is one.
 func (l *Library) load(path string) (*Session, error) {

@@ -136,6 +136,10 @@ func (l *Library) Rewind(key, targetID, summary string, guard Guard) (string, er
 	return l.append(key, []string{targetID}, rewindLine(targetID, summary, guard))
 }
 
+// ErrElsewhere: the library is a read-only copy of sessions that live
+// elsewhere (SetReadOnly); the error's Detail names where.
+var ErrElsewhere = errors.New("the session is a copy: change it where it lives")
+
 // index runs fn with a session's index held still: the caller's own, or the library's under its read lock.
 type index func(fn func(s *Session))
 
@@ -179,6 +183,9 @@ func (l *Library) locate(key string) (file, root string, err error) {
 	l.mu.RUnlock()
 	if !ok {
 		return "", "", &Error{Kind: ErrNoSession, Key: key}
+	}
+	if where := l.readOnly.Load(); where != nil {
+		return "", "", &Error{Kind: ErrElsewhere, Key: key, Detail: (*where)(f.path)}
 	}
 	if f.pinned || f.path == "" {
 		return "", "", &Error{Kind: ErrReadOnly, Key: key, Version: f.meta.Version, Detail: "a demo session held in memory"}

@@ -14,6 +14,9 @@ type ActionsView struct {
 	Leaf     string // the session's leaf when the panel was drawn, sent back as expectLeaf
 	Version  int    // the file's format version
 	LeafNoID bool   // the file's last line has no id: a label would change where pi resumes
+	// Machine is the machine the session lives on, when this is a team
+	// server's copy of it: piweb does not change it (see Elsewhere).
+	Machine string
 
 	Open    string  // the form to show open: "label", "rewind", "fork", "share" or ""
 	Failed  bool    // the last action was refused: its form stays open with what was typed

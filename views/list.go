@@ -20,6 +20,8 @@ type ListView struct {
 	Progress   *ProgressView // indexing progress, while piweb indexes (nil when done)
 	More       int           // matching sessions after the window shown
 	MoreURL    string        // the next window
+	Machines   []string      // a team server's machines, to filter by (none elsewhere)
+	Machine    string        // the machine filtered by ("" for all)
 }
 
 // Unreadable is a file under the sessions root that is not a readable
@@ -40,6 +42,7 @@ const (
 // ProjectGroup is the sessions of one working directory.
 type ProjectGroup struct {
 	DOMID     string
+	Machine   string // on a team server: the machine the sessions were pushed from
 	Cwd       string
 	Sessions  []SessionItem // the group's sessions in the window shown
 	Count     int           // all its sessions matching the search
@@ -74,7 +77,8 @@ type SessionItem struct {
 	ParentTitle  string
 	ParentFile   string // parentSession as written, when it is not indexed
 	Diagnostics  int
-	Version      int // the file's format version
+	Version      int    // the file's format version
+	Machine      string // on a team server: the machine it was pushed from
 }
 
 // Title returns the session's name, or its first message.

@@ -33,9 +33,12 @@ func shellQuote(s string) string {
 // --- the session page's forms ----------------------------------------------
 
 // actionsView describes the actions on entry i of ss, the session with key.
-func actionsView(key string, ss *sessions.Session, r *sessions.Reader, i int) views.ActionsView {
+func (s *Server) actionsView(key string, ss *sessions.Session, r *sessions.Reader, i int) views.ActionsView {
 	e := &ss.Entries[i]
 	a := views.ActionsView{Key: key, Ref: e.ID, Kind: entryKind(e), Label: ss.LabelOf(i), Version: ss.Header.Version, File: ss.File}
+	if s.opt.Machine != nil {
+		a.Machine = cmp.Or(s.opt.Machine(ss.File), "another machine")
+	}
 	if b, err := r.Body(i); err == nil {
 		a.Preview = oneLine(entryPreview(b), 80)
 	}
@@ -109,7 +112,7 @@ func (s *Server) renderActions(c echo.Context, key string, f form) error {
 		if !ok {
 			return errNoEntry(key, f.ref)
 		}
-		a, labelPos = actionsView(key, ss, r, i), i
+		a, labelPos = s.actionsView(key, ss, r, i), i
 		return nil
 	})
 	if err != nil {

@@ -41,10 +41,25 @@ func renderAPIError(c echo.Context, pe *pageError) error {
 	return c.JSON(pe.status, apiError{Error: pe.msg})
 }
 
-// apiList answers GET /api/sessions: every session's metadata, most recent activity first.
+// apiList answers GET /api/sessions: every session's metadata, most
+// recent activity first; on a team server each with its machine.
 func (s *Server) apiList(c echo.Context) error {
 	s.markIndexing(c)
-	return c.JSON(http.StatusOK, s.lib.List())
+	metas := s.lib.List()
+	if s.opt.Machine == nil {
+		return c.JSON(http.StatusOK, metas)
+	}
+	rows := make([]machineMeta, len(metas))
+	for i, m := range metas {
+		rows[i] = machineMeta{Meta: m, Machine: s.opt.Machine(m.File)}
+	}
+	return c.JSON(http.StatusOK, rows)
+}
+
+// machineMeta is a row of /api/sessions on a team server.
+type machineMeta struct {
+	sessions.Meta
+	Machine string `json:"machine"` // the machine the session was pushed from
 }
 
 // apiSession answers GET /api/sessions/:key[?leaf=ID]: the JSON `piweb inspect` prints.

@@ -161,7 +161,7 @@ func (s *Server) pathView(id string, ss *sessions.Session, r *sessions.Reader, s
 		v.ResumeURL = views.StateURL(id, back)
 	}
 	if !v.Page {
-		a := actionsView(id, ss, r, target)
+		a := s.actionsView(id, ss, r, target)
 		v.Actions = &a
 	}
 	var err error

@@ -171,6 +171,12 @@ func classify(err error) *pageError {
 	case errors.Is(err, sessions.ErrNotUpgradable):
 		return p(http.StatusConflict, "Nothing to upgrade",
 			fmt.Sprintf("This session file is already in version %d, which pi does not rewrite.", version))
+	case errors.Is(err, sessions.ErrElsewhere):
+		machine := "another machine"
+		if se != nil && se.Detail != "" {
+			machine = se.Detail
+		}
+		return p(http.StatusConflict, "A copy of a session on "+machine, views.Elsewhere(machine))
 	case errors.Is(err, sessions.ErrReadOnly):
 		return readOnly(key, version, err)
 	case errors.Is(err, sessions.ErrNoSpace):

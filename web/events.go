@@ -74,10 +74,10 @@ func (s *Server) streamEnd(c echo.Context, err error) error {
 // header of its project with the project's new totals ("group"; every
 // project's after a drop, whose project the stream may not know).
 func (s *Server) listEvents(c echo.Context) error {
-	p := listQuery(c)
+	p := s.listQuery(c)
 	ctx := c.Request().Context()
-	heads := func(w *stream, cwd *string) error {
-		for _, g := range s.groupHeads(p, cwd) {
+	heads := func(w *stream, group *string) error {
+		for _, g := range s.groupHeads(p, group) {
 			html, err := htmlOf(ctx, views.ProjectHead(g))
 			if err != nil {
 				return err
@@ -102,7 +102,7 @@ func (s *Server) listEvents(c echo.Context) error {
 		if ev.Kind == sessions.KindError {
 			return nil
 		}
-		item, found := s.listItem(ev.Key)
+		item, found := s.listItem(p, ev.Key)
 		if !found || !p.matches(&item.meta) {
 			if err := w.send("gone", gone); err != nil {
 				return err
@@ -116,7 +116,8 @@ func (s *Server) listEvents(c echo.Context) error {
 		if err := w.send("row", html); err != nil {
 			return err
 		}
-		return heads(w, &item.meta.Cwd)
+		group := p.group(&item.meta)
+		return heads(w, &group)
 	})
 }
 
@@ -126,7 +127,7 @@ type listEntry struct {
 }
 
 // listItem returns the sessions page row of the session with key.
-func (s *Server) listItem(key string) (listEntry, bool) {
+func (s *Server) listItem(p listParams, key string) (listEntry, bool) {
 	m, err := s.lib.Meta(key)
 	if err != nil {
 		return listEntry{}, false
@@ -135,7 +136,7 @@ func (s *Server) listItem(key string) (listEntry, bool) {
 	if pm, err := s.lib.Meta(m.ParentKey); err == nil && m.ParentKey != "" {
 		byKey[pm.Key] = &pm
 	}
-	return listEntry{meta: m, view: sessionItem(&m, byKey)}, true
+	return listEntry{meta: m, view: p.item(&m, byKey)}, true
 }
 
 // sessionEvents streams changes to one session's tree as it is shown with

@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"hash/fnv"
+	"maps"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -24,13 +25,13 @@ import (
 // list renders the sessions page, or just the list for an htmx search, or
 // the next window of it (offset=N).
 func (s *Server) list(c echo.Context) error {
-	p := listQuery(c)
+	p := s.listQuery(c)
 	s.markIndexing(c)
 	metas := s.lib.List()
 	progress := s.progressView("/index/progress", false)
 	// Many pages ask for the same list: it is drawn once per state of the
 	// library (and half minute, for its "5 min ago" times) and query.
-	key := listKey{sig: listSig(metas) ^ problemsSig(s.lib.Problems()), q: p.q, sort: p.sort, offset: p.offset, htmx: isHTMX(c), when: time.Now().Unix() / 30}
+	key := listKey{sig: listSig(metas) ^ problemsSig(s.lib.Problems()), q: p.q, sort: p.sort, machine: p.machine, offset: p.offset, htmx: isHTMX(c), when: time.Now().Unix() / 30}
 	if progress == nil {
 		if page := s.lists.get(key); page != nil {
 			return writeHTML(c, page)
@@ -72,11 +73,11 @@ type drawnList struct {
 
 // listKey names a drawn sessions list.
 type listKey struct {
-	sig     uint64 // the library's state (listSig)
-	q, sort string
-	offset  int
-	htmx    bool
-	when    int64 // the half minute it was drawn in
+	sig              uint64 // the library's state (listSig)
+	q, sort, machine string
+	offset           int
+	htmx             bool
+	when             int64 // the half minute it was drawn in
 }
 
 // listSig sums up what the sessions list shows of every session.
@@ -129,14 +130,21 @@ type listParams struct {
 	q      string
 	sort   string
 	offset int // the first session of the window shown (the page shows listWindow at a time)
+	// machine is the machine filtered by, on a team server ("" for all);
+	// machineOf names the machine of a session file there (nil elsewhere).
+	machine   string
+	machineOf func(file string) string
 }
 
 // listWindow is how many sessions the sessions page shows at once; the rest
 // come a window at a time as the page scrolls ("Show more").
 const listWindow = 200
 
-func listQuery(c echo.Context) listParams {
+func (s *Server) listQuery(c echo.Context) listParams {
 	p := listParams{q: strings.TrimSpace(c.QueryParam("q")), sort: c.QueryParam("sort")}
+	if s.opt.Machine != nil {
+		p.machineOf, p.machine = s.opt.Machine, c.QueryParam("machine")
+	}
 	if o, err := strconv.Atoi(c.QueryParam("offset")); err == nil && o > 0 {
 		p.offset = o
 	}
@@ -157,7 +165,7 @@ func (s *Server) listView(p listParams, metas []sessions.Meta) views.ListView {
 	for i := range metas {
 		byKey[metas[i].Key] = &metas[i]
 	}
-	v := views.ListView{Query: p.q, Sort: p.sort, Total: len(metas), Demo: s.opt.Demo, Root: s.opt.Root}
+	v := views.ListView{Query: p.q, Sort: p.sort, Total: len(metas), Demo: s.opt.Demo, Root: s.opt.Root, Machine: p.machine}
 	for file, err := range s.lib.Problems() {
 		v.Problems++
 		if p.offset == 0 {
@@ -167,17 +175,22 @@ func (s *Server) listView(p listParams, metas []sessions.Meta) views.ListView {
 	slices.SortFunc(v.Unreadable, func(a, b views.Unreadable) int { return strings.Compare(a.File, b.File) })
 	groups := map[string]*views.ProjectGroup{}
 	var order []*views.ProjectGroup
+	machines := map[string]bool{}
 	for i := range metas {
 		m := &metas[i]
+		if p.machineOf != nil {
+			machines[p.machineOf(m.File)] = true
+		}
 		if !p.matches(m) {
 			continue
 		}
 		v.Shown++
-		item := sessionItem(m, byKey)
-		g, ok := groups[m.Cwd]
+		item := p.item(m, byKey)
+		key := p.group(m)
+		g, ok := groups[key]
 		if !ok {
-			g = &views.ProjectGroup{DOMID: item.GroupID, Cwd: m.Cwd}
-			groups[m.Cwd] = g
+			g = &views.ProjectGroup{DOMID: item.GroupID, Machine: item.Machine, Cwd: m.Cwd}
+			groups[key] = g
 			order = append(order, g)
 		}
 		g.Sessions = append(g.Sessions, item)
@@ -197,8 +210,9 @@ func (s *Server) listView(p listParams, metas []sessions.Meta) views.ListView {
 		if p.sort == views.SortActivity || p.sort == views.SortFamilies {
 			return b.Sessions[0].Modified.Compare(a.Sessions[0].Modified)
 		}
-		return cmp.Compare(a.Cwd, b.Cwd)
+		return cmp.Or(cmp.Compare(a.Machine, b.Machine), cmp.Compare(a.Cwd, b.Cwd))
 	})
+	v.Machines = slices.Sorted(maps.Keys(machines))
 	// The window: sessions [offset, offset+listWindow) in the order shown.
 	// A group the window starts inside goes on from the window before.
 	at, end := 0, p.offset+listWindow
@@ -217,24 +231,24 @@ func (s *Server) listView(p listParams, metas []sessions.Meta) views.ListView {
 	}
 	if end < v.Shown {
 		v.More = v.Shown - end
-		v.MoreURL = "/" + views.Query("q", p.q, "sort", p.sort, "offset", strconv.Itoa(end))
+		v.MoreURL = "/" + views.Query("q", p.q, "sort", p.sort, "machine", p.machine, "offset", strconv.Itoa(end))
 	}
 	return v
 }
 
 // groupHeads sums up the sessions page's projects as they stand, for their
-// headers: the project of folder cwd (every project when cwd is nil), or
-// in the families sort its one group.
-func (s *Server) groupHeads(p listParams, cwd *string) []views.ProjectGroup {
+// headers: the group named group (see listParams.group; every project when
+// group is nil), or in the families sort its one group.
+func (s *Server) groupHeads(p listParams, group *string) []views.ProjectGroup {
 	metas := s.lib.List()
 	byCwd := map[string]*views.ProjectGroup{}
 	var order []*views.ProjectGroup
 	for i := range metas {
 		m := &metas[i]
-		key := m.Cwd
+		key := p.group(m)
 		if p.sort == views.SortFamilies {
 			key = ""
-		} else if cwd != nil && m.Cwd != *cwd {
+		} else if group != nil && key != *group {
 			continue
 		}
 		if !p.matches(m) {
@@ -242,7 +256,10 @@ func (s *Server) groupHeads(p listParams, cwd *string) []views.ProjectGroup {
 		}
 		g := byCwd[key]
 		if g == nil {
-			g = &views.ProjectGroup{DOMID: domID("p", m.Cwd), Cwd: m.Cwd}
+			g = &views.ProjectGroup{DOMID: domID("p", key), Cwd: m.Cwd}
+			if p.machineOf != nil {
+				g.Machine = p.machineOf(m.File)
+			}
 			if p.sort == views.SortFamilies {
 				g.DOMID, g.Cwd = familiesID, familiesTitle
 			}
@@ -340,6 +357,9 @@ func families(groups []*views.ProjectGroup) []*views.ProjectGroup {
 // matches reports whether every search token occurs in the session's name,
 // first message, folder or id, ignoring case.
 func (p listParams) matches(m *sessions.Meta) bool {
+	if p.machine != "" && p.machineOf != nil && p.machineOf(m.File) != p.machine {
+		return false
+	}
 	if p.q == "" {
 		return true
 	}
@@ -365,6 +385,25 @@ func (p listParams) compare(a, b views.SessionItem) int {
 		return c
 	}
 	return b.Modified.Compare(a.Modified)
+}
+
+// group names the group of the sessions page a session is in: its
+// project (working directory), on a team server with its machine.
+func (p listParams) group(m *sessions.Meta) string {
+	if p.machineOf == nil {
+		return m.Cwd
+	}
+	return p.machineOf(m.File) + "\x00" + m.Cwd
+}
+
+// item is sessionItem in the group p puts it in.
+func (p listParams) item(m *sessions.Meta, byKey map[string]*sessions.Meta) views.SessionItem {
+	it := sessionItem(m, byKey)
+	if p.machineOf != nil {
+		it.Machine = p.machineOf(m.File)
+		it.GroupID = domID("p", p.group(m))
+	}
+	return it
 }
 
 // sessionItem converts a session's Meta for the list; byKey resolves fork parents.

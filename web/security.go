@@ -3,6 +3,7 @@ package web
 import (
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 
@@ -67,9 +68,16 @@ func (s *Server) denyCrossOrigin(w http.ResponseWriter, r *http.Request) {
 type hostAllowlist map[string]bool
 
 // newHostAllowlist allows the loopback names and the host of the bound
-// address; for a wildcard address, this machine's names and interface addresses.
-func newHostAllowlist(addr string) hostAllowlist {
+// address (for a wildcard address, this machine's names and interface
+// addresses), and the hosts of the URLs piweb is also reached at (a
+// public URL, allowed origins).
+func newHostAllowlist(addr string, urls ...string) hostAllowlist {
 	a := hostAllowlist{"localhost": true, "127.0.0.1": true, "::1": true}
+	for _, u := range urls {
+		if p, err := url.Parse(u); err == nil && p.Hostname() != "" {
+			a[strings.ToLower(strings.TrimSuffix(p.Hostname(), "."))] = true
+		}
+	}
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		host = addr

@@ -15,6 +15,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
+	"github.com/piweb/piweb/auth"
 	"github.com/piweb/piweb/catalog"
 	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/usage"
@@ -73,6 +74,21 @@ type Options struct {
 	// Usage holds the rows of /usage and /api/usage; nil reads them from
 	// the library's files (usage.Files).
 	Usage usage.Source
+	// Login, when set, requires a login for everything but the static
+	// assets and the login page itself (auth.go).
+	Login *auth.Guard
+	// PublicURL is where people reach piweb through a proxy or a
+	// forwarded port (https://piweb.example.com): its host is allowed,
+	// its origin trusted, and with https the login cookie is Secure.
+	PublicURL string
+	// AllowedOrigins are more origins (scheme://host[:port]) whose
+	// requests are taken; their hosts are allowed too.
+	AllowedOrigins []string
+	// Machine names the machine each session file lives on, on a team
+	// server, whose sessions are copies: the rows of /api/sessions carry
+	// it, the sessions page groups and filters by it, and the write
+	// buttons say where to write instead (the library refuses writes).
+	Machine func(file string) string
 }
 
 // Server is piweb's HTTP server: echo routes over a Library, fed live by its changes.
@@ -116,7 +132,7 @@ func New(lib Library, opt Options) *Server {
 		lib:     lib,
 		opt:     opt,
 		log:     opt.Logger,
-		hosts:   newHostAllowlist(opt.Addr),
+		hosts:   newHostAllowlist(opt.Addr, append([]string{opt.PublicURL}, opt.AllowedOrigins...)...),
 		layouts: newLayoutCache(16),
 		md:      newMarkdown(),
 		exports: make(chan struct{}, opt.Exports),
@@ -136,7 +152,7 @@ func New(lib Library, opt Options) *Server {
 	e.HidePort = true
 	e.Logger.SetOutput(io.Discard)
 	e.HTTPErrorHandler = s.handleError
-	e.Use(s.secure, limitBody, middleware.GzipWithConfig(middleware.GzipConfig{
+	e.Use(s.secure, s.authenticate, limitBody, middleware.GzipWithConfig(middleware.GzipConfig{
 		// Text compresses 5-10x; level 5 costs a third of the CPU of the
 		// default for nearly the same size. Live streams stay uncompressed:
 		// each event must reach the page at once.
@@ -183,6 +199,9 @@ func (s *Server) routes(e *echo.Echo) {
 	e.Match(page, "/index/progress", s.indexProgress)
 	e.Match(page, "/usage", s.usagePage)
 	e.GET("/usage/events", s.usageEvents)
+	e.Match(page, "/login", s.loginPage)
+	e.POST("/login", s.login)
+	e.POST("/logout", s.logout)
 
 	api := e.Group("/api")
 	api.GET("/sessions", s.apiList)
@@ -206,6 +225,14 @@ func (s *Server) routes(e *echo.Echo) {
 func (s *Server) Handler() http.Handler {
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(s.denyCrossOrigin))
+	for _, o := range append([]string{s.opt.PublicURL}, s.opt.AllowedOrigins...) {
+		if o == "" {
+			continue
+		}
+		if err := cop.AddTrustedOrigin(Origin(o)); err != nil {
+			s.log.Warn("an allowed origin is not scheme://host[:port]: left out", "origin", o, "err", err)
+		}
+	}
 	return cop.Handler(s.echo)
 }
 

@@ -22,6 +22,10 @@ func exitCode(err error) int {
 	if errors.As(err, &u) {
 		return 2
 	}
+	var e exitError
+	if errors.As(err, &e) {
+		return e.code
+	}
 	return 1
 }
 
@@ -35,6 +39,10 @@ func run(ctx context.Context, args []string) error {
 			return tree(os.Stdout, args[1:])
 		case "usage":
 			return usageCmd(ctx, os.Stdout, args[1:])
+		case "push":
+			return pushCmd(ctx, os.Stdout, args[1:])
+		case "token":
+			return tokenCmd(ctx, os.Stdout, args[1:])
 		}
 	}
 	return serve(ctx, args)

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -36,13 +37,31 @@ func serve(ctx context.Context, args []string) error {
 	dir := fset.String("session-dir", "", "sessions root `DIR` (default: as pi finds it: $PI_CODING_AGENT_SESSION_DIR, $PI_CODING_AGENT_DIR/sessions or ~/.pi/agent/sessions)")
 	demo := fset.Bool("demo", false, "serve the built-in demo sessions instead of yours")
 	storeDSN := fset.String("store", "", "the index store: `sqlite:PATH` or postgres://USER@HOST/DB (default sqlite:$XDG_CACHE_HOME/piweb/index.db)")
-	cacheDir := fset.String("cache-dir", "", "keep the SQLite index store in `DIR` (the same as --store sqlite:DIR/index.db)")
+	cacheDir := fset.String("cache-dir", "", "keep the SQLite index store in `DIR` (the same as --store sqlite:DIR/index.db); with --from, the mirror of the pushed sessions")
 	noCache := fset.Bool("no-cache", false, "keep no index store across runs: a throwaway one, deleted at exit; every start reads every file")
+	from := fset.String("from", "", "serve every machine's sessions pushed to the team's PostgreSQL store at `URL` (piweb push), read-only: a team server")
+	publicURL := fset.String("public-url", "", "the `URL` people reach piweb at through a reverse proxy or a forwarded port (https://piweb.example.com): its host is allowed, https makes the login cookie Secure")
+	var origins []string
+	fset.Func("allowed-origin", "one more `ORIGIN` (scheme://host[:port]) piweb takes requests from (repeatable)", func(v string) error {
+		if err := checkOrigin(v); err != nil {
+			return err
+		}
+		origins = append(origins, v)
+		return nil
+	})
+	noLogin := fset.Bool("no-login", false, "serve without a login (only on a loopback address)")
 	fset.Usage = func() {
-		fmt.Fprintln(fset.Output(), "usage: piweb [--addr HOST:PORT] [--session-dir DIR] [--demo] [--store DSN | --cache-dir DIR | --no-cache]\n       piweb inspect|tree FILE\n       piweb usage [daily|weekly|monthly|session|project|statusline] [flags]")
+		fmt.Fprintln(fset.Output(), "usage: piweb [--addr HOST:PORT] [--session-dir DIR] [--demo] [--store DSN | --cache-dir DIR | --no-cache]\n"+
+			"       piweb --from postgres://USER@HOST/DB [--addr HOST:PORT] [--public-url URL] [--allowed-origin ORIGIN]...\n"+
+			"       piweb push --to postgres://USER@HOST/DB [--watch] [--redact secrets]\n"+
+			"       piweb token new|list|revoke [NAME] [--from URL | --store DSN]\n"+
+			"       piweb inspect|tree FILE\n       piweb usage [daily|weekly|monthly|session|project|statusline] [flags]")
 		fset.PrintDefaults()
 	}
 	if err := fset.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
 		return usageError{err.Error()}
 	}
 	if fset.NArg() > 0 {
@@ -52,7 +71,30 @@ func serve(ctx context.Context, args []string) error {
 	if (*storeDSN != "") && (*cacheDir != "" || *noCache) || *cacheDir != "" && *noCache {
 		return usageError{"--store, --cache-dir and --no-cache are alternatives: give one"}
 	}
-	return listenAndServe(ctx, os.Stdout, config{addr: *addr, root: *dir, demo: *demo, store: *storeDSN, cacheDir: *cacheDir, noCache: *noCache})
+	if *from != "" {
+		if engine, _, err := store.ParseDSN(*from); err != nil || engine != store.Postgres {
+			return usageError{"--from needs the team's PostgreSQL store: postgres://USER@HOST/DB"}
+		}
+		if *dir != "" || *demo || *storeDSN != "" || *noCache {
+			return usageError{"--from serves the pushed sessions: it takes no --session-dir, --demo, --store or --no-cache"}
+		}
+	}
+	if *publicURL != "" {
+		if err := checkOrigin(web.Origin(*publicURL)); err != nil {
+			return usageError{"--public-url: " + err.Error()}
+		}
+	}
+	return listenAndServe(ctx, os.Stdout, config{addr: *addr, root: *dir, demo: *demo, store: *storeDSN, cacheDir: *cacheDir, noCache: *noCache,
+		from: *from, publicURL: *publicURL, origins: origins, noLogin: *noLogin})
+}
+
+// checkOrigin checks an origin given on the command line: scheme://host[:port].
+func checkOrigin(o string) error {
+	u, err := url.Parse(o)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" && u.Path != "/" || u.RawQuery != "" || u.User != nil {
+		return fmt.Errorf("%q: want scheme://host[:port], as http://localhost:9000 or https://piweb.example.com", o)
+	}
+	return nil
 }
 
 // config is what serve was asked for.
@@ -63,12 +105,38 @@ type config struct {
 	store    string // the store's DSN; "" for the default
 	cacheDir string // "" for $XDG_CACHE_HOME/piweb
 	noCache  bool
+	from     string // the team's store: a team server ("" for none)
+
+	publicURL string
+	origins   []string
+	noLogin   bool
 }
 
-// listenAndServe opens the library (or the demo), starts the watcher and
-// serves HTTP on cfg.addr, telling out where.
+// site is what serve serves: a library, its catalog, and what runs beside them.
+type site struct {
+	root   string
+	lib    *sessions.Library
+	cat    *catalog.Catalog
+	web    web.Options // what the site adds to the server's options
+	watch  bool        // follow the root with the watcher
+	tokens *store.DB   // the login's tokens (nil: none can be read)
+	// live runs once the catalog has every file, until ctx is done (the
+	// team's mirror); nil for none.
+	live func(ctx context.Context) error
+}
+
+// listenAndServe opens the library (or the demo, or a team's mirror),
+// starts the watcher and serves HTTP on cfg.addr, telling out where.
 func listenAndServe(ctx context.Context, out io.Writer, cfg config) error {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	if cfg.from != "" {
+		st, done, err := teamSite(ctx, out, log, cfg)
+		if err != nil {
+			return err
+		}
+		defer done()
+		return serveSite(ctx, out, log, cfg, st)
+	}
 	root := cfg.root
 	if root == "" {
 		root = sessions.DefaultRoot()
@@ -90,7 +158,7 @@ func listenAndServe(ctx context.Context, out io.Writer, cfg config) error {
 			return fmt.Errorf("copying the demo sessions: %w", err)
 		}
 		defer os.RemoveAll(root)
-		cfg.demo, cfg.noCache, cfg.store, cfg.cacheDir = true, true, "", "" // the demo is small and temporary: a throwaway store
+		cfg.demo, cfg.noCache, cfg.store = true, true, "" // the demo is small and temporary: a throwaway store
 		files, _ = sessions.SessionFiles(root)
 		fmt.Fprintf(out, "piweb: serving DEMO data: %s copied to %s\n", sessionCount(len(files), "built-in "), root)
 	} else {
@@ -103,8 +171,19 @@ func listenAndServe(ctx context.Context, out io.Writer, cfg config) error {
 	if st != nil {
 		copt.Store = st
 	}
+	tokens, closeTokens := tokenStore(ctx, log, cfg, st)
+	defer closeTokens()
 	cat := catalog.New(lib, copt)
+	var wopt web.Options
+	if st != nil { // usage from the store; from the files until its first build is done, and while it is down
+		wopt.Usage = storesource.New(st, machineName(), storesource.Options{Settle: cat.Wait, Ready: cat.SearchReady(),
+			Fallback: usage.NewFiles(lib, machineName())})
+	}
+	return serveSite(ctx, out, log, cfg, &site{root: root, lib: lib, cat: cat, web: wopt, watch: true, tokens: tokens})
+}
 
+// serveSite listens on cfg.addr and serves st until ctx is done.
+func serveSite(ctx context.Context, out io.Writer, log *slog.Logger, cfg config, st *site) error {
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		if errors.Is(err, syscall.EADDRINUSE) {
@@ -113,21 +192,21 @@ func listenAndServe(ctx context.Context, out io.Writer, cfg config) error {
 		return fmt.Errorf("cannot listen on %s: %w", cfg.addr, err)
 	}
 	bound := ln.Addr().String()
-	if !loopback(bound) {
-		// piweb has no authentication: whoever reaches the port reads every session and can write to them.
-		fmt.Fprintf(out, "piweb: WARNING: listening on %s, which is reachable from other machines.\n"+
-			"piweb: WARNING: piweb has no login: anyone who can reach this port can read every session under %s\n"+
-			"piweb: WARNING: (prompts, code, tool output, any secrets in them) and add labels, rewinds and forks.\n"+
-			"piweb: WARNING: unless you mean it, stop piweb and use --addr 127.0.0.1:PORT.\n", bound, root)
-		log.Warn("piweb is listening on a non-loopback address without authentication", "addr", bound)
-	}
-
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	w, err := watcher.New(lib, watcher.Options{Logger: log})
+	guard, err := loginGuard(ctx, out, cfg, bound, st)
 	if err != nil {
 		ln.Close()
 		return err
+	}
+	lib, cat := st.lib, st.cat
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var w *watcher.Watcher
+	if st.watch {
+		if w, err = watcher.New(lib, watcher.Options{Logger: log}); err != nil {
+			ln.Close()
+			return err
+		}
 	}
 	watched := make(chan error, 1)
 	go func() {
@@ -137,22 +216,28 @@ func listenAndServe(ctx context.Context, out io.Writer, cfg config) error {
 		select {
 		case <-cat.Ready():
 			limitMemory(log)
-			watched <- w.Run(ctx)
+			switch {
+			case w != nil:
+				watched <- w.Run(ctx)
+			case st.live != nil:
+				watched <- st.live(ctx)
+			}
 		case <-ctx.Done():
 		}
 	}()
-	wopt := web.Options{Addr: bound, Root: root, Demo: cfg.demo, Logger: log, Home: homeDir(), Catalog: cat}
-	if st != nil { // usage from the store; from the files until its first build is done, and while it is down
-		wopt.Usage = storesource.New(st, machineName(), storesource.Options{Settle: cat.Wait, Ready: cat.SearchReady(),
-			Fallback: usage.NewFiles(lib, machineName())})
-	}
-	srv := web.New(lib, wopt)
+	opt := st.web
+	opt.Addr, opt.Root, opt.Demo, opt.Logger, opt.Home, opt.Catalog = bound, st.root, cfg.demo, log, homeDir(), cat
+	opt.Login, opt.PublicURL, opt.AllowedOrigins = guard, cfg.publicURL, cfg.origins
+	srv := web.New(lib, opt)
 	hs := srv.HTTPServer()
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	// The address first: the progress and "indexed" lines come after it,
 	// however fast the fill.
 	fmt.Fprintf(out, "piweb: open http://%s/\n", browserAddr(bound))
+	if cfg.publicURL != "" {
+		fmt.Fprintf(out, "piweb: reached at %s\n", cfg.publicURL)
+	}
 	cataloged := make(chan error, 1)
 	go func() { cataloged <- cat.Run(ctx) }()
 	go reportProgress(ctx, out, cat)
@@ -161,12 +246,12 @@ func listenAndServe(ctx context.Context, out io.Writer, cfg config) error {
 	case err = <-served:
 	case err = <-watched:
 		if err != nil {
-			err = fmt.Errorf("watching %s: %w", root, err)
+			err = fmt.Errorf("watching %s: %w", st.root, err)
 		}
 	case err = <-cataloged:
 		cataloged = nil // done: nothing to wait for below
 		if err != nil {
-			err = fmt.Errorf("indexing %s: %w", root, err)
+			err = fmt.Errorf("indexing %s: %w", st.root, err)
 		}
 	case <-ctx.Done():
 	}

@@ -144,7 +144,9 @@ func TestServeFlags(t *testing.T) {
 	}
 }
 
-func TestServeWarnsOffLoopback(t *testing.T) {
+// TestServeLoginOffLoopback: a piweb reachable from other machines
+// requires a login (it used to warn only); on loopback it does not.
+func TestServeLoginOffLoopback(t *testing.T) {
 	for _, tt := range []struct {
 		addr string
 		warn bool
@@ -161,10 +163,18 @@ func TestServeWarnsOffLoopback(t *testing.T) {
 					ln.Close()
 				}
 			}
-			_, out := start(t, config{addr: tt.addr, root: t.TempDir()})
-			got := strings.Contains(out.String(), "WARNING") && strings.Contains(out.String(), "reachable from other machines")
+			u, out := start(t, config{addr: tt.addr, root: t.TempDir()})
+			got := strings.Contains(out.String(), "login required (reachable from other machines), and there is no token yet")
 			if got != tt.warn {
-				t.Errorf("warning shown: %v, want %v; output:\n%s", got, tt.warn, out)
+				t.Errorf("login required: %v, want %v; output:\n%s", got, tt.warn, out)
+			}
+			res, err := noRedirect.Get(u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			if want := map[bool]int{true: http.StatusSeeOther, false: http.StatusOK}[tt.warn]; res.StatusCode != want {
+				t.Errorf("GET /: %d, want %d", res.StatusCode, want)
 			}
 		})
 	}
@@ -190,6 +200,9 @@ func TestServeMissingSessionDir(t *testing.T) {
 		t.Fatalf("listenAndServe with a missing --session-dir: %v (exit %d); want a usage error", err, exitCode(err))
 	}
 }
+
+// noRedirect is a client that shows redirects rather than following them.
+var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
 // waitOutput waits until the server's output holds want.
 func waitOutput(t *testing.T, out *syncBuffer, want string) {

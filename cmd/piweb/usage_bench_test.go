@@ -47,17 +47,6 @@ func usageBenchRoot(b *testing.B) (root, dsn string) {
 	return abs, "sqlite:" + filepath.Join(dir, "index.db")
 }
 
-// piwebBinary builds piweb into a temporary folder.
-func piwebBinary(b *testing.B) string {
-	b.Helper()
-	bin := filepath.Join(b.TempDir(), "piweb")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // timing is how long a command took: wall and CPU time (user and system).
 type timing struct{ wall, cpu time.Duration }
 

@@ -63,6 +63,7 @@
       const p = new URLSearchParams();
       if (list.dataset.q) p.set("q", list.dataset.q);
       if (list.dataset.sort) p.set("sort", list.dataset.sort);
+      if (list.dataset.machine) p.set("machine", list.dataset.machine);
       const es = new EventSource("/events?" + p);
       es.addEventListener("row", (e) => liveRow(e.data, list.dataset.sort || "activity"));
       es.addEventListener("gone", (e) => dropRow(e.data));
@@ -72,7 +73,7 @@
     const connect = live.connect;
     function refetch() {
       const list = $("#sessions");
-      const p = new URLSearchParams({ q: list.dataset.q || "", sort: list.dataset.sort || "" });
+      const p = new URLSearchParams({ q: list.dataset.q || "", sort: list.dataset.sort || "", machine: list.dataset.machine || "" });
       htmx.ajax("GET", "/?" + p, { target: "#sessions", swap: "outerHTML" });
     }
     function liveRow(html, sort) {

@@ -74,7 +74,7 @@
   document.addEventListener("piweb-indexed", () => {
     const list = document.getElementById("sessions");
     if (!list || !window.htmx) return;
-    const p = new URLSearchParams({ q: list.dataset.q || "", sort: list.dataset.sort || "" });
+    const p = new URLSearchParams({ q: list.dataset.q || "", sort: list.dataset.sort || "", machine: list.dataset.machine || "" });
     htmx.ajax("GET", "/?" + p, { target: "#sessions", swap: "outerHTML" });
   });
 })();
