@@ -82,20 +82,6 @@ func firstDiff(got, want []byte) string {
 	return fmt.Sprintf("at byte %d:\n got %q\nwant %q", n, got[from:min(len(got), n+200)], want[from:min(len(want), n+200)])
 }
 
-// reading is Write's document decoded.
-type reading struct {
-	SessionID     string            `json:"sessionId"`
-	Version       int               `json:"version"`
-	Cwd           *string           `json:"cwd"`
-	ParentSession *string           `json:"parentSession"`
-	Name          *string           `json:"name"`
-	LeafID        *string           `json:"leafId"`
-	EntryCount    int               `json:"entryCount"`
-	Tree          []sessions.Node   `json:"tree"`
-	Path          []string          `json:"path"`
-	Context       *sessions.Context `json:"context"`
-}
-
 // TestSameAsEncodingJSON checks the hand-laid-out document says what
 // encoding/json says of the same reading, gathered whole, on every fixture
 // and demo session at every leaf.

@@ -56,21 +56,6 @@ func ParseFilter(s string) (Filter, error) {
 	return "", fmt.Errorf("%w %q (want default, no-tools, user-only, labeled-only or all)", ErrFilter, s)
 }
 
-func (f Filter) index() int {
-	for i, g := range Filters {
-		if g == f {
-			return i
-		}
-	}
-	return 0
-}
-
-// Next returns the filter after f in pi's cycle (its ctrl+o).
-func (f Filter) Next() Filter { return Filters[(f.index()+1)%len(Filters)] }
-
-// Prev returns the filter before f in pi's cycle (its shift+ctrl+o).
-func (f Filter) Prev() Filter { return Filters[(f.index()+len(Filters)-1)%len(Filters)] }
-
 // Tag returns the tag pi shows for f in the tree's status line ("" for the default).
 func (f Filter) Tag() string {
 	switch f {
@@ -247,8 +232,7 @@ const (
 type gnode struct {
 	level int32
 	line  bool
-	next  int32  // the outer gutter, -1 for none
-	hash  uint64 // of this gutter and the outer ones, for Shape
+	next  int32 // the outer gutter, -1 for none
 }
 
 // New lays out the tree as pi's /tree does. Structure comes from the
@@ -428,7 +412,6 @@ func New(s *sessions.Session, r *sessions.Reader, opt Options) (*Layout, error) 
 		if row.bits&bitConnector != 0 && row.bits&bitVirtual == 0 {
 			pos := max(0, l.display(row.indent)-1)
 			g := gnode{level: int32(pos), line: row.bits&bitLast == 0, next: row.gut}
-			g.hash = mix(mix(l.gutHash(row.gut), uint64(pos)), uint64(row.bits&bitLast))
 			l.gut = append(l.gut, g)
 			row.cgut = int32(len(l.gut) - 1)
 		}
@@ -479,9 +462,6 @@ func (l *Layout) passes(i int) bool {
 
 // Len returns the number of visible rows.
 func (l *Layout) Len() int { return len(l.rows) }
-
-// Filter returns the filter the layout applied.
-func (l *Layout) Filter() Filter { return l.opt.Filter }
 
 // Leaf returns the position of the active leaf, or -1 for none.
 func (l *Layout) Leaf() int { return l.leaf }
@@ -595,46 +575,6 @@ func (l *Layout) Find(pos int) int {
 	return len(l.rows) - 1
 }
 
-// Shape returns a hash of row i as Rows would give it, preview aside:
-// indent, connector, gutters, markers, branch point, fold state and label.
-// Rows of two layouts with the same Shape look the same. It costs O(label),
-// where Rows costs O(depth) per row on deep trees.
-func (l *Layout) Shape(i int) uint64 {
-	lr := &l.rows[i]
-	pos := int(lr.pos)
-	h := mix(l.gutHash(lr.gut), uint64(lr.indent))
-	h = mix(h, uint64(lr.bits)<<32|uint64(len(l.roots)))
-	var flags uint64
-	for k, on := range []bool{l.active[pos], pos == l.leaf, len(l.s.Children(pos)) > 1,
-		len(l.opt.Folded) > 0 && l.opt.Folded[l.s.Entries[pos].ID], l.Foldable(i)} {
-		if on {
-			flags |= 1 << k
-		}
-	}
-	h = mix(h, flags)
-	for _, c := range []byte(l.s.LabelOf(pos)) {
-		h = mix(h, uint64(c))
-	}
-	return h
-}
-
-func (l *Layout) gutHash(g int32) uint64 {
-	if g < 0 {
-		return 0x51ed27
-	}
-	return l.gut[g].hash
-}
-
-// mix folds v into the hash h (splitmix64's finalizer).
-func mix(h, v uint64) uint64 {
-	h ^= v + 0x9e3779b97f4a7c15 + h<<6 + h>>2
-	h ^= h >> 30
-	h *= 0xbf58476d1ce4e5b9
-	h ^= h >> 27
-	h *= 0x94d049bb133111eb
-	return h ^ h>>31
-}
-
 // Parent returns the row of row i's nearest visible ancestor, or -1.
 func (l *Layout) Parent(i int) int { return int(l.rows[i].parent) }
 
@@ -657,39 +597,6 @@ func (l *Layout) Foldable(i int) bool {
 	}
 	p := l.rows[i].parent
 	return p < 0 || l.nkids(int(p)) > 1
-}
-
-// BranchUp returns the row pi's fold-or-up key (ctrl+left) moves to from
-// row i when it does not fold: the nearest segment start above, or the root.
-func (l *Layout) BranchUp(i int) int {
-	cur := i
-	for {
-		p := int(l.rows[cur].parent)
-		if p < 0 {
-			return cur
-		}
-		if l.nkids(p) > 1 && cur < i {
-			return cur
-		}
-		cur = p
-	}
-}
-
-// BranchDown returns the row pi's unfold-or-down key (ctrl+right) moves to
-// from row i when it does not unfold: following first children, the first
-// child of the next branch point, or the end of the chain.
-func (l *Layout) BranchDown(i int) int {
-	cur := i
-	for {
-		switch l.nkids(cur) {
-		case 0:
-			return cur
-		case 1:
-			cur = int(l.kids[l.kidAt[cur]])
-		default:
-			return int(l.kids[l.kidAt[cur]])
-		}
-	}
 }
 
 // searchTokens splits a query as pi does: lower-cased, on whitespace.

@@ -39,13 +39,6 @@ type searchView struct {
 	read []int32
 }
 
-// Bytes returns the memory the index holds, in bytes.
-func (x *SearchIndex) Bytes() int {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	return cap(x.text) + 4*cap(x.end) + 4*cap(x.read)
-}
-
 // catchUp brings the index up to date with s, reading the entries it lacks
 // through r, and returns a view of it.
 func (x *SearchIndex) catchUp(s *sessions.Session, r *sessions.Reader) searchView {

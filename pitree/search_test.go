@@ -492,3 +492,10 @@ func TestSearchIndexConcurrent(t *testing.T) {
 		t.Error("the index holds nothing after searches")
 	}
 }
+
+// Bytes returns the memory the index holds, in bytes.
+func (x *SearchIndex) Bytes() int {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return cap(x.text) + 4*cap(x.end) + 4*cap(x.read)
+}

@@ -11,7 +11,7 @@
 // JavaScript syntax RE2 cannot run, an unknown role or date) gives an
 // *Error naming the problem, never a panic.
 //
-// Matching (Query.Match, the truth) is pi's picker's: a word or phrase
+// Matching (Query.Excerpt) is pi's picker's: a word or phrase
 // matches anywhere inside the text, case ignored (simple Unicode
 // lower-casing; diacritics are not ignored), and a run of white space in a
 // phrase matches any run of white space. A regular expression follows
@@ -23,7 +23,7 @@
 // must contain (the words, the phrases, and the literals a regular
 // expression requires), lower-cased and with white space collapsed, as
 // the store indexes its texts (Normalize). An engine narrows candidates
-// with them; Match (or Excerpt, which also makes the snippet) decides.
+// with them; Excerpt decides, and makes the snippet.
 //
 // Everything here is safe for concurrent use once a Query is parsed.
 package search

@@ -14,41 +14,11 @@ import (
 // Range is a half-open byte range [Start, End) of a text.
 type Range struct{ Start, End int }
 
-// ErrBudget is returned by Match when a regular expression ran out of time.
+// ErrBudget is returned by Excerpt when a regular expression ran out of time.
 var ErrBudget = errors.New("the regular expression took too long on this text")
 
-// maxRanges bounds the ranges Match returns for one token.
+// maxRanges bounds the ranges marked for one token.
 const maxRanges = 32
-
-// Match reports whether text satisfies every text condition of q (its
-// tokens, phrases and regular expressions, and none of the negated ones;
-// the filters are not looked at), with the byte ranges of text to
-// highlight, sorted and not overlapping. A regular expression that exceeds
-// q.Budget makes the text not match, with ErrBudget.
-func (q *Query) Match(text string) ([]Range, bool, error) {
-	var f *folded
-	deadline := time.Time{}
-	if q.Budget > 0 {
-		deadline = time.Now().Add(q.Budget)
-	}
-	var out []Range
-	for i := range q.Text {
-		t := &q.Text[i]
-		rs, err := t.find(text, &f, deadline, maxRanges)
-		if err != nil || len(rs) == 0 {
-			return nil, false, err
-		}
-		out = append(out, rs...)
-	}
-	for i := range q.Not {
-		t := &q.Not[i]
-		rs, err := t.find(text, &f, deadline, 1)
-		if err != nil || len(rs) > 0 {
-			return nil, false, err
-		}
-	}
-	return mergeRanges(out), true, nil
-}
 
 // find returns up to limit ranges where t matches text. f is the folded
 // text, made on first need and shared between tokens; it folds only as
@@ -278,11 +248,13 @@ func mergeRanges(rs []Range) []Range {
 	return out
 }
 
-// Excerpt is Match for a search hit: it reports whether text satisfies
-// q's text conditions, looking only for the first match of each token
-// (all of a text only to make sure a negated token is absent), and returns
-// about width bytes of text around the earliest match with every match
-// inside them marked, as Snippet makes them.
+// Excerpt reports whether text satisfies every text condition of q (its
+// tokens, phrases and regular expressions, and none of the negated ones;
+// the filters are not looked at), looking only for the first match of
+// each token (all of a text only to make sure a negated token is absent),
+// and returns about width bytes of text around the earliest match with
+// every match inside them marked, as Snippet makes them. A regular
+// expression that exceeds q.Budget makes the text not match, with ErrBudget.
 func (q *Query) Excerpt(text string, width int) (string, []Range, bool, error) {
 	var f *folded
 	deadline := time.Time{}

@@ -25,7 +25,7 @@ func (q *Query) Needles() []string {
 }
 
 // Normalize returns text as an index holds it for Needles: lower-cased
-// rune by rune, as Match folds it, every run of white space (and of
+// rune by rune, as matching folds it, every run of white space (and of
 // control characters, which no needle holds) one space, and invalid UTF-8
 // as U+FFFD.
 func Normalize(text string) string {

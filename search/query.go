@@ -18,7 +18,7 @@ const (
 	maxProgInst = 5000 // instructions in a compiled regular expression
 )
 
-// DefaultBudget is the time one Match may spend on the regular expressions of a query.
+// DefaultBudget is the time one Excerpt may spend on the regular expressions of a query.
 const DefaultBudget = 100 * time.Millisecond
 
 // Roles are the values role: accepts, which documents carry in their Role.
@@ -67,7 +67,7 @@ type Query struct {
 	After, Before         time.Time
 	Path                  PathFilter
 
-	// Budget is the time one Match may spend on regular expressions
+	// Budget is the time one Excerpt may spend on regular expressions
 	// (DefaultBudget unless changed before use).
 	Budget time.Duration
 }
@@ -400,7 +400,7 @@ func b2i(b bool) int {
 	return 0
 }
 
-// lowerString lower-cases s rune by rune (simple case mapping, as Match does).
+// lowerString lower-cases s rune by rune (simple case mapping, as matching does).
 func lowerString(s string) string {
 	for k := 0; k < len(s); k++ {
 		c := s[k]

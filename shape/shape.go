@@ -151,9 +151,6 @@ func New(s *sessions.Session) *Layout {
 	return l
 }
 
-// Place returns the row and lane of entry pos.
-func (l *Layout) Place(pos int) (row, lane int) { return int(l.row[pos]), int(l.lane[pos]) }
-
 // RowHeight returns the height of a row in the drawing: 12 up to 400 rows
 // deep, then 6, 3 and 2 from 1,200 and 4,000 rows, so that a deep session
 // stays a picture. It depends on the deepest entry alone: drawn things
@@ -173,9 +170,6 @@ func (l *Layout) RowHeight() int {
 	}
 	return 2
 }
-
-// Lanes returns the number of lanes the layout uses.
-func (l *Layout) Lanes() int { return l.lanes }
 
 // lanes keeps the lowest row taken in each lane (-1 for none) in a tree of
 // minimums, to find the nearest lane free at and below a row in O(log n).
@@ -447,7 +441,6 @@ func (l *Layout) Render(w io.Writer, o Options) (Stats, error) {
 	}
 	var anchors [][2]int
 	var widths []int
-	var texts []string
 	for _, i := range marks {
 		if e := &s.Entries[i]; e.Type == sessions.TypeCompaction || e.Type == sessions.TypeBranchSummary || hit[i] {
 			in = append(in, box{x(i) - 7, y(i) - 6, x(i) + 8, y(i) + 7})
@@ -455,7 +448,6 @@ func (l *Layout) Render(w io.Writer, o Options) (Stats, error) {
 		if lb := s.LabelOf(i); lb != "" {
 			t := oneLine(lb, 30)
 			anchors = append(anchors, [2]int{x(i), y(i)})
-			texts = append(texts, t)
 			widths = append(widths, textWidth(t))
 		}
 	}

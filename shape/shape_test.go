@@ -332,3 +332,9 @@ func atoi(t *testing.T, s string) int {
 	}
 	return n
 }
+
+// Place returns the row and lane of entry pos.
+func (l *Layout) Place(pos int) (row, lane int) { return int(l.row[pos]), int(l.lane[pos]) }
+
+// Lanes returns the number of lanes the layout uses.
+func (l *Layout) Lanes() int { return l.lanes }

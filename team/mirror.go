@@ -123,30 +123,12 @@ func Open(st Store, dir string, opt Options) (*Mirror, error) {
 	return m, nil
 }
 
-// Dir returns the mirror's folder: the root for a sessions.Library.
-func (m *Mirror) Dir() string { return m.dir }
-
 // Machine returns the machine the mirror file at path came from ("" for
 // none the mirror wrote).
 func (m *Mirror) Machine(path string) string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.machines[path]
-}
-
-// Machines returns every machine with a file in the mirror.
-func (m *Mirror) Machines() []string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	seen := map[string]bool{}
-	var out []string
-	for _, mc := range m.machines {
-		if !seen[mc] {
-			seen[mc] = true
-			out = append(out, mc)
-		}
-	}
-	return out
 }
 
 // place returns where the mirror keeps machine's file at path (under its

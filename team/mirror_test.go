@@ -293,3 +293,6 @@ func TestMirrorLive(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Dir returns the mirror's folder: the root for a sessions.Library.
+func (m *Mirror) Dir() string { return m.dir }

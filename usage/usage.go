@@ -89,14 +89,6 @@ type Row struct {
 	Aborted   int64 `json:"aborted"` // assistant messages the user aborted
 }
 
-// add adds o's sums and counts to r.
-func (r *Row) add(o *Row) {
-	r.Sums.Add(o.Sums)
-	r.Abandoned.Add(o.Abandoned)
-	r.Errors += o.Errors
-	r.Aborted += o.Aborted
-}
-
 // Filter selects rows: Since and Until bound the buckets' starts
 // (Since ≤ Start < Until; a zero time leaves that side open), and each
 // list, when not empty, names the values a row may have.

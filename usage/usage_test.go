@@ -364,3 +364,11 @@ func TestFilesConcurrent(t *testing.T) {
 		t.Errorf("rows %+v, want one of 50 turns", rows)
 	}
 }
+
+// add adds o's sums and counts to r.
+func (r *Row) add(o *Row) {
+	r.Sums.Add(o.Sums)
+	r.Abandoned.Add(o.Abandoned)
+	r.Errors += o.Errors
+	r.Aborted += o.Aborted
+}

@@ -181,12 +181,6 @@ func (w *Watcher) Run(ctx context.Context) error {
 	}
 }
 
-// Subscribe returns the library's later changes and a cancel func; a
-// lagging subscriber never blocks anyone.
-func (w *Watcher) Subscribe() (<-chan sessions.Change, func()) {
-	return w.lib.Subscribe()
-}
-
 // shutdown stops the debounce timers, closes fsnotify and ends the subscriptions.
 func (w *Watcher) shutdown() {
 	w.mu.Lock()

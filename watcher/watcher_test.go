@@ -712,3 +712,9 @@ func TestFirstWriteAtOnce(t *testing.T) {
 	appendFile(t, p, entry("e2", "e1")+"\n")
 	h.expect("the first append, read at once", sessions.Change{Key: "S", File: p, Kind: sessions.KindAppend, NewIDs: []string{"e2"}, Leaf: "e2", OldLeaf: "e1"})
 }
+
+// Subscribe returns the library's later changes and a cancel func; a
+// lagging subscriber never blocks anyone.
+func (w *Watcher) Subscribe() (<-chan sessions.Change, func()) {
+	return w.lib.Subscribe()
+}

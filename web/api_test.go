@@ -542,10 +542,10 @@ func TestCrossOriginAPI(t *testing.T) {
 // not announced again by the watcher when its own notification arrives.
 func TestWatcherSeesOneChange(t *testing.T) {
 	lib := openLib(t, demoRoot(t))
-	w, stop := startWatcher(t, lib)
+	stop := startWatcher(t, lib)
 	defer stop()
 	srv := newServer(t, lib, nil).Handler()
-	ch, cancel := w.Subscribe()
+	ch, cancel := lib.Subscribe()
 	defer cancel()
 
 	rec := postJSON(t, srv, "/api/sessions/"+mainID+"/label", `{"entryId":"09b043aa","label":"once"}`)
@@ -563,8 +563,9 @@ func TestWatcherSeesOneChange(t *testing.T) {
 // quiet is how long collect waits for one more event.
 const quiet = 500 * time.Millisecond
 
-// startWatcher runs a watcher over lib with a short debounce.
-func startWatcher(t *testing.T, lib *sessions.Library) (*watcher.Watcher, func()) {
+// startWatcher runs a watcher over lib with a short debounce and returns
+// a func that stops it.
+func startWatcher(t *testing.T, lib *sessions.Library) func() {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	w, err := watcher.New(lib, watcher.Options{Debounce: 20 * time.Millisecond, Logger: log})
@@ -577,7 +578,7 @@ func startWatcher(t *testing.T, lib *sessions.Library) (*watcher.Watcher, func()
 		defer close(done)
 		_ = w.Run(ctx)
 	}()
-	return w, func() { cancel(); <-done }
+	return func() { cancel(); <-done }
 }
 
 // collect returns the events that arrive until none comes for d.

@@ -51,7 +51,7 @@ func liveDemo(t *testing.T) (*sessions.Library, string) {
 	srv := newServer(t, lib, nil)
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() { srv.Close(); ts.Close() })
-	_, stop := startWatcher(t, lib)
+	stop := startWatcher(t, lib)
 	t.Cleanup(stop) // before the server closes, as the tests' own defer did
 	return lib, ts.URL
 }

@@ -88,16 +88,6 @@ func (f *exportFile) done() {
 	}
 }
 
-// bytes returns the whole export.
-func (f *exportFile) bytes(ctx context.Context) ([]byte, error) {
-	if f.write == nil {
-		return f.data, nil
-	}
-	var b bytes.Buffer
-	err := f.write(ctx, &b)
-	return b.Bytes(), err
-}
-
 // export answers GET /api/sessions/:key/export and /s/:key/export with the branch as a download.
 func (s *Server) export(c echo.Context) error {
 	if c.QueryParam("save") != "" {
@@ -365,16 +355,7 @@ func (s *Server) exportHTML(ctx context.Context, v views.ExportView, b *sessions
 // exportPage is how many entries an export draws at once.
 const exportPage = 200
 
-// renderExport notes the redactions on an export page and renders it.
-func renderExport(ctx context.Context, v views.ExportView, red sessions.Redact) ([]byte, error) {
-	var out bytes.Buffer
-	if err := renderExportTo(ctx, v, red, &out); err != nil {
-		return nil, err
-	}
-	return out.Bytes(), nil
-}
-
-// renderExportTo is renderExport writing to w.
+// renderExportTo notes the redactions on an export page and renders it to w.
 func renderExportTo(ctx context.Context, v views.ExportView, red sessions.Redact, w io.Writer) error {
 	if red.Secrets {
 		v.Cwd = "" // folder names tell who and what; the JSONL keeps its cwd, which pi needs

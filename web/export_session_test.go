@@ -433,3 +433,13 @@ func TestExportWholeSaved(t *testing.T) {
 		t.Errorf("temporary files left: %v", left)
 	}
 }
+
+// bytes returns the whole export.
+func (f *exportFile) bytes(ctx context.Context) ([]byte, error) {
+	if f.write == nil {
+		return f.data, nil
+	}
+	var b bytes.Buffer
+	err := f.write(ctx, &b)
+	return b.Bytes(), err
+}

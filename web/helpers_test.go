@@ -2,7 +2,6 @@ package web
 
 import (
 	"flag"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -130,15 +129,6 @@ func (f *fakeEvents) next(t testing.TB) chan sessions.Change {
 		t.Fatal("no subscription")
 		return nil
 	}
-}
-
-func readAll(t testing.TB, r io.Reader) string {
-	t.Helper()
-	b, err := io.ReadAll(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 // doReq serves req through h and returns the recorded response.

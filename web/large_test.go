@@ -78,7 +78,7 @@ func TestLargeSession(t *testing.T) {
 		n = 12_000
 	}
 	root := t.TempDir()
-	id, leaf := writeBigSession(t, root, n)
+	id, _ := writeBigSession(t, root, n)
 	lib := openLib(t, root)
 	srv := newServer(t, lib, nil).Handler()
 
@@ -126,7 +126,7 @@ func TestLargeSession(t *testing.T) {
 	// The conversation to the leaf, page by page back to the root (on a
 	// smaller session: a page takes milliseconds, a 66k-entry path has a thousand).
 	root = t.TempDir()
-	id, leaf = writeBigSession(t, root, 12_000)
+	id, leaf := writeBigSession(t, root, 12_000)
 	lib = openLib(t, root)
 	srv = newServer(t, lib, nil).Handler()
 	start = time.Now()

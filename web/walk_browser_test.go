@@ -166,7 +166,7 @@ func liveServer(t *testing.T, root string) (*sessions.Library, *Server, string) 
 	srv := newServer(t, lib, nil)
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() { srv.Close(); ts.Close() })
-	_, stop := startWatcher(t, lib)
+	stop := startWatcher(t, lib)
 	t.Cleanup(stop)
 	return lib, srv, ts.URL
 }

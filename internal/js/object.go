@@ -205,23 +205,17 @@ func TrimSpace(b []byte) []byte {
 	return bytes.TrimFunc(b, func(r rune) bool { return r < 0x80 && IsWS(byte(r)) })
 }
 
-// Indent returns the valid JSON value src laid out as encoding/json's
-// Indent lays it out (each member and element on a line of its own,
-// indent repeated per level, "key": value, empty objects and arrays kept
-// as {} and []), without recursion and without a depth limit, so any
-// value pi could write can be printed. Below maxIndent levels it stays
-// compact: indenting every level would make the output quadratic in depth.
-func Indent(src []byte, indent string) []byte {
-	return AppendIndent(make([]byte, 0, len(src)+len(src)/2), src, indent, 0)
-}
-
-// maxIndent is the depth below which Indent and AppendIndent stay compact.
+// maxIndent is the depth below which AppendIndent stays compact:
+// indenting every level would make the output quadratic in depth.
 const maxIndent = 64
 
-// AppendIndent appends src laid out as Indent lays it out when it is a
-// value nested depth levels deep in a larger one: the bytes Indent would
-// write for it there. A writer of a large document can so lay it out one
-// value at a time.
+// AppendIndent appends the valid JSON value src laid out as encoding/json's
+// Indent lays it out (each member and element on a line of its own, indent
+// repeated per level, "key": value, empty objects and arrays kept as {} and
+// []) when it is a value nested depth levels deep in a larger one. It does
+// so without recursion and without a depth limit, so any value pi could
+// write can be printed; below maxIndent levels it stays compact. A writer
+// of a large document can so lay it out one value at a time.
 func AppendIndent(out, src []byte, indent string, depth int) []byte {
 	newline := func() {
 		if depth > maxIndent {

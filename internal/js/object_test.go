@@ -51,6 +51,11 @@ func TestMemberEdits(t *testing.T) {
 	}
 }
 
+// indentValue returns the whole value src laid out by AppendIndent.
+func indentValue(src []byte, indent string) []byte {
+	return AppendIndent(make([]byte, 0, len(src)+len(src)/2), src, indent, 0)
+}
+
 // TestIndent lays values out as encoding/json does, and a value nested far
 // deeper than encoding/json accepts without failing.
 func TestIndent(t *testing.T) {
@@ -62,12 +67,12 @@ func TestIndent(t *testing.T) {
 		if err := json.Indent(&want, []byte(v), "", "  "); err != nil {
 			t.Fatal(err)
 		}
-		if got := Indent([]byte(v), "  "); string(got) != want.String() {
-			t.Errorf("Indent(%s):\n%s\nwant\n%s", v, got, want.String())
+		if got := indentValue([]byte(v), "  "); string(got) != want.String() {
+			t.Errorf("indentValue(%s):\n%s\nwant\n%s", v, got, want.String())
 		}
 	}
 	deep := strings.Repeat("[", 100000) + strings.Repeat("]", 100000)
-	got := Indent([]byte(`{"a":`+deep+`}`), " ")
+	got := indentValue([]byte(`{"a":`+deep+`}`), " ")
 	if len(got) > 3*len(deep) {
 		t.Errorf("deep value: %d bytes from %d", len(got), len(deep))
 	}
@@ -76,15 +81,15 @@ func TestIndent(t *testing.T) {
 	}
 }
 
-// TestAppendIndent checks a value laid out at a depth is what Indent
-// writes for it inside a larger value, near maxIndent too.
+// TestAppendIndent checks a value laid out at a depth is what it is
+// laid out as inside a larger value, near maxIndent too.
 func TestAppendIndent(t *testing.T) {
 	for _, v := range []string{`{}`, `[ ]`, `"s"`, `{"a": [1, {"b": "x\"y,[]{}:"}, [ ], {}], "c" : null}`, `[[[[1]]]]`} {
 		for _, depth := range []int{0, 1, 2, 62, 63, 64, 65, 70} {
 			open, close := strings.Repeat("[", depth), strings.Repeat("]", depth)
-			whole := Indent([]byte(open+v+close), "  ")
+			whole := indentValue([]byte(open+v+close), "  ")
 			// The value starts after the opening brackets' lines and ends before the closing ones'.
-			prefix := Indent([]byte(open+"0"+close), "  ")
+			prefix := indentValue([]byte(open+"0"+close), "  ")
 			k := bytes.IndexByte(prefix, '0')
 			want := whole[k : len(whole)-(len(prefix)-k-1)]
 			if got := AppendIndent([]byte("x"), []byte(v), "  ", depth); string(got) != "x"+string(want) {
