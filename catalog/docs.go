@@ -3,7 +3,6 @@ package catalog
 import (
 	"strings"
 
-	"github.com/piweb/piweb/internal/js"
 	"github.com/piweb/piweb/sessions"
 )
 
@@ -70,7 +69,7 @@ func pieces(e *sessions.Entry, line []byte) []piece {
 			case sessions.BlockThinking:
 				add(k, "thinking", "assistant", bl.Text)
 			case sessions.BlockToolCall:
-				add(k, "toolCall", "tool", toolCallText(bl.Name, bl.Args))
+				add(k, "toolCall", "tool", toolCallText(bl))
 			}
 		}
 		add(partError, "error", "assistant", m.ErrorMessage)
@@ -91,18 +90,14 @@ func pieces(e *sessions.Entry, line []byte) []piece {
 // toolCallText is a tool call as searched: its name, then each argument
 // as `key: value` with string values decoded (so a command's words are
 // words, not JSON escapes).
-func toolCallText(name string, args []byte) string {
+func toolCallText(call sessions.Block) string {
 	var sb strings.Builder
-	sb.WriteString(name)
-	for _, kv := range js.ObjectOf(args) {
+	sb.WriteString(call.Name)
+	for _, kv := range call.ArgPairs() {
 		sb.WriteString("\n")
-		sb.WriteString(kv.K)
+		sb.WriteString(kv.Key)
 		sb.WriteString(": ")
-		if s, ok := js.String(kv.V); ok {
-			sb.WriteString(s)
-		} else {
-			sb.Write(kv.V)
-		}
+		sb.WriteString(kv.Text)
 	}
 	return sb.String()
 }

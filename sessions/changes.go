@@ -1,11 +1,8 @@
 package sessions
 
 import (
-	"bytes"
-	"cmp"
 	"strings"
 
-	"github.com/piweb/piweb/internal/js"
 	"github.com/piweb/piweb/patch"
 )
 
@@ -66,7 +63,7 @@ func (c *Changes) Paths() []string {
 func (r *Reader) Changes(positions []int) (*Changes, error) {
 	type call struct {
 		name string
-		args js.Object
+		args ToolArgs
 	}
 	calls := map[string]call{}
 	out := &Changes{}
@@ -81,31 +78,25 @@ func (r *Reader) Changes(positions []int) (*Changes, error) {
 		if err != nil {
 			return nil, err
 		}
-		// Most lines change no file: look before decoding.
-		switch e.Role {
-		case RoleAssistant:
-			if !bytes.Contains(line, []byte(`"toolCall"`)) {
-				continue
+		// Most lines change no file: the assistant's are read for their tool
+		// calls alone, and a tool result only when its call was an edit or a write.
+		if e.Role == RoleAssistant {
+			for _, b := range ToolCallsOf(line) {
+				args := b.ToolArgs()
+				calls[b.ID] = call{b.Name, args}
+				if b.Name == "bash" {
+					out.Bash = append(out.Bash, Command{e.ID, p, args.Command})
+				}
 			}
-		case RoleToolResult:
-			msg, _ := js.Lookup(line, "message")
-			id, _ := js.Lookup(msg, "toolCallId")
-			if c, ok := calls[js.Str(id)]; !ok || (c.name != "edit" && c.name != "write") {
+			continue
+		}
+		if e.Role == RoleToolResult {
+			if c, ok := calls[ToolCallIDOf(line)]; !ok || (c.name != "edit" && c.name != "write") {
 				continue
 			}
 		}
 		m := DecodeBody(e, line).Msg
-		if m == nil {
-			continue
-		}
 		switch m.Role {
-		case RoleAssistant:
-			for _, b := range m.ToolCalls() {
-				calls[b.ID] = call{b.Name, js.ObjectOf(b.Args)}
-				if b.Name == "bash" {
-					out.Bash = append(out.Bash, Command{e.ID, p, js.Str(js.ObjectOf(b.Args).Val("command"))})
-				}
-			}
 		case RoleBash:
 			out.Bash = append(out.Bash, Command{e.ID, p, "!" + m.Command})
 		case RoleToolResult:
@@ -113,7 +104,7 @@ func (r *Reader) Changes(positions []int) (*Changes, error) {
 			if !ok || m.IsError || (c.name != "edit" && c.name != "write") {
 				continue
 			}
-			path := cmp.Or(js.Str(c.args.Val("path")), js.Str(c.args.Val("file_path")))
+			path := c.args.Path
 			if path == "" {
 				continue
 			}
@@ -125,7 +116,7 @@ func (r *Reader) Changes(positions []int) (*Changes, error) {
 			}
 			ch := FileChange{EntryID: e.ID, Pos: p, Tool: c.name}
 			if c.name == "write" {
-				content := js.Str(c.args.Val("content"))
+				content := c.args.Content()
 				first := len(f.Changes) == 0
 				ch.Created = first || !f.known
 				before := ""
@@ -138,12 +129,12 @@ func (r *Reader) Changes(positions []int) (*Changes, error) {
 				}
 				f.final, f.known = content, true
 			} else {
-				d := js.ObjectOf(m.Details)
-				ch.Patch = js.Str(d.Val("patch"))
+				d := m.ToolDetails()
+				ch.Patch = d.Patch
 				if ch.Patch != "" {
 					ch.Patch = patch.Relabel(ch.Patch, path)
 				} else {
-					ch.Patch = patch.FromDisplay(path, js.Str(d.Val("diff")))
+					ch.Patch = patch.FromDisplay(path, d.Diff)
 				}
 				if ch.Patch == "" {
 					ch.Patch = editArgsPatch(path, c.args)
@@ -193,27 +184,18 @@ func oneLineOf(s string) string { return strings.NewReplacer("\n", " ", "\r", " 
 // arguments' old and new texts (pi's edits[] or the older oldText/newText),
 // each a hunk whose line numbers count from the text itself; patch(1) finds
 // the place by its context lines.
-func editArgsPatch(path string, args js.Object) string {
+func editArgsPatch(path string, args ToolArgs) string {
 	var b strings.Builder
-	pair := func(o js.Object) {
-		old, nw := js.Str(o.Val("oldText")), js.Str(o.Val("newText"))
-		if old == nw {
-			return
+	for _, ed := range args.Edits() {
+		if ed.Old == ed.New {
+			continue
 		}
-		d := patch.Diff(path, old+"\n", nw+"\n", false)
+		d := patch.Diff(path, ed.Old+"\n", ed.New+"\n", false)
 		if b.Len() > 0 {
 			_, d, _ = strings.Cut(d, "\n+++ ") // one header for the file
 			_, d, _ = strings.Cut(d, "\n")
 		}
 		b.WriteString(d)
-	}
-	if edits := args.Val("edits"); len(edits) > 0 {
-		js.Elems(edits, func(el []byte) bool {
-			pair(js.ObjectOf(el))
-			return true
-		})
-	} else {
-		pair(args)
 	}
 	return b.String()
 }

@@ -8,7 +8,10 @@ package sessions
 // (pi's /tree text, the model context).
 
 import (
+	"bytes"
+	"cmp"
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/piweb/piweb/internal/js"
@@ -175,6 +178,218 @@ func decodeBlock(raw []byte) Block {
 	return b
 }
 
+// ToolCalls returns the content's tool call blocks. Other blocks are not
+// decoded (their texts can be long), nor is content that cannot hold a
+// tool call walked at all (mayHold).
+func (c Content) ToolCalls() []Block {
+	if !mayHold(c.raw, BlockToolCall) {
+		return nil
+	}
+	var out []Block
+	js.Elems(c.raw, func(el []byte) bool {
+		if len(el) > 0 && el[0] == '{' && blockTypeIs(el, BlockToolCall) {
+			out = append(out, decodeBlock(el))
+		}
+		return true
+	})
+	return out
+}
+
+// Unsigned returns the content as written without the members that differ
+// between two runs of one turn: tool call ids and reasoning signatures.
+func (c Content) Unsigned() json.RawMessage {
+	out := []byte{'['}
+	js.Elems(c.raw, func(el []byte) bool {
+		for _, k := range []string{"id", "thinkingSignature", "textSignature", "signature"} {
+			el = js.DelMember(el, k)
+		}
+		out = append(append(out, el...), ',')
+		return true
+	})
+	if len(out) == 1 {
+		return c.raw
+	}
+	return out
+}
+
+// mayHold reports whether the JSON raw may hold a string whose value is s,
+// which has no quote, backslash or control character: written without
+// escapes it is there as it is, and with any escape raw holds a \u.
+// False means it certainly does not.
+func mayHold(raw []byte, s string) bool {
+	return bytes.Contains(raw, []byte(s)) || bytes.Contains(raw, []byte(`\u`))
+}
+
+// blockTypeIs reports whether the content block el's type is typ, without
+// allocating.
+func blockTypeIs(el []byte, typ string) bool {
+	var t []byte
+	js.Members(el, func(m js.Member) {
+		if js.KeyIs(m.Key, "type") {
+			t = m.Val // the last, as JSON.parse keeps
+		}
+	})
+	return len(t) == len(typ)+2 && string(t[1:len(t)-1]) == typ || js.HasBackslash(t) && js.Str(t) == typ
+}
+
+// member returns the value of key in object raw (the last, as JSON.parse
+// keeps), nil when absent, without allocating.
+func member(raw []byte, key string) []byte {
+	var v []byte
+	js.Members(raw, func(m js.Member) {
+		if js.KeyIs(m.Key, key) {
+			v = m.Val
+		}
+	})
+	return v
+}
+
+// ToolCallsOf returns the tool calls of the message in entry line, decoding
+// only them: a line that cannot hold one (most of them) is not walked.
+func ToolCallsOf(line []byte) []Block {
+	if !mayHold(line, BlockToolCall) {
+		return nil
+	}
+	return Content{member(member(line, "message"), "content")}.ToolCalls()
+}
+
+// ToolCallIDOf returns the toolCallId of the message in entry line (a tool
+// result's), decoding nothing else.
+func ToolCallIDOf(line []byte) string {
+	return js.Str(member(member(line, "message"), "toolCallId"))
+}
+
+// ToolArgs are a tool call's arguments as pi's own tools read them. The
+// ones that can be long (a write's content, an edit's texts) decode on demand.
+type ToolArgs struct {
+	Path    string          // path, or else file_path (other agents' name for it)
+	Command string          // bash
+	Pattern string          // grep, find
+	Offset  json.RawMessage // read: as written, nil when absent
+	Limit   json.RawMessage // read, ls: as written, nil when absent
+
+	content, edits, oldText, newText json.RawMessage
+}
+
+// ToolArgs decodes a tool call's arguments.
+func (b Block) ToolArgs() ToolArgs {
+	var a ToolArgs
+	var path, filePath []byte
+	js.Members(b.Args, func(m js.Member) {
+		switch string(js.KeyBytes(m.Key)) {
+		case "path":
+			path = m.Val
+		case "file_path":
+			filePath = m.Val
+		case "command":
+			a.Command = js.Str(m.Val)
+		case "pattern":
+			a.Pattern = js.Str(m.Val)
+		case "offset":
+			a.Offset = m.Val
+		case "limit":
+			a.Limit = m.Val
+		case "content":
+			a.content = m.Val
+		case "edits":
+			a.edits = m.Val
+		case "oldText":
+			a.oldText = m.Val
+		case "newText":
+			a.newText = m.Val
+		}
+	})
+	a.Path = cmp.Or(js.Str(path), js.Str(filePath))
+	return a
+}
+
+// Content returns a write's content.
+func (a ToolArgs) Content() string { return js.Str(a.content) }
+
+// Edit is one replacement an edit call asks for.
+type Edit struct{ Old, New string }
+
+// Edits returns an edit call's replacements: the elements of its edits when
+// it has that member, else its older single oldText and newText.
+func (a ToolArgs) Edits() []Edit {
+	if len(a.edits) == 0 {
+		return []Edit{{js.Str(a.oldText), js.Str(a.newText)}}
+	}
+	var out []Edit
+	js.Elems(a.edits, func(el []byte) bool {
+		out = append(out, Edit{js.Str(member(el, "oldText")), js.Str(member(el, "newText"))})
+		return true
+	})
+	return out
+}
+
+// ArgPair is one argument of a tool call: its name, and its value (a
+// string's text, anything else as written).
+type ArgPair struct{ Key, Text string }
+
+// ArgPairs returns every argument of a tool call, in the order written (a
+// repeated name once, with its last value, as JSON.parse keeps).
+func (b Block) ArgPairs() []ArgPair {
+	obj := js.ObjectOf(b.Args)
+	out := make([]ArgPair, len(obj))
+	for i, kv := range obj {
+		out[i].Key = kv.K
+		if s, ok := js.String(kv.V); ok {
+			out[i].Text = s
+		} else {
+			out[i].Text = string(kv.V)
+		}
+	}
+	return out
+}
+
+// ToolDetails are what pi's tools record on their results that piweb reads.
+type ToolDetails struct {
+	Diff  string // edit: the diff pi displays
+	Patch string // edit: a unified patch (newer pi)
+	Path  string // read: the file read
+	raw   json.RawMessage
+}
+
+// ToolDetails decodes a tool result's details.
+func (m *Message) ToolDetails() ToolDetails {
+	d := ToolDetails{raw: m.Details}
+	js.Members(m.Details, func(m js.Member) {
+		switch string(js.KeyBytes(m.Key)) {
+		case "diff":
+			d.Diff = js.Str(m.Val)
+		case "patch":
+			d.Patch = js.Str(m.Val)
+		case "path":
+			d.Path = js.Str(m.Val)
+		}
+	})
+	return d
+}
+
+// Without returns the details object without the members named (a
+// repeated member once, with its last value); nil when none remain or the
+// details are not an object.
+func (d ToolDetails) Without(keys ...string) json.RawMessage { return without(d.raw, keys) }
+
+// Without returns the message object as written without the members named
+// (a repeated member once, with its last value); nil when none remain.
+func (m *Message) Without(keys ...string) json.RawMessage { return without(m.Raw, keys) }
+
+// without returns object raw without the members named, nil when none remain.
+func without(raw json.RawMessage, keys []string) json.RawMessage {
+	var rest js.Object
+	for _, kv := range js.ObjectOf(raw) {
+		if !slices.Contains(keys, kv.K) {
+			rest = append(rest, kv)
+		}
+	}
+	if len(rest) == 0 {
+		return nil
+	}
+	return rest.JSON()
+}
+
 // Usage is the token usage pi records on an assistant message (and on
 // tool results, usage entries, compactions and branch summaries).
 type Usage struct {
@@ -273,6 +488,7 @@ type Message struct {
 	API, Provider, Model string
 	Usage                Usage
 	HasUsage             bool // the usage object was readable
+	UsageWritten         bool // a usage member was written, readable or not
 	StopReason           string
 	ErrorMessage         string
 
@@ -299,14 +515,15 @@ type Message struct {
 	TokensBefore float64
 	FromID       string
 
-	Obj js.Object // the message object as written
+	Obj js.Object       // the message object as written
+	Raw json.RawMessage // the same, as read
 }
 
 // DecodeMessage reads an agent message object; anything but an object gives
 // a message without role.
 func DecodeMessage(raw []byte) *Message {
 	m := &Message{Timestamp: NoTime, Display: true}
-	m.Obj = js.ObjectOf(raw)
+	m.Obj, m.Raw = js.ObjectOf(raw), raw
 	for _, kv := range m.Obj {
 		v := kv.V
 		switch kv.K {
@@ -326,6 +543,7 @@ func DecodeMessage(raw []byte) *Message {
 			m.Model = js.Str(v)
 		case "usage":
 			m.Usage, m.HasUsage = decodeUsage(v)
+			m.UsageWritten = true
 		case "stopReason":
 			m.StopReason = js.Str(v)
 		case "errorMessage":
@@ -375,15 +593,7 @@ func DecodeMessage(raw []byte) *Message {
 }
 
 // ToolCalls returns the tool call blocks of an assistant message.
-func (m *Message) ToolCalls() []Block {
-	var out []Block
-	for _, b := range m.Content.Blocks() {
-		if b.Type == BlockToolCall {
-			out = append(out, b)
-		}
-	}
-	return out
-}
+func (m *Message) ToolCalls() []Block { return m.Content.ToolCalls() }
 
 // Body is an entry line decoded: the entry's own fields by type, and its
 // message for message entries.
@@ -473,7 +683,7 @@ func DecodeBody(e *Entry, line []byte) *Body {
 		}
 	case TypeCustomMessage:
 		m := &Message{Role: RoleCustom, Content: Content{b.Obj.Val("content")}, Timestamp: e.Time,
-			CustomType: b.CustomType, Details: b.Details, Display: js.Truthy(b.Obj.Val("display")), Obj: b.Obj}
+			CustomType: b.CustomType, Details: b.Details, Display: js.Truthy(b.Obj.Val("display")), Obj: b.Obj, Raw: line}
 		_, m.HasDisplay = b.Obj.Get("display")
 		b.Msg = m
 	}

@@ -1,7 +1,6 @@
 package sessions
 
 import (
-	"cmp"
 	"sync"
 
 	"github.com/piweb/piweb/internal/js"
@@ -351,20 +350,14 @@ func useOf(e *Entry, line []byte, edits map[string]string) Use {
 		}
 	})
 	if e.Type == TypeMessage && e.Role == RoleAssistant {
-		js.Elems(content, func(el []byte) bool {
-			if t, ok := js.Lookup(el, "type"); ok && js.Str(t) == BlockToolCall {
-				u.Calls++
-				if name, _ := js.Lookup(el, "name"); edits != nil && (js.Str(name) == "edit" || js.Str(name) == "write") {
-					id, _ := js.Lookup(el, "id")
-					raw, _ := js.Lookup(el, "arguments")
-					args := js.ObjectOf(raw)
-					if p := cmp.Or(js.Str(args.Val("path")), js.Str(args.Val("file_path"))); p != "" {
-						edits[js.Str(id)] = p
-					}
+		for _, b := range NewContent(content).ToolCalls() {
+			u.Calls++
+			if edits != nil && (b.Name == "edit" || b.Name == "write") {
+				if p := b.ToolArgs().Path; p != "" {
+					edits[b.ID] = p
 				}
 			}
-			return true
-		})
+		}
 	}
 	u.Failed = e.Role == RoleToolResult && js.Truthy(isError)
 	if e.Role == RoleToolResult && edits != nil {

@@ -103,7 +103,7 @@ func (b *Body) FullText() string {
 		case RoleToolResult:
 			parts = append(parts, "[tool result: "+m.ToolName+"]")
 			blocks(m.Content)
-			add("diff", js.Str(js.ObjectOf(m.Details).Val("diff")))
+			add("diff", m.ToolDetails().Diff)
 		default:
 			blocks(m.Content)
 			add("error", m.ErrorMessage)

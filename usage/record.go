@@ -79,13 +79,11 @@ func tokens(f float64) int64 {
 // stopReason reports whether the assistant message at i stopped with an
 // error, or was aborted.
 func stopReason(r *sessions.Reader, i int) (errored, aborted bool) {
-	line, err := r.Raw(i)
-	if err != nil {
+	b, err := r.Body(i)
+	if err != nil || b.Msg == nil {
 		return true, false
 	}
-	msg, _ := js.Lookup(line, "message")
-	reason, _ := js.Lookup(msg, "stopReason")
-	if js.Str(reason) == "aborted" {
+	if b.Msg.StopReason == "aborted" {
 		return false, true
 	}
 	return true, false

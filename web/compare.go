@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/piweb/piweb/internal/js"
 	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/views"
 )
@@ -175,19 +174,23 @@ func turns(ss *sessions.Session, pos []int) [][]int {
 func turnSig(r *sessions.Reader, pos []int) (uint64, error) {
 	h := fnv.New64a()
 	for _, p := range pos {
-		line, err := r.Raw(p)
+		body, err := r.Body(p)
 		if err != nil {
 			return 0, err
 		}
-		e := &r.Session().Entries[p]
+		e := body.Entry
 		h.Write([]byte(e.Type))
 		h.Write([]byte{0})
-		msg, _ := js.Lookup(line, "message")
-		for _, k := range []string{"role", "content", "toolName", "isError", "command", "output", "summary"} {
-			v, _ := js.Lookup(msg, k)
-			if k == "content" {
-				v = bytes.Join(bytes.Fields(stripIDs(v)), nil)
+		var says [7][]byte
+		if m := body.Msg; e.Type == sessions.TypeMessage {
+			failed := ""
+			if m.IsError {
+				failed = "1"
 			}
+			content := bytes.Join(bytes.Fields(m.Content.Unsigned()), nil)
+			says = [7][]byte{[]byte(m.Role), content, []byte(m.ToolName), []byte(failed), []byte(m.Command), []byte(m.Output), []byte(m.Summary)}
+		}
+		for _, v := range says {
 			h.Write(v)
 			h.Write([]byte{0})
 		}
@@ -196,24 +199,6 @@ func turnSig(r *sessions.Reader, pos []int) (uint64, error) {
 		}
 	}
 	return h.Sum64(), nil
-}
-
-// stripIDs drops the members that differ between two runs of one turn
-// (tool call ids and reasoning signatures) from content blocks.
-func stripIDs(content []byte) []byte {
-	var out []byte
-	out = append(out, '[')
-	js.Elems(content, func(el []byte) bool {
-		for _, k := range []string{"id", "thinkingSignature", "textSignature", "signature"} {
-			el = js.DelMember(el, k)
-		}
-		out = append(append(out, el...), ',')
-		return true
-	})
-	if len(out) == 1 {
-		return content
-	}
-	return out
 }
 
 // span is how long a side ran: from its first entry to its last, as text.

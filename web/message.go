@@ -268,14 +268,8 @@ func (b *builder) messageItem(it views.Item, m *sessions.Message, results map[st
 	case sessions.RoleSystem:
 		it.Kind, it.Title = "system", "system prompt"
 		it.Blocks = []views.Block{{Kind: "details", Summary: "System prompt", Text: b.text(m.Content.Text("\n"))}}
-		rest := js.Object{}
-		for _, kv := range m.Obj {
-			if kv.K != "role" && kv.K != "content" && kv.K != "timestamp" {
-				rest = append(rest, kv)
-			}
-		}
-		if len(rest) > 0 {
-			it.Raw = b.text(sessions.Pretty(rest.JSON()))
+		if rest := m.Without("role", "content", "timestamp"); rest != nil {
+			it.Raw = b.text(sessions.Pretty(rest))
 		}
 	case sessions.RoleBranchSummary:
 		it.Kind, it.Title = "summary", "Branch summary"
@@ -296,7 +290,7 @@ func assistantMeta(m *sessions.Message) string {
 	if m.Model != "" {
 		parts = append(parts, m.Model)
 	}
-	if _, has := m.Obj.Get("usage"); has {
+	if m.UsageWritten {
 		parts = append(parts, views.Tokens(int64(m.Usage.Tokens()))+" tok", views.Cost(m.Usage.Cost))
 	}
 	return strings.Join(parts, " · ")
@@ -304,11 +298,10 @@ func assistantMeta(m *sessions.Message) string {
 
 // toolCall reads a toolCall block, as pi's export shows its own tools.
 func (b *builder) toolCall(bl sessions.Block) views.ToolCall {
-	args := js.ObjectOf(bl.Args)
+	args := bl.ToolArgs()
 	c := views.ToolCall{ID: bl.ID, Name: bl.Name, Summary: toolSummary(bl.Name, args, bl.Args, b.home),
 		Args: b.text(sessions.Pretty(bl.Args))}
-	arg := func(k string) string { return js.Str(args.Val(k)) }
-	path := cmp.Or(arg("path"), arg("file_path"))
+	path := args.Path
 	switch bl.Name {
 	case "bash", "grep", "find":
 		c.Kind = bl.Name
@@ -316,7 +309,7 @@ func (b *builder) toolCall(bl sessions.Block) views.ToolCall {
 		c.Kind, c.Path, c.Range = "read", shortPath(cmp.Or(path, "."), b.home), readRange(args)
 	case "write":
 		c.Kind, c.Path = "write", shortPath(path, b.home)
-		if content := arg("content"); content != "" {
+		if content := args.Content(); content != "" {
 			if n := strings.Count(content, "\n") + 1; n > 10 {
 				c.Extra = fmt.Sprintf("(%d lines)", n)
 			}
@@ -326,7 +319,7 @@ func (b *builder) toolCall(bl sessions.Block) views.ToolCall {
 		c.Kind, c.Path = "edit", shortPath(path, b.home)
 	case "ls":
 		c.Kind, c.Path = "ls", shortPath(cmp.Or(path, "."), b.home)
-		if l := args.Val("limit"); len(l) > 0 {
+		if l := args.Limit; len(l) > 0 {
 			c.Extra = "(limit " + js.ToString(l) + ")"
 		}
 	default:
@@ -353,17 +346,16 @@ func (b *builder) code(text, file string, preview int) *views.Code {
 }
 
 // readRange is pi's formatReadLineRange of a read's offset and limit: ":start-end".
-func readRange(args js.Object) string {
-	num := func(k string) (float64, bool) {
-		v := args.Val(k)
+func readRange(args sessions.ToolArgs) string {
+	num := func(v []byte) (float64, bool) {
 		if len(v) == 0 || js.IsNull(v) {
 			return 0, false
 		}
 		f := js.ToNumber(v)
 		return f, f == f
 	}
-	offset, hasOff := num("offset")
-	limit, hasLim := num("limit")
+	offset, hasOff := num(args.Offset)
+	limit, hasLim := num(args.Limit)
 	if !hasOff && !hasLim {
 		return ""
 	}
@@ -404,7 +396,7 @@ func (b *builder) toolResult(pos int, m *sessions.Message, call *views.ToolCall)
 	if text := strings.Join(texts, "\n"); strings.TrimSpace(text) != "" {
 		file := ""
 		if call.Kind == "read" {
-			file = js.Str(js.ObjectOf(m.Obj.Val("details")).Val("path"))
+			file = m.ToolDetails().Path
 			if file == "" {
 				file = call.Path
 			}
@@ -417,13 +409,16 @@ func (b *builder) toolResult(pos int, m *sessions.Message, call *views.ToolCall)
 	}
 	r.Blocks = b.contentBlocks(blocks, false)
 	if len(m.Details) > 0 && m.Details[0] == '{' {
-		d := js.ObjectOf(m.Details)
-		r.Diff = b.text(js.Str(d.Val("diff")))
+		d := m.ToolDetails()
+		r.Diff = b.text(d.Diff)
+		var rest json.RawMessage
 		if r.Diff != "" {
-			d.Del("diff")
+			rest = d.Without("diff")
+		} else {
+			rest = d.Without()
 		}
-		if len(d) > 0 {
-			r.Details = b.text(sessions.Pretty(d.JSON()))
+		if rest != nil {
+			r.Details = b.text(sessions.Pretty(rest))
 		}
 	} else {
 		r.Details = b.text(sessions.Pretty(m.Details))
@@ -434,24 +429,23 @@ func (b *builder) toolResult(pos int, m *sessions.Message, call *views.ToolCall)
 }
 
 // toolSummary is the one-line gist of a tool call, as pi's tree shows it.
-func toolSummary(name string, args js.Object, raw json.RawMessage, home string) string {
+func toolSummary(name string, args sessions.ToolArgs, raw json.RawMessage, home string) string {
 	short := func(p string) string {
 		if home != "" && (p == home || strings.HasPrefix(p, home+"/")) {
 			return "~" + p[len(home):]
 		}
 		return p
 	}
-	arg := func(k string) string { return js.Str(args.Val(k)) }
-	path := cmp.Or(arg("path"), arg("file_path"))
+	path := args.Path
 	switch name {
 	case "read", "write", "edit", "ls":
 		return short(cmp.Or(path, "."))
 	case "bash":
-		return oneLine(arg("command"), 200)
+		return oneLine(args.Command, 200)
 	case "grep":
-		return "/" + arg("pattern") + "/ in " + short(cmp.Or(path, "."))
+		return "/" + args.Pattern + "/ in " + short(cmp.Or(path, "."))
 	case "find":
-		return arg("pattern") + " in " + short(cmp.Or(path, "."))
+		return args.Pattern + " in " + short(cmp.Or(path, "."))
 	}
 	return oneLine(string(raw), 120)
 }
