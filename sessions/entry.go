@@ -441,7 +441,7 @@ func (e *Entry) fillMessage(m *msgMembers, in interner) {
 // usageTotals reads the total tokens (Usage.Tokens) and cost of a usage
 // object; anything that is not a readable usage object gives 0 and 0.
 func usageTotals(raw []byte) (tokens int64, cost float64) {
-	u, ok := decodeUsage(raw)
+	u, ok := DecodeUsage(raw)
 	if !ok {
 		return 0, 0
 	}

@@ -189,11 +189,11 @@ func (r *Reader) Close() error {
 // Raw returns the JSON line of entry i, checking it is still the same entry.
 func (r *Reader) Raw(i int) ([]byte, error) { return r.line(i, false) }
 
-// rawQuick returns the JSON line of entry i for readers of many lines: it
+// RawQuick returns the JSON line of entry i for readers of many lines: it
 // checks the line still holds the entry's id, without validating all of it
 // as Raw does (the index validated the line when it read it); a line where
 // the id is not found as written (an escaped id, a changed file) gets Raw's check.
-func (r *Reader) rawQuick(i int) ([]byte, error) { return r.line(i, true) }
+func (r *Reader) RawQuick(i int) ([]byte, error) { return r.line(i, true) }
 
 // line reads entry i's line and checks it is still the entry: quickly (its
 // id where the index saw one) when quick, else by parsing its members.

@@ -1,4 +1,4 @@
-package sessions
+package ledger
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/piweb/piweb/internal/js"
 	"github.com/piweb/piweb/patch"
+	"github.com/piweb/piweb/sessions"
 )
 
 // FileChange is one change pi's edit or write tool made to a file.
@@ -59,11 +60,11 @@ func (c *Changes) Paths() []string {
 	return out
 }
 
-// Changes reads the file changes along the entries at positions (a path,
+// ChangesOf reads the file changes along the entries at positions (a path,
 // root first): each successful edit (its result's details.patch, or its
 // display diff) and write (the content in its arguments), and each bash
 // call, whether pi ran it as a tool or as a "!" command.
-func (r *Reader) Changes(positions []int) (*Changes, error) {
+func ChangesOf(r *sessions.Reader, positions []int) (*Changes, error) {
 	type call struct {
 		name string
 		args js.Object
@@ -73,42 +74,42 @@ func (r *Reader) Changes(positions []int) (*Changes, error) {
 	byPath := map[string]*FileChanges{}
 	seq := r.Sequential()
 	for _, p := range positions {
-		e := &r.s.Entries[p]
-		if e.Type != TypeMessage || (e.Role != RoleAssistant && e.Role != RoleToolResult && e.Role != RoleBash) {
+		e := &r.Session().Entries[p]
+		if e.Type != sessions.TypeMessage || (e.Role != sessions.RoleAssistant && e.Role != sessions.RoleToolResult && e.Role != sessions.RoleBash) {
 			continue
 		}
-		line, err := seq.rawQuick(p)
+		line, err := seq.RawQuick(p)
 		if err != nil {
 			return nil, err
 		}
 		// Most lines change no file: look before decoding.
 		switch e.Role {
-		case RoleAssistant:
+		case sessions.RoleAssistant:
 			if !bytes.Contains(line, []byte(`"toolCall"`)) {
 				continue
 			}
-		case RoleToolResult:
+		case sessions.RoleToolResult:
 			msg, _ := js.Lookup(line, "message")
 			id, _ := js.Lookup(msg, "toolCallId")
 			if c, ok := calls[js.Str(id)]; !ok || (c.name != "edit" && c.name != "write") {
 				continue
 			}
 		}
-		m := DecodeBody(e, line).Msg
+		m := sessions.DecodeBody(e, line).Msg
 		if m == nil {
 			continue
 		}
 		switch m.Role {
-		case RoleAssistant:
+		case sessions.RoleAssistant:
 			for _, b := range m.ToolCalls() {
 				calls[b.ID] = call{b.Name, js.ObjectOf(b.Args)}
 				if b.Name == "bash" {
 					out.Bash = append(out.Bash, Command{e.ID, p, js.Str(js.ObjectOf(b.Args).Val("command"))})
 				}
 			}
-		case RoleBash:
+		case sessions.RoleBash:
 			out.Bash = append(out.Bash, Command{e.ID, p, "!" + m.Command})
-		case RoleToolResult:
+		case sessions.RoleToolResult:
 			c, ok := calls[m.ToolCallID]
 			if !ok || m.IsError || (c.name != "edit" && c.name != "write") {
 				continue
