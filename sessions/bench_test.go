@@ -173,13 +173,13 @@ func BenchmarkLabel(b *testing.B) {
 			b.ReportMetric(float64(st.Size())/(1<<20), "fileMB")
 			b.ReportAllocs()
 			k := 0
-			w := s.Handle()
+			w := s
 			if c.indexed {
 				w = s
 			}
 			for b.Loop() {
 				k++
-				if _, err := Label(w, target, fmt.Sprintf("label %d", k)); err != nil {
+				if _, err := label(w, target, fmt.Sprintf("label %d", k)); err != nil {
 					b.Fatal(err)
 				}
 				if c.indexed {

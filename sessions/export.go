@@ -25,7 +25,7 @@ func Export(s *Session, leafID string, opts Redact) ([]byte, error) {
 // ExportTo is Export writing the lines to w one at a time, so a long branch
 // is never held whole.
 func ExportTo(w io.Writer, s *Session, leafID string, opts Redact) error {
-	leaf, err := s.leafPos(leafID)
+	leaf, err := s.LeafPos(leafID)
 	if err != nil {
 		return err
 	}
@@ -52,7 +52,7 @@ func ExportTo(w io.Writer, s *Session, leafID string, opts Redact) error {
 		if err != nil {
 			return err
 		}
-		line := s.v3Line(i, raw)
+		line := s.V3Line(i, raw)
 		if len(line) == 0 || line[0] != '{' {
 			return fmt.Errorf("line %d: an entry on the path is not a JSON object", e.Line)
 		}
@@ -100,7 +100,7 @@ func (s *Session) whole(opts Redact, w io.Writer) (*Branch, error) {
 		if err != nil {
 			return nil, err
 		}
-		line := s.v3Line(i, raw)
+		line := s.V3Line(i, raw)
 		if len(line) == 0 || line[0] != '{' {
 			continue
 		}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"os"
 	"sync/atomic"
 
 	"github.com/piweb/piweb/internal/js"
@@ -50,15 +49,6 @@ func ReadLines(s *Session, from int, fn func(pos int, e *Entry, line []byte) err
 		}
 	}
 	return nil
-}
-
-// OpenRead opens file for reading, inside the library's root.
-func (l *Library) OpenRead(file string) (*os.File, error) {
-	if l.Root == "" {
-		return os.Open(file)
-	}
-	f, _, err := openIn(l.Root, file, os.O_RDONLY)
-	return f, err
 }
 
 // ReadLine reads entry e's line from f, checking (with checkID) the line

@@ -91,7 +91,7 @@ func IsSessionFileName(name string) bool {
 // read lexically, and resolves there with symlinks followed only while they
 // stay inside root (absolute links are refused), as os.Root resolves it.
 func Within(root, path string) bool {
-	rel, err := relIn(root, path)
+	rel, err := RelIn(root, path)
 	if err != nil {
 		return false
 	}

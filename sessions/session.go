@@ -90,7 +90,7 @@ type Session struct {
 	noHeader    bool // the first parsed value was not a header: not a session, even if one follows
 	v1prev      string
 	v1lines     []v1line     // v1 files: the lines JSON.parse accepts, in order (pi's firstKeptEntryIndex counts them)
-	root        string       // the sessions root the file must stay inside ("" when read with Load); see openIn
+	root        string       // the sessions root the file must stay inside ("" when read with Load); see OpenIn
 	gen         uint64       // bumped on every change (see Gen)
 	epoch       uint64       // the gen at which Entries were last read from the start (see Epoch)
 	extended    *atomic.Bool // set when a snapshot made from this one took over its slices (see fork)
@@ -99,6 +99,9 @@ type Session struct {
 // gens numbers session states across the process, so that a generation
 // never repeats, even for a file removed and indexed again.
 var gens atomic.Uint64
+
+// NewGen returns a generation no snapshot has had (see Session.Gen).
+func NewGen() uint64 { return gens.Add(1) }
 
 // Gen returns the session's generation: a number that changes on every
 // change to the index (entries appended, the file read again) and never
@@ -112,7 +115,7 @@ func (s *Session) Epoch() uint64 { return s.epoch }
 
 // fresh marks the session as newly read from the start.
 func (s *Session) fresh() {
-	s.gen = gens.Add(1)
+	s.gen = NewGen()
 	s.epoch = s.gen
 	s.cacheMeta()
 }

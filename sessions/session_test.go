@@ -4,13 +4,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/piweb/piweb/internal/suite"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/piweb/piweb/internal/suite"
 
 	"github.com/piweb/piweb/internal/sessiontest"
 )

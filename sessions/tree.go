@@ -5,6 +5,7 @@ import (
 	"io"
 	"sync"
 
+	"github.com/google/uuid"
 	"github.com/piweb/piweb/internal/js"
 )
 
@@ -70,6 +71,14 @@ func (s *Session) LabelEntry(id string) int {
 		return l
 	}
 	return -1
+}
+
+// LeafID returns the id of the entry pi resumes from, or "".
+func (s *Session) LeafID() string {
+	if i := s.Leaf(); i >= 0 {
+		return s.Entries[i].ID
+	}
+	return ""
 }
 
 // Leaf returns the position of the entry pi resumes from (the last entry in the file), or -1.
@@ -293,4 +302,17 @@ func (w *windowAt) ReadAt(p []byte, off int64) (int, error) {
 		}
 	}
 	return w.f.ReadAt(p, off)
+}
+
+// NewEntryID returns an id as pi's generateId makes one: the first 8 hex
+// digits of a random UUID that taken says is not taken, or a whole UUID
+// after 100 collisions.
+func NewEntryID(taken func(id string) bool) string {
+	for range 100 {
+		id := uuid.NewString()[:8]
+		if !taken(id) {
+			return id
+		}
+	}
+	return uuid.NewString()
 }
