@@ -57,7 +57,7 @@ func TestChanges(t *testing.T) {
 		call("x1", "u1", 15, "write", map[string]string{"path": "/w/other.go", "content": "package other\n"}),
 		result("x2", "x1", 16, "x1", "write", false, nil),
 	)
-	s, err := sessions.Parse(strings.NewReader(content), "changes.jsonl")
+	s, err := sessions.ParseBytes([]byte(content), "changes.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}

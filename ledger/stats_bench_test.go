@@ -159,7 +159,7 @@ func BenchmarkLedgerAppend(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := sessions.Parse(bytes.NewReader(data), "chain.jsonl")
+	s, err := sessions.ParseBytes(data, "chain.jsonl")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -29,14 +29,6 @@ func (s *Session) Root() string { return s.root }
 // InMemory reports whether s was read from memory (ParseBytes, Library.Add), not from its file.
 func (s *Session) InMemory() bool { return s.data != nil }
 
-// writeRoot is the folder a writer is confined to: the library's root, or the file's own folder.
-func (s *Session) writeRoot() string {
-	if s.root != "" {
-		return s.root
-	}
-	return filepath.Dir(s.File)
-}
-
 // openFile opens the session's file for reading, inside its root when it has one.
 func (s *Session) openFile() (*os.File, error) {
 	if s.root == "" {

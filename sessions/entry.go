@@ -63,10 +63,10 @@ const (
 	FlagLabelSet
 	// FlagHasSummary marks a branch_summary with a non-empty summary.
 	FlagHasSummary
-	// flagUnused was FlagBadUTF8 (a line holding invalid UTF-8), no longer
+	// The bit FlagBadUTF8 had (a line holding invalid UTF-8) is no longer
 	// set: lines are decoded as Node decodes them when they are read
 	// (js.ToValidUTF8), which checks them then. Kept so later bits keep their values.
-	flagUnused
+	_
 	// FlagUnterminated marks the last line of a file that has no newline.
 	FlagUnterminated
 	// FlagParentSelf marks an entry whose parentId is its own id.

@@ -1,26 +1,12 @@
 package sessions
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 
 	"github.com/piweb/piweb/internal/js"
 )
-
-// Export returns the branch to entry leafID ("" for pi's leaf) as pi's own
-// /export file.jsonl writes it, redacted as opts asks: a header with the
-// session's id and folder and the time of the export, then the entries of
-// the path from the root, labels included, each re-chained to the one
-// before it. pi's /import takes the file as the same session.
-func Export(s *Session, leafID string, opts Redact) ([]byte, error) {
-	var b bytes.Buffer
-	if err := ExportTo(&b, s, leafID, opts); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
-}
 
 // ExportTo is Export writing the lines to w one at a time, so a long branch
 // is never held whole.

@@ -9,13 +9,9 @@ import (
 	"github.com/piweb/piweb/internal/js"
 )
 
-// readBytes counts the bytes of session files read to index them (full
-// reads and appended bytes), for tests and benchmarks: see BytesRead.
-var readBytes atomic.Int64
-
-// BytesRead returns how many bytes of session files this process has read
-// to index them so far (the line counting pass of a full read included).
-func BytesRead() int64 { return readBytes.Load() }
+// BytesRead counts the bytes of session files read to index them (full
+// reads and appended bytes), for tests and benchmarks that check what a change costs.
+var BytesRead atomic.Int64
 
 // ReadLines reads the lines of s's entries from position from onward, in
 // file order, calling fn with each entry's position, index record and line

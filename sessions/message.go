@@ -53,9 +53,6 @@ type Block struct {
 // (a tree row) does not decode a long text.
 type Content struct{ raw json.RawMessage }
 
-// NewContent returns content as written.
-func NewContent(raw json.RawMessage) Content { return Content{raw} }
-
 // Raw returns the content as written (nil when absent).
 func (c Content) Raw() json.RawMessage { return c.raw }
 

@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -31,10 +32,10 @@ func TestHasText(t *testing.T) {
 
 func TestContentPrefix(t *testing.T) {
 	long := strings.Repeat("é", 700)
-	if got := NewContent([]byte(`[{"type":"text","text":"` + long + `"},{"type":"text","text":"more"}]`)).Prefix(200); got != strings.Repeat("é", 200) {
+	if got := newContent([]byte(`[{"type":"text","text":"` + long + `"},{"type":"text","text":"more"}]`)).Prefix(200); got != strings.Repeat("é", 200) {
 		t.Errorf("Prefix of long blocks: %d runes", len([]rune(got)))
 	}
-	if got := NewContent([]byte(`"` + long + `"`)).Prefix(3); got != "ééé" {
+	if got := newContent([]byte(`"` + long + `"`)).Prefix(3); got != "ééé" {
 		t.Errorf("Prefix of a string: %q", got)
 	}
 }
@@ -46,7 +47,7 @@ func TestContentOnGarbage(t *testing.T) {
 		``, `{`, `[`, `{"`, `{"a`, `{"a"`, `{"a":`, `{"a":}`, `{"a" 1}`, `{"a":1,}`, `{"a":"\`, `{"a":"x\"`,
 		`[}]`, `[1,`, `["a`, `[,]`, `[1 2]`, `{"a":[{"b":}]}`, `{}}`, `{"\":1}`, `]`, `}`, `"`, `-`,
 	} {
-		c := NewContent([]byte(raw))
+		c := newContent([]byte(raw))
 		_ = c.Prefix(200)
 		_ = c.Blocks()
 		_ = c.FullText()
@@ -69,3 +70,6 @@ func TestContentJoinsHalves(t *testing.T) {
 		t.Errorf("FullText: %+q", got)
 	}
 }
+
+// newContent returns content as written.
+func newContent(raw json.RawMessage) Content { return Content{raw} }

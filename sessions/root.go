@@ -34,16 +34,6 @@ func expandHome(p string) string {
 	return p
 }
 
-// ProjectDir returns the folder name pi uses for a working directory ("--home-user-x--").
-func ProjectDir(cwd string) string {
-	s := cwd
-	if len(s) > 0 && (s[0] == '/' || s[0] == '\\') {
-		s = s[1:] // pi removes one leading separator
-	}
-	s = strings.NewReplacer("/", "-", "\\", "-", ":", "-").Replace(s)
-	return "--" + s + "--"
-}
-
 // SessionFiles lists the *.jsonl files in root and in its immediate
 // subfolders (pi's layout), sorted. Files that are symlinks are left out, as
 // are folders that lead outside root (see Within).

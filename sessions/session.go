@@ -146,7 +146,7 @@ func loadOpen(f *os.File, st os.FileInfo, path, root string) (*Session, error) {
 		buf := getWhole(size)
 		defer putWhole(buf)
 		n, err := io.ReadFull(f, buf[:size])
-		readBytes.Add(int64(n))
+		BytesRead.Add(int64(n))
 		if err != nil && err != io.ErrUnexpectedEOF { // a file cut short since st is read as it is now
 			return nil, err
 		}
@@ -191,7 +191,7 @@ func (s *Session) reserve(f io.ReaderAt, size int64) error {
 	lines := 1
 	for off := int64(0); off < size; {
 		n, err := f.ReadAt(buf, off)
-		readBytes.Add(int64(n))
+		BytesRead.Add(int64(n))
 		lines += bytes.Count(buf[:n], []byte{'\n'})
 		off += int64(n)
 		if err == io.EOF || n == 0 {
@@ -205,16 +205,8 @@ func (s *Session) reserve(f io.ReaderAt, size int64) error {
 	return nil
 }
 
-// Parse indexes a session from r, for data that is not a file (demo sessions, tests).
-func Parse(r io.Reader, name string) (*Session, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, err
-	}
-	return ParseBytes(data, name)
-}
-
-// ParseBytes is Parse of data held in memory, which the session keeps (not a copy).
+// ParseBytes indexes a session held in memory, for data that is not a file
+// (demo sessions, tests); the session keeps data (not a copy).
 func ParseBytes(data []byte, name string) (*Session, error) {
 	s := &Session{File: name, data: data}
 	if len(data) < math.MaxInt32 {
@@ -253,7 +245,7 @@ func (s *Session) readSized(r io.Reader, off int64, hint int64) error {
 	skipping := false
 	for {
 		n, err := r.Read(buf)
-		readBytes.Add(int64(n))
+		BytesRead.Add(int64(n))
 		chunk := buf[:n]
 		for len(chunk) > 0 {
 			nl := bytes.IndexByte(chunk, '\n')

@@ -167,7 +167,7 @@ type Reader struct {
 // Open returns a Reader over the session's file (or in-memory data).
 func (s *Session) Open() (*Reader, error) {
 	if s.data != nil {
-		return &Reader{s: s, f: bytes.NewReader(s.data)}, nil
+		return NewReader(s, bytes.NewReader(s.data)), nil
 	}
 	f, err := s.openFile()
 	if err != nil {

@@ -62,7 +62,7 @@ func TestVerifiedIndex(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s, p := tLoad(t, base)
 			tt.change(t, s, p)
-			if got, _ := s.Verified(s.writeRoot(), []string{"a1"}); (got != nil) != tt.fast {
+			if got, _ := s.Verified(rootOf(s), []string{"a1"}); (got != nil) != tt.fast {
 				t.Errorf("verified: %v, want %v", got != nil, tt.fast)
 			} else if got != nil {
 				got.Close()

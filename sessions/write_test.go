@@ -237,7 +237,7 @@ func TestWriteRefusals(t *testing.T) {
 }
 
 func TestWriteNeedsAFile(t *testing.T) {
-	s, err := Parse(bytes.NewReader(mustRead(t, filepath.Join("testdata", "write", "basic.jsonl"))), "mem")
+	s, err := ParseBytes(mustRead(t, filepath.Join("testdata", "write", "basic.jsonl")), "mem")
 	if err != nil {
 		t.Fatal(err)
 	}
