@@ -260,7 +260,9 @@ func (l *Ledger) Stats(s *sessions.Session, leaf int) Stats {
 	for _, p := range s.Path(leaf) {
 		on[p] = true
 	}
-	for i := range l.use {
+	// The ledger may be at a later snapshot than s (see Update): s's entries only.
+	n := min(len(l.use), len(s.Entries))
+	for i := range n {
 		e, u := &s.Entries[i], &l.use[i]
 		if e.Type == sessions.TypeSession {
 			continue
@@ -276,7 +278,9 @@ func (l *Ledger) Stats(s *sessions.Session, leaf int) Stats {
 		}
 	}
 	for _, p := range s.Path(leaf) {
-		st.Path.add(&s.Entries[p], &l.use[p])
+		if p < n {
+			st.Path.add(&s.Entries[p], &l.use[p])
+		}
 	}
 	return st
 }

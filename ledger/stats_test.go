@@ -221,3 +221,39 @@ func FuzzStats(f *testing.F) {
 		Compare(s, 0, s.Leaf())
 	})
 }
+
+// TestLedgerAhead: a ledger that a later snapshot brought up to date gives
+// an earlier snapshot (a page still rendering it) that snapshot's stats,
+// not a panic on the entries it does not have.
+func TestLedgerAhead(t *testing.T) {
+	full := sessiontest.String(5, 600, sessiontest.Options{})
+	lines := strings.SplitAfter(full, "\n")
+	file := filepath.Join(t.TempDir(), "s.jsonl")
+	if err := os.WriteFile(file, []byte(strings.Join(lines[:300], "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	early, err := sessions.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessiontest.Append(t, file, strings.Join(lines[300:], ""))
+	late, _, err := early.Next()
+	if err != nil || len(late.Entries) <= len(early.Entries) {
+		t.Fatalf("Next: %v, %d entries after %d", err, len(late.Entries), len(early.Entries))
+	}
+	l := New()
+	r, err := late.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := l.Update(r); err != nil {
+		t.Fatal(err)
+	}
+	for _, leaf := range []int{early.Leaf(), len(early.Entries) / 2, -1} {
+		want := statsOf(t, early, leaf)
+		if got := l.Stats(early, leaf); !reflect.DeepEqual(want, got) {
+			t.Errorf("leaf %d: %+v, want %+v", leaf, got.File, want.File)
+		}
+	}
+}

@@ -70,14 +70,20 @@ func browse(t *testing.T) (context.Context, func() []chromedp.ConsoleMessage) {
 		chromedp.Flag("no-first-run", true),
 		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(1400, 900),
+		// A loaded machine can take long to start chromium: wait for it
+		// (the default gives up after 20 s).
+		chromedp.WSURLReadTimeout(guard),
 	)
 	ctx, cancel := chromedp.NewContext(actx)
 	t.Cleanup(func() { cancel(); acancel() })
+	// Start it here, once: after a failed start, chromedp would start a
+	// second browser on the next Run and panic closing a channel twice.
+	if _, err := chromedp.Run(ctx, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatalf("starting chromium: %v", err)
+	}
 	var mu sync.Mutex
 	var msgs []chromedp.ConsoleMessage
-	b := time.Now()
-	console := chromedp.Console(ctx) // starts the browser
-	t.Logf("browser start %v", time.Since(b))
+	console := chromedp.Console(ctx)
 	go func() {
 		for m, err := range console {
 			if err != nil {

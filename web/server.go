@@ -152,6 +152,15 @@ func New(lib Library, opt Options) *Server {
 	e.HidePort = true
 	e.Logger.SetOutput(io.Discard)
 	e.HTTPErrorHandler = s.handleError
+	// A handler that panics answers 500 (through handleError) and is
+	// logged with its stack, rather than dropping the connection.
+	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
+		DisableStackAll: true, // the stack of the panicking goroutine alone
+		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
+			s.log.Error("a handler panicked", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err, "stack", string(stack))
+			return err
+		},
+	}))
 	e.Use(s.secure, s.authenticate, limitBody, middleware.GzipWithConfig(middleware.GzipConfig{
 		// Text compresses 5-10x; level 5 costs a third of the CPU of the
 		// default for nearly the same size. Live streams stay uncompressed:

@@ -219,7 +219,16 @@ func TestSoak(t *testing.T) {
 	}
 
 	// piweb, wired as piweb serve wires it.
-	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	var logMu sync.Mutex
+	var logged bytes.Buffer // every handler panic is a failure, also in a live stream already answered 200
+	log := slog.New(slog.NewTextHandler(io.MultiWriter(testWriter{t}, lockedWriter{&logMu, &logged}), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	defer func() {
+		logMu.Lock()
+		defer logMu.Unlock()
+		if n := strings.Count(logged.String(), "a handler panicked"); n > 0 {
+			t.Errorf("%d handlers panicked (logged above)", n)
+		}
+	}()
 	lib, err := sessions.OpenLibrary(root)
 	if err != nil {
 		t.Fatal(err)

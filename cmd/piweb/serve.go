@@ -171,8 +171,12 @@ func listenAndServe(ctx context.Context, out io.Writer, cfg config) error {
 	if st != nil {
 		copt.Store = st
 	}
-	tokens, closeTokens := tokenStore(ctx, log, cfg, st)
-	defer closeTokens()
+	var tokens *store.DB
+	if !cfg.noLogin && (cfg.publicURL != "" || !loopbackName(cfg.addr)) { // a login may be needed: its tokens
+		var closeTokens func()
+		tokens, closeTokens = tokenStore(ctx, log, cfg, st)
+		defer closeTokens()
+	}
 	cat := catalog.New(lib, copt)
 	var wopt web.Options
 	if st != nil { // usage from the store; from the files until its first build is done, and while it is down
@@ -289,6 +293,13 @@ func loopback(bound string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// loopbackName reports whether addr, before it is bound, names a loopback
+// host (an address or localhost).
+func loopbackName(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	return err == nil && (host == "localhost" || loopback(addr))
 }
 
 // browserAddr is the address to print for a browser: a wildcard host becomes localhost.
