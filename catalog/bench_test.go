@@ -207,7 +207,7 @@ func BenchmarkRestart(b *testing.B) {
 		for _, e := range benchStores(b) {
 			b.Run(r.name+"/"+e.Name, func(b *testing.B) {
 				dsn := keptStore(b, r, e.Name)
-				before := sessions.BytesRead()
+				before := sessions.BytesRead.Load()
 				for b.Loop() {
 					c, stop := benchStart(b, r.dir, dsn)
 					b.StopTimer()
@@ -217,7 +217,7 @@ func BenchmarkRestart(b *testing.B) {
 					stop()
 					b.StartTimer()
 				}
-				b.ReportMetric(float64(sessions.BytesRead()-before)/float64(b.N), "bytes-read/op")
+				b.ReportMetric(float64(sessions.BytesRead.Load()-before)/float64(b.N), "bytes-read/op")
 			})
 		}
 	}

@@ -131,21 +131,21 @@ func engines(t *testing.T, test func(t *testing.T, dsn string)) {
 func TestRestart(t *testing.T) {
 	engines(t, func(t *testing.T, dsn string) {
 		root, files := genRoot(t, 12, 200)
-		before := sessions.BytesRead()
+		before := sessions.BytesRead.Load()
 		c, stop := run(t, root, dsn)
 		if c.lib.Len() != 12 {
 			t.Fatalf("%d sessions", c.lib.Len())
 		}
-		first := sessions.BytesRead() - before
+		first := sessions.BytesRead.Load() - before
 		want := c.lib.List()
 		stop()
 		if first == 0 {
 			t.Fatal("the first start read nothing")
 		}
 
-		before = sessions.BytesRead()
+		before = sessions.BytesRead.Load()
 		c, stop = run(t, root, dsn)
-		if got := sessions.BytesRead() - before; got != 0 {
+		if got := sessions.BytesRead.Load() - before; got != 0 {
 			t.Fatalf("a restart on an unchanged root read %d bytes", got)
 		}
 		got := c.lib.List()
@@ -166,9 +166,9 @@ func TestRestart(t *testing.T) {
 			st, _ := os.Stat(f)
 			grown += st.Size()
 		}
-		before = sessions.BytesRead()
+		before = sessions.BytesRead.Load()
 		c, stop = run(t, root, dsn)
-		if got := sessions.BytesRead() - before; got != grown {
+		if got := sessions.BytesRead.Load() - before; got != grown {
 			t.Fatalf("after appends a restart read %d bytes, want the %d of the grown files", got, grown)
 		}
 		fresh, err := sessions.OpenLibrary(root)
@@ -198,9 +198,9 @@ func TestRestart(t *testing.T) {
 		stop()
 
 		// A third restart after the appends reads nothing again.
-		before = sessions.BytesRead()
+		before = sessions.BytesRead.Load()
 		_, stop = run(t, root, dsn)
-		if got := sessions.BytesRead() - before; got != 0 {
+		if got := sessions.BytesRead.Load() - before; got != 0 {
 			t.Fatalf("read %d bytes", got)
 		}
 		stop()
@@ -247,10 +247,10 @@ func TestProblemsKept(t *testing.T) {
 		os.WriteFile(bad, []byte("not json at all\n"), 0o644)
 		_, stop := run(t, root, dsn)
 		stop()
-		before := sessions.BytesRead()
+		before := sessions.BytesRead.Load()
 		c, stop := run(t, root, dsn)
 		defer stop()
-		if got := sessions.BytesRead() - before; got != 0 {
+		if got := sessions.BytesRead.Load() - before; got != 0 {
 			t.Errorf("the restart read %d bytes", got)
 		}
 		if p := c.lib.Problems(); p[bad] == nil || !strings.Contains(p[bad].Error(), "not a session") {

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/piweb/piweb/ledger"
 	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/store"
 	"github.com/piweb/piweb/usage"
@@ -42,12 +43,12 @@ const ledgerFiles = 8
 type ledgerCache struct {
 	mu    sync.Mutex
 	order []string // least recently used first
-	byKey map[string]*sessions.Ledger
+	byKey map[string]*ledger.Ledger
 }
 
 // get returns a ledger for path: the one kept when the file grew since
 // its last save (kept from now on), else a new one.
-func (lc *ledgerCache) get(path string, grew bool) *sessions.Ledger {
+func (lc *ledgerCache) get(path string, grew bool) *ledger.Ledger {
 	lc.mu.Lock()
 	defer lc.mu.Unlock()
 	l := lc.byKey[path]
@@ -56,12 +57,12 @@ func (lc *ledgerCache) get(path string, grew bool) *sessions.Ledger {
 	}
 	if !grew {
 		delete(lc.byKey, path)
-		return sessions.NewLedger()
+		return ledger.New()
 	}
 	if l == nil {
-		l = sessions.NewLedger()
+		l = ledger.New()
 		if lc.byKey == nil {
-			lc.byKey = map[string]*sessions.Ledger{}
+			lc.byKey = map[string]*ledger.Ledger{}
 		}
 		lc.byKey[path] = l
 	}

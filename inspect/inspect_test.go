@@ -55,7 +55,7 @@ func TestGolden(t *testing.T) {
 // its entries, at pi's leaf and at an unknown leaf, or why it cannot.
 func allLeaves(data []byte, name string) []byte {
 	var b bytes.Buffer
-	s, err := sessions.Parse(bytes.NewReader(data), name)
+	s, err := sessions.ParseBytes(data, name)
 	if err != nil {
 		fmt.Fprintf(&b, "load error: %v\n", err)
 		return b.Bytes()
@@ -243,7 +243,7 @@ func (w failWriter) Write([]byte) (int, error) { return 0, w.err }
 // parse returns the session of lines.
 func parse(t *testing.T, lines ...string) *sessions.Session {
 	t.Helper()
-	s, err := sessions.Parse(strings.NewReader(strings.Join(lines, "\n")+"\n"), "s.jsonl")
+	s, err := sessions.ParseBytes([]byte(strings.Join(lines, "\n")+"\n"), "s.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -206,7 +206,7 @@ func TestOpenIn(t *testing.T) {
 			for _, flag := range []int{os.O_RDONLY, os.O_WRONLY | os.O_APPEND} {
 				done := make(chan error, 1)
 				go func() {
-					f, _, err := openIn(root, tt.path, flag)
+					f, _, err := OpenIn(root, tt.path, flag)
 					if err == nil {
 						f.Close()
 					}
@@ -218,7 +218,7 @@ func TestOpenIn(t *testing.T) {
 						t.Errorf("flag %#x: %v, want %v", flag, err, tt.want)
 					}
 				case <-time.After(guard):
-					t.Fatalf("flag %#x: openIn blocked", flag)
+					t.Fatalf("flag %#x: OpenIn blocked", flag)
 				}
 			}
 		})
@@ -227,7 +227,7 @@ func TestOpenIn(t *testing.T) {
 	if _, err := Load(filepath.Join(proj, "out.jsonl")); err != nil {
 		t.Fatalf("Load (unconfined, for piweb inspect) of a link: %v", err)
 	}
-	cfSame(t, "openIn", out, before)
+	cfSame(t, "OpenIn", out, before)
 }
 
 // cfSwap is a change made to the tree after the library indexed it.
@@ -280,10 +280,10 @@ var cfWriters = []struct {
 	content string
 	write   func(h *Session) error
 }{
-	{"Label", cfV3, func(h *Session) error { _, err := Label(h, "a1", "x"); return err }},
-	{"Rewind", cfV3, func(h *Session) error { _, err := Rewind(h, "a1", "", Guard{}); return err }},
-	{"Fork", cfV3, func(h *Session) error { _, _, err := Fork(h, "a1"); return err }},
-	{"Upgrade", cfV2, func(h *Session) error { _, err := h.Upgrade(); return err }},
+	{"Label", cfV3, func(h *Session) error { _, err := label(h, "a1", "x"); return err }},
+	{"Rewind", cfV3, func(h *Session) error { _, err := rewind(h, "a1", "", Guard{}); return err }},
+	{"Fork", cfV3, func(h *Session) error { _, _, err := forkOf(h, "a1"); return err }},
+	{"Upgrade", cfV2, func(h *Session) error { _, err := upgradeOf(h); return err }},
 }
 
 // cfIndexed makes a root with one session file, indexes it, and returns the
@@ -301,7 +301,7 @@ func cfIndexed(t *testing.T, content string) (lib *Library, file string, h *Sess
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := lib.View("S", func(s *Session) error { h = s.Handle(); return nil }); err != nil {
+	if err := lib.View("S", func(s *Session) error { h = s; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	return lib, file, h, out
@@ -362,11 +362,11 @@ func TestWritersWithoutRootRefuseLinks(t *testing.T) {
 			cfSame(t, w.name, out, before)
 		})
 	}
-	t.Run("Upgrade(path)", func(t *testing.T) {
+	t.Run("upgradeFile(path)", func(t *testing.T) {
 		_, file, _, out := cfIndexed(t, cfV2)
 		cfSwaps[0].do(t, file, out)
 		before := cfTree(t, out)
-		if _, err := Upgrade(file); !errors.Is(err, ErrOutsideRoot) {
+		if _, err := upgradeFile(file); !errors.Is(err, ErrOutsideRoot) {
 			t.Errorf("Upgrade: %v, want ErrOutsideRoot", err)
 		}
 		cfSame(t, "Upgrade", out, before)
@@ -428,14 +428,14 @@ func TestReloadKeepsRoot(t *testing.T) {
 // the source (a string, never opened) as parentSession.
 func TestForkStaysBesideSource(t *testing.T) {
 	lib, file, h, _ := cfIndexed(t, cfV3)
-	id, nf, err := Fork(h, "a2")
+	id, nf, err := forkOf(h, "a2")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if filepath.Dir(nf) != filepath.Dir(file) || !Within(lib.Root, nf) {
 		t.Errorf("fork written to %s, want beside %s", nf, file)
 	}
-	s, err := loadIn(lib.Root, nf)
+	s, err := LoadIn(lib.Root, nf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -483,7 +483,7 @@ func TestCreateIn(t *testing.T) {
 	}
 }
 
-// A path swapped between openIn's first check and its open is refused too.
+// A path swapped between OpenIn's first check and its open is refused too.
 func TestOpenInRace(t *testing.T) {
 	t.Cleanup(func() { openInRace = nil })
 	for _, sw := range cfSwaps {
@@ -498,15 +498,15 @@ func TestOpenInRace(t *testing.T) {
 				}
 			}
 			defer func() { openInRace = nil }()
-			if s, err := loadIn(root, file); !errors.Is(err, ErrOutsideRoot) || !swapped {
-				t.Errorf("loadIn with a swap during the open: %v (swapped: %v), want ErrOutsideRoot", err, swapped)
+			if s, err := LoadIn(root, file); !errors.Is(err, ErrOutsideRoot) || !swapped {
+				t.Errorf("LoadIn with a swap during the open: %v (swapped: %v), want ErrOutsideRoot", err, swapped)
 				if s != nil {
 					t.Errorf("read %q", s.FirstMessage)
 				}
 			}
 			openInRace = nil
 			beforeOut, beforeRoot := cfTree(t, out), cfTree(t, root)
-			if _, err := Label(h, "a1", "x"); !errors.Is(err, ErrOutsideRoot) {
+			if _, err := label(h, "a1", "x"); !errors.Is(err, ErrOutsideRoot) {
 				t.Errorf("Label after the swap: %v, want ErrOutsideRoot", err)
 			}
 			cfSame(t, "outside", out, beforeOut)
@@ -519,7 +519,7 @@ func TestSaveBeside(t *testing.T) {
 	_, file, h, out := cfIndexed(t, cfV3)
 	dir := filepath.Dir(file)
 	for i, want := range []string{"e.html", "e-2.html", "e-3.html"} {
-		p, err := SaveBeside(h, "e.html", []byte{byte('a' + i)})
+		p, err := saveOf(h, "e.html", []byte{byte('a' + i)})
 		if err != nil || p != filepath.Join(dir, want) {
 			t.Fatalf("save %d: %q, %v; want %s", i, p, err, want)
 		}
@@ -532,15 +532,15 @@ func TestSaveBeside(t *testing.T) {
 	}
 	beforeOut, beforeDir := cfTree(t, out), cfTree(t, filepath.Dir(dir))
 	for _, name := range []string{"x/../../../outside/e.html", "../e.html", "..", ".", "", ".hidden", `a\b`, "a/b"} {
-		if p, err := SaveBeside(h, name, []byte("x")); !errors.Is(err, ErrOutsideRoot) {
-			t.Errorf("SaveBeside(%q): %q, %v; want ErrOutsideRoot", name, p, err)
+		if p, err := saveOf(h, name, []byte("x")); !errors.Is(err, ErrOutsideRoot) {
+			t.Errorf("saveOf(%q): %q, %v; want ErrOutsideRoot", name, p, err)
 		}
 	}
 	for _, sw := range cfSwaps[:3] {
 		_, file, h, out := cfIndexed(t, cfV3)
 		sw.do(t, file, out)
 		before := cfTree(t, out)
-		if p, err := SaveBeside(h, "e.html", []byte("x")); !errors.Is(err, ErrOutsideRoot) {
+		if p, err := saveOf(h, "e.html", []byte("x")); !errors.Is(err, ErrOutsideRoot) {
 			t.Errorf("%s: %q, %v; want ErrOutsideRoot", sw.name, p, err)
 		}
 		cfSame(t, sw.name, out, before)
@@ -555,7 +555,7 @@ func TestSaveBesideTo(t *testing.T) {
 	_, file, h, _ := cfIndexed(t, cfV3)
 	dir := filepath.Dir(file)
 	before := cfTree(t, dir)
-	_, err := saveBeside(h, "e.html", func(w io.Writer) error {
+	_, err := saveOfTo(h, "e.html", func(w io.Writer) error {
 		io.WriteString(w, "half a page")
 		return errors.New("the request went away")
 	})
@@ -563,7 +563,7 @@ func TestSaveBesideTo(t *testing.T) {
 		t.Fatal("a failed write saved a file")
 	}
 	cfSame(t, "after a failed save", dir, before)
-	p, err := saveBeside(h, "e.html", func(w io.Writer) error {
+	p, err := saveOfTo(h, "e.html", func(w io.Writer) error {
 		for range 1000 {
 			io.WriteString(w, "0123456789")
 		}

@@ -59,7 +59,7 @@ func (r *Reader) project(leaf int, seq *Reader, buf *[]byte, fn func(Projected) 
 		return ctx, nil
 	}
 	get := func(rd *Reader, i int) (js.Object, error) {
-		b, err := rd.rawQuick(i)
+		b, err := rd.RawQuick(i)
 		if err != nil {
 			return nil, err
 		}

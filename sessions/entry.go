@@ -63,10 +63,10 @@ const (
 	FlagLabelSet
 	// FlagHasSummary marks a branch_summary with a non-empty summary.
 	FlagHasSummary
-	// flagUnused was FlagBadUTF8 (a line holding invalid UTF-8), no longer
+	// The bit FlagBadUTF8 had (a line holding invalid UTF-8) is no longer
 	// set: lines are decoded as Node decodes them when they are read
 	// (js.ToValidUTF8), which checks them then. Kept so later bits keep their values.
-	flagUnused
+	_
 	// FlagUnterminated marks the last line of a file that has no newline.
 	FlagUnterminated
 	// FlagParentSelf marks an entry whose parentId is its own id.
@@ -441,7 +441,7 @@ func (e *Entry) fillMessage(m *msgMembers, in interner) {
 // usageTotals reads the total tokens (Usage.Tokens) and cost of a usage
 // object; anything that is not a readable usage object gives 0 and 0.
 func usageTotals(raw []byte) (tokens int64, cost float64) {
-	u, ok := decodeUsage(raw)
+	u, ok := DecodeUsage(raw)
 	if !ok {
 		return 0, 0
 	}

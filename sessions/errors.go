@@ -3,7 +3,6 @@ package sessions
 import (
 	"errors"
 	"fmt"
-	"syscall"
 )
 
 // The kinds of failure the library and the writers report, for errors.Is.
@@ -65,9 +64,4 @@ func (e *Error) Unwrap() []error {
 		return []error{e.Kind}
 	}
 	return []error{e.Kind, e.Err}
-}
-
-// noSpace reports whether err is the disk or the quota running out.
-func noSpace(err error) bool {
-	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
 }

@@ -1,7 +1,6 @@
 package sessions
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,23 +8,10 @@ import (
 	"github.com/piweb/piweb/internal/js"
 )
 
-// Export returns the branch to entry leafID ("" for pi's leaf) as pi's own
-// /export file.jsonl writes it, redacted as opts asks: a header with the
-// session's id and folder and the time of the export, then the entries of
-// the path from the root, labels included, each re-chained to the one
-// before it. pi's /import takes the file as the same session.
-func Export(s *Session, leafID string, opts Redact) ([]byte, error) {
-	var b bytes.Buffer
-	if err := ExportTo(&b, s, leafID, opts); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
-}
-
 // ExportTo is Export writing the lines to w one at a time, so a long branch
 // is never held whole.
 func ExportTo(w io.Writer, s *Session, leafID string, opts Redact) error {
-	leaf, err := s.leafPos(leafID)
+	leaf, err := s.LeafPos(leafID)
 	if err != nil {
 		return err
 	}
@@ -52,7 +38,7 @@ func ExportTo(w io.Writer, s *Session, leafID string, opts Redact) error {
 		if err != nil {
 			return err
 		}
-		line := s.v3Line(i, raw)
+		line := s.V3Line(i, raw)
 		if len(line) == 0 || line[0] != '{' {
 			return fmt.Errorf("line %d: an entry on the path is not a JSON object", e.Line)
 		}
@@ -100,7 +86,7 @@ func (s *Session) whole(opts Redact, w io.Writer) (*Branch, error) {
 		if err != nil {
 			return nil, err
 		}
-		line := s.v3Line(i, raw)
+		line := s.V3Line(i, raw)
 		if len(line) == 0 || line[0] != '{' {
 			continue
 		}

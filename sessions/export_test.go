@@ -10,6 +10,7 @@ import (
 
 	"github.com/piweb/piweb/internal/js"
 	"github.com/piweb/piweb/internal/oracle"
+	"github.com/piweb/piweb/internal/sessiontest"
 )
 
 // Secrets planted in testdata/write/basic.jsonl, by where they sit.
@@ -43,7 +44,7 @@ func TestExport(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			e, err := Parse(bytes.NewReader(data), "export")
+			e, err := ParseBytes(data, "export")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -95,7 +96,7 @@ func TestExportRedact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, err := Parse(bytes.NewReader(plain), "plain")
+	ref, err := ParseBytes(plain, "plain")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +166,7 @@ func TestExportRedact(t *testing.T) {
 					t.Fatalf("line %d is not JSON: %s", k+1, line)
 				}
 			}
-			e, err := Parse(bytes.NewReader(data), "redacted")
+			e, err := ParseBytes(data, "redacted")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -373,3 +374,49 @@ func TestWholeTo(t *testing.T) {
 type failWriter struct{}
 
 func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+// Export returns the branch to entry leafID ("" for pi's leaf) as pi's own
+// /export file.jsonl writes it, redacted as opts asks: a header with the
+// session's id and folder and the time of the export, then the entries of
+// the path from the root, labels included, each re-chained to the one
+// before it. pi's /import takes the file as the same session.
+func Export(s *Session, leafID string, opts Redact) ([]byte, error) {
+	var b bytes.Buffer
+	if err := ExportTo(&b, s, leafID, opts); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// TestBranchToWritesTheBranch: BranchTo writes exactly the lines Branch
+// keeps (ids aside: each makes a new session id and time).
+func TestBranchToWritesTheBranch(t *testing.T) {
+	s, err := ParseBytes([]byte(sessiontest.String(11, 400, sessiontest.Options{})), "b.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, err := s.Branch("", Redact{Secrets: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w strings.Builder
+	written, err := s.BranchTo(&w, "", Redact{Secrets: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(w.String(), "\n"), "\n")
+	want := strings.Split(strings.TrimSuffix(string(kept.JSONL()), "\n"), "\n")
+	if len(lines) != len(want) || len(written.Entries) != len(kept.Entries) || written.Leaf != kept.Leaf {
+		t.Fatalf("%d lines written, %d kept", len(lines), len(want))
+	}
+	for k := 1; k < len(lines); k++ { // the header's id and time differ
+		if lines[k] != want[k] && !strings.Contains(want[k], `"type":"label"`) {
+			t.Fatalf("line %d differs:\n%s\n%s", k, lines[k], want[k])
+		}
+	}
+	for _, e := range written.Entries {
+		if e.JSON != nil {
+			t.Fatal("BranchTo kept a line")
+		}
+	}
+}

@@ -1,254 +1,32 @@
 package sessions
 
 import (
-	"encoding/json"
-	"fmt"
-	"io"
-	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
-	"github.com/google/uuid"
 	"github.com/piweb/piweb/internal/js"
 )
 
-// Branch is a root-to-leaf path laid out as the new session pi's createBranchedSession makes of it.
-type Branch struct {
-	ID      string          // the new session's id (UUIDv7)
-	Header  json.RawMessage // the new header line, without parentSession
-	Leaf    string          // id of the new file's last entry, where pi resumes it: the source entry the path ends at, or the last label recreated after it
-	Name    string          // the session name in force at the end of the path ("" for none)
-	Entries []BranchEntry   // the path's entries without labels, in order
-	Labels  []BranchEntry   // the label entries recreated after the path, in pi's order
-}
-
-// BranchEntry is one entry line of a Branch.
-type BranchEntry struct {
-	ID    string          // entry id
-	Type  string          // entry type
-	Role  string          // message role, for type message
-	Label string          // the label in force on this entry ("" for none); for label entries, the label they set
-	JSON  json.RawMessage // the line as written to the new file, redacted if asked
-}
-
-// Branch lays out the path to entry leafID ("" for pi's leaf) as a new session, redacted as opts asks.
-func (s *Session) Branch(leafID string, opts Redact) (*Branch, error) {
-	return s.branch(leafID, opts, nil)
-}
-
-// BranchTo is Branch writing the new session's lines to w as it makes them
-// (header, path, labels) instead of keeping them: the Branch it returns
-// holds no line (JSON is nil), so a long branch is never held whole.
-func (s *Session) BranchTo(w io.Writer, leafID string, opts Redact) (*Branch, error) {
-	return s.branch(leafID, opts, w)
-}
-
-func (s *Session) branch(leafID string, opts Redact, w io.Writer) (*Branch, error) {
-	// A fresh header, the path without its label entries, then one label entry
-	// per label in force on the path. Every byte of an entry's line is kept but
-	// its parentId (and a compaction's firstKeptEntryId that named a dropped
-	// label, which moves to the entry after it, as pi does). Older files are
-	// migrated to version 3 on the way, as pi would migrate them.
-	leaf, err := s.leafPos(leafID)
-	if err != nil {
-		return nil, err
-	}
-	if leaf < 0 {
-		return nil, &Error{Kind: ErrNoEntry, Entry: leafID, Detail: "the session has no entries"}
-	}
-	if s.Entries[leaf].ID == "" {
-		return nil, &Error{Kind: ErrNoEntry, Entry: leafID, Detail: fmt.Sprintf("the last entry has no id (line %d)", s.Entries[leaf].Line)}
-	}
-	r, err := s.Open()
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-
-	sid, err := uuid.NewV7()
-	if err != nil {
-		return nil, err
-	}
-	cwd, err := piCwd(s.Header.Cwd)
-	if err != nil {
-		return nil, err
-	}
-	b := &Branch{ID: sid.String(), Leaf: s.Entries[leaf].ID}
-	b.Header = js.Object{{K: "type", V: json.RawMessage(`"session"`)}, {K: "version", V: json.RawMessage("3")},
-		{K: "id", V: js.Quote(b.ID)}, {K: "timestamp", V: js.Quote(js.NowISO())}, {K: "cwd", V: js.Quote(cwd)}}.JSON()
-	// keep keeps a line, or writes it to w.
-	keep := func(line json.RawMessage) (json.RawMessage, error) {
-		if w == nil {
-			return line, nil
-		}
-		if _, err := w.Write(append(line[:len(line):len(line)], '\n')); err != nil {
-			return nil, err
-		}
-		return nil, nil
-	}
-	if _, err := keep(b.Header); err != nil {
-		return nil, err
-	}
-
-	// The path without labels, re-chained (pi's createBranchedSession).
-	replacement := map[string]string{} // dropped label id -> the kept entry after it
-	var pending []string
-	parent := json.RawMessage("null")
-	ids := map[string]bool{}
-	for _, i := range s.Path(leaf) {
-		e := &s.Entries[i]
-		if e.Type == TypeLabel {
-			pending = append(pending, e.ID)
-			continue
-		}
-		for _, l := range pending {
-			replacement[l] = e.ID
-		}
-		pending = pending[:0]
-		raw, err := r.Raw(i)
-		if err != nil {
-			return nil, err
-		}
-		line := s.v3Line(i, raw)
-		if len(line) == 0 || line[0] != '{' {
-			return nil, fmt.Errorf("line %d: an entry on the path is not a JSON object", e.Line)
-		}
-		line = js.SetMember(line, "parentId", parent)
-		if k := e.FirstKept(); k != "" && k != e.ID {
-			if to, ok := replacement[k]; ok {
-				line = js.SetMember(line, "firstKeptEntryId", js.Quote(to))
-			}
-		}
-		line = s.redactLine(e, line, opts)
-		if e.Type == TypeSessionInfo {
-			name, _ := js.Lookup(line, "name")
-			b.Name = js.Trim(js.Str(name))
-		}
-		if line, err = keep(line); err != nil {
-			return nil, err
-		}
-		b.Entries = append(b.Entries, BranchEntry{ID: e.ID, Type: e.Type, Role: e.Role, JSON: line})
-		parent = js.Quote(e.ID)
-		ids[e.ID] = true
-	}
-
-	// One label entry per label in force on the kept path, chained after it.
-	labels := map[string]string{}
-	for _, target := range s.labelOrder() {
-		if !ids[target] {
-			continue
-		}
-		raw, err := r.Raw(s.LabelEntry(target))
-		if err != nil {
-			return nil, err
-		}
-		id := newEntryID(func(id string) bool { return ids[id] })
-		ids[id] = true
-		o := js.Object{{K: "type", V: json.RawMessage(`"label"`)}, {K: "id", V: js.Quote(id)}, {K: "parentId", V: parent}}
-		if ts, ok := js.Lookup(raw, "timestamp"); ok {
-			o = append(o, js.KV{K: "timestamp", V: ts})
-		}
-		label, _ := js.Lookup(raw, "label")
-		o = append(o, js.KV{K: "targetId", V: js.Quote(target)}, js.KV{K: "label", V: label})
-		line := o.JSON()
-		if opts.Secrets {
-			line = redactStrings(line)
-		}
-		label, _ = js.Lookup(line, "label")
-		text := js.ToString(label) // a non-string label as pi shows it, as LabelOf does
-		labels[target] = text
-		if line, err = keep(line); err != nil {
-			return nil, err
-		}
-		b.Labels = append(b.Labels, BranchEntry{ID: id, Type: TypeLabel, Label: text, JSON: line})
-		parent = js.Quote(id)
-	}
-	for k := range b.Entries {
-		b.Entries[k].Label = labels[b.Entries[k].ID]
-	}
-	switch { // a path ending at a label entry keeps it only as a label recreated after the path
-	case len(b.Entries) > 0:
-		b.Leaf = b.Entries[len(b.Entries)-1].ID
-	case len(b.Labels) > 0:
-		b.Leaf = b.Labels[len(b.Labels)-1].ID
-	}
-	return b, nil
-}
-
-// labelOrder returns the targets of the labels in force in the order pi's
-// labelsById Map iterates them: by when each was set, counting from its last
-// clear (setting an existing key keeps its place; a clear forgets it).
-func (s *Session) labelOrder() []string {
-	since := map[string]int{}
-	for i := range s.Entries {
-		e := &s.Entries[i]
-		if e.Type != TypeLabel || e.Target == "" {
-			continue
-		}
-		if !e.Flags.Has(FlagLabelSet) {
-			delete(since, e.Target)
-		} else if _, ok := since[e.Target]; !ok {
-			since[e.Target] = i
-		}
-	}
-	out := make([]string, 0, len(since))
-	for t := range since {
-		out = append(out, t)
-	}
-	slices.SortFunc(out, func(a, b string) int { return since[a] - since[b] })
-	return out
-}
-
-// JSONL returns the branch as the lines of a session file.
-func (b *Branch) JSONL() []byte {
-	return b.jsonl(b.Header)
-}
-
-func (b *Branch) jsonl(header []byte) []byte {
-	n := len(header) + 1
-	for _, e := range b.Entries {
-		n += len(e.JSON) + 1
-	}
-	for _, e := range b.Labels {
-		n += len(e.JSON) + 1
-	}
-	out := make([]byte, 0, n)
-	out = append(append(out, header...), '\n')
-	for _, e := range b.Entries {
-		out = append(append(out, e.JSON...), '\n')
-	}
-	for _, e := range b.Labels {
-		out = append(append(out, e.JSON...), '\n')
-	}
-	return out
-}
-
-// Session indexes the branch as a session, so it can be projected and rendered like a file.
-func (b *Branch) Session() (*Session, error) {
-	return ParseBytes(b.JSONL(), b.ID+".jsonl")
-}
-
-// Fork writes the path to entryID as a new session file beside s's, as pi's createBranchedSession does.
-func Fork(s *Session, entryID string) (newID, newFile string, err error) {
+// Fork writes the path to entryID of the session file at file (inside
+// root) as a new session file beside it, as pi's createBranchedSession does.
+func Fork(root, file, entryID string) (newID, newFile string, err error) {
 	// The source is re-read first. The new file is "<timestamp>_<id>.jsonl", its
 	// header names the source as parentSession, and it is created atomically and
 	// exclusively: an existing file is never overwritten. Unlike pi, piweb writes
 	// it even when the path holds no user or assistant message yet.
-	if s == nil || s.data != nil || s.File == "" {
+	if file == "" {
 		return "", "", errNotFile
 	}
-	src, err := filepath.Abs(s.File)
+	src, err := filepath.Abs(file)
 	if err != nil {
 		return "", "", err
 	}
-	root := s.writeRoot()
-	snap, err := readPinned(root, src)
+	snap, err := ReadPinned(root, src)
 	if err != nil {
 		return "", "", err
 	}
-	defer snap.close()
-	cur := snap.s
+	defer snap.Close()
+	cur := snap.Session
 	if entryID == "" {
 		return "", "", &Error{Kind: ErrNoEntry, Detail: "no entry to fork at"}
 	}
@@ -256,62 +34,16 @@ func Fork(s *Session, entryID string) (newID, newFile string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	header := js.SetMember(b.Header, "parentSession", js.Quote(src))
-	ts, _ := js.Lookup(header, "timestamp")
+	b.Header = js.SetMember(b.Header, "parentSession", js.Quote(src))
+	ts, _ := js.Lookup(b.Header, "timestamp")
 	name := strings.NewReplacer(":", "-", ".", "-").Replace(js.Str(ts)) + "_" + b.ID + ".jsonl"
-	st, err := snap.f.Stat()
+	st, err := snap.File.Stat()
 	if err != nil {
 		return "", "", err
 	}
 	newFile = filepath.Join(filepath.Dir(src), name)
-	if err := createIn(root, newFile, b.jsonl(header), st.Mode().Perm()); err != nil {
+	if err := createIn(root, newFile, b.JSONL(), st.Mode().Perm()); err != nil {
 		return "", "", err
 	}
 	return b.ID, newFile, nil
-}
-
-// Forked is a session a fork wrote.
-type Forked struct {
-	ID   string // the new session's id
-	File string // its file
-	Key  string // its key in the library
-}
-
-// Fork writes the path to entryID of the session with key as a new session
-// file beside it, indexes and publishes it.
-func (l *Library) Fork(key, entryID string) (Forked, error) {
-	file, root, err := l.locate(key)
-	if err != nil {
-		return Forked{}, err
-	}
-	unlock := l.lockWrites(file)
-	defer unlock()
-	id, nf, err := Fork(&Session{File: file, root: root}, entryID)
-	if err != nil {
-		return Forked{}, withKey(err, key)
-	}
-	c, err := l.Refresh(nf)
-	if err != nil {
-		return Forked{ID: id, File: nf}, withKey(err, key)
-	}
-	return Forked{ID: id, File: nf, Key: c.Key}, nil
-}
-
-// createExclusive creates path holding data, atomically and only if it
-// does not exist, in path's folder (see createIn).
-func createExclusive(path string, data []byte, perm os.FileMode) error {
-	return createIn(filepath.Dir(path), path, data, perm)
-}
-
-// piCwd resolves a header cwd as pi's resolvePath does: "~" expands to the
-// home directory and relative paths (or none) resolve against the current one.
-func piCwd(cwd string) (string, error) {
-	if cwd == "~" || strings.HasPrefix(cwd, "~/") {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", err
-		}
-		cwd = filepath.Join(home, strings.TrimPrefix(cwd[1:], "/"))
-	}
-	return filepath.Abs(cwd)
 }

@@ -57,7 +57,7 @@ func TestFork(t *testing.T) {
 			path := copyFixture(t, "basic.jsonl")
 			before := mustRead(t, path)
 			s := mustLoad(t, path)
-			id, file, err := Fork(s, tt.at)
+			id, file, err := forkOf(s, tt.at)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -170,7 +170,7 @@ func mustGetRaw(t *testing.T, line []byte, k string) []byte {
 
 func TestForkKeepsOddBytes(t *testing.T) {
 	path := copyFixture(t, "basic.jsonl")
-	_, file, err := Fork(mustLoad(t, path), "a6000006")
+	_, file, err := forkOf(mustLoad(t, path), "a6000006")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,8 +185,8 @@ func TestForkRefusals(t *testing.T) {
 	path := copyFixture(t, "basic.jsonl")
 	s := mustLoad(t, path)
 	for _, id := range []string{"nope", ""} {
-		if _, _, err := Fork(s, id); !errors.Is(err, ErrNoEntry) {
-			t.Errorf("Fork(%q): %v, want ErrNoEntry", id, err)
+		if _, _, err := forkOf(s, id); !errors.Is(err, ErrNoEntry) {
+			t.Errorf("forkOf(%q): %v, want ErrNoEntry", id, err)
 		}
 	}
 	if entries, _ := os.ReadDir(filepath.Dir(path)); len(entries) != 1 {
@@ -205,7 +205,7 @@ func TestForkOldVersions(t *testing.T) {
 			path := copyFixture(t, tt.fixture)
 			before := mustRead(t, path)
 			s := mustLoad(t, path)
-			_, file, err := Fork(s, tt.at)
+			_, file, err := forkOf(s, tt.at)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -277,7 +277,7 @@ func TestLabelOrder(t *testing.T) {
 		`{"type":"label","id":"l6","parentId":"l5","timestamp":"2025-01-01T00:00:09.000Z","targetId":"A","label":"a2"}`,
 		`{"type":"label","id":"l7","parentId":"l6","timestamp":"2025-01-01T00:00:10.000Z","targetId":"Z","label":""}`,
 	}
-	s, err := Parse(strings.NewReader(strings.Join(lines, "\n")+"\n"), "order")
+	s, err := ParseBytes([]byte(strings.Join(lines, "\n")+"\n"), "order")
 	if err != nil {
 		t.Fatal(err)
 	}

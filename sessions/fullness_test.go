@@ -23,7 +23,7 @@ func TestAppendFullDisk(t *testing.T) {
 	before, _ := os.ReadFile(p)
 	fallocate = func(*os.File, int64, int64) error { return syscall.ENOSPC }
 	defer func() { fallocate = realFallocate }()
-	if _, err := Label(s, "u1", strings.Repeat("x", 10<<10)); !errors.Is(err, ErrNoSpace) {
+	if _, err := label(s, "u1", strings.Repeat("x", 10<<10)); !errors.Is(err, ErrNoSpace) {
 		t.Fatalf("Label on a full disk: %v, want ErrNoSpace", err)
 	}
 	if after, _ := os.ReadFile(p); !bytes.Equal(after, before) {
@@ -33,7 +33,7 @@ func TestAppendFullDisk(t *testing.T) {
 	fallocate = realFallocate
 	writeFile = func(*os.File, []byte) (int, error) { return 0, syscall.ENOSPC }
 	defer func() { writeFile = realWriteFile }()
-	if _, err := Rewind(s, "u1", "", Guard{}); !errors.Is(err, ErrNoSpace) {
+	if _, err := rewind(s, "u1", "", Guard{}); !errors.Is(err, ErrNoSpace) {
 		t.Fatalf("Rewind when write fails: %v, want ErrNoSpace", err)
 	}
 	if after, _ := os.ReadFile(p); !bytes.Equal(after, before) {
@@ -81,7 +81,7 @@ func TestAppendFullTmpfs(t *testing.T) {
 	}
 	fill.Close()
 	before, _ := os.ReadFile(p)
-	if _, err := Label(s, "u1", strings.Repeat("x", 10<<10)); !errors.Is(err, ErrNoSpace) {
+	if _, err := label(s, "u1", strings.Repeat("x", 10<<10)); !errors.Is(err, ErrNoSpace) {
 		t.Fatalf("Label on a full tmpfs: %v, want ErrNoSpace", err)
 	}
 	if after, _ := os.ReadFile(p); !bytes.Equal(after, before) {
@@ -91,7 +91,7 @@ func TestAppendFullTmpfs(t *testing.T) {
 	if _, err := s.Update(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Label(s, "u1", strings.Repeat("x", 10<<10)); err != nil {
+	if _, err := label(s, "u1", strings.Repeat("x", 10<<10)); err != nil {
 		t.Fatalf("Label after space was freed: %v", err)
 	}
 	after, _ := os.ReadFile(p)
@@ -176,10 +176,10 @@ func TestNewerVersionReadOnly(t *testing.T) {
 		s, p := tLoad(t, tLines(strings.Replace(tHeader, `"version":3`, `"version":`+v, 1), tUser("u1", "", 1, "hi")))
 		before, _ := os.ReadFile(p)
 		var e *Error
-		if _, err := Label(s, "u1", "x"); !errors.As(err, &e) || !errors.Is(err, ErrReadOnly) || e.Version != s.Header.Version {
+		if _, err := label(s, "u1", "x"); !errors.As(err, &e) || !errors.Is(err, ErrReadOnly) || e.Version != s.Header.Version {
 			t.Errorf("version %s: Label: %v, want ErrReadOnly with the version", v, err)
 		}
-		if _, err := Rewind(s, "u1", "", Guard{}); !errors.Is(err, ErrReadOnly) {
+		if _, err := rewind(s, "u1", "", Guard{}); !errors.Is(err, ErrReadOnly) {
 			t.Errorf("version %s: Rewind: %v, want ErrReadOnly", v, err)
 		}
 		if after, _ := os.ReadFile(p); !bytes.Equal(after, before) {

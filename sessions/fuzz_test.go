@@ -57,7 +57,7 @@ func FuzzLoad(f *testing.F) {
 		if len(data) > fuzzMaxBytes {
 			return
 		}
-		s, err := Parse(bytes.NewReader(data), "fuzz.jsonl")
+		s, err := ParseBytes(data, "fuzz.jsonl")
 		if err != nil && !errors.Is(err, ErrNotSession) {
 			t.Fatalf("Parse: %v", err)
 		}
@@ -118,7 +118,7 @@ func FuzzProject(f *testing.F) {
 		if len(data) > fuzzMaxBytes {
 			return
 		}
-		s, err := Parse(bytes.NewReader(data), "fuzz.jsonl")
+		s, err := ParseBytes(data, "fuzz.jsonl")
 		if err != nil {
 			return
 		}

@@ -96,7 +96,7 @@ func TestGenTree(t *testing.T) {
 		if m.Diagnostics != 0 {
 			t.Errorf("%s: %d diagnostics", m.File, m.Diagnostics)
 		}
-		if m.Project != ProjectDir(m.Cwd) || !strings.HasSuffix(m.File, "_"+m.ID+".jsonl") {
+		if m.Project != projectDir(m.Cwd) || !strings.HasSuffix(m.File, "_"+m.ID+".jsonl") {
 			t.Errorf("%s: project %s, cwd %s, id %s", m.File, m.Project, m.Cwd, m.ID)
 		}
 	}
@@ -117,4 +117,14 @@ func TestGenTree(t *testing.T) {
 			t.Fatalf("%s differs between two generations", rel)
 		}
 	}
+}
+
+// projectDir returns the folder name pi uses for a working directory ("--home-user-x--").
+func projectDir(cwd string) string {
+	s := cwd
+	if len(s) > 0 && (s[0] == '/' || s[0] == '\\') {
+		s = s[1:] // pi removes one leading separator
+	}
+	s = strings.NewReplacer("/", "-", "\\", "-", ":", "-").Replace(s)
+	return "--" + s + "--"
 }

@@ -1,12 +1,13 @@
 package sessions
 
 import (
-	"github.com/piweb/piweb/internal/suite"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/piweb/piweb/internal/suite"
 )
 
 // TestHugeLineFile: a file that is one line of 300 MB (damaged, or made by

@@ -137,7 +137,7 @@ func (l *Library) load(path string) (*Session, error) {
 	if l.Root == "" {
 		return Load(path)
 	}
-	return loadIn(l.Root, path)
+	return LoadIn(l.Root, path)
 }
 
 // Seed adds the file of the list row m, as read in an earlier run (the
@@ -150,7 +150,7 @@ func (l *Library) Seed(m Meta) {
 		return
 	}
 	m.Key, m.CopyOf, m.ParentID, m.ParentKey = "", "", "", ""
-	f := &file{path: m.File, meta: m, gen: gens.Add(1), mod: m.FileModified, tail: m.Unterminated}
+	f := &file{path: m.File, meta: m, gen: NewGen(), mod: m.FileModified, tail: m.Unterminated}
 	all := l.putLocked(f)
 	l.mu.Unlock()
 	l.publish(all...)
@@ -319,14 +319,6 @@ func copyKey(id, rel string) string {
 		base = base[:64]
 	}
 	return base + "~" + hex.EncodeToString(sum[:4])
-}
-
-// leafID returns the id of the entry pi resumes from, or "".
-func leafID(s *Session) string {
-	if i := s.Leaf(); i >= 0 {
-		return s.Entries[i].ID
-	}
-	return ""
 }
 
 // List returns the metadata of every session, most recent activity first
@@ -724,7 +716,7 @@ func (l *Library) refresh(path string, load bool) ([]Change, error) {
 	if unchanged {
 		return []Change{{Key: key, File: path, Gen: oldGen}}, nil
 	}
-	c := Change{Key: key, File: path, Kind: KindAppend, Gen: next.gen, Leaf: leafID(next), OldLeaf: oldMeta.Leaf}
+	c := Change{Key: key, File: path, Kind: KindAppend, Gen: next.gen, Leaf: next.LeafID(), OldLeaf: oldMeta.Leaf}
 	for _, i := range d.New {
 		if next.Entries[i].ID == "" {
 			c.NewIDs = nil

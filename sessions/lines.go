@@ -4,19 +4,14 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"os"
 	"sync/atomic"
 
 	"github.com/piweb/piweb/internal/js"
 )
 
-// readBytes counts the bytes of session files read to index them (full
-// reads and appended bytes), for tests and benchmarks: see BytesRead.
-var readBytes atomic.Int64
-
-// BytesRead returns how many bytes of session files this process has read
-// to index them so far (the line counting pass of a full read included).
-func BytesRead() int64 { return readBytes.Load() }
+// BytesRead counts the bytes of session files read to index them (full
+// reads and appended bytes), for tests and benchmarks that check what a change costs.
+var BytesRead atomic.Int64
 
 // ReadLines reads the lines of s's entries from position from onward, in
 // file order, calling fn with each entry's position, index record and line
@@ -50,15 +45,6 @@ func ReadLines(s *Session, from int, fn func(pos int, e *Entry, line []byte) err
 		}
 	}
 	return nil
-}
-
-// OpenRead opens file for reading, inside the library's root.
-func (l *Library) OpenRead(file string) (*os.File, error) {
-	if l.Root == "" {
-		return os.Open(file)
-	}
-	f, _, err := openIn(l.Root, file, os.O_RDONLY)
-	return f, err
 }
 
 // ReadLine reads entry e's line from f, checking (with checkID) the line

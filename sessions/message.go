@@ -407,9 +407,9 @@ func (u Usage) Tokens() float64 {
 	return u.Input + u.Output + u.CacheRead + u.CacheWrite
 }
 
-// decodeUsage reads a usage object; ok is false when it is not an object
+// DecodeUsage reads a usage object; ok is false when it is not an object
 // or a member is not a number (pi's sums would not be numbers either).
-func decodeUsage(raw []byte) (u Usage, ok bool) {
+func DecodeUsage(raw []byte) (u Usage, ok bool) {
 	if len(raw) == 0 || raw[0] != '{' {
 		return Usage{}, false
 	}
@@ -542,7 +542,7 @@ func DecodeMessage(raw []byte) *Message {
 		case "model":
 			m.Model = js.Str(v)
 		case "usage":
-			m.Usage, m.HasUsage = decodeUsage(v)
+			m.Usage, m.HasUsage = DecodeUsage(v)
 			m.UsageWritten = true
 		case "stopReason":
 			m.StopReason = js.Str(v)
@@ -650,7 +650,7 @@ func DecodeBody(e *Entry, line []byte) *Body {
 				b.Details = v
 			}
 		case "usage":
-			b.Usage, b.HasUsage = decodeUsage(v)
+			b.Usage, b.HasUsage = DecodeUsage(v)
 		case "provider":
 			b.Provider = js.Str(v)
 		case "modelId", "model":

@@ -69,3 +69,5 @@ func TestContentJoinsHalves(t *testing.T) {
 		t.Errorf("FullText: %+q", got)
 	}
 }
+
+// newContent returns content as written.

@@ -93,41 +93,41 @@ func TestOracleWrites(t *testing.T) {
 	}{
 		{
 			name: "label set", fixture: "basic.jsonl",
-			write:       func(t *testing.T, s *Session) string { return must(t)(Label(s, "a4000004", "checkpoint")) },
+			write:       func(t *testing.T, s *Session) string { return must(t)(label(s, "a4000004", "checkpoint")) },
 			wantContext: func(t *testing.T, s *Session) any { return contextAt(t, s, s.Leaf()) },
 			label:       [2]string{"a4000004", "checkpoint"},
 		},
 		{
 			name: "label clear", fixture: "basic.jsonl",
-			write:       func(t *testing.T, s *Session) string { return must(t)(Label(s, "a1000001", "")) },
+			write:       func(t *testing.T, s *Session) string { return must(t)(label(s, "a1000001", "")) },
 			wantContext: func(t *testing.T, s *Session) any { return contextAt(t, s, s.Leaf()) },
 			label:       [2]string{"a1000001", ""},
 		},
 		{
 			name: "label on an unterminated file", fixture: "unterminated.jsonl",
-			write:       func(t *testing.T, s *Session) string { return must(t)(Label(s, "aa000001", "x")) },
+			write:       func(t *testing.T, s *Session) string { return must(t)(label(s, "aa000001", "x")) },
 			wantContext: func(t *testing.T, s *Session) any { return contextAt(t, s, s.Leaf()) },
 			label:       [2]string{"aa000001", "x"},
 		},
 		{
 			name: "rewind with summary", fixture: "basic.jsonl",
 			write: func(t *testing.T, s *Session) string {
-				return must(t)(Rewind(s, "a4000004", "Tried the other way.", Guard{Leaf: "a8000008", Size: s.Size}))
+				return must(t)(rewind(s, "a4000004", "Tried the other way.", Guard{Leaf: "a8000008", Size: s.Size}))
 			},
 		},
 		{
 			name: "rewind without summary", fixture: "basic.jsonl",
-			write:       func(t *testing.T, s *Session) string { return must(t)(Rewind(s, "a5000005", "", Guard{})) },
+			write:       func(t *testing.T, s *Session) string { return must(t)(rewind(s, "a5000005", "", Guard{})) },
 			wantContext: func(t *testing.T, s *Session) any { return contextAt(t, s, mustLookup(t, s, "a5000005")) },
 		},
 		{
 			name: "rewind after a line without id", fixture: "noid.jsonl",
-			write:       func(t *testing.T, s *Session) string { return must(t)(Rewind(s, "bb000002", "", Guard{})) },
+			write:       func(t *testing.T, s *Session) string { return must(t)(rewind(s, "bb000002", "", Guard{})) },
 			wantContext: func(t *testing.T, s *Session) any { return contextAt(t, s, mustLookup(t, s, "bb000002")) },
 		},
 		{
 			name: "rewind to before the first entry", fixture: "basic.jsonl",
-			write: func(t *testing.T, s *Session) string { return must(t)(Rewind(s, "", "", Guard{})) },
+			write: func(t *testing.T, s *Session) string { return must(t)(rewind(s, "", "", Guard{})) },
 			wantContext: func(t *testing.T, s *Session) any {
 				return map[string]any{"messages": []any{}, "thinkingLevel": "off", "model": nil}
 			},
@@ -160,7 +160,7 @@ func TestOracleWrites(t *testing.T) {
 			t.Run(at, func(t *testing.T) {
 				path := copyFixture(t, "basic.jsonl")
 				s := mustLoad(t, path)
-				_, file, err := Fork(s, at)
+				_, file, err := forkOf(s, at)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -206,7 +206,7 @@ func TestOracleWrites(t *testing.T) {
 			t.Run(f, func(t *testing.T) {
 				path := copyFixture(t, f)
 				migrated := pi(path) // pi's own migration of the original, on a copy
-				if _, err := Upgrade(path); err != nil {
+				if _, err := upgradeFile(path); err != nil {
 					t.Fatal(err)
 				}
 				r := agree(t, pi, path)

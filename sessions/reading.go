@@ -40,7 +40,7 @@ type Node struct {
 // Read returns pi's reading at the entry with id leafID ("" for pi's leaf,
 // the file's last entry).
 func (s *Session) Read(leafID string) (*Reading, error) {
-	leaf, err := s.leafPos(leafID)
+	leaf, err := s.LeafPos(leafID)
 	if err != nil {
 		return nil, err
 	}
@@ -141,8 +141,8 @@ func (s *Session) nameJSON() json.RawMessage {
 	return nil
 }
 
-// leafPos resolves leafID to a position: "" is pi's leaf, any other id must exist.
-func (s *Session) leafPos(leafID string) (int, error) {
+// LeafPos resolves leafID to a position: "" is pi's leaf, any other id must exist.
+func (s *Session) LeafPos(leafID string) (int, error) {
 	if leafID == "" {
 		return s.Leaf(), nil
 	}

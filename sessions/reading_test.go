@@ -109,7 +109,7 @@ func TestReadingMatchesProject(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		leaf, _ := s.leafPos(id)
+		leaf, _ := s.LeafPos(id)
 		want, err := s.Context(leaf)
 		if err != nil {
 			t.Fatal(err)

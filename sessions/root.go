@@ -34,16 +34,6 @@ func expandHome(p string) string {
 	return p
 }
 
-// ProjectDir returns the folder name pi uses for a working directory ("--home-user-x--").
-func ProjectDir(cwd string) string {
-	s := cwd
-	if len(s) > 0 && (s[0] == '/' || s[0] == '\\') {
-		s = s[1:] // pi removes one leading separator
-	}
-	s = strings.NewReplacer("/", "-", "\\", "-", ":", "-").Replace(s)
-	return "--" + s + "--"
-}
-
 // SessionFiles lists the *.jsonl files in root and in its immediate
 // subfolders (pi's layout), sorted. Files that are symlinks are left out, as
 // are folders that lead outside root (see Within).
@@ -91,7 +81,7 @@ func IsSessionFileName(name string) bool {
 // read lexically, and resolves there with symlinks followed only while they
 // stay inside root (absolute links are refused), as os.Root resolves it.
 func Within(root, path string) bool {
-	rel, err := relIn(root, path)
+	rel, err := RelIn(root, path)
 	if err != nil {
 		return false
 	}

@@ -90,7 +90,7 @@ type Session struct {
 	noHeader    bool // the first parsed value was not a header: not a session, even if one follows
 	v1prev      string
 	v1lines     []v1line     // v1 files: the lines JSON.parse accepts, in order (pi's firstKeptEntryIndex counts them)
-	root        string       // the sessions root the file must stay inside ("" when read with Load); see openIn
+	root        string       // the sessions root the file must stay inside ("" when read with Load); see OpenIn
 	gen         uint64       // bumped on every change (see Gen)
 	epoch       uint64       // the gen at which Entries were last read from the start (see Epoch)
 	extended    *atomic.Bool // set when a snapshot made from this one took over its slices (see fork)
@@ -99,6 +99,9 @@ type Session struct {
 // gens numbers session states across the process, so that a generation
 // never repeats, even for a file removed and indexed again.
 var gens atomic.Uint64
+
+// NewGen returns a generation no snapshot has had (see Session.Gen).
+func NewGen() uint64 { return gens.Add(1) }
 
 // Gen returns the session's generation: a number that changes on every
 // change to the index (entries appended, the file read again) and never
@@ -112,7 +115,7 @@ func (s *Session) Epoch() uint64 { return s.epoch }
 
 // fresh marks the session as newly read from the start.
 func (s *Session) fresh() {
-	s.gen = gens.Add(1)
+	s.gen = NewGen()
 	s.epoch = s.gen
 	s.cacheMeta()
 }
@@ -143,7 +146,7 @@ func loadOpen(f *os.File, st os.FileInfo, path, root string) (*Session, error) {
 		buf := getWhole(size)
 		defer putWhole(buf)
 		n, err := io.ReadFull(f, buf[:size])
-		readBytes.Add(int64(n))
+		BytesRead.Add(int64(n))
 		if err != nil && err != io.ErrUnexpectedEOF { // a file cut short since st is read as it is now
 			return nil, err
 		}
@@ -188,7 +191,7 @@ func (s *Session) reserve(f io.ReaderAt, size int64) error {
 	lines := 1
 	for off := int64(0); off < size; {
 		n, err := f.ReadAt(buf, off)
-		readBytes.Add(int64(n))
+		BytesRead.Add(int64(n))
 		lines += bytes.Count(buf[:n], []byte{'\n'})
 		off += int64(n)
 		if err == io.EOF || n == 0 {
@@ -202,16 +205,8 @@ func (s *Session) reserve(f io.ReaderAt, size int64) error {
 	return nil
 }
 
-// Parse indexes a session from r, for data that is not a file (demo sessions, tests).
-func Parse(r io.Reader, name string) (*Session, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, err
-	}
-	return ParseBytes(data, name)
-}
-
-// ParseBytes is Parse of data held in memory, which the session keeps (not a copy).
+// ParseBytes indexes a session held in memory, for data that is not a file
+// (demo sessions, tests); the session keeps data (not a copy).
 func ParseBytes(data []byte, name string) (*Session, error) {
 	s := &Session{File: name, data: data}
 	if len(data) < math.MaxInt32 {
@@ -250,7 +245,7 @@ func (s *Session) readSized(r io.Reader, off int64, hint int64) error {
 	skipping := false
 	for {
 		n, err := r.Read(buf)
-		readBytes.Add(int64(n))
+		BytesRead.Add(int64(n))
 		chunk := buf[:n]
 		for len(chunk) > 0 {
 			nl := bytes.IndexByte(chunk, '\n')

@@ -4,13 +4,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/piweb/piweb/internal/suite"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/piweb/piweb/internal/suite"
 
 	"github.com/piweb/piweb/internal/sessiontest"
 )
@@ -19,7 +20,6 @@ import (
 const tHeader = sessiontest.Header
 
 var (
-	tTime  = sessiontest.Time
 	tEntry = sessiontest.Entry
 	tUser  = sessiontest.User
 	tAsst  = sessiontest.Asst
@@ -29,7 +29,7 @@ var (
 // tParse indexes content from memory and fails the test on error.
 func tParse(t testing.TB, content string) *Session {
 	t.Helper()
-	s, err := Parse(strings.NewReader(content), "test.jsonl")
+	s, err := ParseBytes([]byte(content), "test.jsonl")
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
 	}
@@ -390,7 +390,7 @@ func TestNotSession(t *testing.T) {
 		"unterminated header only": tHeader[:len(tHeader)-1],
 	} {
 		t.Run(name, func(t *testing.T) {
-			if _, err := Parse(strings.NewReader(content), "x.jsonl"); !errors.Is(err, ErrNotSession) {
+			if _, err := ParseBytes([]byte(content), "x.jsonl"); !errors.Is(err, ErrNotSession) {
 				t.Errorf("Parse: err = %v, want ErrNotSession", err)
 			}
 			p := tWrite(t, t.TempDir(), "x.jsonl", content)

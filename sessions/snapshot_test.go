@@ -150,7 +150,7 @@ func TestLibraryOnDemand(t *testing.T) {
 	if l.CacheBytes() != 0 || l.Len() != 6 {
 		t.Fatalf("seeding read trees: %d bytes, %d sessions", l.CacheBytes(), l.Len())
 	}
-	before := BytesRead()
+	before := BytesRead.Load()
 	for _, m := range metas {
 		if err := l.View(m.ID, func(s *Session) error {
 			if len(s.Entries) != 200 {
@@ -164,7 +164,7 @@ func TestLibraryOnDemand(t *testing.T) {
 			t.Fatalf("the cache holds %d bytes, its limit is %d", l.CacheBytes(), 2*one)
 		}
 	}
-	if BytesRead() == before {
+	if BytesRead.Load() == before {
 		t.Error("no tree was read")
 	}
 	loaded := 0

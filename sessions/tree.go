@@ -5,6 +5,7 @@ import (
 	"io"
 	"sync"
 
+	"github.com/google/uuid"
 	"github.com/piweb/piweb/internal/js"
 )
 
@@ -70,6 +71,14 @@ func (s *Session) LabelEntry(id string) int {
 		return l
 	}
 	return -1
+}
+
+// LeafID returns the id of the entry pi resumes from, or "".
+func (s *Session) LeafID() string {
+	if i := s.Leaf(); i >= 0 {
+		return s.Entries[i].ID
+	}
+	return ""
 }
 
 // Leaf returns the position of the entry pi resumes from (the last entry in the file), or -1.
@@ -158,7 +167,7 @@ type Reader struct {
 // Open returns a Reader over the session's file (or in-memory data).
 func (s *Session) Open() (*Reader, error) {
 	if s.data != nil {
-		return &Reader{s: s, f: bytes.NewReader(s.data)}, nil
+		return NewReader(s, bytes.NewReader(s.data)), nil
 	}
 	f, err := s.openFile()
 	if err != nil {
@@ -189,11 +198,11 @@ func (r *Reader) Close() error {
 // Raw returns the JSON line of entry i, checking it is still the same entry.
 func (r *Reader) Raw(i int) ([]byte, error) { return r.line(i, false) }
 
-// rawQuick returns the JSON line of entry i for readers of many lines: it
+// RawQuick returns the JSON line of entry i for readers of many lines: it
 // checks the line still holds the entry's id, without validating all of it
 // as Raw does (the index validated the line when it read it); a line where
 // the id is not found as written (an escaped id, a changed file) gets Raw's check.
-func (r *Reader) rawQuick(i int) ([]byte, error) { return r.line(i, true) }
+func (r *Reader) RawQuick(i int) ([]byte, error) { return r.line(i, true) }
 
 // line reads entry i's line and checks it is still the entry: quickly (its
 // id where the index saw one) when quick, else by parsing its members.
@@ -293,4 +302,17 @@ func (w *windowAt) ReadAt(p []byte, off int64) (int, error) {
 		}
 	}
 	return w.f.ReadAt(p, off)
+}
+
+// NewEntryID returns an id as pi's generateId makes one: the first 8 hex
+// digits of a random UUID that taken says is not taken, or a whole UUID
+// after 100 collisions.
+func NewEntryID(taken func(id string) bool) string {
+	for range 100 {
+		id := uuid.NewString()[:8]
+		if !taken(id) {
+			return id
+		}
+	}
+	return uuid.NewString()
 }

@@ -76,7 +76,7 @@ func (s *Session) Next() (*Session, Delta, error) {
 		n.rebuild()
 	}
 	if len(d.New) > 0 || n.Size != s.Size {
-		n.gen = gens.Add(1)
+		n.gen = NewGen()
 	}
 	if prev := s.meta; linked && prev != nil {
 		n.meta = &metaCache{gen: n.gen, m: n.extendMeta(prev.m, before)}

@@ -14,44 +14,21 @@ import (
 	"github.com/piweb/piweb/internal/js"
 )
 
-// Upgrade migrates a version 1 or 2 file to version 3 as pi would, keeping the original as FILE.v<N>.bak.
-func Upgrade(path string) (backup string, err error) {
-	return upgradeIn(filepath.Dir(path), path)
-}
-
-// Upgrade migrates the file of the session with key from version 1 or 2 to
-// version 3 as pi would (see the function Upgrade), then reads it again and
-// publishes the change.
-func (l *Library) Upgrade(key string) (backup string, err error) {
-	file, root, err := l.locate(key)
-	if err != nil {
-		return "", err
-	}
-	unlock := l.lockWrites(file)
-	defer unlock()
-	if backup, err = upgradeIn(root, file); err != nil {
-		return "", withKey(err, key)
-	}
-	if _, err := l.Refresh(file); err != nil {
-		return backup, withKey(err, key)
-	}
-	return backup, nil
-}
-
-// upgradeIn is Upgrade for a file that must lie inside root.
-func upgradeIn(root, path string) (backup string, err error) {
+// Upgrade migrates the version 1 or 2 file at path, which must lie inside
+// root, to version 3 as pi would, keeping the original as FILE.v<N>.bak.
+func Upgrade(root, path string) (backup string, err error) {
 	// Entries keep the ids piweb shows (for v1, Entries[i].ID), so links stay valid.
 	// As in pi's migration, blank and unparseable lines go, v1 entries are chained
 	// in file order, firstKeptEntryIndex becomes firstKeptEntryId and role
 	// hookMessage becomes custom; the other bytes of each line are kept. The backup
 	// is created exclusively; the new content is written to a temporary file in
 	// the same directory, synced, and renamed over the original. Every name is
-	// resolved inside root (see openIn).
-	rel, err := relIn(root, path)
+	// resolved inside root (see OpenIn).
+	rel, err := RelIn(root, path)
 	if err != nil {
 		return "", err
 	}
-	s, err := loadIn(root, path)
+	s, err := LoadIn(root, path)
 	if err != nil {
 		return "", err
 	}
@@ -88,13 +65,13 @@ func upgradeIn(root, path string) (backup string, err error) {
 	defer r.Remove(tmp) // a no-op once renamed
 	now, err := r.Lstat(rel)
 	if err != nil {
-		return "", outside(path, err)
+		return "", Outside(path, err)
 	}
 	if !os.SameFile(orig, now) || now.Size() != orig.Size() || !now.ModTime().Equal(orig.ModTime()) {
 		return "", &Error{Kind: ErrChanged, Detail: fmt.Sprintf("upgrading %s: the file changed while it was being upgraded; nothing was replaced", path)}
 	}
 	if err := r.Rename(tmp, rel); err != nil {
-		return "", outside(path, err)
+		return "", Outside(path, err)
 	}
 	syncDirIn(r, filepath.Dir(rel))
 	ok = true
@@ -105,7 +82,7 @@ func upgradeIn(root, path string) (backup string, err error) {
 // of r (r is root; dst is relative to it, failing if it exists), syncs it,
 // and returns src's file info from the descriptor it copied.
 func copyExclusive(r *os.Root, root, src, dst string) (os.FileInfo, error) {
-	in, st, err := openIn(root, src, os.O_RDONLY)
+	in, st, err := OpenIn(root, src, os.O_RDONLY)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +93,7 @@ func copyExclusive(r *os.Root, root, src, dst string) (os.FileInfo, error) {
 		if errors.Is(err, os.ErrExist) {
 			return nil, fmt.Errorf("backup %s already exists; move it away first: %w", name, err)
 		}
-		return nil, outside(name, err)
+		return nil, Outside(name, err)
 	}
 	_, err = io.Copy(out, io.NewSectionReader(in, 0, st.Size()))
 	if err == nil {
@@ -176,7 +153,7 @@ func parsedValue(line []byte) []byte {
 // migrateFile returns the version 3 content of the version v file at path (inside root),
 // as pi's migrateToCurrentVersion followed by its rewrite would produce it.
 func migrateFile(root, path string, v int) ([]byte, error) {
-	s, err := loadIn(root, path)
+	s, err := LoadIn(root, path)
 	if err != nil {
 		return nil, err
 	}
@@ -190,7 +167,7 @@ func migrateFile(root, path string, v int) ([]byte, error) {
 
 	// Pass 1: the values pi keeps, which v1 firstKeptEntryIndex counts in.
 	var kept []keptValue
-	f, _, err := openIn(root, path, os.O_RDONLY)
+	f, _, err := OpenIn(root, path, os.O_RDONLY)
 	if err != nil {
 		return nil, err
 	}
@@ -246,7 +223,7 @@ func migrateFile(root, path string, v int) ([]byte, error) {
 				prev = js.Quote(id)
 				val = migrateFirstKept(val, kept, k, idByLine)
 			}
-			val = renameHookMessage(val)
+			val = RenameHookMessage(val)
 		}
 		out.Write(val)
 		out.WriteByte('\n')
@@ -292,47 +269,4 @@ func migrateFirstKept(val []byte, kept []keptValue, k int, idByLine map[int]stri
 		}
 	}
 	return js.DelMember(val, "firstKeptEntryIndex")
-}
-
-// renameHookMessage renames a message entry's role hookMessage to custom (pi's v2 → v3 step).
-func renameHookMessage(val []byte) []byte {
-	if typ, _ := js.Lookup(val, "type"); js.Str(typ) != TypeMessage {
-		return val
-	}
-	msg, ok := js.Lookup(val, "message")
-	if !ok || len(msg) == 0 || msg[0] != '{' {
-		return val
-	}
-	if role, _ := js.Lookup(msg, "role"); js.Str(role) != "hookMessage" {
-		return val
-	}
-	return js.SetMember(val, "message", js.SetMember(msg, "role", json.RawMessage(`"custom"`)))
-}
-
-// v3Line returns entry i's line as it reads in version 3: for older files,
-// the in-memory migration piweb applies (ids for v1, hookMessage renamed).
-func (s *Session) v3Line(i int, raw []byte) []byte {
-	line := js.TrimSpace(raw)
-	v := s.Header.Version
-	if v >= 3 || len(line) == 0 || line[0] != '{' {
-		return line
-	}
-	e := &s.Entries[i]
-	if v < 2 {
-		line = js.SetMember(line, "id", js.Quote(e.ID))
-		parent := json.RawMessage("null")
-		if e.ParentID != "" {
-			parent = js.Quote(e.ParentID)
-		}
-		line = js.SetMember(line, "parentId", parent)
-		if e.Type == TypeCompaction {
-			if raw, ok := js.Lookup(line, "firstKeptEntryIndex"); ok && len(raw) > 0 && (raw[0] == '-' || js.IsDigit(raw[0])) {
-				if k := e.FirstKept(); k != "" {
-					line = js.SetMember(line, "firstKeptEntryId", js.Quote(k))
-				}
-				line = js.DelMember(line, "firstKeptEntryIndex")
-			}
-		}
-	}
-	return renameHookMessage(line)
 }

@@ -62,13 +62,13 @@ func TestVerifiedIndex(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s, p := tLoad(t, base)
 			tt.change(t, s, p)
-			if got, _ := s.verified(s.writeRoot(), []string{"a1"}); (got != nil) != tt.fast {
+			if got, _ := s.Verified(rootOf(s), []string{"a1"}); (got != nil) != tt.fast {
 				t.Errorf("verified: %v, want %v", got != nil, tt.fast)
 			} else if got != nil {
 				got.Close()
 			}
 			entries, size := len(s.Entries), s.Size
-			nid, err := Label(s, "a1", "mark")
+			nid, err := label(s, "a1", "mark")
 			if tt.leaf == "" {
 				if err == nil {
 					t.Fatalf("label on an id that is gone from the file: %s", nid)

@@ -134,7 +134,7 @@ func TestLabel(t *testing.T) {
 			oldLeaf := s.Leaf()
 			wantCtx := contextAt(t, s, oldLeaf)
 
-			id, err := Label(s, tt.target, tt.label)
+			id, err := label(s, tt.target, tt.label)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -205,21 +205,21 @@ func TestWriteRefusals(t *testing.T) {
 		write   func(s *Session) error
 		want    error
 	}{
-		{"label missing target", "basic.jsonl", func(s *Session) error { _, err := Label(s, "nope", "x"); return err }, ErrNoEntry},
-		{"label empty target", "basic.jsonl", func(s *Session) error { _, err := Label(s, "", "x"); return err }, ErrNoEntry},
-		{"rewind missing target", "basic.jsonl", func(s *Session) error { _, err := Rewind(s, "nope", "", Guard{}); return err }, ErrNoEntry},
+		{"label missing target", "basic.jsonl", func(s *Session) error { _, err := label(s, "nope", "x"); return err }, ErrNoEntry},
+		{"label empty target", "basic.jsonl", func(s *Session) error { _, err := label(s, "", "x"); return err }, ErrNoEntry},
+		{"rewind missing target", "basic.jsonl", func(s *Session) error { _, err := rewind(s, "nope", "", Guard{}); return err }, ErrNoEntry},
 		{"rewind stale leaf", "basic.jsonl", func(s *Session) error {
-			_, err := Rewind(s, "a4000004", "sum", Guard{Leaf: "a7000007", Size: s.Size})
+			_, err := rewind(s, "a4000004", "sum", Guard{Leaf: "a7000007", Size: s.Size})
 			return err
 		}, ErrStale},
 		{"rewind truncated since", "basic.jsonl", func(s *Session) error {
-			_, err := Rewind(s, "a4000004", "", Guard{Leaf: "a8000008", Size: s.Size + 1})
+			_, err := rewind(s, "a4000004", "", Guard{Leaf: "a8000008", Size: s.Size + 1})
 			return err
 		}, ErrStale},
-		{"label v1", "v1.jsonl", func(s *Session) error { _, err := Label(s, "00000002", "x"); return err }, ErrReadOnly},
-		{"rewind v1", "v1.jsonl", func(s *Session) error { _, err := Rewind(s, "00000002", "", Guard{}); return err }, ErrReadOnly},
-		{"label v2", "v2.jsonl", func(s *Session) error { _, err := Label(s, "b2000001", "x"); return err }, ErrReadOnly},
-		{"rewind v2", "v2.jsonl", func(s *Session) error { _, err := Rewind(s, "b2000001", "sum", Guard{}); return err }, ErrReadOnly},
+		{"label v1", "v1.jsonl", func(s *Session) error { _, err := label(s, "00000002", "x"); return err }, ErrReadOnly},
+		{"rewind v1", "v1.jsonl", func(s *Session) error { _, err := rewind(s, "00000002", "", Guard{}); return err }, ErrReadOnly},
+		{"label v2", "v2.jsonl", func(s *Session) error { _, err := label(s, "b2000001", "x"); return err }, ErrReadOnly},
+		{"rewind v2", "v2.jsonl", func(s *Session) error { _, err := rewind(s, "b2000001", "sum", Guard{}); return err }, ErrReadOnly},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -237,18 +237,18 @@ func TestWriteRefusals(t *testing.T) {
 }
 
 func TestWriteNeedsAFile(t *testing.T) {
-	s, err := Parse(bytes.NewReader(mustRead(t, filepath.Join("testdata", "write", "basic.jsonl"))), "mem")
+	s, err := ParseBytes(mustRead(t, filepath.Join("testdata", "write", "basic.jsonl")), "mem")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Label(s, "a1000001", "x"); !errors.Is(err, errNotFile) {
+	if _, err := label(s, "a1000001", "x"); !errors.Is(err, errNotFile) {
 		t.Errorf("Label on a parsed session: %v, want errNotFile", err)
 	}
-	if _, _, err := Fork(s, "a1000001"); !errors.Is(err, errNotFile) {
+	if _, _, err := forkOf(s, "a1000001"); !errors.Is(err, errNotFile) {
 		t.Errorf("Fork on a parsed session: %v, want errNotFile", err)
 	}
 	missing := filepath.Join(t.TempDir(), "gone.jsonl")
-	if _, err := Label(&Session{File: missing}, "a1000001", "x"); !errors.Is(err, os.ErrNotExist) {
+	if _, err := label(&Session{File: missing}, "a1000001", "x"); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("Label on a missing file: %v, want not-exist", err)
 	}
 	if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
@@ -281,7 +281,7 @@ func TestRewind(t *testing.T) {
 			if tt.guard != nil {
 				g = tt.guard(s)
 			}
-			id, err := Rewind(s, tt.target, tt.summary, g)
+			id, err := rewind(s, tt.target, tt.summary, g)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -366,18 +366,18 @@ func TestWritersRereadTheFile(t *testing.T) {
 	sessiontest.Append(t, path, extra)
 
 	// The page that showed a8000008 is stale now.
-	if _, err := Rewind(stale, "a4000004", "sum", Guard{Leaf: "a8000008", Size: stale.Size}); !errors.Is(err, ErrStale) {
+	if _, err := rewind(stale, "a4000004", "sum", Guard{Leaf: "a8000008", Size: stale.Size}); !errors.Is(err, ErrStale) {
 		t.Fatalf("Rewind with a stale guard: %v, want ErrStale", err)
 	}
 	// Without a guard the record names the real previous leaf.
-	if _, err := Rewind(stale, "a4000004", "", Guard{}); err != nil {
+	if _, err := rewind(stale, "a4000004", "", Guard{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := memberOf(t, lastLine(t, mustRead(t, path)), "data"); got != `{"fromId":"0ther001"}` {
 		t.Errorf("data %s, want the leaf appended by the other writer", got)
 	}
 	// A label hangs off the current leaf, and its target must exist now.
-	id, err := Label(stale, "0ther001", "seen")
+	id, err := label(stale, "0ther001", "seen")
 	if err != nil {
 		t.Fatalf("Label on an entry the stale index lacks: %v", err)
 	}
@@ -406,13 +406,13 @@ func TestLastLineWithoutID(t *testing.T) {
 			}
 			before := mustRead(t, path)
 			s := mustLoad(t, path)
-			if _, err := Label(s, "bb000001", "x"); err == nil || !strings.Contains(err.Error(), "has no id") {
+			if _, err := label(s, "bb000001", "x"); err == nil || !strings.Contains(err.Error(), "has no id") {
 				t.Errorf("Label: %v, want a refusal", err)
 			}
 			if !bytes.Equal(mustRead(t, path), before) {
 				t.Fatal("a refused Label changed the file")
 			}
-			id, err := Rewind(s, "bb000001", "", Guard{})
+			id, err := rewind(s, "bb000001", "", Guard{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -424,7 +424,7 @@ func TestLastLineWithoutID(t *testing.T) {
 				t.Errorf("path after rewind: %v", got)
 			}
 			// The rewind gave the file a leaf again: labels work now.
-			if _, err := Label(n, "bb000001", "x"); err != nil {
+			if _, err := label(n, "bb000001", "x"); err != nil {
 				t.Errorf("Label after the rewind: %v", err)
 			}
 		})
@@ -437,13 +437,13 @@ func TestWriteBadFiles(t *testing.T) {
 	if err := os.WriteFile(notSession, []byte(`{"type":"message","id":"x"}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Label(&Session{File: notSession}, "x", "y"); !errors.Is(err, ErrNotSession) {
+	if _, err := label(&Session{File: notSession}, "x", "y"); !errors.Is(err, ErrNotSession) {
 		t.Errorf("Label on a non-session: %v, want ErrNotSession", err)
 	}
-	if _, err := Rewind(&Session{File: dir}, "x", "", Guard{}); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+	if _, err := rewind(&Session{File: dir}, "x", "", Guard{}); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Errorf("Rewind on a directory: %v", err)
 	}
-	if _, _, err := Fork(&Session{File: notSession}, "x"); !errors.Is(err, ErrNotSession) {
+	if _, _, err := forkOf(&Session{File: notSession}, "x"); !errors.Is(err, ErrNotSession) {
 		t.Errorf("Fork of a non-session: %v, want ErrNotSession", err)
 	}
 	if got := string(mustRead(t, notSession)); got != `{"type":"message","id":"x"}`+"\n" {
@@ -456,8 +456,8 @@ func TestAppendRepairsMissingNewline(t *testing.T) {
 		name  string
 		write func(s *Session) (string, error)
 	}{
-		{"label", func(s *Session) (string, error) { return Label(s, "aa000001", "first") }},
-		{"rewind", func(s *Session) (string, error) { return Rewind(s, "aa000001", "", Guard{}) }},
+		{"label", func(s *Session) (string, error) { return label(s, "aa000001", "first") }},
+		{"rewind", func(s *Session) (string, error) { return rewind(s, "aa000001", "", Guard{}) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -513,7 +513,7 @@ func TestUpgrade(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			backup, err := Upgrade(path)
+			backup, err := upgradeFile(path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -573,10 +573,10 @@ func TestUpgrade(t *testing.T) {
 			}
 
 			// Now it is writable; a second upgrade has nothing to do and leaves the backup alone.
-			if _, err := Label(n, n.Entries[0].ID, "ok"); err != nil {
+			if _, err := label(n, n.Entries[0].ID, "ok"); err != nil {
 				t.Errorf("Label after upgrade: %v", err)
 			}
-			if _, err := Upgrade(path); err == nil {
+			if _, err := upgradeFile(path); err == nil {
 				t.Error("a second Upgrade succeeded")
 			}
 			if !bytes.Equal(mustRead(t, backup), orig) {
@@ -593,7 +593,7 @@ func TestUpgradeKeepsExistingBackup(t *testing.T) {
 	if err := os.WriteFile(backup, []byte("mine"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Upgrade(path); !errors.Is(err, os.ErrExist) {
+	if _, err := upgradeFile(path); !errors.Is(err, os.ErrExist) {
 		t.Fatalf("Upgrade with an existing backup: %v, want ErrExist", err)
 	}
 	if !bytes.Equal(mustRead(t, path), orig) {
@@ -658,7 +658,7 @@ func TestMigrateFirstKept(t *testing.T) {
 			if mem != tt.want {
 				t.Errorf("in memory, firstKeptEntryId %s, want %s", mem, tt.want)
 			}
-			if _, err := Upgrade(path); err != nil {
+			if _, err := upgradeFile(path); err != nil {
 				t.Fatal(err)
 			}
 			var compLine []byte
@@ -683,7 +683,7 @@ func TestUpgradeRefusesV1NonObjects(t *testing.T) {
 	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Upgrade(path); err == nil || !strings.Contains(err.Error(), "not a JSON object") {
+	if _, err := upgradeFile(path); err == nil || !strings.Contains(err.Error(), "not a JSON object") {
 		t.Fatalf("Upgrade: %v, want a refusal", err)
 	}
 	if got := string(mustRead(t, path)); got != data {
@@ -739,9 +739,9 @@ func TestConcurrentWriters(t *testing.T) {
 		var id string
 		var err error
 		if k%2 == 0 {
-			id, err = Label(s, "a4000004", fmt.Sprintf("L%d", k))
+			id, err = label(s, "a4000004", fmt.Sprintf("L%d", k))
 		} else {
-			id, err = Rewind(s, "a5000005", "", Guard{})
+			id, err = rewind(s, "a5000005", "", Guard{})
 		}
 		if errors.Is(err, ErrBusy) {
 			busy++
@@ -817,7 +817,7 @@ func TestConcurrentWriters(t *testing.T) {
 func TestNewEntryID(t *testing.T) {
 	taken := map[string]int{}
 	for range 2000 {
-		id := newEntryID(func(id string) bool { _, ok := taken[id]; return ok })
+		id := NewEntryID(func(id string) bool { _, ok := taken[id]; return ok })
 		if !entryIDRe.MatchString(id) {
 			t.Fatalf("id %q", id)
 		}

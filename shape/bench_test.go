@@ -54,8 +54,8 @@ func BenchmarkMap(b *testing.B) {
 		load func() (*sessions.Session, error)
 	}{
 		{"chain100k", func() (*sessions.Session, error) { return sessions.Load(chain) }},
-		{"branches10k", func() (*sessions.Session, error) { return sessions.Parse(strings.NewReader(branches), "b.jsonl") }},
-		{"rewinds10k", func() (*sessions.Session, error) { return sessions.Parse(strings.NewReader(rewinds), "r.jsonl") }},
+		{"branches10k", func() (*sessions.Session, error) { return sessions.ParseBytes([]byte(branches), "b.jsonl") }},
+		{"rewinds10k", func() (*sessions.Session, error) { return sessions.ParseBytes([]byte(rewinds), "r.jsonl") }},
 	} {
 		s, err := c.load()
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/piweb/piweb/internal/oracle"
+	"github.com/piweb/piweb/ledger"
 	"github.com/piweb/piweb/sessions"
 )
 
@@ -158,7 +159,7 @@ func TestAgreesWithPi(t *testing.T) {
 						return err
 					}
 					defer r.Close()
-					l := sessions.NewLedger()
+					l := ledger.New()
 					if err := l.Update(r); err != nil {
 						return err
 					}

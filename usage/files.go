@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/piweb/piweb/ledger"
 	"github.com/piweb/piweb/sessions"
 )
 
@@ -42,7 +43,7 @@ type fileUse struct {
 	// ledger reads the file's usage; kept once the file changed after its
 	// first reading (pi is writing to it), so that each later append is
 	// read alone.
-	ledger *sessions.Ledger
+	ledger *ledger.Ledger
 	refs   map[ref]int32 // the position in items of each record's ref; made when a fork needs it
 	once   sync.Once     // makes refs
 }
@@ -212,7 +213,7 @@ func read(s *sessions.Session, m sessions.Meta, prev *fileUse) (*fileUse, error)
 		return nil, err
 	}
 	defer r.Close()
-	l := sessions.NewLedger()
+	l := ledger.New()
 	if prev != nil {
 		if prev.ledger != nil {
 			l = prev.ledger // it reads only what was appended (all again after a rewrite)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/piweb/piweb/internal/js"
+	"github.com/piweb/piweb/ledger"
 	"github.com/piweb/piweb/sessions"
 )
 
@@ -31,7 +32,7 @@ type Record struct {
 // in order, as the ledger l (brought up to date with r, a reader of s)
 // has them. An entry without a time is put at the header's time, else at
 // the file's modification time.
-func Records(s *sessions.Session, r *sessions.Reader, l *sessions.Ledger, from int, fn func(*Record)) {
+func Records(s *sessions.Session, r *sessions.Reader, l *ledger.Ledger, from int, fn func(*Record)) {
 	fallback := s.ModTime
 	if t := js.ParseDate(s.Header.Timestamp); t != sessions.NoTime {
 		fallback = time.UnixMilli(t)

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/labstack/echo/v4"
+	"github.com/piweb/piweb/ledger"
 	"github.com/piweb/piweb/pitree"
 	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/views"
@@ -119,7 +120,7 @@ func (s *Server) pathView(id string, ss *sessions.Session, r *sessions.Reader, s
 	if tab == views.TabContext || tab == views.TabFiles {
 		v.Tab = tab
 	}
-	var changes *sessions.Changes
+	var changes *ledger.Changes
 	if !v.Page { // an earlier page shows no header
 		var err error
 		if v.Model, v.Thinking, err = pathSettings(ss, r, path); err != nil {
@@ -132,7 +133,7 @@ func (s *Server) pathView(id string, ss *sessions.Session, r *sessions.Reader, s
 		v.Path = totalsView(l.Sum(ss, path))
 		v.Files = len(l.Files(path))
 		if tab == views.TabFiles {
-			if changes, err = r.Changes(path); err != nil {
+			if changes, err = ledger.ChangesOf(r, path); err != nil {
 				return v, err
 			}
 		}

@@ -55,7 +55,7 @@ func TestExportJSONL(t *testing.T) {
 		if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "application/x-ndjson") {
 			t.Errorf("Content-Type %q", ct)
 		}
-		s, err := sessions.Parse(bytes.NewReader(rec.Body.Bytes()), "export.jsonl")
+		s, err := sessions.ParseBytes(rec.Body.Bytes(), "export.jsonl")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -202,7 +202,7 @@ func TestExportRedaction(t *testing.T) {
 			}
 			if strings.Contains(tt.query, "html") {
 				checkOffline(t, body)
-			} else if _, err := sessions.Parse(strings.NewReader(body), "x.jsonl"); err != nil {
+			} else if _, err := sessions.ParseBytes([]byte(body), "x.jsonl"); err != nil {
 				t.Errorf("the redacted JSONL is not a session: %v", err)
 			}
 		})

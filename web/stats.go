@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/labstack/echo/v4"
+	"github.com/piweb/piweb/ledger"
 	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/views"
 )
@@ -16,8 +17,8 @@ import (
 // ledger returns the session's ledger (usage and tool calls of every entry,
 // subtree sums), made once per file and extended as the file grows. The
 // caller holds the library's read lock.
-func (srv *Server) ledger(s *sessions.Session, r *sessions.Reader) (*sessions.Ledger, error) {
-	l := srv.layouts.ledgers.getOrPut(s.File, sessions.NewLedger)
+func (srv *Server) ledger(s *sessions.Session, r *sessions.Reader) (*ledger.Ledger, error) {
+	l := srv.layouts.ledgers.getOrPut(s.File, ledger.New)
 	if err := l.Update(r); err != nil {
 		return nil, err
 	}
@@ -41,7 +42,7 @@ func leafParam(key string, s *sessions.Session, ref string) (int, error) {
 // the file's by model.
 func (srv *Server) apiStats(c echo.Context) error {
 	key := sessionKey(c)
-	var st sessions.Stats
+	var st ledger.Stats
 	err := srv.view(key, func(ss *sessions.Session, r *sessions.Reader) error {
 		leaf, err := leafParam(key, ss, c.QueryParam("leaf"))
 		if err != nil {
@@ -62,19 +63,19 @@ func (srv *Server) apiStats(c echo.Context) error {
 
 // fileJSON is one file of GET /api/sessions/:key/files.
 type fileJSON struct {
-	Path    string                `json:"path"`
-	Added   int                   `json:"added"`
-	Removed int                   `json:"removed"`
-	Changes []sessions.FileChange `json:"changes"`
+	Path    string              `json:"path"`
+	Added   int                 `json:"added"`
+	Removed int                 `json:"removed"`
+	Changes []ledger.FileChange `json:"changes"`
 }
 
 // changesAt reads the file changes along the path to the request's ?leaf
 // (pi's leaf when absent), and returns that leaf.
-func changesAt(c echo.Context, key string, ss *sessions.Session, r *sessions.Reader) (leaf int, ch *sessions.Changes, err error) {
+func changesAt(c echo.Context, key string, ss *sessions.Session, r *sessions.Reader) (leaf int, ch *ledger.Changes, err error) {
 	if leaf, err = leafParam(key, ss, c.QueryParam("leaf")); err != nil {
 		return 0, nil, err
 	}
-	ch, err = r.Changes(ss.Path(leaf))
+	ch, err = ledger.ChangesOf(r, ss.Path(leaf))
 	return leaf, ch, err
 }
 
@@ -101,9 +102,9 @@ func (srv *Server) apiFiles(c echo.Context) error {
 
 // sideJSON is one side of GET /api/sessions/:key/compare.
 type sideJSON struct {
-	Entries []string        `json:"entries"`
-	Stats   sessions.Totals `json:"stats"`
-	Files   []string        `json:"files"`
+	Entries []string      `json:"entries"`
+	Stats   ledger.Totals `json:"stats"`
+	Files   []string      `json:"files"`
 }
 
 // compareJSON is the answer of GET /api/sessions/:key/compare.
@@ -139,9 +140,9 @@ func (srv *Server) apiCompare(c echo.Context) error {
 // comparison is two entries' fork with each side's totals and changes.
 type comparison struct {
 	a, b    int
-	fork    sessions.Parting
-	totals  [2]sessions.Totals
-	changes [2]*sessions.Changes
+	fork    ledger.Parting
+	totals  [2]ledger.Totals
+	changes [2]*ledger.Changes
 }
 
 // compare resolves refs a and b and sums each side from their fork.
@@ -157,14 +158,14 @@ func (srv *Server) compare(key string, ss *sessions.Session, r *sessions.Reader,
 	if cm.b, ok = resolve(ss, b); !ok {
 		return nil, errNoEntry(key, b)
 	}
-	cm.fork = ss.Compare(cm.a, cm.b)
+	cm.fork = ledger.Compare(ss, cm.a, cm.b)
 	l, err := srv.ledger(ss, r)
 	if err != nil {
 		return nil, err
 	}
 	for k, side := range [2][]int{cm.fork.A, cm.fork.B} {
 		cm.totals[k] = l.Sum(ss, side)
-		if cm.changes[k], err = r.Changes(side); err != nil {
+		if cm.changes[k], err = ledger.ChangesOf(r, side); err != nil {
 			return nil, err
 		}
 	}
@@ -217,14 +218,14 @@ func safeFileName(s string) string {
 }
 
 // totalsView turns totals into the view's.
-func totalsView(t sessions.Totals) views.Totals {
+func totalsView(t ledger.Totals) views.Totals {
 	return views.Totals{Entries: t.Entries, User: t.UserMessages, Assistant: t.AssistantMessages, ToolCalls: t.ToolCalls,
 		ToolResults: t.ToolResults, Compactions: t.Compactions, Summaries: t.BranchSummaries, Errors: t.Errors,
 		Input: t.Input, Output: t.Output, CacheRead: t.CacheRead, CacheWrite: t.CacheWrite, Tokens: t.Total, Cost: t.Cost}
 }
 
 // filesView lists the changed files of a path for the files panel.
-func filesView(key string, ss *sessions.Session, ch *sessions.Changes) views.FilesView {
+func filesView(key string, ss *sessions.Session, ch *ledger.Changes) views.FilesView {
 	var v views.FilesView
 	for _, f := range ch.Files {
 		v.Files = append(v.Files, fileView(key, ss, f, ""))
@@ -238,7 +239,7 @@ func filesView(key string, ss *sessions.Session, ch *sessions.Changes) views.Fil
 }
 
 // fileView is one changed file for the view.
-func fileView(key string, ss *sessions.Session, f *sessions.FileChanges, side string) views.FileView {
+func fileView(key string, ss *sessions.Session, f *ledger.FileChanges, side string) views.FileView {
 	fv := views.FileView{Path: f.Path, Added: f.Added, Removed: f.Removed, Side: side}
 	for _, c := range f.Changes {
 		r := ref(ss, c.Pos)
@@ -272,7 +273,7 @@ func (srv *Server) statsHeader(st *views.SessionStats, ss *sessions.Session, r *
 // tree shows of it: the row whose visible parent (at vp) is a branch point.
 // The attempt is the branch point's child that leads to the row (filters
 // may hide entries between them, such as a label). "" elsewhere.
-func spent(ss *sessions.Session, l *sessions.Ledger, i, vp int) (text, hint string) {
+func spent(ss *sessions.Session, l *ledger.Ledger, i, vp int) (text, hint string) {
 	if l == nil || vp < 0 || len(ss.Children(vp)) < 2 {
 		return "", ""
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/piweb/piweb/ledger"
 	"github.com/piweb/piweb/pitree"
 	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/views"
@@ -81,11 +82,11 @@ type tree struct {
 	// resumeRow is the row of pi's own leaf (or its nearest visible ancestor)
 	// when the page views another path, else -1: "← active" stays where pi resumes.
 	resumeRow int
-	target    int              // the selected entry, -1 for none: the row the page highlights (actions act on it)
-	ledger    *sessions.Ledger // what each branch cost
-	note      string           // why the tree shows another entry than the one asked for ("" when it does not)
-	open      map[string]bool  // the noise runs drawn row by row, by their first row's ref
-	opened    []string         // runs opened because the selected entry is inside one
+	target    int             // the selected entry, -1 for none: the row the page highlights (actions act on it)
+	ledger    *ledger.Ledger  // what each branch cost
+	note      string          // why the tree shows another entry than the one asked for ("" when it does not)
+	open      map[string]bool // the noise runs drawn row by row, by their first row's ref
+	opened    []string        // runs opened because the selected entry is inside one
 }
 
 // state is st with the runs the tree opened for the selected entry.
@@ -427,7 +428,7 @@ type layoutKey struct {
 type layoutCache struct {
 	*lru[layoutKey, *pitree.Layout]
 	search  *lru[string, *pitree.SearchIndex]
-	ledgers *lru[string, *sessions.Ledger] // by file: usage and subtree sums, extended as files grow
+	ledgers *lru[string, *ledger.Ledger] // by file: usage and subtree sums, extended as files grow
 }
 
 // searchedSessions is how many sessions keep a search index: each costs
@@ -436,7 +437,7 @@ const searchedSessions = 3
 
 func newLayoutCache(n int) *layoutCache {
 	return &layoutCache{newLRU[layoutKey, *pitree.Layout](n), newLRU[string, *pitree.SearchIndex](searchedSessions),
-		newLRU[string, *sessions.Ledger](n)}
+		newLRU[string, *ledger.Ledger](n)}
 }
 
 // searchIndex returns the search index of session id, made empty on first use.

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/piweb/piweb/internal/oracle"
+	"github.com/piweb/piweb/ledger"
 	"github.com/piweb/piweb/sessions"
 )
 
@@ -127,7 +128,7 @@ func piwebStats(file string) (*piStats, error) {
 		return nil, err
 	}
 	defer r.Close()
-	l := sessions.NewLedger()
+	l := ledger.New()
 	if err := l.Update(r); err != nil {
 		return nil, err
 	}

@@ -68,7 +68,7 @@ func TestServeRestartReadsNothing(t *testing.T) {
 	}
 	stop()
 
-	before := sessions.BytesRead()
+	before := sessions.BytesRead.Load()
 	url, stop = serve()
 	defer stop()
 	// A session written now shows up once the watcher's first scan is done
@@ -91,7 +91,7 @@ func TestServeRestartReadsNothing(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	if got := sessions.BytesRead() - before; got >= smallest {
+	if got := sessions.BytesRead.Load() - before; got >= smallest {
 		t.Fatalf("the restart read %d bytes: a session file (%d bytes or more) was read again", got, smallest)
 	}
 }

@@ -97,9 +97,9 @@ func TestUsageStandalone(t *testing.T) {
 	if got := total(); got != 32.46875 {
 		t.Errorf("from an empty store: $%v, want $32.46875", got)
 	}
-	before := sessions.BytesRead()
-	if got := total(); got != 32.46875 || sessions.BytesRead() != before {
-		t.Errorf("again: $%v, %d session bytes read; want the same total and none", got, sessions.BytesRead()-before)
+	before := sessions.BytesRead.Load()
+	if got := total(); got != 32.46875 || sessions.BytesRead.Load() != before {
+		t.Errorf("again: $%v, %d session bytes read; want the same total and none", got, sessions.BytesRead.Load()-before)
 	}
 	// pi appends a reply to a session: counted at the next run.
 	var file string

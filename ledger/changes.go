@@ -1,9 +1,10 @@
-package sessions
+package ledger
 
 import (
 	"strings"
 
 	"github.com/piweb/piweb/patch"
+	"github.com/piweb/piweb/sessions"
 )
 
 // FileChange is one change pi's edit or write tool made to a file.
@@ -60,28 +61,28 @@ func (c *Changes) Paths() []string {
 // root first): each successful edit (its result's details.patch, or its
 // display diff) and write (the content in its arguments), and each bash
 // call, whether pi ran it as a tool or as a "!" command.
-func (r *Reader) Changes(positions []int) (*Changes, error) {
+func ChangesOf(r *sessions.Reader, positions []int) (*Changes, error) {
 	type call struct {
 		name string
-		args ToolArgs
+		args sessions.ToolArgs
 	}
 	calls := map[string]call{}
 	out := &Changes{}
 	byPath := map[string]*FileChanges{}
 	seq := r.Sequential()
 	for _, p := range positions {
-		e := &r.s.Entries[p]
-		if e.Type != TypeMessage || (e.Role != RoleAssistant && e.Role != RoleToolResult && e.Role != RoleBash) {
+		e := &r.Session().Entries[p]
+		if e.Type != sessions.TypeMessage || (e.Role != sessions.RoleAssistant && e.Role != sessions.RoleToolResult && e.Role != sessions.RoleBash) {
 			continue
 		}
-		line, err := seq.rawQuick(p)
+		line, err := seq.RawQuick(p)
 		if err != nil {
 			return nil, err
 		}
 		// Most lines change no file: the assistant's are read for their tool
 		// calls alone, and a tool result only when its call was an edit or a write.
-		if e.Role == RoleAssistant {
-			for _, b := range ToolCallsOf(line) {
+		if e.Role == sessions.RoleAssistant {
+			for _, b := range sessions.ToolCallsOf(line) {
 				args := b.ToolArgs()
 				calls[b.ID] = call{b.Name, args}
 				if b.Name == "bash" {
@@ -90,16 +91,16 @@ func (r *Reader) Changes(positions []int) (*Changes, error) {
 			}
 			continue
 		}
-		if e.Role == RoleToolResult {
-			if c, ok := calls[ToolCallIDOf(line)]; !ok || (c.name != "edit" && c.name != "write") {
+		if e.Role == sessions.RoleToolResult {
+			if c, ok := calls[sessions.ToolCallIDOf(line)]; !ok || (c.name != "edit" && c.name != "write") {
 				continue
 			}
 		}
-		m := DecodeBody(e, line).Msg
+		m := sessions.DecodeBody(e, line).Msg
 		switch m.Role {
-		case RoleBash:
+		case sessions.RoleBash:
 			out.Bash = append(out.Bash, Command{e.ID, p, "!" + m.Command})
-		case RoleToolResult:
+		case sessions.RoleToolResult:
 			c, ok := calls[m.ToolCallID]
 			if !ok || m.IsError || (c.name != "edit" && c.name != "write") {
 				continue
@@ -184,7 +185,7 @@ func oneLineOf(s string) string { return strings.NewReplacer("\n", " ", "\r", " 
 // arguments' old and new texts (pi's edits[] or the older oldText/newText),
 // each a hunk whose line numbers count from the text itself; patch(1) finds
 // the place by its context lines.
-func editArgsPatch(path string, args ToolArgs) string {
+func editArgsPatch(path string, args sessions.ToolArgs) string {
 	var b strings.Builder
 	for _, ed := range args.Edits() {
 		if ed.Old == ed.New {

@@ -1,4 +1,4 @@
-package sessions
+package ledger
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/piweb/piweb/internal/sessiontest"
+	"github.com/piweb/piweb/sessions"
 )
 
 // Benchmarks of the statistics, file changes and comparisons (issue 14's
@@ -17,7 +18,7 @@ import (
 // lines, which no answer can avoid.
 
 // readAll reads the lines of the entries at positions, the baseline.
-func readAll(b *testing.B, s *Session, pos []int) {
+func readAll(b *testing.B, s *sessions.Session, pos []int) {
 	r, err := s.Open()
 	if err != nil {
 		b.Fatal(err)
@@ -31,7 +32,7 @@ func readAll(b *testing.B, s *Session, pos []int) {
 	}
 }
 
-func all(s *Session) []int {
+func all(s *sessions.Session) []int {
 	out := make([]int, len(s.Entries))
 	for i := range out {
 		out[i] = i
@@ -43,7 +44,7 @@ func all(s *Session) []int {
 // from nothing (a first page view), then again after one append (cached).
 func BenchmarkStats100k(b *testing.B) {
 	p, _ := sessiontest.ChainFile(b)
-	s, err := Load(p)
+	s, err := sessions.Load(p)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -55,7 +56,7 @@ func BenchmarkStats100k(b *testing.B) {
 	b.Run("ledger-from-nothing", func(b *testing.B) {
 		for b.Loop() {
 			r, _ := s.Open()
-			l := NewLedger()
+			l := New()
 			if err := l.Update(r); err != nil {
 				b.Fatal(err)
 			}
@@ -69,7 +70,7 @@ func BenchmarkStats100k(b *testing.B) {
 	b.Run("stats-cached", func(b *testing.B) {
 		r, _ := s.Open()
 		defer r.Close()
-		l := NewLedger()
+		l := New()
 		l.Update(r)
 		for b.Loop() {
 			l.Stats(s, s.Leaf())
@@ -79,7 +80,7 @@ func BenchmarkStats100k(b *testing.B) {
 
 // twoBranches is a session of two 50k-entry branches from one root entry
 // (cached in the temp dir), and the positions of the branches' last entries.
-func twoBranches(b *testing.B) (*Session, int, int) {
+func twoBranches(b *testing.B) (*sessions.Session, int, int) {
 	p := filepath.Join(os.TempDir(), fmt.Sprintf("piweb-bench-two50k-v%d.jsonl", sessiontest.Version))
 	if _, err := os.Stat(p); err != nil {
 		var first, second bytes.Buffer
@@ -102,7 +103,7 @@ func twoBranches(b *testing.B) (*Session, int, int) {
 			b.Fatal(err)
 		}
 	}
-	s, err := Load(p)
+	s, err := sessions.Load(p)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -113,7 +114,7 @@ func twoBranches(b *testing.B) (*Session, int, int) {
 // totals and file changes, as the compare API answers.
 func BenchmarkCompare50k(b *testing.B) {
 	s, a, z := twoBranches(b)
-	f := s.Compare(a, z)
+	f := Compare(s, a, z)
 	if f.Ancestor < 0 || len(f.A) < 49_000 || len(f.B) < 49_000 {
 		b.Fatalf("not two 50k branches: ancestor %d, %d and %d", f.Ancestor, len(f.A), len(f.B))
 	}
@@ -129,16 +130,16 @@ func BenchmarkCompare50k(b *testing.B) {
 		if err := l.Update(r); err != nil {
 			b.Fatal(err)
 		}
-		f := s.Compare(a, z)
+		f := Compare(s, a, z)
 		for _, side := range [][]int{f.A, f.B} {
 			l.Sum(s, side)
-			if _, err := r.Changes(side); err != nil {
+			if _, err := ChangesOf(r, side); err != nil {
 				b.Fatal(err)
 			}
 		}
 	}
 	b.Run("compare-ledger-cached", func(b *testing.B) {
-		l := NewLedger()
+		l := New()
 		compare(b, l)
 		for b.Loop() {
 			compare(b, l)
@@ -146,7 +147,7 @@ func BenchmarkCompare50k(b *testing.B) {
 	})
 	b.Run("compare-from-nothing", func(b *testing.B) {
 		for b.Loop() {
-			compare(b, NewLedger())
+			compare(b, New())
 		}
 	})
 }
@@ -158,12 +159,12 @@ func BenchmarkLedgerAppend(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := Parse(bytes.NewReader(data), "chain.jsonl")
+	s, err := sessions.ParseBytes(data, "chain.jsonl")
 	if err != nil {
 		b.Fatal(err)
 	}
 	r, _ := s.Open()
-	l := NewLedger()
+	l := New()
 	l.Update(r)
 	leaf := s.Leaf()
 	b.ResetTimer()
@@ -172,7 +173,7 @@ func BenchmarkLedgerAppend(b *testing.B) {
 		l.mu.Lock()
 		l.sums(s, len(s.Entries))
 		own := l.own(leaf)
-		for v := leaf; v >= 0; v = s.parent[v] {
+		for v := leaf; v >= 0; v = s.Parent(v) {
 			l.sub[v].add(own)
 		}
 		l.mu.Unlock()

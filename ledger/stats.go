@@ -1,9 +1,10 @@
-package sessions
+package ledger
 
 import (
 	"sync"
 
 	"github.com/piweb/piweb/internal/js"
+	"github.com/piweb/piweb/sessions"
 )
 
 // Totals are counts and usage summed with pi's arithmetic
@@ -50,7 +51,7 @@ type Use struct {
 const ToolsBucket = "Tools/summaries"
 
 // add adds entry e with use u to t, as getSessionStats does.
-func (t *Totals) add(e *Entry, u *Use) {
+func (t *Totals) add(e *sessions.Entry, u *Use) {
 	t.Entries++
 	if u.Usage {
 		t.Input += u.Input
@@ -61,24 +62,24 @@ func (t *Totals) add(e *Entry, u *Use) {
 		t.Total = t.Input + t.Output + t.CacheRead + t.CacheWrite
 	}
 	switch e.Type {
-	case TypeCompaction:
+	case sessions.TypeCompaction:
 		t.Compactions++
-	case TypeBranchSummary:
+	case sessions.TypeBranchSummary:
 		t.BranchSummaries++
-	case TypeMessage:
+	case sessions.TypeMessage:
 		t.Messages++
 		switch e.Role {
-		case RoleUser:
+		case sessions.RoleUser:
 			t.UserMessages++
-		case RoleToolResult:
+		case sessions.RoleToolResult:
 			t.ToolResults++
 			if u.Failed {
 				t.Errors++
 			}
-		case RoleAssistant:
+		case sessions.RoleAssistant:
 			t.AssistantMessages++
 			t.ToolCalls += int(u.Calls)
-			if e.Flags.Has(FlagError) {
+			if e.Flags.Has(sessions.FlagError) {
 				t.Errors++
 			}
 		}
@@ -119,29 +120,29 @@ type Sub struct {
 	Cost    float64
 }
 
-// NewLedger returns an empty ledger; Update fills it.
-func NewLedger() *Ledger { return &Ledger{} }
+// New returns an empty ledger; Update fills it.
+func New() *Ledger { return &Ledger{} }
 
 // Update brings the ledger up to the session r reads: only entries added
 // since the last update are read, unless the file was read again from the
 // start. A ledger already at a later snapshot of the same reading stays
 // there: its entries' uses are the snapshot's, and subtree sums may count
 // entries appended since.
-func (l *Ledger) Update(r *Reader) error {
+func (l *Ledger) Update(r *sessions.Reader) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.updateLocked(r)
 }
 
-func (l *Ledger) updateLocked(r *Reader) error {
-	s := r.s
-	if l.epoch == s.epoch && len(l.use) >= len(s.Entries) && len(l.use) > 0 {
+func (l *Ledger) updateLocked(r *sessions.Reader) error {
+	s := r.Session()
+	if l.epoch == s.Epoch() && len(l.use) >= len(s.Entries) && len(l.use) > 0 {
 		// As this snapshot, or a later one of the same reading (readers of
 		// snapshots of one file run side by side): what an earlier
 		// snapshot holds is the same in a later one, entries only appended.
 		return nil
 	}
-	if l.epoch != s.epoch || len(l.use) > len(s.Entries) {
+	if l.epoch != s.Epoch() || len(l.use) > len(s.Entries) {
 		l.use, l.parent, l.sub, l.edits = l.use[:0], l.parent[:0], l.sub[:0], nil
 	}
 	if l.edits == nil {
@@ -158,23 +159,26 @@ func (l *Ledger) updateLocked(r *Reader) error {
 		l.use = append(l.use, u)
 	}
 	l.sums(s, from)
-	l.epoch, l.gen = s.epoch, s.gen
+	l.epoch, l.gen = s.Epoch(), s.Gen()
 	return nil
 }
 
 // sums keeps the subtree sums current: entries from `from` on are new.
 // When earlier entries kept their parents, each new entry is added to its
 // ancestors; otherwise (an append re-linked the tree) they are made again.
-func (l *Ledger) sums(s *Session, from int) {
+func (l *Ledger) sums(s *sessions.Session, from int) {
 	// A few new entries are each added to their ancestors; many (a first
 	// reading, a long batch) make the sums again in one pass, which costs
 	// O(entries) rather than O(new entries × depth).
 	same := from > 0 && len(l.parent) == from && len(s.Entries)-from <= 64
 	for i := 0; same && i < from; i++ {
-		same = l.parent[i] == s.parent[i]
+		same = l.parent[i] == s.Parent(i)
 	}
 	if !same {
-		l.parent = append(l.parent[:0], s.parent...)
+		l.parent = l.parent[:0]
+		for i := range s.Entries {
+			l.parent = append(l.parent, s.Parent(i))
+		}
 		l.sub = make([]Sub, len(s.Entries))
 		// Children before parents: the reverse of a pre-order walk.
 		order := make([]int, 0, len(s.Entries))
@@ -182,17 +186,19 @@ func (l *Ledger) sums(s *Session, from int) {
 		for k := len(order) - 1; k >= 0; k-- {
 			i := order[k]
 			l.sub[i].add(l.own(i))
-			if p := s.parent[i]; p >= 0 {
+			if p := s.Parent(i); p >= 0 {
 				l.sub[p].add(l.sub[i])
 			}
 		}
 		return
 	}
-	l.parent = append(l.parent, s.parent[from:]...)
+	for i := from; i < len(s.Entries); i++ {
+		l.parent = append(l.parent, s.Parent(i))
+	}
 	l.sub = append(l.sub, make([]Sub, len(s.Entries)-from)...)
 	for i := from; i < len(s.Entries); i++ {
 		own := l.own(i)
-		for v := i; v >= 0; v = s.parent[v] {
+		for v := i; v >= 0; v = s.Parent(v) {
 			l.sub[v].add(own)
 		}
 	}
@@ -230,7 +236,7 @@ func (l *Ledger) Use(i int) Use {
 }
 
 // Sum returns the totals of the entries at the given positions, in that order.
-func (l *Ledger) Sum(s *Session, positions []int) Totals {
+func (l *Ledger) Sum(s *sessions.Session, positions []int) Totals {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var t Totals
@@ -245,7 +251,7 @@ func (l *Ledger) Sum(s *Session, positions []int) Totals {
 // Stats returns the file's totals (what pi's /session shows), those of the
 // path from a root to leaf, those of every entry off that path, and the
 // file's totals by model. leaf < 0 leaves path and abandoned empty.
-func (l *Ledger) Stats(s *Session, leaf int) Stats {
+func (l *Ledger) Stats(s *sessions.Session, leaf int) Stats {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	st := Stats{ByModel: map[string]Totals{}}
@@ -257,7 +263,7 @@ func (l *Ledger) Stats(s *Session, leaf int) Stats {
 	n := min(len(l.use), len(s.Entries))
 	for i := range n {
 		e, u := &s.Entries[i], &l.use[i]
-		if e.Type == TypeSession {
+		if e.Type == sessions.TypeSession {
 			continue
 		}
 		st.File.add(e, u)
@@ -298,15 +304,15 @@ func (l *Ledger) Files(positions []int) []string {
 
 // readUse reads what entry i adds. Only lines that can carry usage or tool
 // calls are read. edits holds the edit and write calls waiting for results.
-func readUse(r *Reader, i int, edits map[string]string) (Use, error) {
-	e := &r.s.Entries[i]
+func readUse(r *sessions.Reader, i int, edits map[string]string) (Use, error) {
+	e := &r.Session().Entries[i]
 	switch {
-	case e.Type == TypeMessage && (e.Role == RoleAssistant || e.Role == RoleToolResult):
-	case e.Type == TypeUsage, e.Type == TypeCompaction, e.Type == TypeBranchSummary:
+	case e.Type == sessions.TypeMessage && (e.Role == sessions.RoleAssistant || e.Role == sessions.RoleToolResult):
+	case e.Type == sessions.TypeUsage, e.Type == sessions.TypeCompaction, e.Type == sessions.TypeBranchSummary:
 	default:
 		return Use{}, nil
 	}
-	line, err := r.rawQuick(i)
+	line, err := r.RawQuick(i)
 	if err != nil {
 		return Use{}, err
 	}
@@ -314,7 +320,7 @@ func readUse(r *Reader, i int, edits map[string]string) (Use, error) {
 }
 
 // useOf reads the usage, tool calls and model of an entry line.
-func useOf(e *Entry, line []byte, edits map[string]string) Use {
+func useOf(e *sessions.Entry, line []byte, edits map[string]string) Use {
 	var u Use
 	var usage, provider, model, response, content, isError, callID []byte
 	js.Members(line, func(m js.Member) {
@@ -326,7 +332,7 @@ func useOf(e *Entry, line []byte, edits map[string]string) Use {
 		case "model":
 			model = m.Val
 		case "message":
-			if e.Type != TypeMessage {
+			if e.Type != sessions.TypeMessage {
 				break
 			}
 			js.Members(m.Val, func(m js.Member) {
@@ -349,8 +355,8 @@ func useOf(e *Entry, line []byte, edits map[string]string) Use {
 			})
 		}
 	})
-	if e.Type == TypeMessage && e.Role == RoleAssistant {
-		for _, b := range NewContent(content).ToolCalls() {
+	if e.Type == sessions.TypeMessage && e.Role == sessions.RoleAssistant {
+		for _, b := range sessions.NewContent(content).ToolCalls() {
 			u.Calls++
 			if edits != nil && (b.Name == "edit" || b.Name == "write") {
 				if p := b.ToolArgs().Path; p != "" {
@@ -359,8 +365,8 @@ func useOf(e *Entry, line []byte, edits map[string]string) Use {
 			}
 		}
 	}
-	u.Failed = e.Role == RoleToolResult && js.Truthy(isError)
-	if e.Role == RoleToolResult && edits != nil {
+	u.Failed = e.Role == sessions.RoleToolResult && js.Truthy(isError)
+	if e.Role == sessions.RoleToolResult && edits != nil {
 		id := js.Str(callID)
 		if p, ok := edits[id]; ok {
 			delete(edits, id)
@@ -369,19 +375,19 @@ func useOf(e *Entry, line []byte, edits map[string]string) Use {
 			}
 		}
 	}
-	us, ok := decodeUsage(usage)
+	us, ok := sessions.DecodeUsage(usage)
 	if !ok {
 		return u
 	}
 	u.Usage = true
 	u.Input, u.Output, u.CacheRead, u.CacheWrite, u.Cost = us.Input, us.Output, us.CacheRead, us.CacheWrite, us.Cost
 	switch {
-	case e.Type == TypeMessage && e.Role == RoleAssistant:
+	case e.Type == sessions.TypeMessage && e.Role == sessions.RoleAssistant:
 		if len(response) > 0 && !js.IsNull(response) {
 			model = response
 		}
 		u.Bucket = js.Str(provider) + "/" + js.Str(model)
-	case e.Type == TypeUsage:
+	case e.Type == sessions.TypeUsage:
 		u.Bucket = js.Str(provider) + "/" + js.Str(model)
 	default:
 		u.Bucket = ToolsBucket

@@ -1,4 +1,4 @@
-package sessions
+package ledger
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 	"github.com/piweb/piweb/internal/oracle"
 	st "github.com/piweb/piweb/internal/sessiontest"
 	"github.com/piweb/piweb/patch"
+	"github.com/piweb/piweb/sessions"
 )
 
 // call is an assistant entry calling tool name with args (id "c"+id).
@@ -56,7 +57,7 @@ func TestChanges(t *testing.T) {
 		call("x1", "u1", 15, "write", map[string]string{"path": "/w/other.go", "content": "package other\n"}),
 		result("x2", "x1", 16, "x1", "write", false, nil),
 	)
-	s, err := Parse(strings.NewReader(content), "changes.jsonl")
+	s, err := sessions.ParseBytes([]byte(content), "changes.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +67,7 @@ func TestChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	ch, err := r.Changes(s.Path(leaf))
+	ch, err := ChangesOf(r, s.Path(leaf))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +106,7 @@ func TestChanges(t *testing.T) {
 		t.Errorf("bash: %+v", ch.Bash)
 	}
 	// The ledger counts the same files without reading the path again.
-	l := NewLedger()
+	l := New()
 	if err := l.Update(r); err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +115,7 @@ func TestChanges(t *testing.T) {
 	}
 	// The branch's write shows on its own path only.
 	other, _ := s.Lookup("x2")
-	ch2, err := r.Changes(s.Path(other))
+	ch2, err := ChangesOf(r, s.Path(other))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,11 +123,11 @@ func TestChanges(t *testing.T) {
 		t.Errorf("branch files %q", got)
 	}
 	// Where the two part: u1, with each side below it.
-	f := s.Compare(leaf, other)
+	f := Compare(s, leaf, other)
 	if f.Ancestor != 0 || len(f.A) != 13 || len(f.B) != 2 {
 		t.Errorf("compare: ancestor %d, %d and %d entries", f.Ancestor, len(f.A), len(f.B))
 	}
-	if f := s.Compare(0, leaf); f.Ancestor != 0 || len(f.A) != 0 || len(f.B) != 13 {
+	if f := Compare(s, 0, leaf); f.Ancestor != 0 || len(f.A) != 0 || len(f.B) != 13 {
 		t.Errorf("compare with an ancestor: %+v", f)
 	}
 }
@@ -143,7 +144,7 @@ func TestChangesOnPiScenario(t *testing.T) {
 	if file == "" {
 		t.Fatal("no file-edits scenario")
 	}
-	s, err := Load(file)
+	s, err := sessions.Load(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,11 +155,11 @@ func TestChangesOnPiScenario(t *testing.T) {
 	defer r.Close()
 	done := -1
 	for i := range s.Entries {
-		if b, _ := r.Body(i); b != nil && b.Msg != nil && b.Msg.Role == RoleAssistant && b.Msg.Content.Text("") == "Done." {
+		if b, _ := r.Body(i); b != nil && b.Msg != nil && b.Msg.Role == sessions.RoleAssistant && b.Msg.Content.Text("") == "Done." {
 			done = i
 		}
 	}
-	ch, err := r.Changes(s.Path(done))
+	ch, err := ChangesOf(r, s.Path(done))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +189,7 @@ func TestChangesOnPiScenario(t *testing.T) {
 	if len(final) != 0 {
 		t.Errorf("the net patch does not create %v:\n%s", final, net)
 	}
-	l := NewLedger()
+	l := New()
 	if err := l.Update(r); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package sessions
+package ledger
 
 import (
 	"encoding/json"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/piweb/piweb/internal/oracle"
 	"github.com/piweb/piweb/internal/sessiontest"
+	"github.com/piweb/piweb/sessions"
 )
 
 // TestStatsAgainstPi checks the file's totals against pi's own
@@ -45,7 +46,7 @@ func TestStatsAgainstPi(t *testing.T) {
 			if err := json.Unmarshal(out, &want); err != nil {
 				t.Fatalf("stats.mjs output: %v\n%s", err, out)
 			}
-			s, err := Load(sc.File)
+			s, err := sessions.Load(sc.File)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -95,14 +96,14 @@ func TestStatsAgainstPi(t *testing.T) {
 }
 
 // statsOf returns the stats of s at leaf through a fresh ledger.
-func statsOf(t *testing.T, s *Session, leaf int) Stats {
+func statsOf(t *testing.T, s *sessions.Session, leaf int) Stats {
 	t.Helper()
 	r, err := s.Open()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	l := NewLedger()
+	l := New()
 	if err := l.Update(r); err != nil {
 		t.Fatal(err)
 	}
@@ -119,11 +120,11 @@ func TestLedgerExtends(t *testing.T) {
 	if err := os.WriteFile(file, []byte(strings.Join(lines[:1200], "")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s, err := Load(file)
+	s, err := sessions.Load(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	grown := NewLedger()
+	grown := New()
 	update := func() {
 		r, err := s.Open()
 		if err != nil {
@@ -143,7 +144,7 @@ func TestLedgerExtends(t *testing.T) {
 		prev := len(s.Entries)
 		f.WriteString(strings.Join(lines[prev+1:cut], ""))
 		f.Close()
-		if _, err := s.Update(); err != nil {
+		if s, _, err = s.Next(); err != nil {
 			t.Fatal(err)
 		}
 		update()
@@ -195,12 +196,12 @@ func FuzzStats(f *testing.F) {
 		call("a2", "r1", 3, "edit", map[string]any{"path": "/w/a", "edits": []map[string]string{{"oldText": "x", "newText": "y"}}}),
 		result("r2", "a2", 4, "a2", "edit", false, map[string]string{"diff": "-1 x\n+1 y", "patch": "--- /w/a\n+++ /w/a\n@@ -1 +1 @@\n-x\n+y\n"})))
 	f.Fuzz(func(t *testing.T, content string) {
-		s, err := Parse(strings.NewReader(content), "f.jsonl")
+		s, err := sessions.ParseBytes([]byte(content), "f.jsonl")
 		if err != nil || len(s.Entries) == 0 {
 			return
 		}
 		r, _ := s.Open()
-		l := NewLedger()
+		l := New()
 		if err := l.Update(r); err != nil {
 			t.Fatal(err)
 		}
@@ -209,7 +210,7 @@ func FuzzStats(f *testing.F) {
 			if st.Path.Entries+st.Abandoned.Entries != st.File.Entries {
 				t.Fatalf("path %d + rest %d != file %d", st.Path.Entries, st.Abandoned.Entries, st.File.Entries)
 			}
-			ch, err := r.Changes(s.Path(leaf))
+			ch, err := ChangesOf(r, s.Path(leaf))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -217,50 +218,8 @@ func FuzzStats(f *testing.F) {
 			l.Files(s.Path(leaf))
 			l.Subtree(leaf)
 		}
-		s.Compare(0, s.Leaf())
+		Compare(s, 0, s.Leaf())
 	})
-}
-
-// TestBranchToWritesTheBranch: BranchTo writes exactly the lines Branch
-// keeps (ids aside: each makes a new session id and time), and ExportTo
-// writes what Export returns.
-func TestBranchToWritesTheBranch(t *testing.T) {
-	s, err := Parse(strings.NewReader(sessiontest.String(11, 400, sessiontest.Options{})), "b.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	kept, err := s.Branch("", Redact{Secrets: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var w strings.Builder
-	written, err := s.BranchTo(&w, "", Redact{Secrets: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSuffix(w.String(), "\n"), "\n")
-	want := strings.Split(strings.TrimSuffix(string(kept.JSONL()), "\n"), "\n")
-	if len(lines) != len(want) || len(written.Entries) != len(kept.Entries) || written.Leaf != kept.Leaf {
-		t.Fatalf("%d lines written, %d kept", len(lines), len(want))
-	}
-	for k := 1; k < len(lines); k++ { // the header's id and time differ
-		if lines[k] != want[k] && !strings.Contains(want[k], `"type":"label"`) {
-			t.Fatalf("line %d differs:\n%s\n%s", k, lines[k], want[k])
-		}
-	}
-	for _, e := range written.Entries {
-		if e.JSON != nil {
-			t.Fatal("BranchTo kept a line")
-		}
-	}
-	var ex strings.Builder
-	if err := ExportTo(&ex, s, "", Redact{}); err != nil {
-		t.Fatal(err)
-	}
-	whole, _ := Export(s, "", Redact{})
-	if cut := func(x string) string { return x[strings.IndexByte(x, '\n'):] }; cut(ex.String()) != cut(string(whole)) {
-		t.Error("ExportTo and Export differ past the header")
-	}
 }
 
 // TestLedgerAhead: a ledger that a later snapshot brought up to date gives
@@ -273,7 +232,7 @@ func TestLedgerAhead(t *testing.T) {
 	if err := os.WriteFile(file, []byte(strings.Join(lines[:300], "")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	early, err := Load(file)
+	early, err := sessions.Load(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +241,7 @@ func TestLedgerAhead(t *testing.T) {
 	if err != nil || len(late.Entries) <= len(early.Entries) {
 		t.Fatalf("Next: %v, %d entries after %d", err, len(late.Entries), len(early.Entries))
 	}
-	l := NewLedger()
+	l := New()
 	r, err := late.Open()
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,6 @@
-package sessions
+package ledger
+
+import "github.com/piweb/piweb/sessions"
 
 // Parting is where two entries' paths part: their deepest common ancestor
 // (-1 when they are in trees of different roots) and each side's entries
@@ -10,7 +12,7 @@ type Parting struct {
 
 // Compare finds where the paths to entries a and b part. Either side is
 // empty when its entry is the ancestor of the other (or both are one entry).
-func (s *Session) Compare(a, b int) Parting {
+func Compare(s *sessions.Session, a, b int) Parting {
 	pa, pb := s.Path(a), s.Path(b)
 	k := 0
 	for k < len(pa) && k < len(pb) && pa[k] == pb[k] {
