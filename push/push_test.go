@@ -193,8 +193,23 @@ func TestPushRewritten(t *testing.T) {
 		dir, files := root(t, 2, 20)
 		p := pusher(t, st, dir, "laptop", func(o *Options) { o.Chunk = 2048 })
 		push(t, p)
-		rows, _ := st.PushedFiles(ctx, "laptop")
-		before := rows[0].Gen
+		// The generation of files[0]'s row (the rows come in the order the
+		// workers pushed them).
+		gen := func() int64 {
+			t.Helper()
+			rows, err := st.PushedFiles(ctx, "laptop")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range rows {
+				if filepath.Base(r.Path) == filepath.Base(files[0]) {
+					return r.Gen
+				}
+			}
+			t.Fatalf("no row for %s in %+v", files[0], rows)
+			return 0
+		}
+		before := gen()
 		for k, content := range []string{
 			sessiontest.String(50, 30, sessiontest.Options{}), // longer
 			sessiontest.String(51, 3, sessiontest.Options{}),  // shorter
@@ -218,11 +233,8 @@ func TestPushRewritten(t *testing.T) {
 			t.Errorf("same size: %+v", s)
 		}
 		same(t, st, "laptop", dir)
-		rows, _ = st.PushedFiles(ctx, "laptop")
-		for _, r := range rows {
-			if r.Path == rows[0].Path && r.Gen == before {
-				t.Error("the generation did not change")
-			}
+		if gen() == before {
+			t.Error("the generation did not change")
 		}
 	})
 }
