@@ -13,6 +13,7 @@ import (
 
 	"github.com/piweb/piweb/internal/sessiontest"
 	"github.com/piweb/piweb/internal/storetest"
+	"github.com/piweb/piweb/library"
 	"github.com/piweb/piweb/search"
 	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/store"
@@ -98,7 +99,7 @@ func benchStart(b *testing.B, root, dsn string) (*Catalog, func()) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	c := New(sessions.NewLibrary(root), Options{Store: st, Logger: quiet()})
+	c := New(library.NewLibrary(root), Options{Store: st, Logger: quiet()})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx) }()

@@ -26,6 +26,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/piweb/piweb/library"
 	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/store"
 )
@@ -56,7 +57,7 @@ type Options struct {
 
 // Catalog is the library and the store, kept together.
 type Catalog struct {
-	lib *sessions.Library
+	lib *library.Library
 	st  Store
 	log *slog.Logger
 	opt Options
@@ -117,7 +118,7 @@ type Progress struct {
 }
 
 // New returns a catalog over lib (usually empty: Run fills it).
-func New(lib *sessions.Library, opt Options) *Catalog {
+func New(lib *library.Library, opt Options) *Catalog {
 	if opt.Logger == nil {
 		opt.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
@@ -134,7 +135,7 @@ func New(lib *sessions.Library, opt Options) *Catalog {
 
 // Loaded returns a catalog over a library that is already filled (tests,
 // the demo): ready at once, and searching by scanning when it has no store.
-func Loaded(lib *sessions.Library, opt Options) *Catalog {
+func Loaded(lib *library.Library, opt Options) *Catalog {
 	c := New(lib, opt)
 	c.markReady()
 	if c.st == nil {
@@ -144,7 +145,7 @@ func Loaded(lib *sessions.Library, opt Options) *Catalog {
 }
 
 // Library returns the catalog's library.
-func (c *Catalog) Library() *sessions.Library { return c.lib }
+func (c *Catalog) Library() *library.Library { return c.lib }
 
 // Ready is closed once every file under the root is in the library.
 func (c *Catalog) Ready() <-chan struct{} { return c.ready }
@@ -235,7 +236,7 @@ func (c *Catalog) Run(ctx context.Context) error {
 }
 
 // follow queues the files of the library's changes for the store.
-func (c *Catalog) follow(ctx context.Context, changes <-chan sessions.Change) {
+func (c *Catalog) follow(ctx context.Context, changes <-chan library.Change) {
 	for {
 		select {
 		case <-ctx.Done():

@@ -15,6 +15,7 @@ import (
 
 	"github.com/piweb/piweb/internal/sessiontest"
 	"github.com/piweb/piweb/internal/storetest"
+	"github.com/piweb/piweb/library"
 	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/store"
 )
@@ -88,7 +89,7 @@ func start(t testing.TB, root string, st *store.DB, log *slog.Logger) (*Catalog,
 	if opt.Logger == nil {
 		opt.Logger = quiet()
 	}
-	c := New(sessions.NewLibrary(root), opt)
+	c := New(library.NewLibrary(root), opt)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx) }()
@@ -171,7 +172,7 @@ func TestRestart(t *testing.T) {
 		if got := sessions.BytesRead.Load() - before; got != grown {
 			t.Fatalf("after appends a restart read %d bytes, want the %d of the grown files", got, grown)
 		}
-		fresh, err := sessions.OpenLibrary(root)
+		fresh, err := library.OpenLibrary(root)
 		if err != nil {
 			t.Fatal(err)
 		}

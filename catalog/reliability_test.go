@@ -13,8 +13,8 @@ import (
 
 	"github.com/piweb/piweb/internal/sessiontest"
 	"github.com/piweb/piweb/internal/storetest"
+	"github.com/piweb/piweb/library"
 	"github.com/piweb/piweb/search"
-	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/store"
 )
 
@@ -126,7 +126,7 @@ func fill(t *testing.T, path string) {
 // the store to catch up, only for the library and the first attempt.
 func startFull(t *testing.T, root string, st Store, log *slog.Logger) (*Catalog, func()) {
 	t.Helper()
-	c := New(sessions.NewLibrary(root), Options{Store: st, Logger: log})
+	c := New(library.NewLibrary(root), Options{Store: st, Logger: log})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx) }()
@@ -188,7 +188,7 @@ func testDamaged(t *testing.T, from float64) {
 	os.Remove(db + "-wal")
 	os.Remove(db + "-shm")
 	st2 := openStore(t, "sqlite:"+db)
-	c2 := New(sessions.NewLibrary(root), Options{Store: st2, Logger: quiet()})
+	c2 := New(library.NewLibrary(root), Options{Store: st2, Logger: quiet()})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- c2.Run(ctx) }()

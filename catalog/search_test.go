@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/piweb/piweb/internal/sessiontest"
+	"github.com/piweb/piweb/library"
 	"github.com/piweb/piweb/search"
-	"github.com/piweb/piweb/sessions"
 )
 
 // handRoot writes one session with a branch, a compaction, a label, a
@@ -240,7 +240,7 @@ func TestPartialAndNext(t *testing.T) {
 func TestForkCopies(t *testing.T) {
 	engines(t, func(t *testing.T, dsn string) {
 		root, file := handRoot(t)
-		lib := sessions.NewLibrary(root)
+		lib := library.NewLibrary(root)
 		lib.Refresh(file)
 		forked, err := lib.Fork("s1", "r1")
 		if err != nil {

@@ -3,7 +3,6 @@ package pitree
 import (
 	"errors"
 	"fmt"
-	"github.com/piweb/piweb/internal/suite"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -14,6 +13,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/piweb/piweb/internal/suite"
+	"github.com/piweb/piweb/library"
 
 	"github.com/piweb/piweb/internal/sessiontest"
 	"github.com/piweb/piweb/sessions"
@@ -420,7 +422,7 @@ func TestSearchIndexReload(t *testing.T) {
 	}
 
 	// Library.Refresh re-reads a rewritten file outside its lock and swaps it in.
-	lib, err := sessions.OpenLibrary(dir)
+	lib, err := library.OpenLibrary(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -445,7 +447,7 @@ func TestSearchIndexReload(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "other.jsonl"), append(first[:strings.IndexByte(string(first), '\n')+1], third[nl:]...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if c, err := lib.Refresh(filepath.Join(dir, "other.jsonl")); err != nil || c.Kind != sessions.KindReload {
+	if c, err := lib.Refresh(filepath.Join(dir, "other.jsonl")); err != nil || c.Kind != library.KindReload {
 		t.Fatalf("Refresh: %+v, %v; want a reload", c, err)
 	}
 	view("library after refresh", append(qs, srchQueries(rng, s2, r2, 10)...))

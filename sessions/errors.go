@@ -27,6 +27,9 @@ var (
 	ErrNoSpace = errors.New("no space left on the device; nothing was written")
 	// ErrNotUpgradable: the file is already in version 3 or newer.
 	ErrNotUpgradable = errors.New("the session file is not in an old format")
+	// ErrElsewhere: the library is a read-only copy of sessions that live
+	// elsewhere (SetReadOnly); the error's Detail names where.
+	ErrElsewhere = errors.New("the session is a copy: change it where it lives")
 )
 
 // Error is a failure of a library operation or a writer: what kind it is

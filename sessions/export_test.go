@@ -13,7 +13,7 @@ import (
 	"github.com/piweb/piweb/internal/sessiontest"
 )
 
-// Secrets planted in testdata/write/basic.jsonl, by where they sit.
+// Secrets planted in the fixture basic.jsonl (internal/sessiontest/testdata/write), by where they sit.
 var (
 	plainSecrets = []string{ // in user, assistant and tool-call text
 		"abcdefghijklmnopqrstuvwxyz123456",                  // Bearer token in a tool call
@@ -36,7 +36,7 @@ var (
 )
 
 func TestExport(t *testing.T) {
-	path := copyFixture(t, "basic.jsonl")
+	path := sessiontest.CopyFixture(t, "basic.jsonl")
 	s := mustLoad(t, path)
 	for _, leaf := range []string{"", "a8000008", "e2000002", "a3000003"} {
 		t.Run("at "+leaf, func(t *testing.T) {
@@ -91,7 +91,7 @@ func TestExport(t *testing.T) {
 }
 
 func TestExportRedact(t *testing.T) {
-	s := mustLoad(t, copyFixture(t, "basic.jsonl"))
+	s := mustLoad(t, sessiontest.CopyFixture(t, "basic.jsonl"))
 	plain, err := Export(s, "", Redact{})
 	if err != nil {
 		t.Fatal(err)
@@ -226,7 +226,7 @@ func TestExportRedact(t *testing.T) {
 }
 
 func TestBranchForRenderers(t *testing.T) {
-	s := mustLoad(t, copyFixture(t, "basic.jsonl"))
+	s := mustLoad(t, sessiontest.CopyFixture(t, "basic.jsonl"))
 	b, err := s.Branch("e2000002", Redact{Secrets: true})
 	if err != nil {
 		t.Fatal(err)
@@ -279,7 +279,7 @@ func mustJSON(t *testing.T, v any) []byte {
 func TestExportMatchesPi(t *testing.T) {
 	pi := oracle.AfterWrite(t)
 	for _, f := range []string{"basic.jsonl", "v2.jsonl"} {
-		path := copyFixture(t, f)
+		path := sessiontest.CopyFixture(t, f)
 		s := mustLoad(t, path)
 		for _, leaf := range []string{"", s.Entries[len(s.Entries)/2].ID} {
 			data, err := Export(s, leaf, Redact{})
@@ -311,7 +311,7 @@ func TestExportMatchesPi(t *testing.T) {
 // TestWhole: the whole-session share keeps every entry with its own
 // parent, the same tree and leaf, and redacts what it is asked to.
 func TestWhole(t *testing.T) {
-	s := mustLoad(t, copyFixture(t, "basic.jsonl"))
+	s := mustLoad(t, sessiontest.CopyFixture(t, "basic.jsonl"))
 	b, err := s.Whole(Redact{Secrets: true})
 	if err != nil {
 		t.Fatal(err)
@@ -344,7 +344,7 @@ func TestWhole(t *testing.T) {
 // aside), keeps none of them, and stops at the first failed write.
 func TestWholeTo(t *testing.T) {
 	for _, name := range []string{"basic.jsonl", "v2.jsonl", "unterminated.jsonl"} {
-		s := mustLoad(t, copyFixture(t, name))
+		s := mustLoad(t, sessiontest.CopyFixture(t, name))
 		for _, opts := range []Redact{{}, {Secrets: true}, {Secrets: true, Thinking: true, ToolOutput: true}} {
 			b, err := s.Whole(opts)
 			if err != nil {

@@ -3,7 +3,6 @@ package sessions
 import (
 	"errors"
 	"io"
-	"io/fs"
 	"sync/atomic"
 
 	"github.com/piweb/piweb/internal/js"
@@ -65,9 +64,6 @@ func ReadLine(f io.ReaderAt, e *Entry, checkID bool) ([]byte, error) {
 	}
 	return js.ToValidUTF8(line), nil
 }
-
-// notExist reports whether err says a file is gone.
-func notExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
 
 // LineEntry reads the index record of one entry line of a version version
 // file, as reading the whole file would make it (links aside): for a

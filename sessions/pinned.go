@@ -1,7 +1,6 @@
 package sessions
 
 import (
-	"fmt"
 	"io"
 	"os"
 )
@@ -100,63 +99,3 @@ func (p *Pinned) catchUp(path string) bool {
 
 // Close closes the pinned file.
 func (p *Pinned) Close() { p.File.Close() }
-
-// appendLine appends line (without its newline) to path as one write(2)
-// with O_APPEND, unless the file is no longer at (the open file the line
-// was built for) or no longer size bytes long, in which case it reports
-// false and writes nothing. A last line without its newline is repaired by
-// prefixing "\n" in the same write; the file is never truncated or
-// rewritten, and never created. The space is reserved first, so a full
-// disk fails before a byte is written (ErrNoSpace) instead of leaving a
-// piece of a line for pi to glue its next line onto.
-func appendLine(root, path string, at *os.File, size int64, line []byte) (bool, error) {
-	w, _, err := OpenIn(root, path, os.O_WRONLY|os.O_APPEND)
-	if err != nil {
-		return false, err
-	}
-	defer w.Close()
-	st, err := at.Stat()
-	if err != nil {
-		return false, err
-	}
-	wst, err := w.Stat()
-	if err != nil {
-		return false, err
-	}
-	if !os.SameFile(st, wst) || wst.Size() != size {
-		return false, nil // replaced or appended to since the line was built: read again
-	}
-	buf := make([]byte, 0, len(line)+2)
-	if size > 0 {
-		var last [1]byte
-		if _, err := at.ReadAt(last[:], size-1); err != nil {
-			return false, fmt.Errorf("%s: reading the last byte: %w", path, err)
-		}
-		if last[0] != '\n' {
-			// Another writer may be in the middle of its write: give it time to
-			// finish, and repair only a last line that stays unterminated.
-			if !settled(at, size) {
-				return false, nil
-			}
-			buf = append(buf, '\n')
-		}
-	}
-	buf = append(append(buf, line...), '\n')
-	if err := reserve(w, size, int64(len(buf))); err != nil {
-		return false, err
-	}
-	n, err := writeFile(w, buf)
-	if err != nil {
-		if noSpace(err) && n == 0 {
-			return false, &Error{Kind: ErrNoSpace, Err: err, Detail: path}
-		}
-		if n > 0 {
-			return false, fmt.Errorf("%s: only %d of %d bytes appended: %w", path, n, len(buf), err)
-		}
-		return false, fmt.Errorf("%s: appending: %w", path, err)
-	}
-	if err := w.Close(); err != nil {
-		return false, fmt.Errorf("%s: appending: %w", path, err)
-	}
-	return true, nil
-}

@@ -5,12 +5,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/piweb/piweb/internal/sessiontest"
 )
 
 // TestRedactLineAsShares: each entry's line redacted alone is the line the
 // whole-session share with secrets redacted writes for it.
 func TestRedactLineAsShares(t *testing.T) {
-	s := mustLoad(t, copyFixture(t, "basic.jsonl"))
+	s := mustLoad(t, sessiontest.CopyFixture(t, "basic.jsonl"))
 	b, err := s.Whole(Redact{Secrets: true})
 	if err != nil {
 		t.Fatal(err)

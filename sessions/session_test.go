@@ -424,36 +424,6 @@ func TestNotSession(t *testing.T) {
 	}
 }
 
-func TestLibrarySkipsNonSessions(t *testing.T) {
-	root := t.TempDir()
-	good := tWrite(t, root, "--w--/2026-01-01T00-00-00-000Z_s1.jsonl", tLines(tHeader, tUser("a1", "", 1, "hi")))
-	bad := tWrite(t, root, "--w--/other.jsonl", tLines(`{"level":"info"}`))
-	tWrite(t, root, "--w--/notes.txt", "hello")
-	tWrite(t, root, "--w--/.hidden.jsonl", tLines(tHeader))
-	tWrite(t, root, "--w--/deeper/s.jsonl", tLines(strings.Replace(tHeader, "s1", "s3", 1)))
-	top := tWrite(t, root, "top.jsonl", tLines(strings.Replace(tHeader, "s1", "s2", 1)))
-	l, err := OpenLibrary(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if l.Len() != 2 {
-		t.Errorf("Len = %d, want 2", l.Len())
-	}
-	if f, ok := l.File("s1"); !ok || f != good {
-		t.Errorf("File(s1) = %q, %v", f, ok)
-	}
-	if f, ok := l.File("s2"); !ok || f != top {
-		t.Errorf("File(s2) = %q, %v", f, ok)
-	}
-	probs := l.Problems()
-	if len(probs) != 1 || !errors.Is(probs[bad], ErrNotSession) {
-		t.Errorf("Problems = %v, want only %s", probs, bad)
-	}
-	if got := len(l.List()); got != 2 {
-		t.Errorf("List has %d sessions", got)
-	}
-}
-
 func TestDuplicateIDs(t *testing.T) {
 	s := tParse(t, tLines(tHeader,
 		tUser("a1", "", 1, "hi"),

@@ -3,7 +3,7 @@ package team
 import (
 	"context"
 
-	"github.com/piweb/piweb/sessions"
+	"github.com/piweb/piweb/library"
 	"github.com/piweb/piweb/store"
 	"github.com/piweb/piweb/usage"
 )
@@ -56,7 +56,7 @@ func (x Index) SaveMany(ctx context.Context, saves []*store.Save) error {
 // file: Mirror.Machine).
 type Usage struct {
 	Files   usage.Source
-	Lib     *sessions.Library
+	Lib     *library.Library
 	Machine func(file string) string
 }
 

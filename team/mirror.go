@@ -1,7 +1,7 @@
 // Package team is the team server's side of piweb push: a mirror, in a
 // folder of the server's own, of the session files every machine pushed
 // to the store, kept current as pushes arrive (PostgreSQL's LISTEN/NOTIFY),
-// for a sessions.Library to read as it reads a local root.
+// for a library.Library to read as it reads a local root.
 //
 // The mirror's layout is pi's: a folder per project, the session files in
 // it, each named for the machine it came from and its own name

@@ -294,5 +294,5 @@ func TestMirrorLive(t *testing.T) {
 	}
 }
 
-// Dir returns the mirror's folder: the root for a sessions.Library.
+// Dir returns the mirror's folder: the root for a library.Library.
 func (m *Mirror) Dir() string { return m.dir }

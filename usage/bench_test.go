@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/piweb/piweb/internal/sessiontest"
-	"github.com/piweb/piweb/sessions"
+	"github.com/piweb/piweb/library"
 )
 
 // benchDir holds the benchmarks' generated root, removed after the run.
@@ -25,7 +25,7 @@ func TestMain(m *testing.M) {
 
 // benchLib is a generated root of $PIWEB_USAGE_BENCH_BYTES (default 64 MiB)
 // of sessions, read into a library once per run.
-var benchLib = sync.OnceValues(func() (*sessions.Library, error) {
+var benchLib = sync.OnceValues(func() (*library.Library, error) {
 	size := int64(64 << 20)
 	if v, err := strconv.ParseInt(os.Getenv("PIWEB_USAGE_BENCH_BYTES"), 10, 64); err == nil && v > 0 {
 		size = v
@@ -38,7 +38,7 @@ var benchLib = sync.OnceValues(func() (*sessions.Library, error) {
 	if _, _, err := sessiontest.Tree(dir, size); err != nil {
 		return nil, err
 	}
-	return sessions.OpenLibrary(dir)
+	return library.OpenLibrary(dir)
 })
 
 func benchSource(b *testing.B) (*Files, []Row) {

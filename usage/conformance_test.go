@@ -13,6 +13,7 @@ import (
 
 	"github.com/piweb/piweb/internal/oracle"
 	"github.com/piweb/piweb/ledger"
+	"github.com/piweb/piweb/library"
 	"github.com/piweb/piweb/sessions"
 )
 
@@ -78,7 +79,7 @@ func TestAgreesWithPi(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			g := generate(t, extras)
-			lib, err := sessions.OpenLibrary(g.Root)
+			lib, err := library.OpenLibrary(g.Root)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -211,7 +212,7 @@ type ccEntry struct {
 func TestAgreesWithCCUsage(t *testing.T) {
 	cc := oracle.CCUsage(t)
 	g := generate(t, false)
-	lib, err := sessions.OpenLibrary(g.Root)
+	lib, err := library.OpenLibrary(g.Root)
 	if err != nil {
 		t.Fatal(err)
 	}

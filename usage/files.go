@@ -12,7 +12,7 @@ import (
 	"github.com/piweb/piweb/sessions"
 )
 
-// Library is what Files reads: the sessions of a root (sessions.Library).
+// Library is what Files reads: the sessions of a root (library.Library).
 type Library interface {
 	List() []sessions.Meta
 	View(key string, fn func(*sessions.Session) error) error

@@ -7,7 +7,7 @@
 // The contract with the stores that feed it:
 //
 //   - A Source hands over Rows for a Filter. Files reads the session files
-//     of a library (sessions.Library) directly; the index store hands over
+//     of a library (library.Library) directly; the index store hands over
 //     the rows it keeps aggregated (usage/storesource). Both give the same
 //     rows, costs added in the same order.
 //   - A Row's Start is the start of a 15-minute bucket in UTC. Every time

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/piweb/piweb/internal/sessiontest"
-	"github.com/piweb/piweb/sessions"
+	"github.com/piweb/piweb/library"
 )
 
 // fixture returns the rows of testdata/root: a session, a fork of it made
@@ -20,7 +20,7 @@ import (
 // compaction's usage, and a fork whose source is gone.
 func fixture(t testing.TB) (*Files, []Row) {
 	t.Helper()
-	lib, err := sessions.OpenLibrary("testdata/root")
+	lib, err := library.OpenLibrary("testdata/root")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestFilesLineageByPath(t *testing.T) {
 		sessiontest.User("u2", "a1", 3, "more"), sessiontest.Asst("a2", "u2", 4, "two"))), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	lib, err := sessions.OpenLibrary(filepath.Dir(dir))
+	lib, err := library.OpenLibrary(filepath.Dir(dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +210,7 @@ func TestFilesLineageLoop(t *testing.T) {
 	body := []string{sessiontest.User("u1", "", 1, "hi"), sessiontest.Asst("a1", "u1", 2, "one")}
 	os.WriteFile(a, []byte(sessiontest.Lines(append([]string{head("s1", b)}, body...)...)), 0o644)
 	os.WriteFile(b, []byte(sessiontest.Lines(append([]string{head("s2", a)}, body...)...)), 0o644)
-	lib, err := sessions.OpenLibrary(filepath.Dir(dir))
+	lib, err := library.OpenLibrary(filepath.Dir(dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +251,7 @@ func TestFilesFollowsAppends(t *testing.T) {
 		return strings.Replace(sessiontest.Asst(id, parent, sec, id), `"stopReason":"stop"`, `"stopReason":"`+reason+`"`, 1)
 	}
 	os.WriteFile(file, []byte(sessiontest.Lines(sessiontest.Header, sessiontest.User("u1", "", 1, "hi"), stop("a1", "u1", 2, "error"))), 0o644)
-	lib, err := sessions.OpenLibrary(filepath.Dir(dir))
+	lib, err := library.OpenLibrary(filepath.Dir(dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +309,7 @@ func TestFilesConcurrent(t *testing.T) {
 	}
 	file := filepath.Join(dir, "2026-01-01T00-00-00-000Z_s1.jsonl")
 	os.WriteFile(file, []byte(sessiontest.Lines(sessiontest.Header, sessiontest.User("u0", "", 1, "hi"))), 0o644)
-	lib, err := sessions.OpenLibrary(filepath.Dir(dir))
+	lib, err := library.OpenLibrary(filepath.Dir(dir))
 	if err != nil {
 		t.Fatal(err)
 	}

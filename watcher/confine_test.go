@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/piweb/piweb/sessions"
+	"github.com/piweb/piweb/library"
 )
 
 // Folders and files that lead out of the sessions root, made while the
@@ -38,7 +38,7 @@ func TestLinksOutOfTheRoot(t *testing.T) {
 	// A sentinel session made after them, then a few rescans.
 	q := project(root, "--ok--", "q")
 	writeFile(t, q, header("Q")+"\n"+chain("q1"))
-	h.collect("the sentinel session", func(evs []sessions.Change) bool {
+	h.collect("the sentinel session", func(evs []library.Change) bool {
 		return len(evs) > 0 && evs[len(evs)-1].Key == "Q"
 	})
 	time.Sleep(300 * time.Millisecond)
@@ -62,8 +62,8 @@ func TestLinksOutOfTheRoot(t *testing.T) {
 	if err := os.Symlink(filepath.Join(out, "--evil--"), filepath.Dir(p)); err != nil {
 		t.Fatal(err)
 	}
-	evs := h.collect("S removed", func(evs []sessions.Change) bool {
-		return len(evs) > 0 && evs[len(evs)-1].Key == "S" && evs[len(evs)-1].Kind == sessions.KindRemove
+	evs := h.collect("S removed", func(evs []library.Change) bool {
+		return len(evs) > 0 && evs[len(evs)-1].Key == "S" && evs[len(evs)-1].Kind == library.KindRemove
 	})
 	for _, e := range evs {
 		if slicesContains(e.NewIDs, "secret") || e.Leaf == "secret" {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/piweb/piweb/library"
 	"github.com/piweb/piweb/sessions"
 )
 
@@ -76,7 +77,7 @@ func TestStressAppends(t *testing.T) {
 	}()
 
 	last := ids[len(ids)-1]
-	evs := h.collect("events up to the last entry", func(evs []sessions.Change) bool {
+	evs := h.collect("events up to the last entry", func(evs []library.Change) bool {
 		return len(evs) > 0 && evs[len(evs)-1].Leaf == last
 	})
 	select {
@@ -93,12 +94,12 @@ func TestStressAppends(t *testing.T) {
 	reloads := 0
 	for _, e := range evs {
 		switch e.Kind {
-		case sessions.KindAppend:
+		case library.KindAppend:
 			if len(got) > 0 && e.OldLeaf != got[len(got)-1] {
 				t.Errorf("append %s: OldLeaf %q; want the previous leaf %q", show1(e), e.OldLeaf, got[len(got)-1])
 			}
 			got = append(got, e.NewIDs...)
-		case sessions.KindReload:
+		case library.KindReload:
 			// Only a read torn exactly before a newline does this (see TestPartialLine);
 			// the client re-reads, so the ids before it need not be checked.
 			reloads++

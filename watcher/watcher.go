@@ -1,4 +1,4 @@
-// Package watcher keeps a sessions.Library in step with the session files
+// Package watcher keeps a library.Library in step with the session files
 // on disk and tells subscribers what changed, one Event per change.
 //
 // It watches directories, never files (editors and atomic saves replace
@@ -12,7 +12,7 @@
 // package only decides when to call it. Subscribe is the library's feed;
 // Run ends its subscriptions when it returns. Files that are not sessions
 // are logged, not published; problems watching the tree are published as
-// sessions.KindError changes. Only files under the root are managed:
+// library.KindError changes. Only files under the root are managed:
 // sessions put in the library with Library.Add from elsewhere are left alone.
 package watcher
 
@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/piweb/piweb/library"
 	"github.com/piweb/piweb/sessions"
 )
 
@@ -52,7 +53,7 @@ const (
 
 // Watcher keeps a Library in step with the session files under its root and fans out Events.
 type Watcher struct {
-	lib      *sessions.Library
+	lib      *library.Library
 	root     string
 	debounce time.Duration
 	maxWait  time.Duration
@@ -87,7 +88,7 @@ type pending struct {
 }
 
 // New returns a Watcher for lib's root; call Run to start it.
-func New(lib *sessions.Library, opt Options) (*Watcher, error) {
+func New(lib *library.Library, opt Options) (*Watcher, error) {
 	if lib == nil {
 		return nil, errors.New("watcher: nil library")
 	}
@@ -270,7 +271,7 @@ func (w *Watcher) fsError(err error) {
 // fail logs err and publishes it as an error event.
 func (w *Watcher) fail(file string, err error) {
 	w.log.Error("watcher", "err", err, "file", file)
-	w.lib.Publish(sessions.Change{Kind: sessions.KindError, File: file, Error: err.Error()})
+	w.lib.Publish(library.Change{Kind: library.KindError, File: file, Error: err.Error()})
 }
 
 // explain wraps err from fsnotify with what to do about inotify limits.

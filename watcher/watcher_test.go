@@ -18,6 +18,7 @@ import (
 	"log/slog"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/piweb/piweb/library"
 	"github.com/piweb/piweb/sessions"
 )
 
@@ -90,11 +91,11 @@ func (l logWriter) Write(p []byte) (int, error) {
 type harness struct {
 	t         *testing.T
 	root      string
-	lib       *sessions.Library
+	lib       *library.Library
 	w         *Watcher
-	events    <-chan sessions.Change
-	seen      []sessions.Change // every event received, for failure messages
-	refreshed chan string       // paths the worker re-read
+	events    <-chan library.Change
+	seen      []library.Change // every event received, for failure messages
+	refreshed chan string      // paths the worker re-read
 	done      chan error
 }
 
@@ -102,14 +103,14 @@ type harness struct {
 // ends; it returns once the watcher's first scan is done.
 func start(t *testing.T, root string, opt Options, tweak func(*Watcher)) *harness {
 	t.Helper()
-	lib, err := sessions.OpenLibrary(root)
+	lib, err := library.OpenLibrary(root)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return startLib(t, lib, opt, tweak)
 }
 
-func startLib(t *testing.T, lib *sessions.Library, opt Options, tweak func(*Watcher)) *harness {
+func startLib(t *testing.T, lib *library.Library, opt Options, tweak func(*Watcher)) *harness {
 	t.Helper()
 	if opt.Logger == nil {
 		opt.Logger = slog.New(slog.NewTextHandler(logWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -153,7 +154,7 @@ func startLib(t *testing.T, lib *sessions.Library, opt Options, tweak func(*Watc
 }
 
 // next returns the next event; what says what the test is waiting for.
-func (h *harness) next(what string) sessions.Change {
+func (h *harness) next(what string) library.Change {
 	h.t.Helper()
 	select {
 	case e, ok := <-h.events:
@@ -166,11 +167,11 @@ func (h *harness) next(what string) sessions.Change {
 	case <-time.After(wait):
 		h.t.Fatalf("waiting for %s: no event within %v; events so far: %s", what, wait, show(h.seen))
 	}
-	return sessions.Change{}
+	return library.Change{}
 }
 
 // expect reads the next event and checks it equals want.
-func (h *harness) expect(what string, want sessions.Change) sessions.Change {
+func (h *harness) expect(what string, want library.Change) library.Change {
 	h.t.Helper()
 	got := h.next(what)
 	if !reflect.DeepEqual(got, want) {
@@ -180,9 +181,9 @@ func (h *harness) expect(what string, want sessions.Change) sessions.Change {
 }
 
 // collect reads events until done reports true for those read by this call.
-func (h *harness) collect(what string, done func([]sessions.Change) bool) []sessions.Change {
+func (h *harness) collect(what string, done func([]library.Change) bool) []library.Change {
 	h.t.Helper()
-	var evs []sessions.Change
+	var evs []library.Change
 	for !done(evs) {
 		evs = append(evs, h.next(what))
 	}
@@ -220,9 +221,9 @@ func (h *harness) ids(id string) []string {
 	return out
 }
 
-func show1(e sessions.Change) string { return fmt.Sprintf("%+v", e) }
+func show1(e library.Change) string { return fmt.Sprintf("%+v", e) }
 
-func show(evs []sessions.Change) string {
+func show(evs []library.Change) string {
 	if len(evs) == 0 {
 		return "(none)"
 	}
@@ -242,7 +243,7 @@ func TestAppendOneByOne(t *testing.T) {
 	for i := 2; i <= 6; i++ {
 		id := fmt.Sprintf("e%d", i)
 		appendFile(t, p, entry(id, prev)+"\n")
-		h.expect("append of "+id, sessions.Change{Key: "S", File: p, Kind: sessions.KindAppend, NewIDs: []string{id}, Leaf: id, OldLeaf: prev})
+		h.expect("append of "+id, library.Change{Key: "S", File: p, Kind: library.KindAppend, NewIDs: []string{id}, Leaf: id, OldLeaf: prev})
 		prev = id
 	}
 	if got, want := h.ids("S"), []string{"e1", "e2", "e3", "e4", "e5", "e6"}; !slices.Equal(got, want) {
@@ -275,10 +276,10 @@ func TestAppendBurst(t *testing.T) {
 	}
 	appendFile(t, p, one.String())
 
-	evs := h.collect("appends of the burst", func(evs []sessions.Change) bool {
+	evs := h.collect("appends of the burst", func(evs []library.Change) bool {
 		n := 0
 		for _, e := range evs {
-			if e.Kind != sessions.KindAppend {
+			if e.Kind != library.KindAppend {
 				return true
 			}
 			n += len(e.NewIDs)
@@ -287,7 +288,7 @@ func TestAppendBurst(t *testing.T) {
 	})
 	var got []string
 	for _, e := range evs {
-		if e.Kind != sessions.KindAppend || e.Key != "S" || e.File != p {
+		if e.Kind != library.KindAppend || e.Key != "S" || e.File != p {
 			t.Fatalf("event %s; want only appends to S: %s", show1(e), show(evs))
 		}
 		got = append(got, e.NewIDs...)
@@ -302,7 +303,7 @@ func TestAppendBurst(t *testing.T) {
 
 	// Nothing else is pending for the file: the next event is the next append.
 	appendFile(t, p, entry("marker", prev)+"\n")
-	h.expect("the marker append", sessions.Change{Key: "S", File: p, Kind: sessions.KindAppend, NewIDs: []string{"marker"}, Leaf: "marker", OldLeaf: prev})
+	h.expect("the marker append", library.Change{Key: "S", File: p, Kind: library.KindAppend, NewIDs: []string{"marker"}, Leaf: "marker", OldLeaf: prev})
 }
 
 // sessions parses a final unterminated line when it is valid JSON (pi does
@@ -319,16 +320,16 @@ func TestPartialLine(t *testing.T) {
 	h.waitRefreshed(p) // half a line is not an entry: no event (checked by the next expect)
 
 	appendFile(t, p, line[len(line)/2:])
-	h.expect("the completed but unterminated line", sessions.Change{Key: "S", File: p, Kind: sessions.KindAppend, NewIDs: []string{"e2"}, Leaf: "e2", OldLeaf: "e1"})
+	h.expect("the completed but unterminated line", library.Change{Key: "S", File: p, Kind: library.KindAppend, NewIDs: []string{"e2"}, Leaf: "e2", OldLeaf: "e1"})
 
 	appendFile(t, p, "\n")
-	h.expect("the newline", sessions.Change{Key: "S", File: p, Kind: sessions.KindReload, Leaf: "e2", OldLeaf: "e2"})
+	h.expect("the newline", library.Change{Key: "S", File: p, Kind: library.KindReload, Leaf: "e2", OldLeaf: "e2"})
 	if got := h.ids("S"); !slices.Equal(got, []string{"e1", "e2"}) {
 		t.Errorf("library ids %v; want [e1 e2]", got)
 	}
 
 	appendFile(t, p, entry("e3", "e2")+"\n")
-	h.expect("the next append", sessions.Change{Key: "S", File: p, Kind: sessions.KindAppend, NewIDs: []string{"e3"}, Leaf: "e3", OldLeaf: "e2"})
+	h.expect("the next append", library.Change{Key: "S", File: p, Kind: library.KindAppend, NewIDs: []string{"e3"}, Leaf: "e3", OldLeaf: "e2"})
 }
 
 func TestRewriteAndTruncate(t *testing.T) {
@@ -341,7 +342,7 @@ func TestRewriteAndTruncate(t *testing.T) {
 	if err := os.WriteFile(p, []byte(header("S")+"\n"+chain("e1", "x2")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	h.expect("reload after a rewrite", sessions.Change{Key: "S", File: p, Kind: sessions.KindReload, Leaf: "x2", OldLeaf: "e3"})
+	h.expect("reload after a rewrite", library.Change{Key: "S", File: p, Kind: library.KindReload, Leaf: "x2", OldLeaf: "e3"})
 	if got := h.ids("S"); !slices.Equal(got, []string{"e1", "x2"}) {
 		t.Errorf("library ids after the rewrite %v; want [e1 x2]", got)
 	}
@@ -356,7 +357,7 @@ func TestRewriteAndTruncate(t *testing.T) {
 	if err := os.Truncate(p, int64(first)); err != nil {
 		t.Fatal(err)
 	}
-	h.expect("reload after a truncation", sessions.Change{Key: "S", File: p, Kind: sessions.KindReload, Leaf: "e1", OldLeaf: "x2"})
+	h.expect("reload after a truncation", library.Change{Key: "S", File: p, Kind: library.KindReload, Leaf: "e1", OldLeaf: "x2"})
 	if got := h.ids("S"); !slices.Equal(got, []string{"e1"}) {
 		t.Errorf("library ids after the truncation %v; want [e1]", got)
 	}
@@ -375,7 +376,7 @@ func TestRenameOver(t *testing.T) {
 	if err := os.Rename(tmp, a); err != nil {
 		t.Fatal(err)
 	}
-	h.expect("reload after an atomic save", sessions.Change{Key: "SA", File: a, Kind: sessions.KindReload, Leaf: "n2", OldLeaf: "a2"})
+	h.expect("reload after an atomic save", library.Change{Key: "SA", File: a, Kind: library.KindReload, Leaf: "n2", OldLeaf: "a2"})
 
 	// Another session renamed over it: SA leaves, SB now lives in a.
 	if err := os.Rename(b, a); err != nil {
@@ -384,14 +385,14 @@ func TestRenameOver(t *testing.T) {
 	// SA is removed, and SB comes alive in a: a reload of key SB in its new
 	// file (b is gone from disk, so a takes the session over at once), or, if
 	// b was read first, its removal and then SB new in a.
-	evs := h.collect("events of the rename", func(evs []sessions.Change) bool {
+	evs := h.collect("events of the rename", func(evs []library.Change) bool {
 		removedA, sbAtA := false, false
 		for _, e := range evs {
 			switch {
-			case e.Key == "SA" && e.Kind == sessions.KindRemove && e.File == a:
+			case e.Key == "SA" && e.Kind == library.KindRemove && e.File == a:
 				removedA = true
 			case e.Key == "SB":
-				sbAtA = e.File == a && (e.Kind == sessions.KindNew || e.Kind == sessions.KindReload)
+				sbAtA = e.File == a && (e.Kind == library.KindNew || e.Kind == library.KindReload)
 			}
 		}
 		return removedA && sbAtA
@@ -400,13 +401,13 @@ func TestRenameOver(t *testing.T) {
 		t.Errorf("got %d events for the rename; want at most 3: %s", len(evs), show(evs))
 	}
 	t.Logf("rename over another session: %s", show(evs))
-	var last sessions.Change
+	var last library.Change
 	for _, e := range evs {
 		if e.Key == "SB" {
 			last = e
 		}
 	}
-	if last.Kind == sessions.KindRemove || last.File != a || last.Leaf != "b3" {
+	if last.Kind == library.KindRemove || last.File != a || last.Leaf != "b3" {
 		t.Errorf("the last event for SB is %s; want it alive in %s with leaf b3", show1(last), a)
 	}
 	if f, ok := h.lib.File("SB"); !ok || f != a {
@@ -420,7 +421,7 @@ func TestRenameOver(t *testing.T) {
 	}
 	// The path keeps working under its new session.
 	appendFile(t, a, entry("b4", "b3")+"\n")
-	h.expect("append to the renamed file", sessions.Change{Key: "SB", File: a, Kind: sessions.KindAppend, NewIDs: []string{"b4"}, Leaf: "b4", OldLeaf: "b3"})
+	h.expect("append to the renamed file", library.Change{Key: "SB", File: a, Kind: library.KindAppend, NewIDs: []string{"b4"}, Leaf: "b4", OldLeaf: "b3"})
 }
 
 func TestRemoveAndMoves(t *testing.T) {
@@ -433,7 +434,7 @@ func TestRemoveAndMoves(t *testing.T) {
 	if err := os.Remove(a); err != nil {
 		t.Fatal(err)
 	}
-	h.expect("remove after delete", sessions.Change{Key: "SA", File: a, Kind: sessions.KindRemove, OldLeaf: "a1"})
+	h.expect("remove after delete", library.Change{Key: "SA", File: a, Kind: library.KindRemove, OldLeaf: "a1"})
 	if h.lib.Len() != 1 {
 		t.Errorf("library holds %d sessions; want 1", h.lib.Len())
 	}
@@ -442,7 +443,7 @@ func TestRemoveAndMoves(t *testing.T) {
 	if err := os.Rename(b, away); err != nil {
 		t.Fatal(err)
 	}
-	h.expect("remove after a move out of the tree", sessions.Change{Key: "SB", File: b, Kind: sessions.KindRemove, OldLeaf: "b2"})
+	h.expect("remove after a move out of the tree", library.Change{Key: "SB", File: b, Kind: library.KindRemove, OldLeaf: "b2"})
 
 	back := project(root, "--other--", "b")
 	if err := os.MkdirAll(filepath.Dir(back), 0o755); err != nil {
@@ -451,7 +452,7 @@ func TestRemoveAndMoves(t *testing.T) {
 	if err := os.Rename(away, back); err != nil {
 		t.Fatal(err)
 	}
-	h.expect("new after a move into the tree", sessions.Change{Key: "SB", File: back, Kind: sessions.KindNew, Leaf: "b2"})
+	h.expect("new after a move into the tree", library.Change{Key: "SB", File: back, Kind: library.KindNew, Leaf: "b2"})
 
 	// A rename inside a folder: the session lives on in the new file.
 	moved := project(root, "--other--", "b2")
@@ -461,7 +462,7 @@ func TestRemoveAndMoves(t *testing.T) {
 	// Usually one event, a reload of SB in the new file (its old file is gone
 	// from disk when the new name is read); if the old name is read first, a
 	// remove then a new one.
-	evs := h.collect("events of a rename inside the tree", func(evs []sessions.Change) bool {
+	evs := h.collect("events of a rename inside the tree", func(evs []library.Change) bool {
 		return len(evs) > 0 && evs[len(evs)-1].Key == "SB" && evs[len(evs)-1].File == moved
 	})
 	if len(evs) > 2 {
@@ -469,7 +470,7 @@ func TestRemoveAndMoves(t *testing.T) {
 	}
 	t.Logf("rename inside the tree: %s", show(evs))
 	last := evs[len(evs)-1]
-	if last.Key != "SB" || last.File != moved || last.Kind == sessions.KindRemove || last.Leaf != "b2" {
+	if last.Key != "SB" || last.File != moved || last.Kind == library.KindRemove || last.Leaf != "b2" {
 		t.Errorf("events of a rename inside the tree: %s; want SB to end alive in %s", show(evs), moved)
 	}
 	if f, _ := h.lib.File("SB"); f != moved {
@@ -484,16 +485,16 @@ func TestNewProjectFolder(t *testing.T) {
 	// The file is written right after the folder, likely before the watch lands.
 	p := project(root, "--new--", "s")
 	writeFile(t, p, header("S")+"\n"+chain("e1", "e2"))
-	h.expect("new session in a new folder", sessions.Change{Key: "S", File: p, Kind: sessions.KindNew, Leaf: "e2"})
+	h.expect("new session in a new folder", library.Change{Key: "S", File: p, Kind: library.KindNew, Leaf: "e2"})
 
 	// The folder is watched now.
 	appendFile(t, p, entry("e3", "e2")+"\n")
-	h.expect("append in the new folder", sessions.Change{Key: "S", File: p, Kind: sessions.KindAppend, NewIDs: []string{"e3"}, Leaf: "e3", OldLeaf: "e2"})
+	h.expect("append in the new folder", library.Change{Key: "S", File: p, Kind: library.KindAppend, NewIDs: []string{"e3"}, Leaf: "e3", OldLeaf: "e2"})
 
 	// A session file directly in the root is a session too (SessionFiles lists it).
 	top := filepath.Join(root, "top.jsonl")
 	writeFile(t, top, header("T")+"\n"+chain("t1"))
-	h.expect("new session in the root", sessions.Change{Key: "T", File: top, Kind: sessions.KindNew, Leaf: "t1"})
+	h.expect("new session in the root", library.Change{Key: "T", File: top, Kind: library.KindNew, Leaf: "t1"})
 }
 
 func TestNonSessionFiles(t *testing.T) {
@@ -515,16 +516,16 @@ func TestNonSessionFiles(t *testing.T) {
 	}
 	// Nothing was published for either: the next event is the append.
 	appendFile(t, p, entry("e2", "e1")+"\n")
-	h.expect("append after the non-session files", sessions.Change{Key: "S", File: p, Kind: sessions.KindAppend, NewIDs: []string{"e2"}, Leaf: "e2", OldLeaf: "e1"})
+	h.expect("append after the non-session files", library.Change{Key: "S", File: p, Kind: library.KindAppend, NewIDs: []string{"e2"}, Leaf: "e2", OldLeaf: "e1"})
 
 	// A session rewritten into something else leaves the library, with why.
 	writeFile(t, p, "garbage\n")
 	e := h.next("remove of a session that is no longer one")
-	if e.Kind != sessions.KindRemove || e.Key != "S" || e.File != p || !strings.Contains(e.Error, "not a pi session") {
+	if e.Kind != library.KindRemove || e.Key != "S" || e.File != p || !strings.Contains(e.Error, "not a pi session") {
 		t.Errorf("got %s; want a remove of S saying it is not a session", show1(e))
 	}
 	writeFile(t, p, header("S")+"\n"+chain("e1"))
-	h.expect("new once it is a session again", sessions.Change{Key: "S", File: p, Kind: sessions.KindNew, Leaf: "e1"})
+	h.expect("new once it is a session again", library.Change{Key: "S", File: p, Kind: library.KindNew, Leaf: "e1"})
 }
 
 // Changes made between loading the library and the watch landing are reported by the first scan.
@@ -533,7 +534,7 @@ func TestFirstScanCatchesUp(t *testing.T) {
 	a, b := project(root, "--w--", "a"), project(root, "--w--", "b")
 	writeFile(t, a, header("SA")+"\n"+chain("a1"))
 	writeFile(t, b, header("SB")+"\n"+chain("b1")+entry("b2", "b1")) // unterminated last line
-	lib, err := sessions.OpenLibrary(root)
+	lib, err := library.OpenLibrary(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -541,18 +542,18 @@ func TestFirstScanCatchesUp(t *testing.T) {
 	c := project(root, "--v--", "c")
 	writeFile(t, c, header("SC")+"\n"+chain("c1"))
 	h := startLib(t, lib, Options{}, nil)
-	evs := h.collect("events of the first scan", func(evs []sessions.Change) bool { return len(evs) == 2 })
-	slices.SortFunc(evs, func(x, y sessions.Change) int { return strings.Compare(x.Key, y.Key) })
-	want := []sessions.Change{
-		{Key: "SA", File: a, Kind: sessions.KindAppend, NewIDs: []string{"a2"}, Leaf: "a2", OldLeaf: "a1"},
-		{Key: "SC", File: c, Kind: sessions.KindNew, Leaf: "c1"},
+	evs := h.collect("events of the first scan", func(evs []library.Change) bool { return len(evs) == 2 })
+	slices.SortFunc(evs, func(x, y library.Change) int { return strings.Compare(x.Key, y.Key) })
+	want := []library.Change{
+		{Key: "SA", File: a, Kind: library.KindAppend, NewIDs: []string{"a2"}, Leaf: "a2", OldLeaf: "a1"},
+		{Key: "SC", File: c, Kind: library.KindNew, Leaf: "c1"},
 	}
 	if !reflect.DeepEqual(evs, want) {
 		t.Fatalf("first scan events: %s\nwant: %s", show(evs), show(want))
 	}
 	// b was unchanged: nothing for it. The next event is for a later change.
 	appendFile(t, a, entry("a3", "a2")+"\n")
-	h.expect("append after the first scan", sessions.Change{Key: "SA", File: a, Kind: sessions.KindAppend, NewIDs: []string{"a3"}, Leaf: "a3", OldLeaf: "a2"})
+	h.expect("append after the first scan", library.Change{Key: "SA", File: a, Kind: library.KindAppend, NewIDs: []string{"a3"}, Leaf: "a3", OldLeaf: "a2"})
 }
 
 // Without notifications (a network filesystem), the rescan finds every change.
@@ -563,14 +564,14 @@ func TestRescanOnly(t *testing.T) {
 	h := start(t, root, Options{Rescan: 20 * time.Millisecond}, func(w *Watcher) { w.noWatch = true })
 
 	appendFile(t, p, entry("e2", "e1")+"\n")
-	h.expect("append found by the rescan", sessions.Change{Key: "S", File: p, Kind: sessions.KindAppend, NewIDs: []string{"e2"}, Leaf: "e2", OldLeaf: "e1"})
+	h.expect("append found by the rescan", library.Change{Key: "S", File: p, Kind: library.KindAppend, NewIDs: []string{"e2"}, Leaf: "e2", OldLeaf: "e1"})
 	q := project(root, "--new--", "q")
 	writeFile(t, q, header("Q")+"\n"+chain("q1"))
-	h.expect("new found by the rescan", sessions.Change{Key: "Q", File: q, Kind: sessions.KindNew, Leaf: "q1"})
+	h.expect("new found by the rescan", library.Change{Key: "Q", File: q, Kind: library.KindNew, Leaf: "q1"})
 	if err := os.Remove(p); err != nil {
 		t.Fatal(err)
 	}
-	h.expect("remove found by the rescan", sessions.Change{Key: "S", File: p, Kind: sessions.KindRemove, OldLeaf: "e2"})
+	h.expect("remove found by the rescan", library.Change{Key: "S", File: p, Kind: library.KindRemove, OldLeaf: "e2"})
 }
 
 // A project folder moved out of the tree takes its sessions with it, silently for fsnotify.
@@ -584,13 +585,13 @@ func TestProjectFolderMovedOut(t *testing.T) {
 	if err := os.Rename(filepath.Dir(p), away); err != nil {
 		t.Fatal(err)
 	}
-	h.expect("remove after the folder left", sessions.Change{Key: "S", File: p, Kind: sessions.KindRemove, OldLeaf: "e1"})
+	h.expect("remove after the folder left", library.Change{Key: "S", File: p, Kind: library.KindRemove, OldLeaf: "e1"})
 	if err := os.Rename(away, filepath.Dir(p)); err != nil {
 		t.Fatal(err)
 	}
-	h.expect("new after the folder came back", sessions.Change{Key: "S", File: p, Kind: sessions.KindNew, Leaf: "e1"})
+	h.expect("new after the folder came back", library.Change{Key: "S", File: p, Kind: library.KindNew, Leaf: "e1"})
 	appendFile(t, p, entry("e2", "e1")+"\n")
-	h.expect("append in the returned folder", sessions.Change{Key: "S", File: p, Kind: sessions.KindAppend, NewIDs: []string{"e2"}, Leaf: "e2", OldLeaf: "e1"})
+	h.expect("append in the returned folder", library.Change{Key: "S", File: p, Kind: library.KindAppend, NewIDs: []string{"e2"}, Leaf: "e2", OldLeaf: "e1"})
 }
 
 func TestNoGoroutineLeak(t *testing.T) {
@@ -598,7 +599,7 @@ func TestNoGoroutineLeak(t *testing.T) {
 	root := t.TempDir()
 	p := project(root, "--w--", "s")
 	writeFile(t, p, header("S")+"\n"+chain("e1"))
-	lib, err := sessions.OpenLibrary(root)
+	lib, err := library.OpenLibrary(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -614,7 +615,7 @@ func TestNoGoroutineLeak(t *testing.T) {
 	appendFile(t, p, entry("e2", "e1")+"\n")
 	select {
 	case e := <-a:
-		if e.Kind != sessions.KindAppend {
+		if e.Kind != library.KindAppend {
 			t.Fatalf("got %s; want an append", show1(e))
 		}
 	case <-time.After(wait):
@@ -631,7 +632,7 @@ func TestNoGoroutineLeak(t *testing.T) {
 	case <-time.After(wait):
 		t.Fatal("Run did not return after cancel")
 	}
-	for _, ch := range []<-chan sessions.Change{a, b} {
+	for _, ch := range []<-chan library.Change{a, b} {
 		timeout := time.After(wait)
 	drain:
 		for {
@@ -650,7 +651,7 @@ func TestNoGoroutineLeak(t *testing.T) {
 			t.Error("Subscribe after Run returned gave an open channel")
 		}
 	}
-	lib.Publish(sessions.Change{Kind: sessions.KindNew, Key: "late"}) // must not block or panic
+	lib.Publish(library.Change{Kind: library.KindNew, Key: "late"}) // must not block or panic
 	deadline := time.Now().Add(wait)
 	for runtime.NumGoroutine() > before {
 		if time.Now().After(deadline) {
@@ -687,10 +688,10 @@ func TestErrors(t *testing.T) {
 	appendFile(t, p, entry("e2", "e1")+"\n")
 	h.w.fsError(fsnotify.ErrEventOverflow)
 	e := h.next("the overflow error")
-	if e.Kind != sessions.KindError || !strings.Contains(e.Error, "rescanning") || !strings.Contains(e.Error, "max_queued_events") {
+	if e.Kind != library.KindError || !strings.Contains(e.Error, "rescanning") || !strings.Contains(e.Error, "max_queued_events") {
 		t.Errorf("got %s; want an error event saying it rescans and what to raise", show1(e))
 	}
-	h.expect("append found by the rescan", sessions.Change{Key: "S", File: p, Kind: sessions.KindAppend, NewIDs: []string{"e2"}, Leaf: "e2", OldLeaf: "e1"})
+	h.expect("append found by the rescan", library.Change{Key: "S", File: p, Kind: library.KindAppend, NewIDs: []string{"e2"}, Leaf: "e2", OldLeaf: "e1"})
 }
 
 // leafID returns the id of the entry pi resumes from, or "".
@@ -710,11 +711,11 @@ func TestFirstWriteAtOnce(t *testing.T) {
 	writeFile(t, p, header("S")+"\n"+chain("e1"))
 	h := start(t, root, Options{Debounce: time.Hour}, nil)
 	appendFile(t, p, entry("e2", "e1")+"\n")
-	h.expect("the first append, read at once", sessions.Change{Key: "S", File: p, Kind: sessions.KindAppend, NewIDs: []string{"e2"}, Leaf: "e2", OldLeaf: "e1"})
+	h.expect("the first append, read at once", library.Change{Key: "S", File: p, Kind: library.KindAppend, NewIDs: []string{"e2"}, Leaf: "e2", OldLeaf: "e1"})
 }
 
 // Subscribe returns the library's later changes and a cancel func; a
 // lagging subscriber never blocks anyone.
-func (w *Watcher) Subscribe() (<-chan sessions.Change, func()) {
+func (w *Watcher) Subscribe() (<-chan library.Change, func()) {
 	return w.lib.Subscribe()
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/views"
+	"github.com/piweb/piweb/writer"
 )
 
 // fork writes the path to entry ref as a new session file beside session key's.
@@ -168,7 +169,7 @@ func (s *Server) actRewind(c echo.Context) error {
 	if undo {
 		f = form{ref: cmp.Or(c.FormValue("panel"), ref), outcome: views.Outcome{Action: "Undo rewind"}, about: ref}
 	}
-	nid, err := s.lib.Rewind(key, ref, summary, sessions.Guard{Leaf: prev})
+	nid, err := s.lib.Rewind(key, ref, summary, writer.Guard{Leaf: prev})
 	if err := s.settle(c, &f, err); err != nil {
 		return err
 	}

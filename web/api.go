@@ -20,6 +20,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/piweb/piweb/inspect"
 	"github.com/piweb/piweb/sessions"
+	"github.com/piweb/piweb/writer"
 )
 
 // maxBody bounds a JSON request body.
@@ -113,7 +114,7 @@ func (s *Server) apiRewind(c echo.Context) error {
 	if b.EntryID == nil {
 		return errBadRequest(`The body needs "entryId": the entry pi should resume from ("" for before the first entry).`, nil)
 	}
-	nid, err := s.lib.Rewind(sessionKey(c), *b.EntryID, b.Summary, sessions.Guard{Leaf: b.ExpectLeaf})
+	nid, err := s.lib.Rewind(sessionKey(c), *b.EntryID, b.Summary, writer.Guard{Leaf: b.ExpectLeaf})
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/piweb/piweb/inspect"
+	"github.com/piweb/piweb/library"
 	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/watcher"
 )
@@ -73,7 +74,7 @@ type inspection struct {
 
 // inspectJSON is pi's reading of session id as the library holds it now,
 // as `piweb inspect` prints it.
-func inspectJSON(t testing.TB, lib *sessions.Library, id, leaf string) []byte {
+func inspectJSON(t testing.TB, lib *library.Library, id, leaf string) []byte {
 	t.Helper()
 	var out bytes.Buffer
 	err := lib.View(id, func(s *sessions.Session) error { return inspect.Write(&out, s, leaf) })
@@ -84,7 +85,7 @@ func inspectJSON(t testing.TB, lib *sessions.Library, id, leaf string) []byte {
 }
 
 // inspectOf is pi's reading of session id as the library holds it now, decoded.
-func inspectOf(t testing.TB, lib *sessions.Library, id, leaf string) *inspection {
+func inspectOf(t testing.TB, lib *library.Library, id, leaf string) *inspection {
 	t.Helper()
 	var in inspection
 	if err := json.Unmarshal(inspectJSON(t, lib, id, leaf), &in); err != nil {
@@ -139,12 +140,12 @@ func writeSession(t testing.TB, root, project, name, content string) string {
 type pubEvents struct {
 	*fakeEvents
 	t   testing.TB
-	lib *sessions.Library
-	ch  <-chan sessions.Change
+	lib *library.Library
+	ch  <-chan library.Change
 }
 
 // published starts recording the changes lib publishes.
-func published(t testing.TB, lib *sessions.Library) *pubEvents {
+func published(t testing.TB, lib *library.Library) *pubEvents {
 	ch, cancel := lib.Subscribe()
 	t.Cleanup(cancel)
 	return &pubEvents{fakeEvents: newFakeEvents(), t: t, lib: lib, ch: ch}
@@ -152,10 +153,10 @@ func published(t testing.TB, lib *sessions.Library) *pubEvents {
 
 // take returns the changes published since the last take: it publishes a
 // marker and reads up to it, so what it returns does not depend on timing.
-func (p *pubEvents) take() []sessions.Change {
+func (p *pubEvents) take() []library.Change {
 	p.t.Helper()
-	p.lib.Publish(sessions.Change{Kind: "marker"})
-	var out []sessions.Change
+	p.lib.Publish(library.Change{Kind: "marker"})
+	var out []library.Change
 	for {
 		select {
 		case c := <-p.ch:
@@ -336,7 +337,7 @@ func TestAPILabel(t *testing.T) {
 	if deref(in.LeafID) != r.ID {
 		t.Errorf("leaf = %s, want the label entry %s", deref(in.LeafID), r.ID)
 	}
-	if evs := ev.take(); len(evs) != 1 || evs[0].Kind != sessions.KindAppend || !slices.Equal(evs[0].NewIDs, []string{r.ID}) ||
+	if evs := ev.take(); len(evs) != 1 || evs[0].Kind != library.KindAppend || !slices.Equal(evs[0].NewIDs, []string{r.ID}) ||
 		evs[0].Leaf != r.ID || evs[0].OldLeaf != "4638afcc" || evs[0].Key != mainID {
 		t.Errorf("published %+v", evs)
 	}
@@ -420,7 +421,7 @@ func TestAPIFork(t *testing.T) {
 	if got := inspectOf(t, lib, r.SessionID, "09b043aa").Path; !slices.Equal(got, want) {
 		t.Errorf("fork path %v, want %v", got, want)
 	}
-	if evs := ev.take(); len(evs) != 1 || evs[0].Kind != sessions.KindNew || evs[0].Key != r.SessionID {
+	if evs := ev.take(); len(evs) != 1 || evs[0].Kind != library.KindNew || evs[0].Key != r.SessionID {
 		t.Errorf("published %+v", evs)
 	}
 	// The list and the session page know it at once.
@@ -467,7 +468,7 @@ func TestAPIUpgrade(t *testing.T) {
 	if in := inspectOf(t, lib, "sess-v2", ""); in.Version != 3 {
 		t.Errorf("version %d after the upgrade", in.Version)
 	}
-	if evs := ev.take(); len(evs) != 1 || evs[0].Kind != sessions.KindReload {
+	if evs := ev.take(); len(evs) != 1 || evs[0].Kind != library.KindReload {
 		t.Errorf("published %+v", evs)
 	}
 	// Now it takes labels; a second upgrade has nothing to do.
@@ -555,7 +556,7 @@ func TestWatcherSeesOneChange(t *testing.T) {
 	var r struct{ ID string }
 	decode(t, rec, &r)
 	evs := collect(ch, quiet)
-	if len(evs) != 1 || evs[0].Kind != sessions.KindAppend || !slices.Equal(evs[0].NewIDs, []string{r.ID}) {
+	if len(evs) != 1 || evs[0].Kind != library.KindAppend || !slices.Equal(evs[0].NewIDs, []string{r.ID}) {
 		t.Errorf("events %+v, want one append of %s", evs, r.ID)
 	}
 }
@@ -565,7 +566,7 @@ const quiet = 500 * time.Millisecond
 
 // startWatcher runs a watcher over lib with a short debounce and returns
 // a func that stops it.
-func startWatcher(t *testing.T, lib *sessions.Library) func() {
+func startWatcher(t *testing.T, lib *library.Library) func() {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	w, err := watcher.New(lib, watcher.Options{Debounce: 20 * time.Millisecond, Logger: log})
@@ -582,8 +583,8 @@ func startWatcher(t *testing.T, lib *sessions.Library) func() {
 }
 
 // collect returns the events that arrive until none comes for d.
-func collect(ch <-chan sessions.Change, d time.Duration) []sessions.Change {
-	var out []sessions.Change
+func collect(ch <-chan library.Change, d time.Duration) []library.Change {
+	var out []library.Change
 	for {
 		select {
 		case e, ok := <-ch:

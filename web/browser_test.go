@@ -18,6 +18,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 	"github.com/piweb/piweb/internal/oracle"
 	"github.com/piweb/piweb/internal/suite"
+	"github.com/piweb/piweb/library"
 	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/watcher"
 )
@@ -45,7 +46,7 @@ func chromium(t *testing.T) string {
 // browse starts a headless chromium and returns its context and the console messages seen so far.
 // liveDemo serves the demo sessions, kept current by a watcher, for a
 // browser; it returns the library and the server's URL.
-func liveDemo(t *testing.T) (*sessions.Library, string) {
+func liveDemo(t *testing.T) (*library.Library, string) {
 	t.Helper()
 	lib := openLib(t, demoRoot(t))
 	srv := newServer(t, lib, nil)
@@ -315,7 +316,7 @@ func TestBrowser(t *testing.T) {
 }
 
 // waitIndexed waits until the library holds entry id of session key.
-func waitIndexed(t *testing.T, lib *sessions.Library, key, id string) {
+func waitIndexed(t *testing.T, lib *library.Library, key, id string) {
 	t.Helper()
 	ch, cancel := lib.Subscribe()
 	defer cancel()

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/piweb/piweb/library"
 	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/views"
 )
@@ -23,7 +24,7 @@ const maxDeltaRows = 1000
 // follow runs a live stream: it subscribes to the events, calls start once
 // subscribed (so nothing is missed), then handle for each event, and sends
 // heartbeats until the client leaves or the server closes.
-func (s *Server) follow(c echo.Context, start func(*stream) error, handle func(*stream, sessions.Change) error) error {
+func (s *Server) follow(c echo.Context, start func(*stream) error, handle func(*stream, library.Change) error) error {
 	ch, cancel := s.lib.Subscribe()
 	defer cancel()
 	s.streams.Add(1)
@@ -88,18 +89,18 @@ func (s *Server) listEvents(c echo.Context) error {
 		}
 		return nil
 	}
-	return s.follow(c, func(*stream) error { return nil }, func(w *stream, ev sessions.Change) error {
+	return s.follow(c, func(*stream) error { return nil }, func(w *stream, ev library.Change) error {
 		if ev.Key == "" {
 			return nil
 		}
 		gone := domID("s", ev.Key)
-		if ev.Kind == sessions.KindRemove {
+		if ev.Kind == library.KindRemove {
 			if err := w.send("gone", gone); err != nil {
 				return err
 			}
 			return heads(w, nil)
 		}
-		if ev.Kind == sessions.KindError {
+		if ev.Kind == library.KindError {
 			return nil
 		}
 		item, found := s.listItem(p, ev.Key)
@@ -181,17 +182,17 @@ func (s *Server) sessionEvents(c echo.Context) error {
 		return w.send("reset", ver)
 	}
 	state := stateKey(st)
-	return s.follow(c, start, func(w *stream, ev sessions.Change) error {
-		if ev.Key != id || ev.Kind == sessions.KindError {
+	return s.follow(c, start, func(w *stream, ev library.Change) error {
+		if ev.Key != id || ev.Kind == library.KindError {
 			return nil
 		}
-		if ev.Kind == sessions.KindRemove {
+		if ev.Kind == library.KindRemove {
 			return w.send("gone", "")
 		}
 		// Every stream with this state at this version gets the same answer
 		// to this change: the first to ask computes it, the others share it.
-		step := s.steps.get(liveKey{key: id, state: state, from: snap.gen, append: ev.Kind == sessions.KindAppend})
-		step.once.Do(func() { step.compute(context.Background(), s, id, st, &snap, ev.Kind == sessions.KindAppend) }) // not the asking stream's context: the others share the answer
+		step := s.steps.get(liveKey{key: id, state: state, from: snap.gen, append: ev.Kind == library.KindAppend})
+		step.once.Do(func() { step.compute(context.Background(), s, id, st, &snap, ev.Kind == library.KindAppend) }) // not the asking stream's context: the others share the answer
 		var pe *pageError
 		switch {
 		case errors.As(step.err, &pe) && pe.status == http.StatusNotFound:

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/piweb/piweb/library"
 	"github.com/piweb/piweb/sessions"
 )
 
@@ -83,7 +84,7 @@ func nextEvent(t *testing.T, ch <-chan sseEvent) sseEvent {
 	}
 }
 
-func sessionFile(t *testing.T, lib *sessions.Library, id string) string {
+func sessionFile(t *testing.T, lib *library.Library, id string) string {
 	t.Helper()
 	f, ok := lib.File(id)
 	if !ok {
@@ -106,7 +107,7 @@ func appendLines(t *testing.T, file string, lines ...string) {
 	}
 }
 
-func sessionVersion(t *testing.T, lib *sessions.Library, id string) string {
+func sessionVersion(t *testing.T, lib *library.Library, id string) string {
 	t.Helper()
 	var v string
 	if err := lib.View(id, func(s *sessions.Session) error { v = version(s); return nil }); err != nil {
@@ -141,7 +142,7 @@ func TestSessionEvents(t *testing.T) {
 	if _, err := lib.Refresh(file); err != nil {
 		t.Fatal(err)
 	}
-	ch <- sessions.Change{Key: mainID, File: file, Kind: sessions.KindAppend, NewIDs: []string{"feed0001", "feed0002"}, Leaf: "feed0002", OldLeaf: "4638afcc"}
+	ch <- library.Change{Key: mainID, File: file, Kind: library.KindAppend, NewIDs: []string{"feed0001", "feed0002"}, Leaf: "feed0002", OldLeaf: "4638afcc"}
 
 	stats := nextEvent(t, events)
 	if stats.Name != "stats" || !strings.Contains(stats.Data, `id="session-stats"`) || !strings.Contains(stats.Data, "45 entries") {
@@ -173,7 +174,7 @@ func TestSessionEvents(t *testing.T) {
 	if _, err := lib.Refresh(file); err != nil {
 		t.Fatal(err)
 	}
-	ch <- sessions.Change{Key: mainID, File: file, Kind: sessions.KindAppend, NewIDs: []string{"feed0003"}, Leaf: "feed0003", OldLeaf: "feed0002"}
+	ch <- library.Change{Key: mainID, File: file, Kind: library.KindAppend, NewIDs: []string{"feed0003"}, Leaf: "feed0003", OldLeaf: "feed0002"}
 	if ev := nextEvent(t, events); ev.Name != "stats" {
 		t.Fatalf("event %+v, want stats", ev)
 	}
@@ -183,15 +184,15 @@ func TestSessionEvents(t *testing.T) {
 	}
 
 	// A rewrite makes the page reload its rows; a removal says the session is gone.
-	ch <- sessions.Change{Key: mainID, Kind: sessions.KindReload}
+	ch <- library.Change{Key: mainID, Kind: library.KindReload}
 	if ev := nextEvent(t, events); ev.Name != "stats" {
 		t.Fatalf("event %+v, want stats", ev)
 	}
 	if ev := nextEvent(t, events); ev.Name != "reset" {
 		t.Fatalf("event %+v, want reset", ev)
 	}
-	ch <- sessions.Change{Key: darkID, Kind: sessions.KindAppend} // another session: nothing
-	ch <- sessions.Change{Key: mainID, Kind: sessions.KindRemove}
+	ch <- library.Change{Key: darkID, Kind: library.KindAppend} // another session: nothing
+	ch <- library.Change{Key: mainID, Kind: library.KindRemove}
 	if ev := nextEvent(t, events); ev.Name != "gone" {
 		t.Fatalf("event %+v, want gone", ev)
 	}
@@ -270,7 +271,7 @@ func TestListEvents(t *testing.T) {
 	if _, err := lib.Refresh(file); err != nil {
 		t.Fatal(err)
 	}
-	ch <- sessions.Change{Key: "newsession", File: file, Kind: sessions.KindNew}
+	ch <- library.Change{Key: "newsession", File: file, Kind: library.KindNew}
 	ev := nextEvent(t, events)
 	if ev.Name != "row" || !strings.Contains(ev.Data, "Add Stripe payments") || !strings.Contains(ev.Data, `data-group="`+domID("p", "/home/dev/weather")+`"`) {
 		t.Fatalf("event %+v", ev)
@@ -287,11 +288,11 @@ func TestListEvents(t *testing.T) {
 		}
 	}
 	// A session that does not match the page's search is not sent as a row.
-	ch <- sessions.Change{Key: darkID, Kind: sessions.KindAppend}
+	ch <- library.Change{Key: darkID, Kind: library.KindAppend}
 	if ev := notGroup(); ev.Name != "gone" || ev.Data != domID("s", darkID) {
 		t.Fatalf("event %+v, want gone", ev)
 	}
-	ch <- sessions.Change{Key: "newsession", Kind: sessions.KindRemove}
+	ch <- library.Change{Key: "newsession", Kind: library.KindRemove}
 	if ev := notGroup(); ev.Name != "gone" || ev.Data != domID("s", "newsession") {
 		t.Fatalf("event %+v, want gone", ev)
 	}
@@ -316,7 +317,7 @@ func TestSessionEventsShared(t *testing.T) {
 	defer cancel()
 	ver := sessionVersion(t, lib, mainID)
 	var streams []<-chan sseEvent
-	var chans []chan sessions.Change
+	var chans []chan library.Change
 	for _, q := range []string{"", "", "&filter=all"} {
 		ev, _ := openStream(t, ctx, ts.URL+"/s/"+mainID+"/events?v="+ver+q)
 		chans = append(chans, fe.next(t))
@@ -331,7 +332,7 @@ func TestSessionEventsShared(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, ch := range chans {
-		ch <- sessions.Change{Key: mainID, File: file, Kind: sessions.KindAppend, NewIDs: []string{"feed0001"}, Leaf: "feed0001", OldLeaf: "4638afcc"}
+		ch <- library.Change{Key: mainID, File: file, Kind: library.KindAppend, NewIDs: []string{"feed0001"}, Leaf: "feed0001", OldLeaf: "4638afcc"}
 	}
 	var deltas []string
 	for _, ev := range streams {

@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/piweb/piweb/inspect"
+	"github.com/piweb/piweb/library"
 	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/views"
 )
@@ -27,7 +28,7 @@ const plantedKey = "sk-ant-api03-Zx8kQ2vN5mR7tY1uI4oP6aS9dF3gH0jK_lL2zX5cV8bN1mQ
 // plantSecrets appends to session id a turn holding plantedKey in a user
 // message, a thinking block and a tool result, and a tool result that
 // prints a script tag. It returns the id of the last entry.
-func plantSecrets(t *testing.T, lib *sessions.Library, id string) string {
+func plantSecrets(t *testing.T, lib *library.Library, id string) string {
 	t.Helper()
 	file := sessionFile(t, lib, id)
 	appendLines(t, file,
@@ -260,7 +261,7 @@ func TestExportSave(t *testing.T) {
 	if m, err := lib.Meta(key); err != nil || m.CopyOf != mainID {
 		t.Errorf("the saved session is not listed as a copy of %s: %+v, %v", mainID, m, err)
 	}
-	if evs := ev.take(); len(evs) != 1 || evs[0].Key != key || evs[0].Kind != sessions.KindNew {
+	if evs := ev.take(); len(evs) != 1 || evs[0].Key != key || evs[0].Kind != library.KindNew {
 		t.Errorf("published %+v", evs)
 	}
 	left, _ := filepath.Glob(filepath.Join(dir, ".piweb-*"))

@@ -15,7 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 	"github.com/piweb/piweb/catalog"
-	"github.com/piweb/piweb/sessions"
+	"github.com/piweb/piweb/library"
 	"github.com/piweb/piweb/store"
 )
 
@@ -28,7 +28,7 @@ func TestBrowserFind(t *testing.T) {
 	ctx, console := browse(t)
 	root := demoRoot(t)
 	bigKey, _ := writeBigSession(t, root, 6000)
-	lib := sessions.NewLibrary(root)
+	lib := library.NewLibrary(root)
 	st, err := store.Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "index.db"), store.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/piweb/piweb/catalog"
+	"github.com/piweb/piweb/library"
 	"github.com/piweb/piweb/sessions"
 )
 
@@ -144,7 +145,7 @@ func TestSearchHitOpens(t *testing.T) {
 // the sessions page shows the progress bar.
 func TestIndexingAnswers(t *testing.T) {
 	root := demoRoot(t)
-	lib := sessions.NewLibrary(root)
+	lib := library.NewLibrary(root)
 	cat := catalog.New(lib, catalog.Options{})
 	s := New(lib, Options{Addr: "127.0.0.1:8377", Root: root, Catalog: cat, Logger: newServer(t, lib, nil).log})
 	t.Cleanup(s.Close)

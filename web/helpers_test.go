@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/piweb/piweb/sessions"
+	"github.com/piweb/piweb/library"
 	"github.com/piweb/piweb/static"
 	"github.com/piweb/piweb/views"
 )
@@ -42,9 +42,9 @@ func demoRoot(t testing.TB) string {
 }
 
 // openLib indexes root.
-func openLib(t testing.TB, root string) *sessions.Library {
+func openLib(t testing.TB, root string) *library.Library {
 	t.Helper()
-	lib, err := sessions.OpenLibrary(root)
+	lib, err := library.OpenLibrary(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,26 +101,26 @@ type fakeFeed struct {
 	ev *fakeEvents
 }
 
-func (f fakeFeed) Subscribe() (<-chan sessions.Change, func()) { return f.ev.Subscribe() }
+func (f fakeFeed) Subscribe() (<-chan library.Change, func()) { return f.ev.Subscribe() }
 
 // fakeEvents is a feed of changes the test sends.
 type fakeEvents struct {
-	subs    chan chan sessions.Change
+	subs    chan chan library.Change
 	cancels chan struct{}
 }
 
 func newFakeEvents() *fakeEvents {
-	return &fakeEvents{subs: make(chan chan sessions.Change, 16), cancels: make(chan struct{}, 16)}
+	return &fakeEvents{subs: make(chan chan library.Change, 16), cancels: make(chan struct{}, 16)}
 }
 
-func (f *fakeEvents) Subscribe() (<-chan sessions.Change, func()) {
-	ch := make(chan sessions.Change, 16)
+func (f *fakeEvents) Subscribe() (<-chan library.Change, func()) {
+	ch := make(chan library.Change, 16)
 	f.subs <- ch
 	return ch, func() { f.cancels <- struct{}{} }
 }
 
 // next waits for the next subscription.
-func (f *fakeEvents) next(t testing.TB) chan sessions.Change {
+func (f *fakeEvents) next(t testing.TB) chan library.Change {
 	t.Helper()
 	select {
 	case ch := <-f.subs:

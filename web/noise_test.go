@@ -12,6 +12,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/piweb/piweb/internal/sessiontest"
+	"github.com/piweb/piweb/library"
 	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/views"
 )
@@ -206,7 +207,7 @@ func TestNoiseRunsLive(t *testing.T) {
 	if _, err := lib.Refresh(file); err != nil {
 		t.Fatal(err)
 	}
-	ch <- sessions.Change{Key: "s1", File: file, Kind: sessions.KindAppend, NewIDs: []string{"x0010"}, Leaf: "x0010", OldLeaf: "x0009"}
+	ch <- library.Change{Key: "s1", File: file, Kind: library.KindAppend, NewIDs: []string{"x0010"}, Leaf: "x0010", OldLeaf: "x0009"}
 	if ev := nextEvent(t, events); ev.Name != "stats" {
 		t.Fatalf("event %+v, want stats", ev)
 	}
@@ -228,7 +229,7 @@ func TestNoiseRunsLive(t *testing.T) {
 }
 
 // posOf is the position of entry id in session key.
-func posOf(t *testing.T, lib *sessions.Library, key, id string) int {
+func posOf(t *testing.T, lib *library.Library, key, id string) int {
 	t.Helper()
 	pos := -1
 	_ = lib.View(key, func(ss *sessions.Session) error { pos, _ = ss.Lookup(id); return nil })

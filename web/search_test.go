@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/piweb/piweb/library"
 	"github.com/piweb/piweb/pitree"
 	"github.com/piweb/piweb/sessions"
 )
@@ -38,7 +39,7 @@ func searchRows(t testing.TB, h http.Handler, id, q string) []int {
 }
 
 // wantRows lays the session out for q without a search index: the truth.
-func wantRows(t testing.TB, lib *sessions.Library, id, q string) []int {
+func wantRows(t testing.TB, lib *library.Library, id, q string) []int {
 	t.Helper()
 	out := []int{}
 	err := lib.View(id, func(s *sessions.Session) error {
@@ -104,7 +105,7 @@ func TestSearchIndexes(t *testing.T) {
 
 	// Appended entries are searched, through the same index.
 	appendUser(t, file, "n1", leaf, "the NEEDLE in the haystack")
-	if c, err := lib.Refresh(file); err != nil || c.Kind == sessions.KindReload {
+	if c, err := lib.Refresh(file); err != nil || c.Kind == library.KindReload {
 		t.Fatalf("Refresh: %+v, %v", c, err)
 	}
 	check("after an append", "needle")
@@ -125,7 +126,7 @@ func TestSearchIndexes(t *testing.T) {
 	if err := os.Chtimes(file, later, later); err != nil {
 		t.Fatal(err)
 	}
-	if c, err := lib.Refresh(file); err != nil || c.Kind != sessions.KindReload {
+	if c, err := lib.Refresh(file); err != nil || c.Kind != library.KindReload {
 		t.Fatalf("Refresh after a rewrite: %+v, %v", c, err)
 	}
 	check("after a rewrite", "qqqqqqqq 29")

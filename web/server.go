@@ -17,12 +17,14 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 	"github.com/piweb/piweb/auth"
 	"github.com/piweb/piweb/catalog"
+	"github.com/piweb/piweb/library"
 	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/usage"
+	"github.com/piweb/piweb/writer"
 )
 
 // Library is the session index the server reads, writes through and
-// follows: sessions.Library.
+// follows: library.Library.
 type Library interface {
 	List() []sessions.Meta
 	Meta(key string) (sessions.Meta, error)
@@ -33,11 +35,11 @@ type Library interface {
 	View(key string, fn func(*sessions.Session) error) error
 	Problems() map[string]error
 	// Subscribe returns the library's changes from now on, and a func to stop.
-	Subscribe() (<-chan sessions.Change, func())
+	Subscribe() (<-chan library.Change, func())
 
 	Label(key, target, label string) (string, error)
-	Rewind(key, target, summary string, guard sessions.Guard) (string, error)
-	Fork(key, entry string) (sessions.Forked, error)
+	Rewind(key, target, summary string, guard writer.Guard) (string, error)
+	Fork(key, entry string) (library.Forked, error)
 	Upgrade(key string) (backup string, err error)
 	SaveBesideTo(key, name string, write func(io.Writer) error) (string, error)
 }
@@ -69,7 +71,7 @@ type Options struct {
 	// Retry-After, so a few large ones cannot take all the memory.
 	Exports int
 	// Catalog indexes the library in the background and searches it; nil
-	// with a *sessions.Library searches it by scanning (tests).
+	// with a *library.Library searches it by scanning (tests).
 	Catalog *catalog.Catalog
 	// Usage holds the rows of /usage and /api/usage; nil reads them from
 	// the library's files (usage.Files).
@@ -144,7 +146,7 @@ func New(lib Library, opt Options) *Server {
 	if s.usage == nil {
 		s.usage = newUsageSource(lib)
 	}
-	if l, ok := lib.(*sessions.Library); ok && s.cat == nil {
+	if l, ok := lib.(*library.Library); ok && s.cat == nil {
 		s.cat = catalog.Loaded(l, catalog.Options{Logger: opt.Logger})
 	}
 	e := echo.New()

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/piweb/piweb/internal/suite"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -22,6 +21,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/piweb/piweb/internal/suite"
+	"github.com/piweb/piweb/library"
 
 	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/watcher"
@@ -229,7 +231,7 @@ func TestSoak(t *testing.T) {
 			t.Errorf("%d handlers panicked (logged above)", n)
 		}
 	}()
-	lib, err := sessions.OpenLibrary(root)
+	lib, err := library.OpenLibrary(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -537,7 +539,7 @@ func soakOf(s *sessions.Session) soakView {
 	return v
 }
 
-func soakState(t *testing.T, lib *sessions.Library) soakView {
+func soakState(t *testing.T, lib *library.Library) soakView {
 	var v soakView
 	if err := lib.View("soak", func(s *sessions.Session) error { v = soakOf(s); return nil }); err != nil {
 		t.Fatal(err)

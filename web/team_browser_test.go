@@ -16,6 +16,7 @@ import (
 	"github.com/piweb/piweb/auth"
 	"github.com/piweb/piweb/catalog"
 	"github.com/piweb/piweb/internal/storetest"
+	"github.com/piweb/piweb/library"
 	"github.com/piweb/piweb/push"
 	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/store"
@@ -81,7 +82,7 @@ func TestTeamBrowser(t *testing.T) {
 	if err := mr.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
-	lib := sessions.NewLibrary(dir)
+	lib := library.NewLibrary(dir)
 	lib.SetReadOnly(mr.Machine)
 	cat := catalog.New(lib, catalog.Options{Store: team.Index{DB: st, Machine: "team:" + dir}, Logger: quiet})
 	cctx, stop := context.WithCancel(ctx)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/piweb/piweb/library"
 	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/team"
 	"github.com/piweb/piweb/usage"
@@ -17,7 +18,7 @@ import (
 // session a copy (the library read-only), the main session on "laptop",
 // the two others (one in its project, the fork in another) on "desk".
 
-func teamServer(t *testing.T) (*Server, *sessions.Library) {
+func teamServer(t *testing.T) (*Server, *library.Library) {
 	t.Helper()
 	root := demoRoot(t)
 	lib := openLib(t, root)

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/piweb/piweb/sessions"
+	"github.com/piweb/piweb/library"
 	"github.com/piweb/piweb/usage"
 	"github.com/piweb/piweb/usage/chart"
 	"github.com/piweb/piweb/views"
@@ -153,8 +153,8 @@ const settleWait = 5 * time.Second
 // hold the change (a source that lags, the store, is waited for; a store
 // that falls behind for longer is not): the page then draws itself again.
 func (s *Server) usageEvents(c echo.Context) error {
-	return s.follow(c, func(*stream) error { return nil }, func(w *stream, ev sessions.Change) error {
-		if ev.Key == "" || ev.Kind == sessions.KindError {
+	return s.follow(c, func(*stream) error { return nil }, func(w *stream, ev library.Change) error {
+		if ev.Key == "" || ev.Kind == library.KindError {
 			return nil
 		}
 		if st, ok := s.usage.(usage.Settler); ok {

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/piweb/piweb/catalog"
-	"github.com/piweb/piweb/sessions"
+	"github.com/piweb/piweb/library"
 	"github.com/piweb/piweb/store"
 	"github.com/piweb/piweb/usage"
 	"github.com/piweb/piweb/usage/storesource"
@@ -151,7 +151,7 @@ func TestUsageEventsStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	lib := sessions.NewLibrary(demoRoot(t))
+	lib := library.NewLibrary(demoRoot(t))
 	cat := catalog.New(lib, catalog.Options{Store: st, Logger: log})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -167,7 +167,7 @@ func TestUsageEventsStore(t *testing.T) {
 	testUsageEvents(t, lib, srv)
 }
 
-func testUsageEvents(t *testing.T, lib *sessions.Library, srv *Server) {
+func testUsageEvents(t *testing.T, lib *library.Library, srv *Server) {
 	t.Helper()
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)

@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 	"github.com/piweb/piweb/internal/sessiontest"
+	"github.com/piweb/piweb/library"
 	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/views"
 )
@@ -160,7 +161,7 @@ func TestBrowserProjectTotalsLive(t *testing.T) {
 }
 
 // liveServer serves root, kept current by a watcher, for a browser.
-func liveServer(t *testing.T, root string) (*sessions.Library, *Server, string) {
+func liveServer(t *testing.T, root string) (*library.Library, *Server, string) {
 	t.Helper()
 	lib := openLib(t, root)
 	srv := newServer(t, lib, nil)

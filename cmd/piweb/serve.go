@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/piweb/piweb/catalog"
+	"github.com/piweb/piweb/library"
 	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/static"
 	"github.com/piweb/piweb/store"
@@ -115,7 +116,7 @@ type config struct {
 // site is what serve serves: a library, its catalog, and what runs beside them.
 type site struct {
 	root   string
-	lib    *sessions.Library
+	lib    *library.Library
 	cat    *catalog.Catalog
 	web    web.Options // what the site adds to the server's options
 	watch  bool        // follow the root with the watcher
@@ -164,7 +165,7 @@ func listenAndServe(ctx context.Context, out io.Writer, cfg config) error {
 	} else {
 		fmt.Fprintf(out, "piweb: serving %s from %s\n", sessionCount(len(files), ""), root)
 	}
-	lib := sessions.NewLibrary(root)
+	lib := library.NewLibrary(root)
 	st, closeStore := openStore(ctx, out, log, cfg)
 	defer closeStore()
 	copt := catalog.Options{Logger: log}

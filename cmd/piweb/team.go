@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/piweb/piweb/catalog"
-	"github.com/piweb/piweb/sessions"
+	"github.com/piweb/piweb/library"
 	"github.com/piweb/piweb/store"
 	"github.com/piweb/piweb/team"
 	"github.com/piweb/piweb/usage"
@@ -34,7 +34,7 @@ func teamSite(ctx context.Context, out io.Writer, log *slog.Logger, cfg config) 
 		st.Close()
 		return nil, nil, err
 	}
-	lib := sessions.NewLibrary(dir)
+	lib := library.NewLibrary(dir)
 	var live atomic.Bool // once the catalog has every file: the library follows the mirror's writes
 	mr, err := team.Open(st, dir, team.Options{Logger: log, Changed: func(p string) {
 		if live.Load() {

@@ -15,6 +15,7 @@ import (
 	_ "time/tzdata" // --timezone works where the system has no zone files
 
 	"github.com/piweb/piweb/catalog"
+	"github.com/piweb/piweb/library"
 	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/store"
 	"github.com/piweb/piweb/usage"
@@ -134,7 +135,7 @@ func usageSource(ctx context.Context, root, dsn string, warn io.Writer) (src usa
 	}
 	files := func(why error) (usage.Source, func(), error) {
 		fmt.Fprintf(warn, "piweb: the index store cannot be used (%v): reading the session files instead\n", why)
-		lib, err := sessions.OpenLibrary(root)
+		lib, err := library.OpenLibrary(root)
 		if err != nil {
 			return nil, nil, fmt.Errorf("reading sessions under %s: %w", root, err)
 		}
@@ -152,7 +153,7 @@ func usageSource(ctx context.Context, root, dsn string, warn io.Writer) (src usa
 		return storesource.New(st, machineName(), storesource.Options{}), func() { st.Close() }, nil
 	}
 	ws := &watchedStore{DB: st, failed: make(chan error, 1)}
-	cat := catalog.New(sessions.NewLibrary(root), catalog.Options{Store: ws, Logger: log})
+	cat := catalog.New(library.NewLibrary(root), catalog.Options{Store: ws, Logger: log})
 	runCtx, cancel := context.WithCancel(ctx)
 	ran := make(chan error, 1)
 	go func() { ran <- cat.Run(runCtx) }()

@@ -18,7 +18,7 @@ import (
 	"github.com/piweb/piweb/catalog"
 	"github.com/piweb/piweb/internal/oracle"
 	"github.com/piweb/piweb/internal/sessiontest"
-	"github.com/piweb/piweb/sessions"
+	"github.com/piweb/piweb/library"
 	"github.com/piweb/piweb/store"
 	"github.com/piweb/piweb/usage"
 	"github.com/piweb/piweb/usage/storesource"
@@ -117,7 +117,7 @@ func BenchmarkUsagePage(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer st.Close()
-	lib := sessions.NewLibrary(root)
+	lib := library.NewLibrary(root)
 	cat := catalog.New(lib, catalog.Options{Store: st, Logger: log})
 	done := make(chan error, 1)
 	go func() { done <- cat.Run(ctx) }()

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -80,4 +82,38 @@ func Crowded(n int, targets ...string) string {
 		parent = id
 	}
 	return Lines(lines...)
+}
+
+// File writes content to name under dir and returns its path.
+func File(t testing.TB, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	Put(t, p, content)
+	return p
+}
+
+// CopyFixture copies the fixture testdata/write/name of this package into
+// a temporary folder and returns the copy's path.
+func CopyFixture(t testing.TB, name string) string {
+	t.Helper()
+	_, self, _, ok := runtime.Caller(0)
+	if !ok {
+		t.Fatal("no caller information to find the fixtures")
+	}
+	data := ReadFile(t, filepath.Join(filepath.Dir(self), "testdata", "write", name))
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// ReadFile returns the content of the file at path, failing the test on error.
+func ReadFile(t testing.TB, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

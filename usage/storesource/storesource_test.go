@@ -19,9 +19,11 @@ import (
 	"github.com/piweb/piweb/internal/oracle"
 	"github.com/piweb/piweb/internal/sessiontest"
 	"github.com/piweb/piweb/internal/storetest"
+	"github.com/piweb/piweb/library"
 	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/store"
 	"github.com/piweb/piweb/usage"
+	"github.com/piweb/piweb/writer"
 )
 
 var ctx = context.Background()
@@ -31,7 +33,7 @@ var ctx = context.Background()
 type running struct {
 	t     *testing.T
 	cat   *catalog.Catalog
-	lib   *sessions.Library
+	lib   *library.Library
 	files *usage.Files
 	src   *Source
 }
@@ -46,7 +48,7 @@ func start(t *testing.T, root, dsn string) *running {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	lib := sessions.NewLibrary(root)
+	lib := library.NewLibrary(root)
 	cat := catalog.New(lib, catalog.Options{Store: st, Logger: log})
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
@@ -205,7 +207,7 @@ func TestFixture(t *testing.T) {
 
 // pathEntry returns the id of the assistant message about frac of the way
 // along the path pi resumes in the session with key.
-func pathEntry(t *testing.T, lib *sessions.Library, key string, frac float64) string {
+func pathEntry(t *testing.T, lib *library.Library, key string, frac float64) string {
 	t.Helper()
 	var id string
 	err := lib.View(key, func(s *sessions.Session) error {
@@ -226,7 +228,7 @@ func pathEntry(t *testing.T, lib *sessions.Library, key string, frac float64) st
 }
 
 // biggest returns the keys of the n sessions with the most entries.
-func biggest(lib *sessions.Library, n int) []string {
+func biggest(lib *library.Library, n int) []string {
 	list := lib.List()
 	var keys []string
 	for range n {
@@ -252,7 +254,7 @@ func contains(list []string, s string) bool {
 
 // appendTurn appends a user message and an assistant reply after entry
 // parent of file, and has the library read them.
-func appendTurn(t *testing.T, lib *sessions.Library, file, parent, tag string, sec int) {
+func appendTurn(t *testing.T, lib *library.Library, file, parent, tag string, sec int) {
 	t.Helper()
 	sessiontest.Append(t, file, sessiontest.Lines(
 		sessiontest.User("u"+tag, parent, sec, "again, "+tag),
@@ -279,12 +281,12 @@ func TestGenerated(t *testing.T) {
 		// Before the catalog: forks of the three longest sessions, a fork
 		// of one of the forks, and a rewind in a source to before its
 		// fork point, continued there.
-		pre, err := sessions.OpenLibrary(root)
+		pre, err := library.OpenLibrary(root)
 		if err != nil {
 			t.Fatal(err)
 		}
 		srcs := biggest(pre, 3)
-		var forks []sessions.Forked
+		var forks []library.Forked
 		for i, key := range srcs {
 			f, err := pre.Fork(key, pathEntry(t, pre, key, 0.3+0.2*float64(i)))
 			if err != nil {
@@ -296,7 +298,7 @@ func TestGenerated(t *testing.T) {
 			t.Fatal(err)
 		}
 		back := pathEntry(t, pre, srcs[1], 0.2)
-		rw, err := pre.Rewind(srcs[1], back, "", sessions.Guard{})
+		rw, err := pre.Rewind(srcs[1], back, "", writer.Guard{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -319,7 +321,7 @@ func TestGenerated(t *testing.T) {
 		// fork, and the source of a fork of a fork removed.
 		lib := r.lib
 		back = pathEntry(t, lib, srcs[0], 0.1)
-		if _, err := lib.Rewind(srcs[0], back, "", sessions.Guard{}); err != nil {
+		if _, err := lib.Rewind(srcs[0], back, "", writer.Guard{}); err != nil {
 			t.Fatal(err)
 		}
 		r.same("a rewind in a source")
@@ -332,7 +334,7 @@ func TestGenerated(t *testing.T) {
 			t.Fatal(err)
 		}
 		r.same("a fork of a fork")
-		if _, err := lib.Rewind(f.Key, pathEntry(t, lib, f.Key, 0.2), "", sessions.Guard{}); err != nil {
+		if _, err := lib.Rewind(f.Key, pathEntry(t, lib, f.Key, 0.2), "", writer.Guard{}); err != nil {
 			t.Fatal(err)
 		}
 		r.same("a rewind in that fork")
@@ -389,7 +391,7 @@ func (down) UsageSessions(context.Context, []string) ([]store.UsageSession, erro
 // TestFallback: until the store first held every file, and while it
 // cannot be reached, the fallback answers; without one, the error does.
 func TestFallback(t *testing.T) {
-	lib, err := sessions.OpenLibrary("../testdata/root")
+	lib, err := library.OpenLibrary("../testdata/root")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -482,7 +484,7 @@ func TestKeeps(t *testing.T) {
 }
 
 // lastEntry returns the id of the leaf of the session file.
-func lastEntry(t *testing.T, lib *sessions.Library, file string) string {
+func lastEntry(t *testing.T, lib *library.Library, file string) string {
 	t.Helper()
 	key, ok := lib.Key(file)
 	if !ok {

@@ -1,4 +1,4 @@
-package sessions
+package library
 
 import (
 	"os"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/piweb/piweb/internal/suite"
+	"github.com/piweb/piweb/sessions"
 )
 
 // TestHugeLineFile: a file that is one line of 300 MB (damaged, or made by
@@ -38,7 +39,7 @@ func TestHugeLineFile(t *testing.T) {
 	}
 	var after runtime.MemStats
 	runtime.ReadMemStats(&after)
-	if grew := after.TotalAlloc - before.TotalAlloc; grew > 2*MaxLine+64<<20 {
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 2*sessions.MaxLine+64<<20 {
 		t.Errorf("reading a 300 MB line allocated %d MB", grew>>20)
 	}
 	p := l.Problems()

@@ -1,4 +1,4 @@
-package sessions
+package library
 
 import (
 	"errors"
@@ -6,6 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/piweb/piweb/sessions"
+	"github.com/piweb/piweb/writer"
 )
 
 // The library's writers: each takes the file's write lock, writes, and
@@ -14,31 +17,31 @@ import (
 // Label sets (or, with a blank label, clears) the label of entry targetID
 // of the session with key, and returns the new entry's id.
 func (l *Library) Label(key, targetID, label string) (string, error) {
-	return l.append(key, []string{targetID}, LabelLine(targetID, label))
+	return l.append(key, []string{targetID}, writer.LabelLine(targetID, label))
 }
 
 // Rewind makes pi resume from entry targetID ("" for before the first
 // entry) of the session with key, and returns the new entry's id.
-func (l *Library) Rewind(key, targetID, summary string, guard Guard) (string, error) {
-	return l.append(key, []string{targetID}, RewindLine(targetID, summary, guard))
+func (l *Library) Rewind(key, targetID, summary string, guard writer.Guard) (string, error) {
+	return l.append(key, []string{targetID}, writer.RewindLine(targetID, summary, guard))
 }
 
 // append appends the line build makes to the file of the session with key,
 // after piweb's other writes to that file, then refreshes the index and
 // publishes the change before the next write may start.
-func (l *Library) append(key string, ids []string, build Builder) (string, error) {
+func (l *Library) append(key string, ids []string, build writer.Builder) (string, error) {
 	file, root, err := l.locate(key)
 	if err != nil {
 		return "", err
 	}
 	unlock := l.lockWrites(file)
 	defer unlock()
-	idx := func(fn func(*Session)) {
+	idx := func(fn func(*sessions.Session)) {
 		if s := l.Loaded(file); s != nil {
 			fn(s)
 		}
 	}
-	id, err := Append(root, file, idx, ids, build)
+	id, err := writer.Append(root, file, idx, ids, build)
 	if err != nil {
 		return "", withKey(err, key)
 	}
@@ -54,13 +57,13 @@ func (l *Library) locate(key string) (file, root string, err error) {
 	f, ok := l.keys[key]
 	l.mu.RUnlock()
 	if !ok {
-		return "", "", &Error{Kind: ErrNoSession, Key: key}
+		return "", "", &sessions.Error{Kind: sessions.ErrNoSession, Key: key}
 	}
 	if where := l.readOnly.Load(); where != nil {
-		return "", "", &Error{Kind: ErrElsewhere, Key: key, Detail: (*where)(f.path)}
+		return "", "", &sessions.Error{Kind: sessions.ErrElsewhere, Key: key, Detail: (*where)(f.path)}
 	}
 	if f.pinned || f.path == "" {
-		return "", "", &Error{Kind: ErrReadOnly, Key: key, Version: f.meta.Version, Detail: "a demo session held in memory"}
+		return "", "", &sessions.Error{Kind: sessions.ErrReadOnly, Key: key, Version: f.meta.Version, Detail: "a demo session held in memory"}
 	}
 	root = l.Root
 	if root == "" {
@@ -80,7 +83,7 @@ func (l *Library) lockWrites(file string) func() {
 
 // withKey fills in the session key of a writer's Error.
 func withKey(err error, key string) error {
-	var e *Error
+	var e *sessions.Error
 	if errors.As(err, &e) && e.Key == "" {
 		c := *e
 		c.Key = key
@@ -105,7 +108,7 @@ func (l *Library) Fork(key, entryID string) (Forked, error) {
 	}
 	unlock := l.lockWrites(file)
 	defer unlock()
-	id, nf, err := Fork(root, file, entryID)
+	id, nf, err := writer.Fork(root, file, entryID)
 	if err != nil {
 		return Forked{}, withKey(err, key)
 	}
@@ -126,7 +129,7 @@ func (l *Library) Upgrade(key string) (backup string, err error) {
 	}
 	unlock := l.lockWrites(file)
 	defer unlock()
-	if backup, err = Upgrade(root, file); err != nil {
+	if backup, err = writer.Upgrade(root, file); err != nil {
 		return "", withKey(err, key)
 	}
 	if _, err := l.Refresh(file); err != nil {
@@ -138,7 +141,7 @@ func (l *Library) Upgrade(key string) (backup string, err error) {
 // SaveBeside saves data beside the file of the session with key, as the
 // function SaveBeside does; a saved session file is indexed and published.
 func (l *Library) SaveBeside(key, name string, data []byte) (string, error) {
-	return l.SaveBesideTo(key, name, WriteData(data))
+	return l.SaveBesideTo(key, name, writer.WriteData(data))
 }
 
 // SaveBesideTo is SaveBeside with the contents written by write, so a large
@@ -149,11 +152,11 @@ func (l *Library) SaveBesideTo(key, name string, write func(io.Writer) error) (s
 	if err != nil {
 		return "", err
 	}
-	path, err := SaveBeside(root, file, name, write)
+	path, err := writer.SaveBeside(root, file, name, write)
 	if err != nil {
 		return "", withKey(err, key)
 	}
-	if IsSessionFileName(path) {
+	if sessions.IsSessionFileName(path) {
 		l.Refresh(path) // a session of its own now: list it at once
 	}
 	return path, nil
@@ -164,6 +167,6 @@ func (l *Library) OpenRead(file string) (*os.File, error) {
 	if l.Root == "" {
 		return os.Open(file)
 	}
-	f, _, err := OpenIn(l.Root, file, os.O_RDONLY)
+	f, _, err := sessions.OpenIn(l.Root, file, os.O_RDONLY)
 	return f, err
 }

@@ -1,29 +1,30 @@
 //go:build linux
 
-package sessions
+package writer
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/piweb/piweb/internal/readtest"
+	"github.com/piweb/piweb/internal/sessiontest"
+	"github.com/piweb/piweb/sessions"
 )
 
 // TestAppendFullDisk: when the disk cannot take a line, the writer fails
 // with ErrNoSpace before writing a byte, and the file is exactly as it was
 // (a torn piece of a line would glue pi's next line onto it).
 func TestAppendFullDisk(t *testing.T) {
-	s, p := tLoad(t, tLines(tHeader, tUser("u1", "", 1, "hi"), tAsst("a1", "u1", 2, "ok")))
+	s, p := readtest.Load(t, sessiontest.Lines(sessiontest.Header, sessiontest.User("u1", "", 1, "hi"), sessiontest.Asst("a1", "u1", 2, "ok")))
 	before, _ := os.ReadFile(p)
 	fallocate = func(*os.File, int64, int64) error { return syscall.ENOSPC }
 	defer func() { fallocate = realFallocate }()
-	if _, err := label(s, "u1", strings.Repeat("x", 10<<10)); !errors.Is(err, ErrNoSpace) {
+	if _, err := label(s, "u1", strings.Repeat("x", 10<<10)); !errors.Is(err, sessions.ErrNoSpace) {
 		t.Fatalf("Label on a full disk: %v, want ErrNoSpace", err)
 	}
 	if after, _ := os.ReadFile(p); !bytes.Equal(after, before) {
@@ -33,7 +34,7 @@ func TestAppendFullDisk(t *testing.T) {
 	fallocate = realFallocate
 	writeFile = func(*os.File, []byte) (int, error) { return 0, syscall.ENOSPC }
 	defer func() { writeFile = realWriteFile }()
-	if _, err := rewind(s, "u1", "", Guard{}); !errors.Is(err, ErrNoSpace) {
+	if _, err := rewind(s, "u1", "", Guard{}); !errors.Is(err, sessions.ErrNoSpace) {
 		t.Fatalf("Rewind when write fails: %v, want ErrNoSpace", err)
 	}
 	if after, _ := os.ReadFile(p); !bytes.Equal(after, before) {
@@ -56,10 +57,10 @@ func TestAppendFullTmpfs(t *testing.T) {
 	}
 	defer syscall.Unmount(dir, 0)
 	p := filepath.Join(dir, "s.jsonl")
-	if err := os.WriteFile(p, []byte(tLines(tHeader, tUser("u1", "", 1, "hi"), tAsst("a1", "u1", 2, "ok"))), 0o644); err != nil {
+	if err := os.WriteFile(p, []byte(sessiontest.Lines(sessiontest.Header, sessiontest.User("u1", "", 1, "hi"), sessiontest.Asst("a1", "u1", 2, "ok"))), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s, err := Load(p)
+	s, err := sessions.Load(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,14 +82,14 @@ func TestAppendFullTmpfs(t *testing.T) {
 	}
 	fill.Close()
 	before, _ := os.ReadFile(p)
-	if _, err := label(s, "u1", strings.Repeat("x", 10<<10)); !errors.Is(err, ErrNoSpace) {
+	if _, err := label(s, "u1", strings.Repeat("x", 10<<10)); !errors.Is(err, sessions.ErrNoSpace) {
 		t.Fatalf("Label on a full tmpfs: %v, want ErrNoSpace", err)
 	}
 	if after, _ := os.ReadFile(p); !bytes.Equal(after, before) {
 		t.Fatalf("the file changed on a full disk: %d bytes appended", len(after)-len(before))
 	}
 	os.Remove(filepath.Join(dir, "fill"))
-	if _, err := s.Update(); err != nil {
+	if _, err := readtest.Update(s); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := label(s, "u1", strings.Repeat("x", 10<<10)); err != nil {
@@ -100,86 +101,17 @@ func TestAppendFullTmpfs(t *testing.T) {
 	}
 }
 
-// TestConcurrentWritesChain runs many labels and rewinds at once through
-// the library: each lands on the file as it is at that moment, so every
-// label hangs off the line before it and every rewind records that line
-// as the leaf it left (fromId), whatever the interleaving.
-func TestConcurrentWritesChain(t *testing.T) {
-	root := t.TempDir()
-	p := tWrite(t, root, "s.jsonl", tLines(tHeader, tUser("u1", "", 1, "hi"), tAsst("a1", "u1", 2, "ok"), tUser("u2", "a1", 3, "more")))
-	lib, err := OpenLibrary(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const n = 100
-	var wg sync.WaitGroup
-	errs := make(chan error, 2*n)
-	for k := range n {
-		wg.Go(func() {
-			_, err := lib.Rewind("s1", []string{"u1", "a1", "u2"}[k%3], "", Guard{})
-			errs <- err
-		})
-		wg.Go(func() {
-			_, err := lib.Label("s1", "a1", fmt.Sprint("l", k))
-			errs <- err
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	data, _ := os.ReadFile(p)
-	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
-	if len(lines) != 4+2*n {
-		t.Fatalf("%d lines, want %d", len(lines), 4+2*n)
-	}
-	prev := "u2"
-	for k, l := range lines[4:] {
-		var e struct {
-			Type, ID, ParentID string
-			Data               struct{ FromID string }
-		}
-		if err := json.Unmarshal([]byte(l), &e); err != nil {
-			t.Fatalf("line %d: %v", 5+k, err)
-		}
-		switch e.Type {
-		case TypeLabel:
-			if e.ParentID != prev {
-				t.Errorf("line %d: a label hangs off %s, but the leaf was %s", 5+k, e.ParentID, prev)
-			}
-		case TypeCustom:
-			if e.Data.FromID != prev {
-				t.Errorf("line %d: a rewind records %s as the leaf it left, but the leaf was %s", 5+k, e.Data.FromID, prev)
-			}
-		}
-		prev = e.ID
-	}
-	var fresh *Session
-	if fresh, err = Load(p); err != nil {
-		t.Fatal(err)
-	}
-	if err := lib.View("s1", func(s *Session) error {
-		tSameIndex(t, s, fresh)
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestNewerVersionReadOnly: a file in a version after 3 (pi's experimental
 // formats) is read, never written to.
 func TestNewerVersionReadOnly(t *testing.T) {
 	for _, v := range []string{"4", "99"} {
-		s, p := tLoad(t, tLines(strings.Replace(tHeader, `"version":3`, `"version":`+v, 1), tUser("u1", "", 1, "hi")))
+		s, p := readtest.Load(t, sessiontest.Lines(strings.Replace(sessiontest.Header, `"version":3`, `"version":`+v, 1), sessiontest.User("u1", "", 1, "hi")))
 		before, _ := os.ReadFile(p)
-		var e *Error
-		if _, err := label(s, "u1", "x"); !errors.As(err, &e) || !errors.Is(err, ErrReadOnly) || e.Version != s.Header.Version {
+		var e *sessions.Error
+		if _, err := label(s, "u1", "x"); !errors.As(err, &e) || !errors.Is(err, sessions.ErrReadOnly) || e.Version != s.Header.Version {
 			t.Errorf("version %s: Label: %v, want ErrReadOnly with the version", v, err)
 		}
-		if _, err := rewind(s, "u1", "", Guard{}); !errors.Is(err, ErrReadOnly) {
+		if _, err := rewind(s, "u1", "", Guard{}); !errors.Is(err, sessions.ErrReadOnly) {
 			t.Errorf("version %s: Rewind: %v, want ErrReadOnly", v, err)
 		}
 		if after, _ := os.ReadFile(p); !bytes.Equal(after, before) {

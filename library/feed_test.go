@@ -1,4 +1,4 @@
-package sessions
+package library
 
 import (
 	"fmt"
@@ -109,13 +109,13 @@ func TestSlowSubscriber(t *testing.T) {
 	files := map[string]string{}
 	for i := range n {
 		id := fmt.Sprintf("S%02d", i)
-		files[id] = tWrite(t, root, id+".jsonl", strings.Replace(tHeader, `"s1"`, `"`+id+`"`, 1)+"\n"+tUser("e1", "", 1, "hi")+"\n")
+		files[id] = sessiontest.File(t, root, id+".jsonl", strings.Replace(sessiontest.Header, `"s1"`, `"`+id+`"`, 1)+"\n"+sessiontest.User("e1", "", 1, "hi")+"\n")
 		if _, err := lib.Refresh(files[id]); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for id, f := range files {
-		sessiontest.Append(t, f, tAsst("e2", "e1", 2, "ok")+"\n")
+		sessiontest.Append(t, f, sessiontest.Asst("e2", "e1", 2, "ok")+"\n")
 		if c, err := lib.Refresh(f); err != nil || c.Kind != KindAppend || c.Key != id {
 			t.Fatalf("Refresh after an append: %+v, %v", c, err)
 		}

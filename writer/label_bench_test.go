@@ -1,4 +1,4 @@
-package sessions
+package writer
 
 import (
 	"fmt"
@@ -6,16 +6,18 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/piweb/piweb/internal/readtest"
 	"github.com/piweb/piweb/internal/sessiontest"
+	"github.com/piweb/piweb/sessions"
 )
 
 // benchChain writes a session of n entries in one chain to a temporary file and loads it.
-func labelChain(b *testing.B, n int) (*Session, string) {
+func labelChain(b *testing.B, n int) (*sessions.Session, string) {
 	p := filepath.Join(b.TempDir(), "s.jsonl")
 	if _, err := sessiontest.WriteFile(p, 100, n, sessiontest.Options{Chain: true, Scale: sessiontest.ChainScale}); err != nil {
 		b.Fatal(err)
 	}
-	s, err := Load(p)
+	s, err := sessions.Load(p)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -41,7 +43,7 @@ func BenchmarkLabel(b *testing.B) {
 			b.ReportMetric(float64(st.Size())/(1<<20), "fileMB")
 			b.ReportAllocs()
 			k := 0
-			w := &Session{File: s.File} // a handle: no index, so the writer reads the file
+			w := &sessions.Session{File: s.File} // a handle: no index, so the writer reads the file
 			if c.indexed {
 				w = s
 			}
@@ -51,7 +53,7 @@ func BenchmarkLabel(b *testing.B) {
 					b.Fatal(err)
 				}
 				if c.indexed {
-					if d, err := s.Update(); err != nil || len(d.New) != 1 {
+					if d, err := readtest.Update(s); err != nil || len(d.New) != 1 {
 						b.Fatalf("Update: %+v, %v", d, err)
 					}
 				}

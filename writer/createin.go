@@ -1,4 +1,4 @@
-package sessions
+package writer
 
 import (
 	"bufio"
@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/piweb/piweb/sessions"
 )
 
 // createIn creates path inside root holding data, atomically and only if it
@@ -19,7 +21,7 @@ import (
 // Every step resolves its names inside root, so no folder swapped for a
 // symlink can make it write elsewhere.
 func createIn(root, path string, data []byte, perm os.FileMode) error {
-	rel, err := RelIn(root, path)
+	rel, err := sessions.RelIn(root, path)
 	if err != nil {
 		return err
 	}
@@ -30,14 +32,14 @@ func createIn(root, path string, data []byte, perm os.FileMode) error {
 	defer r.Close()
 	tmp, err := writeTempIn(r, filepath.Dir(rel), ".piweb-new-", data, perm)
 	if err != nil {
-		return Outside(path, err)
+		return sessions.Outside(path, err)
 	}
 	defer r.Remove(tmp)
 	if err := r.Link(tmp, rel); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("%s already exists; not overwriting it: %w", path, err)
 		}
-		return fmt.Errorf("creating %s: %w", path, Outside(path, err))
+		return fmt.Errorf("creating %s: %w", path, sessions.Outside(path, err))
 	}
 	syncDirIn(r, filepath.Dir(rel))
 	return nil
@@ -116,13 +118,13 @@ func SaveBeside(root, file, name string, write func(io.Writer) error) (string, e
 		return "", errNotFile
 	}
 	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, `/\`+"\x00") || strings.HasPrefix(name, ".") {
-		return "", fmt.Errorf("%w: %q is not a plain file name", ErrOutsideRoot, name)
+		return "", fmt.Errorf("%w: %q is not a plain file name", sessions.ErrOutsideRoot, name)
 	}
-	rel, err := RelIn(root, file)
+	rel, err := sessions.RelIn(root, file)
 	if err != nil {
 		return "", err
 	}
-	f, st, err := OpenIn(root, file, os.O_RDONLY)
+	f, st, err := sessions.OpenIn(root, file, os.O_RDONLY)
 	if err != nil {
 		return "", err
 	}
@@ -135,7 +137,7 @@ func SaveBeside(root, file, name string, write func(io.Writer) error) (string, e
 	dir := filepath.Dir(rel)
 	tmp, err := writeTempTo(r, dir, ".piweb-save-", write, st.Mode().Perm())
 	if err != nil {
-		return "", Outside(file, err)
+		return "", sessions.Outside(file, err)
 	}
 	defer r.Remove(tmp)
 	ext := filepath.Ext(name)
@@ -151,7 +153,7 @@ func SaveBeside(root, file, name string, write func(io.Writer) error) (string, e
 			return filepath.Join(filepath.Dir(file), try), nil
 		}
 		if !errors.Is(err, fs.ErrExist) {
-			return "", Outside(file, err)
+			return "", sessions.Outside(file, err)
 		}
 	}
 	return "", fmt.Errorf("%s: 100 files of that name exist already: %w", filepath.Join(filepath.Dir(file), name), fs.ErrExist)

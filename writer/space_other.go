@@ -1,6 +1,6 @@
 //go:build !linux
 
-package sessions
+package writer
 
 import (
 	"errors"

@@ -1,7 +1,11 @@
-package sessions
+package library
 
 import (
+	"bytes"
+	"io"
+	"os"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -70,4 +74,69 @@ func BenchmarkRawLineScan(b *testing.B) {
 		}
 	}
 	cpu()
+}
+
+// cpuNow is the process's CPU time so far (0 where it cannot be read).
+func cpuNow() time.Duration {
+	d, _ := sessiontest.CPU()
+	return d
+}
+
+// benchRawLineScan counts the lines of files with as many workers as OpenLibrary uses.
+func benchRawLineScan(files []string) (int64, error) {
+	var (
+		mu    sync.Mutex
+		lines int64
+		first error
+	)
+	jobs := make(chan string)
+	var wg sync.WaitGroup
+	for range max(2, runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			buf := make([]byte, 1<<20) // as Session.read
+			for name := range jobs {
+				n, err := benchCountLines(name, buf)
+				mu.Lock()
+				lines += n
+				if err != nil && first == nil {
+					first = err
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	for _, f := range files {
+		jobs <- f
+	}
+	close(jobs)
+	wg.Wait()
+	return lines, first
+}
+
+// benchCountLines reads the file through buf and counts its newlines.
+func benchCountLines(name string, buf []byte) (int64, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	var lines int64
+	for {
+		n, err := f.Read(buf)
+		chunk := buf[:n]
+		for {
+			i := bytes.IndexByte(chunk, '\n')
+			if i < 0 {
+				break
+			}
+			lines++
+			chunk = chunk[i+1:]
+		}
+		if err == io.EOF {
+			return lines, nil
+		}
+		if err != nil {
+			return lines, err
+		}
+	}
 }

@@ -1,9 +1,11 @@
-package sessions
+package library
 
 import (
 	"container/list"
 	"sync"
 	"time"
+
+	"github.com/piweb/piweb/sessions"
 )
 
 // DefaultCacheBytes is how much memory the library's loaded trees may take
@@ -34,12 +36,12 @@ type slot struct {
 
 // cost estimates the memory a session's tree holds: its entries' index
 // records, ids, links and children, and its diagnostics.
-func cost(s *Session) int64 {
+func cost(s *sessions.Session) int64 {
 	return 4096 + int64(len(s.Entries))*320 + int64(len(s.Diags))*96
 }
 
 // put makes s f's loaded tree, the most recently used.
-func (c *cache) put(f *file, s *Session) {
+func (c *cache) put(f *file, s *sessions.Session) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.slots == nil {

@@ -1,4 +1,4 @@
-package sessions
+package writer
 
 // Writers: the only code in piweb that changes session files. Every change to
 // an existing file is one appended line (Label, Rewind); forks and saved
@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/piweb/piweb/internal/js"
+	"github.com/piweb/piweb/sessions"
 )
 
 // Guard describes the session state a user's page saw; the zero value checks nothing.
@@ -38,7 +39,7 @@ const appendAttempts = 50
 
 // Builder makes the line to append from the session as it is now (cur)
 // and returns it with the new entry's id, or refuses.
-type Builder func(cur *Session) (line []byte, id string, err error)
+type Builder func(cur *sessions.Session) (line []byte, id string, err error)
 
 // LabelLine builds the label entry setting (or, for a blank label, clearing) the label of targetID.
 func LabelLine(targetID, label string) Builder {
@@ -48,16 +49,16 @@ func LabelLine(targetID, label string) Builder {
 	// an id-less last line there is no leaf to hang it off (pi would omit
 	// parentId and resume from nothing), so Label refuses; a Rewind repairs that.
 	label = js.Trim(label)
-	return func(cur *Session) ([]byte, string, error) {
+	return func(cur *sessions.Session) ([]byte, string, error) {
 		if _, ok := cur.Lookup(targetID); !ok || targetID == "" {
-			return nil, "", &Error{Kind: ErrNoEntry, Entry: targetID}
+			return nil, "", &sessions.Error{Kind: sessions.ErrNoEntry, Entry: targetID}
 		}
 		leaf := cur.Entries[cur.Leaf()] // the target exists, so there are entries
 		if leaf.ID == "" {
-			return nil, "", &Error{Kind: ErrNoLeafID, Entry: targetID,
+			return nil, "", &sessions.Error{Kind: sessions.ErrNoLeafID, Entry: targetID,
 				Detail: fmt.Sprintf("line %d; a label would change where pi resumes: rewind to an entry first", leaf.Line)}
 		}
-		id := NewEntryID(taken(cur))
+		id := sessions.NewEntryID(taken(cur))
 		o := js.Object{{K: "type", V: json.RawMessage(`"label"`)}, {K: "id", V: js.Quote(id)}, {K: "parentId", V: js.Quote(leaf.ID)},
 			{K: "timestamp", V: js.Quote(js.NowISO())}, {K: "targetId", V: js.Quote(targetID)}}
 		if label != "" {
@@ -74,25 +75,25 @@ func RewindLine(targetID, summary string, guard Guard) Builder {
 	// the abandoned leaf and adds nothing. A non-zero guard refuses with ErrStale
 	// when the leaf is no longer guard.Leaf or the file shrank below guard.Size:
 	// the abandoned leaf (fromId) and the user's summary would describe another state.
-	return func(cur *Session) ([]byte, string, error) {
+	return func(cur *sessions.Session) ([]byte, string, error) {
 		parent := json.RawMessage("null")
 		if targetID != "" {
 			if _, ok := cur.Lookup(targetID); !ok {
-				return nil, "", &Error{Kind: ErrNoEntry, Entry: targetID}
+				return nil, "", &sessions.Error{Kind: sessions.ErrNoEntry, Entry: targetID}
 			}
 			parent = js.Quote(targetID)
 		}
 		if guard != (Guard{}) {
 			leaf := cur.LeafID()
 			if leaf != guard.Leaf || cur.Size < guard.Size {
-				return nil, "", &Error{Kind: ErrStale, Entry: targetID, Detail: fmt.Sprintf("the leaf is %q, the page saw %q", leaf, guard.Leaf)}
+				return nil, "", &sessions.Error{Kind: sessions.ErrStale, Entry: targetID, Detail: fmt.Sprintf("the leaf is %q, the page saw %q", leaf, guard.Leaf)}
 			}
 		}
 		from, err := piLeafID(cur)
 		if err != nil {
 			return nil, "", err
 		}
-		id := NewEntryID(taken(cur))
+		id := sessions.NewEntryID(taken(cur))
 		ts := js.Quote(js.NowISO())
 		var o js.Object
 		if js.Trim(summary) != "" {
@@ -107,17 +108,13 @@ func RewindLine(targetID, summary string, guard Guard) Builder {
 	}
 }
 
-// ErrElsewhere: the library is a read-only copy of sessions that live
-// elsewhere (SetReadOnly); the error's Detail names where.
-var ErrElsewhere = errors.New("the session is a copy: change it where it lives")
-
 // Index runs fn with a session's index held still: the caller's own, or the library's under its read lock.
-type Index func(fn func(s *Session))
+type Index func(fn func(s *sessions.Session))
 
 // piLeafID returns what pi's branchWithSummary records as fromId: its
 // leafId after opening the file (the last entry's id as written), or "root"
 // when that is null or undefined (no entries, or a last line without id).
-func piLeafID(s *Session) (json.RawMessage, error) {
+func piLeafID(s *sessions.Session) (json.RawMessage, error) {
 	root := json.RawMessage(`"root"`)
 	l := s.Leaf()
 	if l < 0 {
@@ -126,7 +123,7 @@ func piLeafID(s *Session) (json.RawMessage, error) {
 	if id := s.Entries[l].ID; id != "" {
 		return js.Quote(id), nil
 	}
-	if s.Entries[l].Flags.Has(FlagNotObject) {
+	if s.Entries[l].Flags.Has(sessions.FlagNotObject) {
 		return root, nil
 	}
 	raw, err := s.Raw(l)
@@ -140,7 +137,7 @@ func piLeafID(s *Session) (json.RawMessage, error) {
 }
 
 // taken returns whether s holds an entry with id.
-func taken(s *Session) func(id string) bool {
+func taken(s *sessions.Session) func(id string) bool {
 	return func(id string) bool {
 		_, ok := s.Lookup(id)
 		return ok
@@ -148,7 +145,7 @@ func taken(s *Session) func(id string) bool {
 }
 
 // errNotFile is returned when a writer gets a session that was not read from a file.
-var errNotFile = &Error{Kind: ErrReadOnly, Detail: "the session was not read from a file"}
+var errNotFile = &sessions.Error{Kind: sessions.ErrReadOnly, Detail: "the session was not read from a file"}
 
 // Append appends the line built by build to file (inside root) as one whole line.
 //
@@ -165,7 +162,7 @@ func Append(root, file string, idx Index, ids []string, build Builder) (string, 
 	if idx == nil || file == "" {
 		return "", errNotFile
 	}
-	var snap *Pinned
+	var snap *sessions.Pinned
 	defer func() {
 		if snap != nil {
 			snap.Close()
@@ -181,7 +178,7 @@ func Append(root, file string, idx Index, ids []string, build Builder) (string, 
 			fromIndex bool
 		)
 		if attempt == 0 {
-			idx(func(s *Session) {
+			idx(func(s *sessions.Session) {
 				if at, size = s.Verified(root, ids); at != nil {
 					fromIndex = true
 					if err = checkWritable(s); err == nil {
@@ -213,15 +210,15 @@ func Append(root, file string, idx Index, ids []string, build Builder) (string, 
 			return id, nil
 		}
 	}
-	return "", &Error{Kind: ErrBusy, Detail: file}
+	return "", &sessions.Error{Kind: sessions.ErrBusy, Detail: file}
 }
 
 // checkWritable refuses files in a format piweb does not append to:
 // versions 1 and 2, which pi rewrites when it opens them, and versions
 // newer than 3 (pi's experimental formats), which piweb cannot vouch for.
-func checkWritable(s *Session) error {
+func checkWritable(s *sessions.Session) error {
 	if v := s.Header.Version; v != 3 {
-		return &Error{Kind: ErrReadOnly, Version: v, Detail: fmt.Sprintf("%s is version %d", s.File, v)}
+		return &sessions.Error{Kind: sessions.ErrReadOnly, Version: v, Detail: fmt.Sprintf("%s is version %d", s.File, v)}
 	}
 	return nil
 }
@@ -239,10 +236,10 @@ func reserve(f *os.File, off, n int64) error {
 		return nil
 	}
 	if noSpace(err) {
-		return &Error{Kind: ErrNoSpace, Err: err, Detail: f.Name()}
+		return &sessions.Error{Kind: sessions.ErrNoSpace, Err: err, Detail: f.Name()}
 	}
 	if free, ok := freeSpace(f); ok && free < n+64<<10 {
-		return &Error{Kind: ErrNoSpace, Detail: f.Name()}
+		return &sessions.Error{Kind: sessions.ErrNoSpace, Detail: f.Name()}
 	}
 	return nil // allocating ahead is not supported here: the free space will do
 }
@@ -265,4 +262,64 @@ func settled(f *os.File, size int64) bool {
 // noSpace reports whether err is the disk or the quota running out.
 func noSpace(err error) bool {
 	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
+}
+
+// appendLine appends line (without its newline) to path as one write(2)
+// with O_APPEND, unless the file is no longer at (the open file the line
+// was built for) or no longer size bytes long, in which case it reports
+// false and writes nothing. A last line without its newline is repaired by
+// prefixing "\n" in the same write; the file is never truncated or
+// rewritten, and never created. The space is reserved first, so a full
+// disk fails before a byte is written (ErrNoSpace) instead of leaving a
+// piece of a line for pi to glue its next line onto.
+func appendLine(root, path string, at *os.File, size int64, line []byte) (bool, error) {
+	w, _, err := sessions.OpenIn(root, path, os.O_WRONLY|os.O_APPEND)
+	if err != nil {
+		return false, err
+	}
+	defer w.Close()
+	st, err := at.Stat()
+	if err != nil {
+		return false, err
+	}
+	wst, err := w.Stat()
+	if err != nil {
+		return false, err
+	}
+	if !os.SameFile(st, wst) || wst.Size() != size {
+		return false, nil // replaced or appended to since the line was built: read again
+	}
+	buf := make([]byte, 0, len(line)+2)
+	if size > 0 {
+		var last [1]byte
+		if _, err := at.ReadAt(last[:], size-1); err != nil {
+			return false, fmt.Errorf("%s: reading the last byte: %w", path, err)
+		}
+		if last[0] != '\n' {
+			// Another writer may be in the middle of its write: give it time to
+			// finish, and repair only a last line that stays unterminated.
+			if !settled(at, size) {
+				return false, nil
+			}
+			buf = append(buf, '\n')
+		}
+	}
+	buf = append(append(buf, line...), '\n')
+	if err := reserve(w, size, int64(len(buf))); err != nil {
+		return false, err
+	}
+	n, err := writeFile(w, buf)
+	if err != nil {
+		if noSpace(err) && n == 0 {
+			return false, &sessions.Error{Kind: sessions.ErrNoSpace, Err: err, Detail: path}
+		}
+		if n > 0 {
+			return false, fmt.Errorf("%s: only %d of %d bytes appended: %w", path, n, len(buf), err)
+		}
+		return false, fmt.Errorf("%s: appending: %w", path, err)
+	}
+	if err := w.Close(); err != nil {
+		return false, fmt.Errorf("%s: appending: %w", path, err)
+	}
+	return true, nil
 }

@@ -1,4 +1,4 @@
-package sessions
+package writer
 
 import (
 	"bufio"
@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 
 	"github.com/piweb/piweb/internal/js"
+	"github.com/piweb/piweb/sessions"
 )
 
 // Upgrade migrates the version 1 or 2 file at path, which must lie inside
@@ -24,17 +25,17 @@ func Upgrade(root, path string) (backup string, err error) {
 	// is created exclusively; the new content is written to a temporary file in
 	// the same directory, synced, and renamed over the original. Every name is
 	// resolved inside root (see OpenIn).
-	rel, err := RelIn(root, path)
+	rel, err := sessions.RelIn(root, path)
 	if err != nil {
 		return "", err
 	}
-	s, err := LoadIn(root, path)
+	s, err := sessions.LoadIn(root, path)
 	if err != nil {
 		return "", err
 	}
 	v := s.Header.Version
 	if v >= 3 {
-		return "", &Error{Kind: ErrNotUpgradable, Version: v, Detail: fmt.Sprintf("%s is already version %d", path, v)}
+		return "", &sessions.Error{Kind: sessions.ErrNotUpgradable, Version: v, Detail: fmt.Sprintf("%s is already version %d", path, v)}
 	}
 	r, err := os.OpenRoot(root)
 	if err != nil {
@@ -65,13 +66,13 @@ func Upgrade(root, path string) (backup string, err error) {
 	defer r.Remove(tmp) // a no-op once renamed
 	now, err := r.Lstat(rel)
 	if err != nil {
-		return "", Outside(path, err)
+		return "", sessions.Outside(path, err)
 	}
 	if !os.SameFile(orig, now) || now.Size() != orig.Size() || !now.ModTime().Equal(orig.ModTime()) {
-		return "", &Error{Kind: ErrChanged, Detail: fmt.Sprintf("upgrading %s: the file changed while it was being upgraded; nothing was replaced", path)}
+		return "", &sessions.Error{Kind: sessions.ErrChanged, Detail: fmt.Sprintf("upgrading %s: the file changed while it was being upgraded; nothing was replaced", path)}
 	}
 	if err := r.Rename(tmp, rel); err != nil {
-		return "", Outside(path, err)
+		return "", sessions.Outside(path, err)
 	}
 	syncDirIn(r, filepath.Dir(rel))
 	ok = true
@@ -82,7 +83,7 @@ func Upgrade(root, path string) (backup string, err error) {
 // of r (r is root; dst is relative to it, failing if it exists), syncs it,
 // and returns src's file info from the descriptor it copied.
 func copyExclusive(r *os.Root, root, src, dst string) (os.FileInfo, error) {
-	in, st, err := OpenIn(root, src, os.O_RDONLY)
+	in, st, err := sessions.OpenIn(root, src, os.O_RDONLY)
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +94,7 @@ func copyExclusive(r *os.Root, root, src, dst string) (os.FileInfo, error) {
 		if errors.Is(err, os.ErrExist) {
 			return nil, fmt.Errorf("backup %s already exists; move it away first: %w", name, err)
 		}
-		return nil, Outside(name, err)
+		return nil, sessions.Outside(name, err)
 	}
 	_, err = io.Copy(out, io.NewSectionReader(in, 0, st.Size()))
 	if err == nil {
@@ -153,12 +154,12 @@ func parsedValue(line []byte) []byte {
 // migrateFile returns the version 3 content of the version v file at path (inside root),
 // as pi's migrateToCurrentVersion followed by its rewrite would produce it.
 func migrateFile(root, path string, v int) ([]byte, error) {
-	s, err := LoadIn(root, path)
+	s, err := sessions.LoadIn(root, path)
 	if err != nil {
 		return nil, err
 	}
 	if s.Header.Version != v {
-		return nil, &Error{Kind: ErrChanged, Detail: fmt.Sprintf("the file changed while it was being upgraded (now version %d)", s.Header.Version)}
+		return nil, &sessions.Error{Kind: sessions.ErrChanged, Detail: fmt.Sprintf("the file changed while it was being upgraded (now version %d)", s.Header.Version)}
 	}
 	idByLine := make(map[int]string, len(s.Entries))
 	for i := range s.Entries {
@@ -167,7 +168,7 @@ func migrateFile(root, path string, v int) ([]byte, error) {
 
 	// Pass 1: the values pi keeps, which v1 firstKeptEntryIndex counts in.
 	var kept []keptValue
-	f, _, err := OpenIn(root, path, os.O_RDONLY)
+	f, _, err := sessions.OpenIn(root, path, os.O_RDONLY)
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +181,7 @@ func migrateFile(root, path string, v int) ([]byte, error) {
 		k := keptValue{line: no, object: val[0] == '{'}
 		if k.object {
 			typ, _ := js.Lookup(val, "type")
-			k.session = js.Str(typ) == TypeSession
+			k.session = js.Str(typ) == sessions.TypeSession
 			k.id, _ = js.Lookup(val, "id")
 		} else if v < 2 && len(kept) > 0 {
 			return fmt.Errorf("line %d is not a JSON object; pi's version 1 migration fails on it", no)
@@ -216,14 +217,14 @@ func migrateFile(root, path string, v int) ([]byte, error) {
 			if v < 2 {
 				id, ok := idByLine[no]
 				if !ok {
-					return fmt.Errorf("line %d was not indexed (longer than %d bytes?)", no, MaxLine)
+					return fmt.Errorf("line %d was not indexed (longer than %d bytes?)", no, sessions.MaxLine)
 				}
 				val = js.SetMember(val, "id", js.Quote(id))
 				val = js.SetMember(val, "parentId", prev)
 				prev = js.Quote(id)
 				val = migrateFirstKept(val, kept, k, idByLine)
 			}
-			val = RenameHookMessage(val)
+			val = sessions.RenameHookMessage(val)
 		}
 		out.Write(val)
 		out.WriteByte('\n')
@@ -234,7 +235,7 @@ func migrateFile(root, path string, v int) ([]byte, error) {
 		return nil, err
 	}
 	if k != len(kept) {
-		return nil, &Error{Kind: ErrChanged, Detail: "the file changed while it was being upgraded"}
+		return nil, &sessions.Error{Kind: sessions.ErrChanged, Detail: "the file changed while it was being upgraded"}
 	}
 	return out.Bytes(), nil
 }
@@ -244,7 +245,7 @@ func migrateFile(root, path string, v int) ([]byte, error) {
 // pi's migrateV1ToV2: entries before or at the compaction already carry
 // their new id; later ones still have the id they were written with, if any.
 func migrateFirstKept(val []byte, kept []keptValue, k int, idByLine map[int]string) []byte {
-	if typ, _ := js.Lookup(val, "type"); js.Str(typ) != TypeCompaction {
+	if typ, _ := js.Lookup(val, "type"); js.Str(typ) != sessions.TypeCompaction {
 		return val
 	}
 	raw, ok := js.Lookup(val, "firstKeptEntryIndex")

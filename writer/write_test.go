@@ -1,4 +1,4 @@
-package sessions
+package writer
 
 import (
 	"bytes"
@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/piweb/piweb/internal/js"
+	"github.com/piweb/piweb/internal/readtest"
 	"github.com/piweb/piweb/internal/sessiontest"
+	"github.com/piweb/piweb/sessions"
 )
 
 var (
@@ -22,39 +24,16 @@ var (
 	isoRe     = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$`)
 )
 
-// copyFixture copies testdata/write/name into a temp dir and returns the copy's path.
-func copyFixture(t *testing.T, name string) string {
+func mustLoad(t *testing.T, path string) *sessions.Session {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", "write", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-func mustLoad(t *testing.T, path string) *Session {
-	t.Helper()
-	s, err := Load(path)
+	s, err := sessions.Load(path)
 	if err != nil {
 		t.Fatalf("Load(%s): %v", path, err)
 	}
 	return s
 }
 
-func mustRead(t *testing.T, path string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-func mustLookup(t *testing.T, s *Session, id string) int {
+func mustLookup(t *testing.T, s *sessions.Session, id string) int {
 	t.Helper()
 	i, ok := s.Lookup(id)
 	if !ok {
@@ -74,9 +53,9 @@ func decoded(t *testing.T, b []byte) any {
 }
 
 // contextAt returns the decoded model context at entry position leaf.
-func contextAt(t *testing.T, s *Session, leaf int) any {
+func contextAt(t *testing.T, s *sessions.Session, leaf int) any {
 	t.Helper()
-	c, err := s.Context(leaf)
+	c, err := readtest.Context(s, leaf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,8 +107,8 @@ func TestLabel(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			path := copyFixture(t, "basic.jsonl")
-			before := mustRead(t, path)
+			path := sessiontest.CopyFixture(t, "basic.jsonl")
+			before := sessiontest.ReadFile(t, path)
 			s := mustLoad(t, path)
 			oldLeaf := s.Leaf()
 			wantCtx := contextAt(t, s, oldLeaf)
@@ -141,7 +120,7 @@ func TestLabel(t *testing.T) {
 			if !entryIDRe.MatchString(id) {
 				t.Errorf("id %q is not 8 hex digits", id)
 			}
-			after := mustRead(t, path)
+			after := sessiontest.ReadFile(t, path)
 			if !bytes.HasPrefix(after, before) {
 				t.Fatal("the original bytes are not a prefix of the new file")
 			}
@@ -202,34 +181,34 @@ func TestWriteRefusals(t *testing.T) {
 	tests := []struct {
 		name    string
 		fixture string
-		write   func(s *Session) error
+		write   func(s *sessions.Session) error
 		want    error
 	}{
-		{"label missing target", "basic.jsonl", func(s *Session) error { _, err := label(s, "nope", "x"); return err }, ErrNoEntry},
-		{"label empty target", "basic.jsonl", func(s *Session) error { _, err := label(s, "", "x"); return err }, ErrNoEntry},
-		{"rewind missing target", "basic.jsonl", func(s *Session) error { _, err := rewind(s, "nope", "", Guard{}); return err }, ErrNoEntry},
-		{"rewind stale leaf", "basic.jsonl", func(s *Session) error {
+		{"label missing target", "basic.jsonl", func(s *sessions.Session) error { _, err := label(s, "nope", "x"); return err }, sessions.ErrNoEntry},
+		{"label empty target", "basic.jsonl", func(s *sessions.Session) error { _, err := label(s, "", "x"); return err }, sessions.ErrNoEntry},
+		{"rewind missing target", "basic.jsonl", func(s *sessions.Session) error { _, err := rewind(s, "nope", "", Guard{}); return err }, sessions.ErrNoEntry},
+		{"rewind stale leaf", "basic.jsonl", func(s *sessions.Session) error {
 			_, err := rewind(s, "a4000004", "sum", Guard{Leaf: "a7000007", Size: s.Size})
 			return err
-		}, ErrStale},
-		{"rewind truncated since", "basic.jsonl", func(s *Session) error {
+		}, sessions.ErrStale},
+		{"rewind truncated since", "basic.jsonl", func(s *sessions.Session) error {
 			_, err := rewind(s, "a4000004", "", Guard{Leaf: "a8000008", Size: s.Size + 1})
 			return err
-		}, ErrStale},
-		{"label v1", "v1.jsonl", func(s *Session) error { _, err := label(s, "00000002", "x"); return err }, ErrReadOnly},
-		{"rewind v1", "v1.jsonl", func(s *Session) error { _, err := rewind(s, "00000002", "", Guard{}); return err }, ErrReadOnly},
-		{"label v2", "v2.jsonl", func(s *Session) error { _, err := label(s, "b2000001", "x"); return err }, ErrReadOnly},
-		{"rewind v2", "v2.jsonl", func(s *Session) error { _, err := rewind(s, "b2000001", "sum", Guard{}); return err }, ErrReadOnly},
+		}, sessions.ErrStale},
+		{"label v1", "v1.jsonl", func(s *sessions.Session) error { _, err := label(s, "00000002", "x"); return err }, sessions.ErrReadOnly},
+		{"rewind v1", "v1.jsonl", func(s *sessions.Session) error { _, err := rewind(s, "00000002", "", Guard{}); return err }, sessions.ErrReadOnly},
+		{"label v2", "v2.jsonl", func(s *sessions.Session) error { _, err := label(s, "b2000001", "x"); return err }, sessions.ErrReadOnly},
+		{"rewind v2", "v2.jsonl", func(s *sessions.Session) error { _, err := rewind(s, "b2000001", "sum", Guard{}); return err }, sessions.ErrReadOnly},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			path := copyFixture(t, tt.fixture)
-			before := mustRead(t, path)
+			path := sessiontest.CopyFixture(t, tt.fixture)
+			before := sessiontest.ReadFile(t, path)
 			err := tt.write(mustLoad(t, path))
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("error %v, want %v", err, tt.want)
 			}
-			if !bytes.Equal(mustRead(t, path), before) {
+			if !bytes.Equal(sessiontest.ReadFile(t, path), before) {
 				t.Error("the file changed")
 			}
 		})
@@ -237,7 +216,7 @@ func TestWriteRefusals(t *testing.T) {
 }
 
 func TestWriteNeedsAFile(t *testing.T) {
-	s, err := ParseBytes(mustRead(t, filepath.Join("testdata", "write", "basic.jsonl")), "mem")
+	s, err := sessions.ParseBytes(sessiontest.ReadFile(t, sessiontest.CopyFixture(t, "basic.jsonl")), "mem")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +227,7 @@ func TestWriteNeedsAFile(t *testing.T) {
 		t.Errorf("Fork on a parsed session: %v, want errNotFile", err)
 	}
 	missing := filepath.Join(t.TempDir(), "gone.jsonl")
-	if _, err := label(&Session{File: missing}, "a1000001", "x"); !errors.Is(err, os.ErrNotExist) {
+	if _, err := label(&sessions.Session{File: missing}, "a1000001", "x"); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("Label on a missing file: %v, want not-exist", err)
 	}
 	if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
@@ -259,23 +238,23 @@ func TestWriteNeedsAFile(t *testing.T) {
 func TestRewind(t *testing.T) {
 	tests := []struct {
 		name, target, summary string
-		guard                 func(s *Session) Guard
+		guard                 func(s *sessions.Session) Guard
 		wantType              string
 	}{
-		{"summary", "a4000004", "We tried X; it failed.", nil, TypeBranchSummary},
-		{"summary guarded", "a4000004", "why", func(s *Session) Guard { return Guard{Leaf: "a8000008", Size: s.Size} }, TypeBranchSummary},
-		{"plain", "a5000005", "", nil, TypeCustom},
-		{"blank summary", "a5000005", " \n ", nil, TypeCustom},
-		{"plain guarded", "e2000002", "", func(s *Session) Guard { return Guard{Leaf: "a8000008"} }, TypeCustom},
-		{"to a label entry", "1ab00003", "", nil, TypeCustom},
-		{"to the current leaf", "a8000008", "", nil, TypeCustom},
-		{"before the first entry", "", "", nil, TypeCustom},
-		{"before the first entry with summary", "", "start over", nil, TypeBranchSummary},
+		{"summary", "a4000004", "We tried X; it failed.", nil, sessions.TypeBranchSummary},
+		{"summary guarded", "a4000004", "why", func(s *sessions.Session) Guard { return Guard{Leaf: "a8000008", Size: s.Size} }, sessions.TypeBranchSummary},
+		{"plain", "a5000005", "", nil, sessions.TypeCustom},
+		{"blank summary", "a5000005", " \n ", nil, sessions.TypeCustom},
+		{"plain guarded", "e2000002", "", func(s *sessions.Session) Guard { return Guard{Leaf: "a8000008"} }, sessions.TypeCustom},
+		{"to a label entry", "1ab00003", "", nil, sessions.TypeCustom},
+		{"to the current leaf", "a8000008", "", nil, sessions.TypeCustom},
+		{"before the first entry", "", "", nil, sessions.TypeCustom},
+		{"before the first entry with summary", "", "start over", nil, sessions.TypeBranchSummary},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			path := copyFixture(t, "basic.jsonl")
-			before := mustRead(t, path)
+			path := sessiontest.CopyFixture(t, "basic.jsonl")
+			before := sessiontest.ReadFile(t, path)
 			s := mustLoad(t, path)
 			var g Guard
 			if tt.guard != nil {
@@ -285,7 +264,7 @@ func TestRewind(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			after := mustRead(t, path)
+			after := sessiontest.ReadFile(t, path)
 			if !bytes.HasPrefix(after, before) {
 				t.Fatal("the original bytes are not a prefix of the new file")
 			}
@@ -298,7 +277,7 @@ func TestRewind(t *testing.T) {
 				t.Errorf("parentId %s, want %s", got, wantParent)
 			}
 			switch tt.wantType {
-			case TypeBranchSummary:
+			case sessions.TypeBranchSummary:
 				want := []string{"type", "id", "parentId", "timestamp", "fromId", "summary"}
 				if got := keysOf(t, line); !reflect.DeepEqual(got, want) {
 					t.Errorf("keys %v, want %v", got, want)
@@ -306,7 +285,7 @@ func TestRewind(t *testing.T) {
 				if got := memberOf(t, line, "fromId"); got != `"a8000008"` {
 					t.Errorf("fromId %s, want the old leaf", got)
 				}
-			case TypeCustom:
+			case sessions.TypeCustom:
 				want := []string{"type", "customType", "data", "id", "parentId", "timestamp"}
 				if got := keysOf(t, line); !reflect.DeepEqual(got, want) {
 					t.Errorf("keys %v, want %v", got, want)
@@ -345,7 +324,7 @@ func TestRewind(t *testing.T) {
 				want = contextAt(t, s, mustLookup(t, s, tt.target)).(map[string]any)
 			}
 			msgs := append([]any{}, want["messages"].([]any)...)
-			if tt.wantType == TypeBranchSummary {
+			if tt.wantType == sessions.TypeBranchSummary {
 				msgs = append(msgs, map[string]any{"role": "branchSummary", "summary": tt.summary, "fromId": "a8000008",
 					"timestamp": float64(n.Entries[leaf].Time)})
 			}
@@ -360,20 +339,20 @@ func TestRewind(t *testing.T) {
 // TestWritersRereadTheFile checks that writers use the file as it is now,
 // not the index the caller holds.
 func TestWritersRereadTheFile(t *testing.T) {
-	path := copyFixture(t, "basic.jsonl")
+	path := sessiontest.CopyFixture(t, "basic.jsonl")
 	stale := mustLoad(t, path)
 	extra := `{"type":"message","id":"0ther001","parentId":"a8000008","timestamp":"2025-01-01T10:01:00.000Z","message":{"role":"user","content":"from pi","timestamp":1735725660000}}` + "\n"
 	sessiontest.Append(t, path, extra)
 
 	// The page that showed a8000008 is stale now.
-	if _, err := rewind(stale, "a4000004", "sum", Guard{Leaf: "a8000008", Size: stale.Size}); !errors.Is(err, ErrStale) {
+	if _, err := rewind(stale, "a4000004", "sum", Guard{Leaf: "a8000008", Size: stale.Size}); !errors.Is(err, sessions.ErrStale) {
 		t.Fatalf("Rewind with a stale guard: %v, want ErrStale", err)
 	}
 	// Without a guard the record names the real previous leaf.
 	if _, err := rewind(stale, "a4000004", "", Guard{}); err != nil {
 		t.Fatal(err)
 	}
-	if got := memberOf(t, lastLine(t, mustRead(t, path)), "data"); got != `{"fromId":"0ther001"}` {
+	if got := memberOf(t, lastLine(t, sessiontest.ReadFile(t, path)), "data"); got != `{"fromId":"0ther001"}` {
 		t.Errorf("data %s, want the leaf appended by the other writer", got)
 	}
 	// A label hangs off the current leaf, and its target must exist now.
@@ -382,7 +361,7 @@ func TestWritersRereadTheFile(t *testing.T) {
 		t.Fatalf("Label on an entry the stale index lacks: %v", err)
 	}
 	n := mustLoad(t, path)
-	if got := n.Entries[n.Parent(mustLookup(t, n, id))].Type; got != TypeCustom {
+	if got := n.Entries[n.Parent(mustLookup(t, n, id))].Type; got != sessions.TypeCustom {
 		t.Errorf("label parent is a %s, want the rewind record", got)
 	}
 }
@@ -400,23 +379,23 @@ func TestLastLineWithoutID(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			path := copyFixture(t, "noid.jsonl")
+			path := sessiontest.CopyFixture(t, "noid.jsonl")
 			if tt.last != "" {
 				sessiontest.Append(t, path, tt.last+"\n")
 			}
-			before := mustRead(t, path)
+			before := sessiontest.ReadFile(t, path)
 			s := mustLoad(t, path)
 			if _, err := label(s, "bb000001", "x"); err == nil || !strings.Contains(err.Error(), "has no id") {
 				t.Errorf("Label: %v, want a refusal", err)
 			}
-			if !bytes.Equal(mustRead(t, path), before) {
+			if !bytes.Equal(sessiontest.ReadFile(t, path), before) {
 				t.Fatal("a refused Label changed the file")
 			}
 			id, err := rewind(s, "bb000001", "", Guard{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := memberOf(t, lastLine(t, mustRead(t, path)), "data"); got != `{"fromId":`+tt.wantFrom+`}` {
+			if got := memberOf(t, lastLine(t, sessiontest.ReadFile(t, path)), "data"); got != `{"fromId":`+tt.wantFrom+`}` {
 				t.Errorf("data %s, want fromId %s", got, tt.wantFrom)
 			}
 			n := mustLoad(t, path)
@@ -437,16 +416,16 @@ func TestWriteBadFiles(t *testing.T) {
 	if err := os.WriteFile(notSession, []byte(`{"type":"message","id":"x"}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := label(&Session{File: notSession}, "x", "y"); !errors.Is(err, ErrNotSession) {
+	if _, err := label(&sessions.Session{File: notSession}, "x", "y"); !errors.Is(err, sessions.ErrNotSession) {
 		t.Errorf("Label on a non-session: %v, want ErrNotSession", err)
 	}
-	if _, err := rewind(&Session{File: dir}, "x", "", Guard{}); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+	if _, err := rewind(&sessions.Session{File: dir}, "x", "", Guard{}); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Errorf("Rewind on a directory: %v", err)
 	}
-	if _, _, err := forkOf(&Session{File: notSession}, "x"); !errors.Is(err, ErrNotSession) {
+	if _, _, err := forkOf(&sessions.Session{File: notSession}, "x"); !errors.Is(err, sessions.ErrNotSession) {
 		t.Errorf("Fork of a non-session: %v, want ErrNotSession", err)
 	}
-	if got := string(mustRead(t, notSession)); got != `{"type":"message","id":"x"}`+"\n" {
+	if got := string(sessiontest.ReadFile(t, notSession)); got != `{"type":"message","id":"x"}`+"\n" {
 		t.Errorf("the file changed: %q", got)
 	}
 }
@@ -454,15 +433,15 @@ func TestWriteBadFiles(t *testing.T) {
 func TestAppendRepairsMissingNewline(t *testing.T) {
 	tests := []struct {
 		name  string
-		write func(s *Session) (string, error)
+		write func(s *sessions.Session) (string, error)
 	}{
-		{"label", func(s *Session) (string, error) { return label(s, "aa000001", "first") }},
-		{"rewind", func(s *Session) (string, error) { return rewind(s, "aa000001", "", Guard{}) }},
+		{"label", func(s *sessions.Session) (string, error) { return label(s, "aa000001", "first") }},
+		{"rewind", func(s *sessions.Session) (string, error) { return rewind(s, "aa000001", "", Guard{}) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			path := copyFixture(t, "unterminated.jsonl")
-			before := mustRead(t, path)
+			path := sessiontest.CopyFixture(t, "unterminated.jsonl")
+			before := sessiontest.ReadFile(t, path)
 			if bytes.HasSuffix(before, []byte("\n")) {
 				t.Fatal("fixture must lack its final newline")
 			}
@@ -471,7 +450,7 @@ func TestAppendRepairsMissingNewline(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			after := mustRead(t, path)
+			after := sessiontest.ReadFile(t, path)
 			rest, ok := bytes.CutPrefix(after, before)
 			if !ok {
 				t.Fatal("the original bytes are not a prefix of the new file")
@@ -505,10 +484,10 @@ func TestUpgrade(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.fixture, func(t *testing.T) {
-			path := copyFixture(t, tt.fixture)
-			orig := mustRead(t, path)
+			path := sessiontest.CopyFixture(t, tt.fixture)
+			orig := sessiontest.ReadFile(t, path)
 			old := mustLoad(t, path)
-			oldIns, err := tInspect(old, "")
+			oldIns, err := readtest.Inspect(old, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -520,10 +499,10 @@ func TestUpgrade(t *testing.T) {
 			if want := fmt.Sprintf("%s.v%d.bak", path, tt.version); backup != want {
 				t.Errorf("backup %s, want %s", backup, want)
 			}
-			if !bytes.Equal(mustRead(t, backup), orig) {
+			if !bytes.Equal(sessiontest.ReadFile(t, backup), orig) {
 				t.Error("the backup is not byte-identical to the original")
 			}
-			data := mustRead(t, path)
+			data := sessiontest.ReadFile(t, path)
 			for k, line := range bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n")) {
 				if !json.Valid(line) {
 					t.Errorf("line %d is not JSON: %s", k+1, line)
@@ -550,7 +529,7 @@ func TestUpgrade(t *testing.T) {
 					t.Errorf("entry %d: %+v, want %+v", i, e, o)
 				}
 			}
-			ins, err := tInspect(n, "")
+			ins, err := readtest.Inspect(n, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -579,7 +558,7 @@ func TestUpgrade(t *testing.T) {
 			if _, err := upgradeFile(path); err == nil {
 				t.Error("a second Upgrade succeeded")
 			}
-			if !bytes.Equal(mustRead(t, backup), orig) {
+			if !bytes.Equal(sessiontest.ReadFile(t, backup), orig) {
 				t.Error("the backup changed")
 			}
 		})
@@ -587,8 +566,8 @@ func TestUpgrade(t *testing.T) {
 }
 
 func TestUpgradeKeepsExistingBackup(t *testing.T) {
-	path := copyFixture(t, "v1.jsonl")
-	orig := mustRead(t, path)
+	path := sessiontest.CopyFixture(t, "v1.jsonl")
+	orig := sessiontest.ReadFile(t, path)
 	backup := path + ".v1.bak"
 	if err := os.WriteFile(backup, []byte("mine"), 0o644); err != nil {
 		t.Fatal(err)
@@ -596,10 +575,10 @@ func TestUpgradeKeepsExistingBackup(t *testing.T) {
 	if _, err := upgradeFile(path); !errors.Is(err, os.ErrExist) {
 		t.Fatalf("Upgrade with an existing backup: %v, want ErrExist", err)
 	}
-	if !bytes.Equal(mustRead(t, path), orig) {
+	if !bytes.Equal(sessiontest.ReadFile(t, path), orig) {
 		t.Error("the original changed")
 	}
-	if got := string(mustRead(t, backup)); got != "mine" {
+	if got := string(sessiontest.ReadFile(t, backup)); got != "mine" {
 		t.Errorf("the existing backup was overwritten: %q", got)
 	}
 	entries, _ := os.ReadDir(filepath.Dir(path))
@@ -645,13 +624,13 @@ func TestMigrateFirstKept(t *testing.T) {
 				t.Fatal(err)
 			}
 			// The in-memory view of the v1 file resolves the index as Upgrade does.
-			s, err := Load(path)
+			s, err := sessions.Load(path)
 			if err != nil {
 				t.Fatal(err)
 			}
 			mem := "<absent>"
 			for i := range s.Entries {
-				if e := &s.Entries[i]; e.Type == TypeCompaction && e.FirstKept() != "" {
+				if e := &s.Entries[i]; e.Type == sessions.TypeCompaction && e.FirstKept() != "" {
 					mem = `"` + e.FirstKept() + `"`
 				}
 			}
@@ -662,7 +641,7 @@ func TestMigrateFirstKept(t *testing.T) {
 				t.Fatal(err)
 			}
 			var compLine []byte
-			for _, l := range bytes.Split(mustRead(t, path), []byte("\n")) {
+			for _, l := range bytes.Split(sessiontest.ReadFile(t, path), []byte("\n")) {
 				if bytes.Contains(l, []byte(`"compaction"`)) {
 					compLine = l
 				}
@@ -686,7 +665,7 @@ func TestUpgradeRefusesV1NonObjects(t *testing.T) {
 	if _, err := upgradeFile(path); err == nil || !strings.Contains(err.Error(), "not a JSON object") {
 		t.Fatalf("Upgrade: %v, want a refusal", err)
 	}
-	if got := string(mustRead(t, path)); got != data {
+	if got := string(sessiontest.ReadFile(t, path)); got != data {
 		t.Error("the file changed")
 	}
 	if _, err := os.Stat(path + ".v1.bak"); !errors.Is(err, os.ErrNotExist) {
@@ -698,7 +677,7 @@ func TestUpgradeRefusesV1NonObjects(t *testing.T) {
 // O_APPEND, one write, close) while Label and Rewind run in a loop, and checks
 // that every line parses and every line either side wrote is there exactly once.
 func TestConcurrentWriters(t *testing.T) {
-	path := copyFixture(t, "basic.jsonl")
+	path := sessiontest.CopyFixture(t, "basic.jsonl")
 	s := mustLoad(t, path)
 	const lines = 3000
 	done := make(chan error, 1)
@@ -743,7 +722,7 @@ func TestConcurrentWriters(t *testing.T) {
 		} else {
 			id, err = rewind(s, "a5000005", "", Guard{})
 		}
-		if errors.Is(err, ErrBusy) {
+		if errors.Is(err, sessions.ErrBusy) {
 			busy++
 			continue
 		}
@@ -753,7 +732,7 @@ func TestConcurrentWriters(t *testing.T) {
 		ours = append(ours, id)
 	}
 
-	data := mustRead(t, path)
+	data := sessiontest.ReadFile(t, path)
 	if !bytes.HasSuffix(data, []byte("\n")) {
 		t.Error("the file does not end with a newline")
 	}
@@ -774,7 +753,7 @@ func TestConcurrentWriters(t *testing.T) {
 			// Written from a fresh reading, the line names the entry just before it as the
 			// previous leaf (a label's parent, a rewind's fromId).
 			from := o.Val("parentId")
-			if js.Str(o.Val("type")) == TypeCustom {
+			if js.Str(o.Val("type")) == sessions.TypeCustom {
 				from, _ = js.Lookup(o.Val("data"), "fromId")
 			}
 			if js.Str(from) == prev {
@@ -806,7 +785,7 @@ func TestConcurrentWriters(t *testing.T) {
 	}
 	n := mustLoad(t, path)
 	for _, d := range n.Diags {
-		if d.Kind == DiagMalformed || d.Kind == DiagUnterminated || d.Kind == DiagDuplicateID {
+		if d.Kind == sessions.DiagMalformed || d.Kind == sessions.DiagUnterminated || d.Kind == sessions.DiagDuplicateID {
 			t.Errorf("diagnostic: %v", d)
 		}
 	}
@@ -817,7 +796,7 @@ func TestConcurrentWriters(t *testing.T) {
 func TestNewEntryID(t *testing.T) {
 	taken := map[string]int{}
 	for range 2000 {
-		id := NewEntryID(func(id string) bool { _, ok := taken[id]; return ok })
+		id := sessions.NewEntryID(func(id string) bool { _, ok := taken[id]; return ok })
 		if !entryIDRe.MatchString(id) {
 			t.Fatalf("id %q", id)
 		}

@@ -1,4 +1,4 @@
-package sessions
+package library
 
 import (
 	"fmt"
@@ -8,11 +8,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/piweb/piweb/sessions"
 )
 
 // treeOf describes every link, child list, label and id look-up of s, to
 // compare a snapshot before and after others are made from it.
-func treeOf(s *Session) string {
+func treeOf(s *sessions.Session) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "n=%d size=%d name=%q leaf=%d roots=%v count=%d\n", len(s.Entries), s.Size, s.Name(), s.Leaf(), s.Roots(), s.EntryCount())
 	for i := range s.Entries {
@@ -46,7 +48,7 @@ func TestNextSnapshot(t *testing.T) {
 	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s, err := Load(path)
+	s, err := sessions.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +60,7 @@ func TestNextSnapshot(t *testing.T) {
 		defer f.Close()
 		f.WriteString(line + "\n")
 	}
-	var snaps []*Session
+	var snaps []*sessions.Session
 	var want []string
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
@@ -108,7 +110,7 @@ func TestNextSnapshot(t *testing.T) {
 		}
 	}
 	// The last snapshot is what reading the file afresh gives.
-	fresh, err := Load(path)
+	fresh, err := sessions.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +126,7 @@ func TestNextSnapshot(t *testing.T) {
 // at most its limit of trees, and reads a dropped one again when needed.
 func TestLibraryOnDemand(t *testing.T) {
 	root := t.TempDir()
-	var metas []Meta
+	var metas []sessions.Meta
 	for k := range 6 {
 		dir := filepath.Join(root, "--p--")
 		os.MkdirAll(dir, 0o700)
@@ -135,14 +137,14 @@ func TestLibraryOnDemand(t *testing.T) {
 			fmt.Fprintf(&b, `{"type":"message","id":"e%d","parentId":%s,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hi"}}`+"\n", i, map[bool]string{true: "null", false: fmt.Sprintf(`"e%d"`, i-1)}[i == 0])
 		}
 		os.WriteFile(p, []byte(b.String()), 0o600)
-		s, err := Load(p)
+		s, err := sessions.Load(p)
 		if err != nil {
 			t.Fatal(err)
 		}
 		metas = append(metas, s.Meta())
 	}
 	l := NewLibrary(root)
-	one := cost(&Session{Entries: make([]Entry, 200)})
+	one := cost(&sessions.Session{Entries: make([]sessions.Entry, 200)})
 	l.SetCacheLimit(2 * one)
 	for _, m := range metas {
 		l.Seed(m)
@@ -150,9 +152,9 @@ func TestLibraryOnDemand(t *testing.T) {
 	if l.CacheBytes() != 0 || l.Len() != 6 {
 		t.Fatalf("seeding read trees: %d bytes, %d sessions", l.CacheBytes(), l.Len())
 	}
-	before := BytesRead.Load()
+	before := sessions.BytesRead.Load()
 	for _, m := range metas {
-		if err := l.View(m.ID, func(s *Session) error {
+		if err := l.View(m.ID, func(s *sessions.Session) error {
 			if len(s.Entries) != 200 {
 				return fmt.Errorf("%d entries", len(s.Entries))
 			}
@@ -164,7 +166,7 @@ func TestLibraryOnDemand(t *testing.T) {
 			t.Fatalf("the cache holds %d bytes, its limit is %d", l.CacheBytes(), 2*one)
 		}
 	}
-	if BytesRead.Load() == before {
+	if sessions.BytesRead.Load() == before {
 		t.Error("no tree was read")
 	}
 	loaded := 0
@@ -196,7 +198,7 @@ func TestNextMeta(t *testing.T) {
 		f.Close()
 	}
 	write(`{"type":"session","version":3,"id":"S","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}`)
-	s, err := Load(path)
+	s, err := sessions.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +225,7 @@ func TestNextMeta(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fresh, err := Load(path)
+		fresh, err := sessions.Load(path)
 		if err != nil {
 			t.Fatal(err)
 		}

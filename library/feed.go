@@ -1,4 +1,4 @@
-package sessions
+package library
 
 // The change feed: the library publishes every change to its sessions here,
 // from one place (Library.Refresh, Add, Remove; the writers refresh after

@@ -1,4 +1,4 @@
-package sessions
+package writer
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/piweb/piweb/internal/js"
+	"github.com/piweb/piweb/internal/sessiontest"
+	"github.com/piweb/piweb/sessions"
 )
 
 var forkNameRe = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z)_([0-9a-f-]{36})\.jsonl$`)
@@ -54,14 +56,14 @@ func TestFork(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			path := copyFixture(t, "basic.jsonl")
-			before := mustRead(t, path)
+			path := sessiontest.CopyFixture(t, "basic.jsonl")
+			before := sessiontest.ReadFile(t, path)
 			s := mustLoad(t, path)
 			id, file, err := forkOf(s, tt.at)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.Equal(mustRead(t, path), before) {
+			if !bytes.Equal(sessiontest.ReadFile(t, path), before) {
 				t.Error("the source changed")
 			}
 			if filepath.Dir(file) != filepath.Dir(path) {
@@ -74,7 +76,7 @@ func TestFork(t *testing.T) {
 			if u, err := uuid.Parse(id); err != nil || u.Version() != 7 {
 				t.Errorf("session id %q is not a UUIDv7", id)
 			}
-			data := mustRead(t, file)
+			data := sessiontest.ReadFile(t, file)
 			head := data[:bytes.IndexByte(data, '\n')]
 			if got, want := keysOf(t, head), []string{"type", "version", "id", "timestamp", "cwd", "parentSession"}; !reflect.DeepEqual(got, want) {
 				t.Errorf("header keys %v, want %v", got, want)
@@ -98,7 +100,7 @@ func TestFork(t *testing.T) {
 					t.Errorf("entry %d (%s) has parent %q, want %q", i, e.ID, e.ParentID, prev)
 				}
 				prev = e.ID
-				if e.Type == TypeLabel {
+				if e.Type == sessions.TypeLabel {
 					gotLabels = append(gotLabels, e.Target)
 					if !entryIDRe.MatchString(e.ID) {
 						t.Errorf("label entry id %q", e.ID)
@@ -142,13 +144,13 @@ func TestFork(t *testing.T) {
 
 			// Every byte of a kept entry survives except parentId (and the moved firstKeptEntryId).
 			for i, e := range f.Entries {
-				if e.Type == TypeLabel {
+				if e.Type == sessions.TypeLabel {
 					continue
 				}
 				got, _ := f.Raw(i)
 				orig, _ := s.Raw(mustLookup(t, s, e.ID))
 				want := js.SetMember(orig, "parentId", mustGetRaw(t, got, "parentId"))
-				if e.Type == TypeCompaction {
+				if e.Type == sessions.TypeCompaction {
 					want = js.SetMember(want, "firstKeptEntryId", mustGetRaw(t, got, "firstKeptEntryId"))
 				}
 				if !bytes.Equal(got, js.TrimSpace(want)) {
@@ -169,23 +171,23 @@ func mustGetRaw(t *testing.T, line []byte, k string) []byte {
 }
 
 func TestForkKeepsOddBytes(t *testing.T) {
-	path := copyFixture(t, "basic.jsonl")
+	path := sessiontest.CopyFixture(t, "basic.jsonl")
 	_, file, err := forkOf(mustLoad(t, path), "a6000006")
 	if err != nil {
 		t.Fatal(err)
 	}
 	// a6's line is spaced and escaped by hand; its parent is kept, so it is copied as it was.
 	want := `{"type": "message", "id": "a6000006", "parentId": "c1000001", "timestamp": "2025-01-01T10:00:14.000Z", "message": {"role": "user", "content": "continue, caf\u00e9 \u2603", "timestamp": 1735725614000}}`
-	if !bytes.Contains(mustRead(t, file), []byte(want+"\n")) {
-		t.Errorf("fork lost the bytes of a6's line:\n%s", mustRead(t, file))
+	if !bytes.Contains(sessiontest.ReadFile(t, file), []byte(want+"\n")) {
+		t.Errorf("fork lost the bytes of a6's line:\n%s", sessiontest.ReadFile(t, file))
 	}
 }
 
 func TestForkRefusals(t *testing.T) {
-	path := copyFixture(t, "basic.jsonl")
+	path := sessiontest.CopyFixture(t, "basic.jsonl")
 	s := mustLoad(t, path)
 	for _, id := range []string{"nope", ""} {
-		if _, _, err := forkOf(s, id); !errors.Is(err, ErrNoEntry) {
+		if _, _, err := forkOf(s, id); !errors.Is(err, sessions.ErrNoEntry) {
 			t.Errorf("forkOf(%q): %v, want ErrNoEntry", id, err)
 		}
 	}
@@ -202,17 +204,17 @@ func TestForkOldVersions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.fixture+"@"+tt.at, func(t *testing.T) {
-			path := copyFixture(t, tt.fixture)
-			before := mustRead(t, path)
+			path := sessiontest.CopyFixture(t, tt.fixture)
+			before := sessiontest.ReadFile(t, path)
 			s := mustLoad(t, path)
 			_, file, err := forkOf(s, tt.at)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.Equal(mustRead(t, path), before) {
+			if !bytes.Equal(sessiontest.ReadFile(t, path), before) {
 				t.Error("the source changed")
 			}
-			data := mustRead(t, file)
+			data := sessiontest.ReadFile(t, file)
 			for _, gone := range []string{"firstKeptEntryIndex", "hookMessage"} {
 				if bytes.Contains(data, []byte(gone)) {
 					t.Errorf("fork still holds %q", gone)
@@ -245,7 +247,7 @@ func TestCreateExclusive(t *testing.T) {
 	if err := createExclusive(final, []byte("data\n"), 0o640); err != nil {
 		t.Fatal(err)
 	}
-	if got := string(mustRead(t, final)); got != "data\n" {
+	if got := string(sessiontest.ReadFile(t, final)); got != "data\n" {
 		t.Errorf("content %q", got)
 	}
 	if st, _ := os.Stat(final); st.Mode().Perm() != 0o640 {
@@ -255,70 +257,10 @@ func TestCreateExclusive(t *testing.T) {
 	if !errors.Is(err, os.ErrExist) {
 		t.Fatalf("second create: %v, want ErrExist", err)
 	}
-	if got := string(mustRead(t, final)); got != "data\n" {
+	if got := string(sessiontest.ReadFile(t, final)); got != "data\n" {
 		t.Errorf("existing file overwritten: %q", got)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 		t.Errorf("temporary files left: %v", entries)
-	}
-}
-
-func TestLabelOrder(t *testing.T) {
-	lines := []string{
-		`{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/x"}`,
-		`{"type":"message","id":"A","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"a","timestamp":1}}`,
-		`{"type":"message","id":"B","parentId":"A","timestamp":"2025-01-01T00:00:02.000Z","message":{"role":"user","content":"b","timestamp":2}}`,
-		`{"type":"message","id":"C","parentId":"B","timestamp":"2025-01-01T00:00:03.000Z","message":{"role":"user","content":"c","timestamp":3}}`,
-		`{"type":"label","id":"l1","parentId":"C","timestamp":"2025-01-01T00:00:04.000Z","targetId":"B","label":"b1"}`,
-		`{"type":"label","id":"l2","parentId":"l1","timestamp":"2025-01-01T00:00:05.000Z","targetId":"A","label":"a1"}`,
-		`{"type":"label","id":"l3","parentId":"l2","timestamp":"2025-01-01T00:00:06.000Z","targetId":"B","label":"b2"}`,
-		`{"type":"label","id":"l4","parentId":"l3","timestamp":"2025-01-01T00:00:07.000Z","targetId":"A"}`,
-		`{"type":"label","id":"l5","parentId":"l4","timestamp":"2025-01-01T00:00:08.000Z","targetId":"C","label":"c1"}`,
-		`{"type":"label","id":"l6","parentId":"l5","timestamp":"2025-01-01T00:00:09.000Z","targetId":"A","label":"a2"}`,
-		`{"type":"label","id":"l7","parentId":"l6","timestamp":"2025-01-01T00:00:10.000Z","targetId":"Z","label":""}`,
-	}
-	s, err := ParseBytes([]byte(strings.Join(lines, "\n")+"\n"), "order")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// B keeps its first place through its re-set; A's clear sends it to the back.
-	if got, want := s.labelOrder(), []string{"B", "C", "A"}; !reflect.DeepEqual(got, want) {
-		t.Errorf("order %v, want %v", got, want)
-	}
-	b, err := s.Branch("C", Redact{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, l := range b.Labels {
-		got = append(got, l.Label)
-	}
-	if want := []string{"b2", "c1", "a2"}; !reflect.DeepEqual(got, want) {
-		t.Errorf("recreated labels %v, want %v", got, want)
-	}
-	if b.Entries[0].Label != "a2" || b.Entries[1].Label != "b2" || b.Entries[2].Label != "c1" {
-		t.Errorf("entry labels %+v", b.Entries)
-	}
-}
-
-func TestPiCwd(t *testing.T) {
-	home, err := os.UserHomeDir()
-	if err != nil {
-		t.Skip("no home directory")
-	}
-	wd, _ := os.Getwd()
-	tests := []struct{ in, want string }{
-		{"/home/u/proj", "/home/u/proj"},
-		{"/home/u/proj/", "/home/u/proj"},
-		{"/home/u/a/../proj", "/home/u/proj"},
-		{"~", home},
-		{"~/proj", filepath.Join(home, "proj")},
-		{"rel", filepath.Join(wd, "rel")},
-		{"", wd},
-	}
-	for _, tt := range tests {
-		if got, err := piCwd(tt.in); err != nil || got != tt.want {
-			t.Errorf("piCwd(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
-		}
 	}
 }

@@ -1,4 +1,4 @@
-package sessions
+package writer
 
 // Checks piweb's writers against pi itself: after each write, pi's own
 // SessionManager (run by conformance/after-write.mjs on a copy of the file)
@@ -16,6 +16,9 @@ import (
 	"testing"
 
 	"github.com/piweb/piweb/internal/oracle"
+	"github.com/piweb/piweb/internal/readtest"
+	"github.com/piweb/piweb/internal/sessiontest"
+	"github.com/piweb/piweb/sessions"
 )
 
 // agree checks that pi and piweb read file alike and returns pi's reading.
@@ -24,7 +27,7 @@ func agree(t *testing.T, pi func(string, ...string) oracle.Reading, file string)
 	t.Helper()
 	r := pi(file)
 	s := mustLoad(t, file)
-	in, err := tInspect(s, "")
+	in, err := readtest.Inspect(s, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,8 +37,8 @@ func agree(t *testing.T, pi func(string, ...string) oracle.Reading, file string)
 	if !reflect.DeepEqual(r.Path, in.Path) {
 		t.Errorf("path:\n pi    %v\n piweb %v", r.Path, in.Path)
 	}
-	if !reflect.DeepEqual(r.Name, in.name()) {
-		t.Errorf("name: pi %v, piweb %v", deref(r.Name), deref(in.name()))
+	if !reflect.DeepEqual(r.Name, in.SessionName()) {
+		t.Errorf("name: pi %v, piweb %v", deref(r.Name), deref(in.SessionName()))
 	}
 	labels := map[string]string{}
 	for id, l := range s.Labels() {
@@ -49,11 +52,11 @@ func agree(t *testing.T, pi func(string, ...string) oracle.Reading, file string)
 	if !reflect.DeepEqual(r.Labels, labels) {
 		t.Errorf("labels: pi %v, piweb %v", r.Labels, labels)
 	}
-	if got, want := decoded(t, r.Context), decoded(t, mustJSON(t, in.Context)); !reflect.DeepEqual(got, want) {
-		t.Errorf("context:\n pi    %s\n piweb %s", r.Context, mustJSON(t, in.Context))
+	if got, want := decoded(t, r.Context), decoded(t, readtest.JSON(t, in.Context)); !reflect.DeepEqual(got, want) {
+		t.Errorf("context:\n pi    %s\n piweb %s", r.Context, readtest.JSON(t, in.Context))
 	}
-	if s.Header.Version >= 3 && r.File != string(mustRead(t, file)) {
-		t.Errorf("pi changed the file when it opened it:\n got %q\nwant %q", r.File, mustRead(t, file))
+	if s.Header.Version >= 3 && r.File != string(sessiontest.ReadFile(t, file)) {
+		t.Errorf("pi changed the file when it opened it:\n got %q\nwant %q", r.File, sessiontest.ReadFile(t, file))
 	}
 	return r
 }
@@ -70,11 +73,11 @@ func TestOracleWrites(t *testing.T) {
 
 	t.Run("fixtures", func(t *testing.T) {
 		for _, f := range []string{"basic.jsonl", "unterminated.jsonl", "noid.jsonl"} {
-			path := copyFixture(t, f)
+			path := sessiontest.CopyFixture(t, f)
 			if f == "unterminated.jsonl" {
 				// pi repairs the missing newline on open; compare the reading only.
 				r := pi(path)
-				if r.File != string(mustRead(t, path))+"\n" {
+				if r.File != string(sessiontest.ReadFile(t, path))+"\n" {
 					t.Errorf("pi's repair of %s: %q", f, r.File)
 				}
 				continue
@@ -86,56 +89,56 @@ func TestOracleWrites(t *testing.T) {
 	tests := []struct {
 		name    string
 		fixture string
-		write   func(t *testing.T, s *Session) string // returns the id pi must resume from
+		write   func(t *testing.T, s *sessions.Session) string // returns the id pi must resume from
 		// the piweb context pi must see, from the file before the write
-		wantContext func(t *testing.T, s *Session) any
+		wantContext func(t *testing.T, s *sessions.Session) any
 		label       [2]string // target, label pi must show ("" label: none)
 	}{
 		{
 			name: "label set", fixture: "basic.jsonl",
-			write:       func(t *testing.T, s *Session) string { return must(t)(label(s, "a4000004", "checkpoint")) },
-			wantContext: func(t *testing.T, s *Session) any { return contextAt(t, s, s.Leaf()) },
+			write:       func(t *testing.T, s *sessions.Session) string { return must(t)(label(s, "a4000004", "checkpoint")) },
+			wantContext: func(t *testing.T, s *sessions.Session) any { return contextAt(t, s, s.Leaf()) },
 			label:       [2]string{"a4000004", "checkpoint"},
 		},
 		{
 			name: "label clear", fixture: "basic.jsonl",
-			write:       func(t *testing.T, s *Session) string { return must(t)(label(s, "a1000001", "")) },
-			wantContext: func(t *testing.T, s *Session) any { return contextAt(t, s, s.Leaf()) },
+			write:       func(t *testing.T, s *sessions.Session) string { return must(t)(label(s, "a1000001", "")) },
+			wantContext: func(t *testing.T, s *sessions.Session) any { return contextAt(t, s, s.Leaf()) },
 			label:       [2]string{"a1000001", ""},
 		},
 		{
 			name: "label on an unterminated file", fixture: "unterminated.jsonl",
-			write:       func(t *testing.T, s *Session) string { return must(t)(label(s, "aa000001", "x")) },
-			wantContext: func(t *testing.T, s *Session) any { return contextAt(t, s, s.Leaf()) },
+			write:       func(t *testing.T, s *sessions.Session) string { return must(t)(label(s, "aa000001", "x")) },
+			wantContext: func(t *testing.T, s *sessions.Session) any { return contextAt(t, s, s.Leaf()) },
 			label:       [2]string{"aa000001", "x"},
 		},
 		{
 			name: "rewind with summary", fixture: "basic.jsonl",
-			write: func(t *testing.T, s *Session) string {
+			write: func(t *testing.T, s *sessions.Session) string {
 				return must(t)(rewind(s, "a4000004", "Tried the other way.", Guard{Leaf: "a8000008", Size: s.Size}))
 			},
 		},
 		{
 			name: "rewind without summary", fixture: "basic.jsonl",
-			write:       func(t *testing.T, s *Session) string { return must(t)(rewind(s, "a5000005", "", Guard{})) },
-			wantContext: func(t *testing.T, s *Session) any { return contextAt(t, s, mustLookup(t, s, "a5000005")) },
+			write:       func(t *testing.T, s *sessions.Session) string { return must(t)(rewind(s, "a5000005", "", Guard{})) },
+			wantContext: func(t *testing.T, s *sessions.Session) any { return contextAt(t, s, mustLookup(t, s, "a5000005")) },
 		},
 		{
 			name: "rewind after a line without id", fixture: "noid.jsonl",
-			write:       func(t *testing.T, s *Session) string { return must(t)(rewind(s, "bb000002", "", Guard{})) },
-			wantContext: func(t *testing.T, s *Session) any { return contextAt(t, s, mustLookup(t, s, "bb000002")) },
+			write:       func(t *testing.T, s *sessions.Session) string { return must(t)(rewind(s, "bb000002", "", Guard{})) },
+			wantContext: func(t *testing.T, s *sessions.Session) any { return contextAt(t, s, mustLookup(t, s, "bb000002")) },
 		},
 		{
 			name: "rewind to before the first entry", fixture: "basic.jsonl",
-			write: func(t *testing.T, s *Session) string { return must(t)(rewind(s, "", "", Guard{})) },
-			wantContext: func(t *testing.T, s *Session) any {
+			write: func(t *testing.T, s *sessions.Session) string { return must(t)(rewind(s, "", "", Guard{})) },
+			wantContext: func(t *testing.T, s *sessions.Session) any {
 				return map[string]any{"messages": []any{}, "thinkingLevel": "off", "model": nil}
 			},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			path := copyFixture(t, tt.fixture)
+			path := sessiontest.CopyFixture(t, tt.fixture)
 			s := mustLoad(t, path)
 			id := tt.write(t, s)
 			r := agree(t, pi, path)
@@ -158,7 +161,7 @@ func TestOracleWrites(t *testing.T) {
 	t.Run("fork", func(t *testing.T) {
 		for _, at := range []string{"a8000008", "e2000002", "1ab00003"} {
 			t.Run(at, func(t *testing.T) {
-				path := copyFixture(t, "basic.jsonl")
+				path := sessiontest.CopyFixture(t, "basic.jsonl")
 				s := mustLoad(t, path)
 				_, file, err := forkOf(s, at)
 				if err != nil {
@@ -176,19 +179,20 @@ func TestOracleWrites(t *testing.T) {
 				if own.Fork == nil {
 					t.Fatal("pi wrote no fork")
 				}
-				sameFork(t, []byte(*own.Fork), mustRead(t, file))
+				sameFork(t, []byte(*own.Fork), sessiontest.ReadFile(t, file))
 			})
 		}
 	})
 
 	t.Run("export", func(t *testing.T) {
-		for _, opts := range []Redact{{}, {Secrets: true}, {Thinking: true}, {ToolOutput: true}, {true, true, true}} {
+		for _, opts := range []sessions.Redact{{}, {Secrets: true}, {Thinking: true}, {ToolOutput: true}, {Secrets: true, Thinking: true, ToolOutput: true}} {
 			for _, leaf := range []string{"", "e2000002"} {
-				s := mustLoad(t, copyFixture(t, "basic.jsonl"))
-				data, err := Export(s, leaf, opts)
-				if err != nil {
+				s := mustLoad(t, sessiontest.CopyFixture(t, "basic.jsonl"))
+				var b bytes.Buffer
+				if err := sessions.ExportTo(&b, s, leaf, opts); err != nil {
 					t.Fatal(err)
 				}
+				data := b.Bytes()
 				file := filepath.Join(t.TempDir(), "export.jsonl")
 				if err := os.WriteFile(file, data, 0o644); err != nil {
 					t.Fatal(err)
@@ -204,7 +208,7 @@ func TestOracleWrites(t *testing.T) {
 	t.Run("upgrade", func(t *testing.T) {
 		for _, f := range []string{"v1.jsonl", "v2.jsonl"} {
 			t.Run(f, func(t *testing.T) {
-				path := copyFixture(t, f)
+				path := sessiontest.CopyFixture(t, f)
 				migrated := pi(path) // pi's own migration of the original, on a copy
 				if _, err := upgradeFile(path); err != nil {
 					t.Fatal(err)
@@ -215,7 +219,7 @@ func TestOracleWrites(t *testing.T) {
 				}
 				// Line by line, the upgraded file means what pi's rewrite means. pi invents
 				// v1 ids, so for v1 the ids are compared by position.
-				ours := splitLines(mustRead(t, path))
+				ours := splitLines(sessiontest.ReadFile(t, path))
 				theirs := splitLines([]byte(migrated.File))
 				if len(ours) != len(theirs) {
 					t.Fatalf("%d lines, pi's migration has %d", len(ours), len(theirs))
@@ -264,7 +268,7 @@ func sameFork(t *testing.T, theirs, ours []byte) {
 			t.Errorf("line %d keys: pi %v, piweb %v", k+1, ka, kb)
 		}
 		ea, eb := decoded(t, a[k]).(map[string]any), decoded(t, b[k]).(map[string]any)
-		if ea["type"] == TypeLabel && eb["type"] == TypeLabel {
+		if ea["type"] == sessions.TypeLabel && eb["type"] == sessions.TypeLabel {
 			ids[ea["id"].(string)] = eb["id"].(string)
 			ea["id"] = eb["id"]
 			if p, ok := ids[strOf(ea["parentId"])]; ok {

@@ -1,4 +1,4 @@
-package sessions
+package library
 
 // The library: every session file under a root, each addressed by its own
 // key. It holds little per file (its row of the sessions list, Meta); a
@@ -24,6 +24,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/piweb/piweb/sessions"
 )
 
 // Library is every session under a root. It is safe for concurrent use;
@@ -54,7 +56,7 @@ type Library struct {
 type listCache struct {
 	mu      sync.Mutex
 	version uint64
-	metas   []Meta
+	metas   []sessions.Meta
 	forks   map[string][]int // parent key -> positions in metas
 }
 
@@ -64,13 +66,13 @@ type file struct {
 
 	// Guarded by the library's mu.
 	key  string
-	meta Meta // as last read, without what the library adds (metaLocked)
+	meta sessions.Meta // as last read, without what the library adds (metaLocked)
 	gen  uint64
 	mod  time.Time // the modification time meta describes
 	tail bool      // its last entry came from an unterminated line
 
-	read sync.Mutex              // one read of the file at a time
-	snap atomic.Pointer[Session] // its tree, when loaded (see cache.go)
+	read sync.Mutex                       // one read of the file at a time
+	snap atomic.Pointer[sessions.Session] // its tree, when loaded (see cache.go)
 	// pinned: the tree cannot be read again (parsed from memory): never dropped.
 	pinned bool
 }
@@ -95,7 +97,7 @@ func NewLibrary(root string) *Library {
 // (and directly in root), in parallel.
 func OpenLibrary(root string) (*Library, error) {
 	l := NewLibrary(root)
-	files, err := SessionFiles(root)
+	files, err := sessions.SessionFiles(root)
 	if err != nil {
 		return l, err
 	}
@@ -133,31 +135,31 @@ func (l *Library) SetCacheLimit(n int64) {
 func (l *Library) SetReadOnly(where func(path string) string) { l.readOnly.Store(&where) }
 
 // load reads file for the library: inside the root, when there is one.
-func (l *Library) load(path string) (*Session, error) {
+func (l *Library) load(path string) (*sessions.Session, error) {
 	if l.Root == "" {
-		return Load(path)
+		return sessions.Load(path)
 	}
-	return LoadIn(l.Root, path)
+	return sessions.LoadIn(l.Root, path)
 }
 
 // Seed adds the file of the list row m, as read in an earlier run (the
 // catalog's store), without reading it; its tree is read when needed. A
 // file the library holds already is left as it is.
-func (l *Library) Seed(m Meta) {
+func (l *Library) Seed(m sessions.Meta) {
 	l.mu.Lock()
 	if _, ok := l.files[m.File]; ok {
 		l.mu.Unlock()
 		return
 	}
 	m.Key, m.CopyOf, m.ParentID, m.ParentKey = "", "", "", ""
-	f := &file{path: m.File, meta: m, gen: NewGen(), mod: m.FileModified, tail: m.Unterminated}
+	f := &file{path: m.File, meta: m, gen: sessions.NewGen(), mod: m.FileModified, tail: m.Unterminated}
 	all := l.putLocked(f)
 	l.mu.Unlock()
 	l.publish(all...)
 }
 
 // Add puts a session parsed elsewhere (demo sessions) in the library and publishes it.
-func (l *Library) Add(s *Session) {
+func (l *Library) Add(s *sessions.Session) {
 	l.mu.Lock()
 	f := l.files[s.File]
 	var all []Change
@@ -165,7 +167,7 @@ func (l *Library) Add(s *Session) {
 		f = &file{path: s.File, meta: s.Meta()}
 		all = l.putLocked(f)
 	}
-	f.pinned = s.data != nil
+	f.pinned = s.InMemory()
 	l.setLocked(f, s)
 	l.mu.Unlock()
 	l.cache.put(f, s)
@@ -191,9 +193,10 @@ func (l *Library) putLocked(f *file) []Change {
 }
 
 // setLocked makes s f's current reading (l.mu held).
-func (l *Library) setLocked(f *file, s *Session) {
+func (l *Library) setLocked(f *file, s *sessions.Session) {
 	l.version++
-	f.meta, f.gen, f.mod, f.tail = s.Meta(), s.gen, s.ModTime, s.hasTail
+	m := s.Meta()
+	f.meta, f.gen, f.mod, f.tail = m, s.Gen(), s.ModTime, m.Unterminated
 	f.snap.Store(s)
 }
 
@@ -323,7 +326,7 @@ func copyKey(id, rel string) string {
 
 // List returns the metadata of every session, most recent activity first
 // (made once for each state of the library; the caller gets its own copy).
-func (l *Library) List() []Meta {
+func (l *Library) List() []sessions.Meta {
 	metas, _ := l.listed.get(l)
 	out := slices.Clone(metas)
 	for i := range out {
@@ -334,9 +337,9 @@ func (l *Library) List() []Meta {
 
 // Forks returns the metadata of the sessions forked from the one with key
 // (their header's parentSession is its file), most recent first.
-func (l *Library) Forks(key string) []Meta {
+func (l *Library) Forks(key string) []sessions.Meta {
 	metas, forks := l.listed.get(l)
-	var out []Meta
+	var out []sessions.Meta
 	for _, k := range forks[key] {
 		m := metas[k]
 		m.Models = slices.Clone(m.Models)
@@ -347,7 +350,7 @@ func (l *Library) Forks(key string) []Meta {
 
 // get returns the sorted rows and the forks of each parent as the library
 // is now, made again only when it changed.
-func (c *listCache) get(l *Library) ([]Meta, map[string][]int) {
+func (c *listCache) get(l *Library) ([]sessions.Meta, map[string][]int) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	c.mu.Lock()
@@ -355,11 +358,11 @@ func (c *listCache) get(l *Library) ([]Meta, map[string][]int) {
 	if c.metas != nil && c.version == l.version {
 		return c.metas, c.forks
 	}
-	out := make([]Meta, 0, len(l.files))
+	out := make([]sessions.Meta, 0, len(l.files))
 	for _, f := range l.files {
 		out = append(out, l.metaLocked(f))
 	}
-	slices.SortFunc(out, func(a, b Meta) int {
+	slices.SortFunc(out, func(a, b sessions.Meta) int {
 		if c := b.Modified.Compare(a.Modified); c != 0 {
 			return c
 		}
@@ -413,7 +416,7 @@ func (l *Library) ForkPoint(child, parent string) string {
 	at = ""
 	for i := range cs.Entries {
 		e := &cs.Entries[i]
-		if e.Type == TypeLabel {
+		if e.Type == sessions.TypeLabel {
 			continue // labels are recreated with new ids
 		}
 		if _, ok := ps.Lookup(e.ID); !ok || e.ID == "" {
@@ -432,7 +435,7 @@ func (l *Library) ForkPoint(child, parent string) string {
 
 // metaLocked is f's Meta with what the library knows of it: its key, the
 // file it is a copy of, and its parent session's key.
-func (l *Library) metaLocked(f *file) Meta {
+func (l *Library) metaLocked(f *file) sessions.Meta {
 	m := f.meta
 	m.Models = slices.Clone(m.Models)
 	m.Key = f.key
@@ -446,23 +449,23 @@ func (l *Library) metaLocked(f *file) Meta {
 }
 
 // Meta returns the metadata of the session with key, as List has it.
-func (l *Library) Meta(key string) (Meta, error) {
+func (l *Library) Meta(key string) (sessions.Meta, error) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	f, ok := l.keys[key]
 	if !ok {
-		return Meta{}, &Error{Kind: ErrNoSession, Key: key}
+		return sessions.Meta{}, &sessions.Error{Kind: sessions.ErrNoSession, Key: key}
 	}
 	return l.metaLocked(f), nil
 }
 
 // MetaOf returns the metadata of the session in path, as List has it.
-func (l *Library) MetaOf(path string) (Meta, bool) {
+func (l *Library) MetaOf(path string) (sessions.Meta, bool) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	f, ok := l.files[path]
 	if !ok {
-		return Meta{}, false
+		return sessions.Meta{}, false
 	}
 	return l.metaLocked(f), true
 }
@@ -481,7 +484,7 @@ func (l *Library) Problems() map[string]error {
 // View calls fn with the session of that key, read from its file when it
 // is not loaded. No lock is held while fn runs: the session is a snapshot
 // nothing changes (Next makes the next one).
-func (l *Library) View(key string, fn func(s *Session) error) error {
+func (l *Library) View(key string, fn func(s *sessions.Session) error) error {
 	s, err := l.Session(key)
 	if err != nil {
 		return err
@@ -491,17 +494,17 @@ func (l *Library) View(key string, fn func(s *Session) error) error {
 
 // Session returns the current snapshot of the session with key, read from
 // its file when it is not loaded.
-func (l *Library) Session(key string) (*Session, error) {
+func (l *Library) Session(key string) (*sessions.Session, error) {
 	l.mu.RLock()
 	f, ok := l.keys[key]
 	l.mu.RUnlock()
 	if !ok {
-		return nil, &Error{Kind: ErrNoSession, Key: key}
+		return nil, &sessions.Error{Kind: sessions.ErrNoSession, Key: key}
 	}
 	s, err := l.snapshot(f)
 	if err != nil {
-		if notExist(err) {
-			return nil, &Error{Kind: ErrNoSession, Key: key}
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, &sessions.Error{Kind: sessions.ErrNoSession, Key: key}
 		}
 		return nil, err
 	}
@@ -509,18 +512,18 @@ func (l *Library) Session(key string) (*Session, error) {
 }
 
 // SessionOf is Session by the file's path.
-func (l *Library) SessionOf(path string) (*Session, error) {
+func (l *Library) SessionOf(path string) (*sessions.Session, error) {
 	l.mu.RLock()
 	f, ok := l.files[path]
 	l.mu.RUnlock()
 	if !ok {
-		return nil, &Error{Kind: ErrNoSession, Key: path}
+		return nil, &sessions.Error{Kind: sessions.ErrNoSession, Key: path}
 	}
 	return l.snapshot(f)
 }
 
 // ViewFile calls fn with the session of the file at path, as View does by key.
-func (l *Library) ViewFile(path string, fn func(s *Session) error) error {
+func (l *Library) ViewFile(path string, fn func(s *sessions.Session) error) error {
 	s, err := l.SessionOf(path)
 	if err != nil {
 		return err
@@ -530,7 +533,7 @@ func (l *Library) ViewFile(path string, fn func(s *Session) error) error {
 
 // Loaded returns the session of path when its tree is loaded, nil when
 // not (no file is read).
-func (l *Library) Loaded(path string) *Session {
+func (l *Library) Loaded(path string) *sessions.Session {
 	l.mu.RLock()
 	f, ok := l.files[path]
 	l.mu.RUnlock()
@@ -541,7 +544,7 @@ func (l *Library) Loaded(path string) *Session {
 }
 
 // snapshot returns f's loaded tree, or reads it, as Refresh does.
-func (l *Library) snapshot(f *file) (*Session, error) {
+func (l *Library) snapshot(f *file) (*sessions.Session, error) {
 	if s := f.snap.Load(); s != nil {
 		l.cache.touch(f)
 		return s, nil
@@ -665,13 +668,13 @@ func (l *Library) refresh(path string, load bool) ([]Change, error) {
 		return all, fs.ErrNotExist
 	}
 	old := f.snap.Load()
-	var next *Session
-	var d Delta
+	var next *sessions.Session
+	var d sessions.Delta
 	switch {
 	case old != nil:
 		next, d, err = old.Next()
 		if err == nil && next == old {
-			return []Change{{Key: f.key, File: path, Gen: old.gen}}, nil
+			return []Change{{Key: f.key, File: path, Gen: old.Gen()}}, nil
 		}
 	case f.pinned:
 		return nil, nil
@@ -707,7 +710,7 @@ func (l *Library) refresh(path string, load bool) ([]Change, error) {
 	oldMeta, oldGen := f.meta, f.gen
 	l.setLocked(f, next)
 	key := f.key
-	unchanged := oldGen == next.gen || (old == nil && sameMeta(oldMeta, f.meta))
+	unchanged := oldGen == next.Gen() || (old == nil && sameMeta(oldMeta, f.meta))
 	if unchanged {
 		f.gen = oldGen // read, but as it was: the same generation of the file
 	}
@@ -716,7 +719,7 @@ func (l *Library) refresh(path string, load bool) ([]Change, error) {
 	if unchanged {
 		return []Change{{Key: key, File: path, Gen: oldGen}}, nil
 	}
-	c := Change{Key: key, File: path, Kind: KindAppend, Gen: next.gen, Leaf: next.LeafID(), OldLeaf: oldMeta.Leaf}
+	c := Change{Key: key, File: path, Kind: KindAppend, Gen: next.Gen(), Leaf: next.LeafID(), OldLeaf: oldMeta.Leaf}
 	for _, i := range d.New {
 		if next.Entries[i].ID == "" {
 			c.NewIDs = nil
@@ -732,7 +735,7 @@ func (l *Library) refresh(path string, load bool) ([]Change, error) {
 }
 
 // sameMeta reports whether a file read again says what its row said.
-func sameMeta(a, b Meta) bool {
+func sameMeta(a, b sessions.Meta) bool {
 	return a.Size == b.Size && a.Entries == b.Entries && a.Leaf == b.Leaf && a.ID == b.ID && a.Name == b.Name
 }
 
@@ -745,7 +748,7 @@ func (l *Library) add(path string) ([]Change, error) {
 		return []Change{{Key: cur.key, File: path, Gen: cur.gen}}, nil
 	}
 	if err != nil {
-		if notExist(err) {
+		if errors.Is(err, fs.ErrNotExist) {
 			delete(l.problems, path)
 		} else {
 			l.problemLocked(path, err)

@@ -1,10 +1,11 @@
-package sessions
+package writer
 
 import (
 	"path/filepath"
 	"strings"
 
 	"github.com/piweb/piweb/internal/js"
+	"github.com/piweb/piweb/sessions"
 )
 
 // Fork writes the path to entryID of the session file at file (inside
@@ -21,16 +22,16 @@ func Fork(root, file, entryID string) (newID, newFile string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	snap, err := ReadPinned(root, src)
+	snap, err := sessions.ReadPinned(root, src)
 	if err != nil {
 		return "", "", err
 	}
 	defer snap.Close()
 	cur := snap.Session
 	if entryID == "" {
-		return "", "", &Error{Kind: ErrNoEntry, Detail: "no entry to fork at"}
+		return "", "", &sessions.Error{Kind: sessions.ErrNoEntry, Detail: "no entry to fork at"}
 	}
-	b, err := cur.Branch(entryID, Redact{})
+	b, err := cur.Branch(entryID, sessions.Redact{})
 	if err != nil {
 		return "", "", err
 	}
