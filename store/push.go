@@ -315,3 +315,47 @@ func (s *DB) listenErr(ctx context.Context, err error) error {
 	}
 	return s.classify(err)
 }
+
+// pushTables is migration 3: files pushed from other machines (piweb
+// push), in chunks, and the login tokens (tokens.go).
+var pushTables = migration{
+	shared: []string{
+		`CREATE TABLE push_files (
+			id {id},
+			machine TEXT NOT NULL,
+			path TEXT NOT NULL,
+			gen BIGINT NOT NULL,
+			consumed BIGINT NOT NULL,
+			sent BIGINT NOT NULL,
+			head BIGINT NOT NULL,
+			tail BIGINT NOT NULL,
+			redact TEXT NOT NULL,
+			pushed BIGINT NOT NULL,
+			UNIQUE (machine, path)
+		)`,
+		`CREATE TABLE push_chunks (
+			file_id BIGINT NOT NULL,
+			gen BIGINT NOT NULL,
+			off BIGINT NOT NULL,
+			data {blob} NOT NULL,
+			PRIMARY KEY (file_id, gen, off)
+		)`,
+		`CREATE TABLE tokens (
+			id {id},
+			name TEXT NOT NULL UNIQUE,
+			lookup TEXT NOT NULL UNIQUE,
+			hash TEXT NOT NULL,
+			created BIGINT NOT NULL,
+			used BIGINT NOT NULL
+		)`,
+	},
+	postgres: []string{
+		// lz4 compresses the chunks several times faster than pglz, the
+		// default (twice the push's throughput); a server without it
+		// (before 14, or built without) keeps pglz.
+		`DO $$ BEGIN
+			ALTER TABLE push_chunks ALTER COLUMN data SET COMPRESSION lz4;
+		EXCEPTION WHEN feature_not_supported OR syntax_error OR invalid_parameter_value THEN NULL;
+		END $$`,
+	},
+}
