@@ -107,7 +107,8 @@ func (s *DB) migrate(ctx context.Context) error {
 
 // migrateLocked runs the migrations the store has not run, each in a
 // transaction of its own, with s.mu held. Two processes starting at once
-// on one PostgreSQL store take turns (an advisory lock).
+// on one PostgreSQL store take turns (an advisory lock, of the store's
+// schema: stores in other schemas of the database do not wait).
 func (s *DB) migrateLocked(ctx context.Context) error {
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
@@ -115,10 +116,10 @@ func (s *DB) migrateLocked(ctx context.Context) error {
 	}
 	defer conn.Close()
 	if s.engine == Postgres {
-		if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock(7306216)`); err != nil {
+		if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock(7306216, hashtext(coalesce(current_schema(), '')))`); err != nil {
 			return err
 		}
-		defer conn.ExecContext(context.Background(), `SELECT pg_advisory_unlock(7306216)`)
+		defer conn.ExecContext(context.Background(), `SELECT pg_advisory_unlock(7306216, hashtext(coalesce(current_schema(), '')))`)
 	}
 	version, err := s.version(ctx, conn)
 	if err != nil {

@@ -38,7 +38,8 @@ import (
 // id and time, and a change to a file's lineage at every entry of the
 // file and of its descendants. On PostgreSQL these steps take turns (an
 // advisory lock), so two transactions never decide about the same entry
-// unseen by each other; SQLite's writers take turns anyway.
+// unseen by each other (one lock a schema: stores in other schemas of the
+// database do not wait); SQLite's writers take turns anyway.
 
 // Usage is what a save tells of a file's usage: how the lineage names
 // the file and its source, and the entries that count added since the
@@ -141,7 +142,7 @@ const manyKeys = 16
 
 func (s *DB) newUsageTx(ctx context.Context, tx *sql.Tx) (*usageTx, error) {
 	if s.engine == Postgres {
-		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7306217)`); err != nil {
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7306217, hashtext(coalesce(current_schema(), '')))`); err != nil {
 			return nil, err
 		}
 	}
