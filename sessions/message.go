@@ -147,16 +147,15 @@ func (c Content) HasText() bool { return hasText(c.raw) }
 // decodeBlock reads one content block.
 func decodeBlock(raw []byte) Block {
 	b := Block{Raw: raw}
+	var text, thinking []byte // the block's text is one or the other, by its type, whichever comes first
 	js.Members(raw, func(m js.Member) {
 		switch string(js.KeyBytes(m.Key)) {
 		case "type":
 			b.Type = js.Str(m.Val)
 		case "text":
-			if b.Type != BlockThinking {
-				b.Text = js.Str(m.Val)
-			}
+			text = m.Val
 		case "thinking":
-			b.Text = js.Str(m.Val)
+			thinking = m.Val
 		case "redacted":
 			b.Redacted = js.Truthy(m.Val)
 		case "id":
@@ -171,9 +170,11 @@ func decodeBlock(raw []byte) Block {
 			b.Data = js.Str(m.Val)
 		}
 	})
-	if b.Type == BlockThinking { // "text" may precede "type"
-		obj := js.ObjectOf(raw)
-		b.Text = js.Str(obj.Val("thinking"))
+	if b.Type == BlockThinking {
+		text = thinking
+	}
+	if text != nil {
+		b.Text = js.Str(text)
 	}
 	return b
 }

@@ -71,3 +71,21 @@ func TestContentJoinsHalves(t *testing.T) {
 }
 
 // newContent returns content as written.
+
+// TestBlockText: a block's text is its "text", or for a thinking block its
+// "thinking", wherever the type comes and whatever other key it carries.
+func TestBlockText(t *testing.T) {
+	for _, tt := range []struct{ raw, want string }{
+		{`{"type":"text","text":"a"}`, "a"},
+		{`{"type":"text","thinking":"no"}`, ""},
+		{`{"thinking":"no","type":"text","text":"a"}`, "a"},
+		{`{"type":"thinking","thinking":"t"}`, "t"},
+		{`{"text":"no","type":"thinking","thinking":"t"}`, "t"},
+		{`{"type":"thinking","text":"no"}`, ""},
+		{`{"type":"text","text":"a","text":"b"}`, "b"}, // JSON.parse keeps the last
+	} {
+		if got := decodeBlock([]byte(tt.raw)).Text; got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.raw, got, tt.want)
+		}
+	}
+}
