@@ -9,4 +9,3 @@ func (s *Session) Update() (Delta, error) {
 	}
 	return d, err
 }
-

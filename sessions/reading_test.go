@@ -21,7 +21,6 @@ type inspection struct {
 	Context       Context         `json:"context"`
 }
 
-
 // Project computes the projection at entry leaf (pi's buildSessionProjection).
 // A leaf of -1 gives the empty context.
 func (s *Session) Project(leaf int) (*Projection, error) {
