@@ -51,15 +51,8 @@ func pushCmd(ctx context.Context, out io.Writer, args []string) error {
 			"130 interrupted (push again: nothing is lost or sent twice).")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return usageError{err.Error()}
-	}
-	if fs.NArg() > 0 {
-		fs.Usage()
-		return usageError{fmt.Sprintf("unexpected %q", fs.Arg(0))}
+	if help, err := parseFlags(fs, args, "unexpected %q"); help || err != nil {
+		return err
 	}
 	if engine, _, err := store.ParseDSN(*to); *to == "" || err != nil || engine != store.Postgres {
 		return usageError{"push needs --to postgres://USER@HOST/DB (the team's PostgreSQL store)"}

@@ -17,6 +17,24 @@ type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
 
+// parseFlags parses args with fs. help is true when --help was asked for
+// (the usage is printed: nothing more to do); a bad flag, or an argument
+// left over when leftover names it ("unexpected %q"; "" takes them), is a
+// usageError.
+func parseFlags(fs *flag.FlagSet, args []string, leftover string) (help bool, err error) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return true, nil
+		}
+		return false, usageError{err.Error()}
+	}
+	if leftover != "" && fs.NArg() > 0 {
+		fs.Usage()
+		return false, usageError{fmt.Sprintf(leftover, fs.Arg(0))}
+	}
+	return false, nil
+}
+
 func exitCode(err error) int {
 	var u usageError
 	if errors.As(err, &u) {

@@ -59,15 +59,8 @@ func serve(ctx context.Context, args []string) error {
 			"       piweb inspect|tree FILE\n       piweb usage [daily|weekly|monthly|session|project|statusline] [flags]")
 		fset.PrintDefaults()
 	}
-	if err := fset.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return usageError{err.Error()}
-	}
-	if fset.NArg() > 0 {
-		fset.Usage()
-		return usageError{fmt.Sprintf("unknown command %q", fset.Arg(0))}
+	if help, err := parseFlags(fset, args, "unknown command %q"); help || err != nil {
+		return err
 	}
 	if (*storeDSN != "") && (*cacheDir != "" || *noCache) || *cacheDir != "" && *noCache {
 		return usageError{"--store, --cache-dir and --no-cache are alternatives: give one"}

@@ -35,11 +35,8 @@ func tokenCmd(ctx context.Context, out io.Writer, args []string) error {
 			"       piweb token revoke NAME [--from URL | --store DSN | --cache-dir DIR]")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return usageError{err.Error()}
+	if help, err := parseFlags(fs, args, ""); help || err != nil {
+		return err
 	}
 	if fs.NArg() > 0 || what != "list" && name == "" || what != "new" && what != "list" && what != "revoke" {
 		fs.Usage()

@@ -48,15 +48,8 @@ func usageCmd(ctx context.Context, w io.Writer, args []string) error {
 		fmt.Fprintln(fs.Output(), "usage: piweb usage [daily|weekly|monthly|session|project] [--since DATE] [--until DATE] [--timezone TZ] [--breakdown] [--json] [--session-dir DIR] [--store DSN]\n       piweb usage statusline [--timezone TZ] [--session-dir DIR] [--store DSN]")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return usageError{err.Error()}
-	}
-	if fs.NArg() > 0 {
-		fs.Usage()
-		return usageError{fmt.Sprintf("unexpected %q", fs.Arg(0))}
+	if help, err := parseFlags(fs, args, "unexpected %q"); help || err != nil {
+		return err
 	}
 	loc := time.Local
 	if *tz != "" {
