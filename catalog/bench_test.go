@@ -232,7 +232,8 @@ var benchQueries = []string{"handler", "refactor handler", "andle", `"cache key"
 
 // BenchmarkSearch: the first page (20 hits) of each of benchQueries,
 // through the catalog on the built store, every hit's text read from its
-// file; p50, p95 and max over every query of every run.
+// file; p50, p95 and max over every query of every run, and how many
+// searches the store did not answer in time (scanned: the files were read).
 func BenchmarkSearch(b *testing.B) {
 	for _, r := range benchRoots(b) {
 		for _, e := range benchStores(b) {
@@ -244,6 +245,7 @@ func BenchmarkSearch(b *testing.B) {
 				}
 				var times []time.Duration
 				per := map[string][]time.Duration{}
+				scanned := 0
 				for b.Loop() {
 					for _, qs := range benchQueries {
 						q, err := search.Parse(qs)
@@ -252,8 +254,12 @@ func BenchmarkSearch(b *testing.B) {
 						}
 						t0 := time.Now()
 						res, err := c.Search(context.Background(), q, 20, "")
-						if err != nil || res.Scanned {
-							b.Fatalf("%q: %v (scanned %v)", qs, err, res.Scanned)
+						if err != nil {
+							b.Fatalf("%q: %v", qs, err)
+						}
+						if res.Scanned { // the store did not answer within storeWait: the files were read, as a user's search would
+							scanned++
+							b.Logf("%q: answered by a scan of the files", qs)
 						}
 						times = append(times, time.Since(t0))
 						per[qs] = append(per[qs], time.Since(t0))
@@ -268,6 +274,7 @@ func BenchmarkSearch(b *testing.B) {
 				b.ReportMetric(pick(0.5), "p50-ms")
 				b.ReportMetric(pick(0.95), "p95-ms")
 				b.ReportMetric(pick(1), "max-ms")
+				b.ReportMetric(float64(scanned), "scanned")
 			})
 		}
 	}
