@@ -21,7 +21,7 @@
 // nothing.
 //
 // Redaction. With Options.Redact each line is redacted as a share with
-// secrets redacted is (sessions.RedactLine) before it leaves the machine,
+// secrets redacted is (share.RedactLine) before it leaves the machine,
 // and Stats counts what was masked, by rule.
 package push
 
@@ -42,6 +42,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/piweb/piweb/sessions"
+	"github.com/piweb/piweb/share"
 	"github.com/piweb/piweb/store"
 )
 
@@ -443,7 +444,7 @@ func (p *Pusher) send(ctx context.Context, path, rel string, st *Stats, prog *pr
 			}
 		}
 		if p.opt.Redact == RedactSecrets {
-			red, rules := sessions.RedactLine(line[:len(line)-1])
+			red, rules := share.RedactLine(line[:len(line)-1])
 			for _, rule := range rules {
 				if st.Redacted == nil {
 					st.Redacted = map[string]int{}

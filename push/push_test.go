@@ -17,6 +17,7 @@ import (
 	"github.com/piweb/piweb/internal/sessiontest"
 	"github.com/piweb/piweb/internal/storetest"
 	"github.com/piweb/piweb/sessions"
+	"github.com/piweb/piweb/share"
 	"github.com/piweb/piweb/store"
 )
 
@@ -326,7 +327,7 @@ func TestPushRedact(t *testing.T) {
 		p := pusher(t, st, dir, "m", func(o *Options) { o.Redact = RedactSecrets })
 		s := push(t, p)
 		got := held(t, st, "m")["--p--/s.jsonl"]
-		if strings.Contains(got, secret) || !strings.Contains(got, sessions.Redacted) || s.Bytes != int64(len(content)) || s.Sent == s.Bytes {
+		if strings.Contains(got, secret) || !strings.Contains(got, share.Redacted) || s.Bytes != int64(len(content)) || s.Sent == s.Bytes {
 			t.Fatalf("redacted push: %+v\n%s", s, got)
 		}
 		if n := sum(s.Redacted); n != 1 {

@@ -1,25 +1,28 @@
-package sessions
+package share
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
 
 	"github.com/piweb/piweb/internal/js"
+	"github.com/piweb/piweb/secrets"
+	"github.com/piweb/piweb/sessions"
 )
 
 // ExportTo is Export writing the lines to w one at a time, so a long branch
 // is never held whole.
-func ExportTo(w io.Writer, s *Session, leafID string, opts Redact) error {
+func ExportTo(w io.Writer, s *sessions.Session, leafID string, opts Redact) error {
 	leaf, err := s.LeafPos(leafID)
 	if err != nil {
 		return err
 	}
 	if leaf < 0 {
-		return &Error{Kind: ErrNoEntry, Entry: leafID, Detail: "the session has no entries"}
+		return &sessions.Error{Kind: sessions.ErrNoEntry, Entry: leafID, Detail: "the session has no entries"}
 	}
 	if s.Entries[leaf].ID == "" {
-		return &Error{Kind: ErrNoEntry, Entry: leafID, Detail: fmt.Sprintf("the last entry has no id (line %d)", s.Entries[leaf].Line)}
+		return &sessions.Error{Kind: sessions.ErrNoEntry, Entry: leafID, Detail: fmt.Sprintf("the last entry has no id (line %d)", s.Entries[leaf].Line)}
 	}
 	r, err := s.Open()
 	if err != nil {
@@ -42,7 +45,7 @@ func ExportTo(w io.Writer, s *Session, leafID string, opts Redact) error {
 		if len(line) == 0 || line[0] != '{' {
 			return fmt.Errorf("line %d: an entry on the path is not a JSON object", e.Line)
 		}
-		line = s.redactLine(e, js.SetMember(line, "parentId", parent), opts)
+		line = redactLine(s, e, js.SetMember(line, "parentId", parent), opts)
 		if _, err := w.Write(append(line[:len(line):len(line)], '\n')); err != nil {
 			return err
 		}
@@ -52,27 +55,27 @@ func ExportTo(w io.Writer, s *Session, leafID string, opts Redact) error {
 }
 
 // Whole lays out every entry of the session, in file order and with its own
-// parent, as a Branch redacted as opts asks: for shares of the whole tree
+// parent, as a Layout redacted as opts asks: for shares of the whole tree
 // (an HTML page with the tree beside it). Its header keeps the session's
 // id and folder; lines that are not entries are left out.
-func (s *Session) Whole(opts Redact) (*Branch, error) {
-	return s.whole(opts, nil)
+func Whole(s *sessions.Session, opts Redact) (*Layout, error) {
+	return whole(s, opts, nil)
 }
 
 // WholeTo is Whole writing the lines (the header, then the entries) to w as
-// it makes them instead of keeping them: the Branch it returns holds no
+// it makes them instead of keeping them: the Layout it returns holds no
 // entries, so a long session is never held whole.
-func (s *Session) WholeTo(w io.Writer, opts Redact) (*Branch, error) {
-	return s.whole(opts, w)
+func WholeTo(w io.Writer, s *sessions.Session, opts Redact) (*Layout, error) {
+	return whole(s, opts, w)
 }
 
-func (s *Session) whole(opts Redact, w io.Writer) (*Branch, error) {
+func whole(s *sessions.Session, opts Redact, w io.Writer) (*Layout, error) {
 	r, err := s.Open()
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	b := &Branch{ID: s.Header.ID}
+	b := &Layout{ID: s.Header.ID}
 	b.Header = js.Object{{K: "type", V: json.RawMessage(`"session"`)}, {K: "version", V: json.RawMessage("3")},
 		{K: "id", V: js.Quote(s.Header.ID)}, {K: "timestamp", V: js.Quote(js.NowISO())}, {K: "cwd", V: js.Quote(s.Header.Cwd)}}.JSON()
 	if w != nil {
@@ -90,13 +93,13 @@ func (s *Session) whole(opts Redact, w io.Writer) (*Branch, error) {
 		if len(line) == 0 || line[0] != '{' {
 			continue
 		}
-		line = s.redactLine(e, line, opts)
-		if e.Type == TypeSessionInfo {
+		line = redactLine(s, e, line, opts)
+		if e.Type == sessions.TypeSessionInfo {
 			name, _ := js.Lookup(line, "name")
 			b.Name = js.Trim(js.Str(name))
 		}
 		if w == nil {
-			b.Entries = append(b.Entries, BranchEntry{ID: e.ID, Type: e.Type, Role: e.Role, JSON: line})
+			b.Entries = append(b.Entries, Line{ID: e.ID, Type: e.Type, Role: e.Role, JSON: line})
 		} else if _, err := w.Write(append(line[:len(line):len(line)], '\n')); err != nil {
 			return nil, err
 		}
@@ -105,4 +108,17 @@ func (s *Session) whole(opts Redact, w io.Writer) (*Branch, error) {
 		b.Leaf = s.Entries[l].ID
 	}
 	return b, nil
+}
+
+// Title names a share of s laid out as b: the session name in force on the
+// branch, else the session's name, else its first message, redacted as opts asks.
+func Title(s *sessions.Session, b *Layout, opts Redact) string {
+	if b.Name != "" {
+		return b.Name // already redacted
+	}
+	t := cmp.Or(s.Name(), s.FirstMessage, "pi session")
+	if opts.Secrets {
+		t = secrets.Redact(t)
+	}
+	return t
 }
