@@ -114,7 +114,7 @@ func branch(s *sessions.Session, leafID string, opts Redact, w io.Writer) (*Layo
 		if err != nil {
 			return nil, err
 		}
-		line := s.V3Line(i, raw)
+		line := v3Line(s, i, raw)
 		if len(line) == 0 || line[0] != '{' {
 			return nil, fmt.Errorf("line %d: an entry on the path is not a JSON object", e.Line)
 		}

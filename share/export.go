@@ -41,7 +41,7 @@ func ExportTo(w io.Writer, s *sessions.Session, leafID string, opts Redact) erro
 		if err != nil {
 			return err
 		}
-		line := s.V3Line(i, raw)
+		line := v3Line(s, i, raw)
 		if len(line) == 0 || line[0] != '{' {
 			return fmt.Errorf("line %d: an entry on the path is not a JSON object", e.Line)
 		}
@@ -89,7 +89,7 @@ func whole(s *sessions.Session, opts Redact, w io.Writer) (*Layout, error) {
 		if err != nil {
 			return nil, err
 		}
-		line := s.V3Line(i, raw)
+		line := v3Line(s, i, raw)
 		if len(line) == 0 || line[0] != '{' {
 			continue
 		}
@@ -121,4 +121,32 @@ func Title(s *sessions.Session, b *Layout, opts Redact) string {
 		t = secrets.Redact(t)
 	}
 	return t
+}
+
+// v3Line returns entry i's line of s as it reads in version 3: for older files,
+// the in-memory migration piweb applies (ids for v1, hookMessage renamed).
+func v3Line(s *sessions.Session, i int, raw []byte) []byte {
+	line := js.TrimSpace(raw)
+	v := s.Header.Version
+	if v >= 3 || len(line) == 0 || line[0] != '{' {
+		return line
+	}
+	e := &s.Entries[i]
+	if v < 2 {
+		line = js.SetMember(line, "id", js.Quote(e.ID))
+		parent := json.RawMessage("null")
+		if e.ParentID != "" {
+			parent = js.Quote(e.ParentID)
+		}
+		line = js.SetMember(line, "parentId", parent)
+		if e.Type == sessions.TypeCompaction {
+			if raw, ok := js.Lookup(line, "firstKeptEntryIndex"); ok && len(raw) > 0 && (raw[0] == '-' || js.IsDigit(raw[0])) {
+				if k := e.FirstKept(); k != "" {
+					line = js.SetMember(line, "firstKeptEntryId", js.Quote(k))
+				}
+				line = js.DelMember(line, "firstKeptEntryIndex")
+			}
+		}
+	}
+	return sessions.RenameHookMessage(line)
 }
