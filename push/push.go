@@ -1,7 +1,7 @@
 // Package push sends a machine's pi session files to a PostgreSQL store
 // (piweb push), as the bytes pi wrote, for a team server to mirror.
 //
-// What it sends. Each session file under the root (sessions.SessionFiles)
+// What it sends. Each session file under the root (library.SessionFiles)
 // is sent as whole lines: only what was appended since the last push, up
 // to its last newline (a line pi is still writing waits for the next
 // push). The store keeps per file (store.PushedFile) how many of its local
@@ -41,7 +41,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/piweb/piweb/sessions"
+	"github.com/piweb/piweb/library"
 	"github.com/piweb/piweb/share"
 	"github.com/piweb/piweb/store"
 )
@@ -187,7 +187,7 @@ func (p *Pusher) Push(ctx context.Context) (Stats, error) {
 	if err := p.load(ctx); err != nil {
 		return total, err
 	}
-	files, err := sessions.SessionFiles(p.opt.Root)
+	files, err := library.SessionFiles(p.opt.Root)
 	if err != nil {
 		return total, err
 	}

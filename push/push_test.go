@@ -16,7 +16,7 @@ import (
 
 	"github.com/piweb/piweb/internal/sessiontest"
 	"github.com/piweb/piweb/internal/storetest"
-	"github.com/piweb/piweb/sessions"
+	"github.com/piweb/piweb/library"
 	"github.com/piweb/piweb/share"
 	"github.com/piweb/piweb/store"
 )
@@ -110,7 +110,7 @@ func held(t *testing.T, st *store.DB, machine string) map[string]string {
 // same fails unless the store holds exactly the whole lines of every file under dir.
 func same(t *testing.T, st *store.DB, machine, dir string) {
 	t.Helper()
-	files, err := sessions.SessionFiles(dir)
+	files, err := library.SessionFiles(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -138,3 +138,20 @@ func kind(m fs.FileMode) string {
 	}
 	return "special file"
 }
+
+// Within reports whether path exists inside root: it lies below root when
+// read lexically, and resolves there with symlinks followed only while they
+// stay inside root (absolute links are refused), as os.Root resolves it.
+func Within(root, path string) bool {
+	rel, err := RelIn(root, path)
+	if err != nil {
+		return false
+	}
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return false
+	}
+	defer r.Close()
+	_, err = r.Stat(rel)
+	return err == nil
+}
