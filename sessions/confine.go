@@ -45,7 +45,7 @@ func LoadIn(root, path string) (*Session, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return loadOpen(f, st, path, root)
+	return LoadOpen(f, st, path, root)
 }
 
 // RelIn returns path relative to root, or ErrOutsideRoot when, read

@@ -23,7 +23,7 @@ func Fork(root, file, entryID string) (newID, newFile string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	snap, err := sessions.ReadPinned(root, src)
+	snap, err := readPinned(root, src)
 	if err != nil {
 		return "", "", err
 	}
