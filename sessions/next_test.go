@@ -9,11 +9,3 @@ func (s *Session) Update() (Delta, error) {
 	}
 	return d, err
 }
-
-// mustLookup returns the position of id, or -1.
-func (s *Session) mustLookup(id string) int {
-	if i, ok := s.Lookup(id); ok {
-		return i
-	}
-	return -1
-}

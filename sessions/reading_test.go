@@ -21,13 +21,6 @@ type inspection struct {
 	Context       Context         `json:"context"`
 }
 
-// name returns the session name decoded, nil for none.
-func (in *inspection) name() *string {
-	var n *string
-	_ = json.Unmarshal(in.Name, &n)
-	return n
-}
-
 // Project computes the projection at entry leaf (pi's buildSessionProjection).
 // A leaf of -1 gives the empty context.
 func (s *Session) Project(leaf int) (*Projection, error) {

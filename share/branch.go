@@ -228,11 +228,6 @@ func (b *Layout) jsonl(header []byte) []byte {
 	return out
 }
 
-// Session indexes the branch as a session, so it can be projected and rendered like a file.
-func (b *Layout) Session() (*sessions.Session, error) {
-	return sessions.ParseBytes(b.JSONL(), b.ID+".jsonl")
-}
-
 // piCwd resolves a header cwd as pi's resolvePath does: "~" expands to the
 // home directory and relative paths (or none) resolve against the current one.
 func piCwd(cwd string) (string, error) {

@@ -252,7 +252,7 @@ func TestBranchForRenderers(t *testing.T) {
 	if b.Entries[2].Label != "start2" || b.Entries[3].Label != "again" || b.Entries[6].Label != "alt" {
 		t.Errorf("labels not attached: %+v", b.Entries)
 	}
-	bs, err := b.Session()
+	bs, err := sessions.ParseBytes(b.JSONL(), b.ID+".jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,7 +318,7 @@ func TestWhole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bs, err := b.Session()
+	bs, err := sessions.ParseBytes(b.JSONL(), b.ID+".jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -122,7 +122,7 @@ func TestExportWholeGolden(t *testing.T) {
 }
 
 // wholeInMemory is the whole-session page as piweb built it before it
-// streamed: the redacted session held whole (Session.Whole), every run's
+// streamed: the redacted session held whole (share.Whole), every run's
 // items built at once, so a tool call pairs with its result wherever in
 // the run it is. The streamed page must not differ from it.
 func wholeInMemory(s *Server, key string, red share.Redact) ([]byte, error) {
@@ -132,7 +132,7 @@ func wholeInMemory(s *Server, key string, red share.Redact) ([]byte, error) {
 		if err != nil {
 			return err
 		}
-		bs, err := b.Session()
+		bs, err := sessions.ParseBytes(b.JSONL(), b.ID+".jsonl")
 		if err != nil {
 			return err
 		}
