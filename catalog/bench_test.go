@@ -41,7 +41,7 @@ func benchRoots(b *testing.B) []benchRoot {
 	dir, files, total := sessiontest.BenchTree(b)
 	out = append(out, benchRoot{"gen", dir, files, total})
 	if dir := os.Getenv("PIWEB_BENCH_MKROOT"); dir != "" {
-		files, err := sessions.SessionFiles(dir)
+		files, err := library.SessionFiles(dir)
 		if err != nil || len(files) == 0 {
 			b.Fatalf("PIWEB_BENCH_MKROOT=%s: %v (%d files)", dir, err, len(files))
 		}

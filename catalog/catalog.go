@@ -299,7 +299,7 @@ func (c *Catalog) notifyLocked() {
 // search).
 func (c *Catalog) fill(ctx context.Context) error {
 	defer c.markReady()
-	paths, err := sessions.SessionFiles(c.lib.Root)
+	paths, err := library.SessionFiles(c.lib.Root)
 	if err != nil {
 		return err
 	}

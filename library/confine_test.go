@@ -4,6 +4,8 @@ package library
 
 import (
 	"errors"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -92,5 +94,18 @@ func TestReloadKeepsRoot(t *testing.T) {
 	sessiontest.Swaps[0].Do(t, file, out)
 	if _, err := lib.Refresh(file); !errors.Is(err, sessions.ErrOutsideRoot) {
 		t.Errorf("Refresh after the reload and a swap: %v, want ErrOutsideRoot", err)
+	}
+}
+
+func TestSessionFilesRefusesLinks(t *testing.T) {
+	root := sessiontest.LinkedRoot(t)
+	proj := filepath.Join(root, "--p--")
+	got, err := SessionFiles(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{filepath.Join(root, "--alias--", "a.jsonl"), filepath.Join(proj, "a.jsonl"), filepath.Join(root, "top.jsonl")}
+	if !slices.Equal(got, want) {
+		t.Errorf("SessionFiles:\n got %q\nwant %q", got, want)
 	}
 }

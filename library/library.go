@@ -97,7 +97,7 @@ func NewLibrary(root string) *Library {
 // (and directly in root), in parallel.
 func OpenLibrary(root string) (*Library, error) {
 	l := NewLibrary(root)
-	files, err := sessions.SessionFiles(root)
+	files, err := SessionFiles(root)
 	if err != nil {
 		return l, err
 	}

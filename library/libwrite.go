@@ -156,7 +156,7 @@ func (l *Library) SaveBesideTo(key, name string, write func(io.Writer) error) (s
 	if err != nil {
 		return "", withKey(err, key)
 	}
-	if sessions.IsSessionFileName(path) {
+	if IsSessionFileName(path) {
 		l.Refresh(path) // a session of its own now: list it at once
 	}
 	return path, nil

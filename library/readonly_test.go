@@ -52,7 +52,7 @@ func TestReadOnlyLibrary(t *testing.T) {
 	if after := sessiontest.ReadFile(t, path); !bytes.Equal(after, before) {
 		t.Error("the file changed")
 	}
-	if files, _ := sessions.SessionFiles(filepath.Dir(path)); len(files) != 1 {
+	if files, _ := SessionFiles(filepath.Dir(path)); len(files) != 1 {
 		t.Errorf("files now: %v", files)
 	}
 }

@@ -1,7 +1,7 @@
 // Package push sends a machine's pi session files to a PostgreSQL store
 // (piweb push), as the bytes pi wrote, for a team server to mirror.
 //
-// What it sends. Each session file under the root (sessions.SessionFiles)
+// What it sends. Each session file under the root (library.SessionFiles)
 // is sent as whole lines: only what was appended since the last push, up
 // to its last newline (a line pi is still writing waits for the next
 // push). The store keeps per file (store.PushedFile) how many of its local
@@ -21,7 +21,7 @@
 // nothing.
 //
 // Redaction. With Options.Redact each line is redacted as a share with
-// secrets redacted is (sessions.RedactLine) before it leaves the machine,
+// secrets redacted is (share.RedactLine) before it leaves the machine,
 // and Stats counts what was masked, by rule.
 package push
 
@@ -41,7 +41,8 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/piweb/piweb/sessions"
+	"github.com/piweb/piweb/library"
+	"github.com/piweb/piweb/share"
 	"github.com/piweb/piweb/store"
 )
 
@@ -186,7 +187,7 @@ func (p *Pusher) Push(ctx context.Context) (Stats, error) {
 	if err := p.load(ctx); err != nil {
 		return total, err
 	}
-	files, err := sessions.SessionFiles(p.opt.Root)
+	files, err := library.SessionFiles(p.opt.Root)
 	if err != nil {
 		return total, err
 	}
@@ -443,7 +444,7 @@ func (p *Pusher) send(ctx context.Context, path, rel string, st *Stats, prog *pr
 			}
 		}
 		if p.opt.Redact == RedactSecrets {
-			red, rules := sessions.RedactLine(line[:len(line)-1])
+			red, rules := share.RedactLine(line[:len(line)-1])
 			for _, rule := range rules {
 				if st.Redacted == nil {
 					st.Redacted = map[string]int{}

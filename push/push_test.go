@@ -16,7 +16,8 @@ import (
 
 	"github.com/piweb/piweb/internal/sessiontest"
 	"github.com/piweb/piweb/internal/storetest"
-	"github.com/piweb/piweb/sessions"
+	"github.com/piweb/piweb/library"
+	"github.com/piweb/piweb/share"
 	"github.com/piweb/piweb/store"
 )
 
@@ -109,7 +110,7 @@ func held(t *testing.T, st *store.DB, machine string) map[string]string {
 // same fails unless the store holds exactly the whole lines of every file under dir.
 func same(t *testing.T, st *store.DB, machine, dir string) {
 	t.Helper()
-	files, err := sessions.SessionFiles(dir)
+	files, err := library.SessionFiles(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,7 +327,7 @@ func TestPushRedact(t *testing.T) {
 		p := pusher(t, st, dir, "m", func(o *Options) { o.Redact = RedactSecrets })
 		s := push(t, p)
 		got := held(t, st, "m")["--p--/s.jsonl"]
-		if strings.Contains(got, secret) || !strings.Contains(got, sessions.Redacted) || s.Bytes != int64(len(content)) || s.Sent == s.Bytes {
+		if strings.Contains(got, secret) || !strings.Contains(got, share.Redacted) || s.Bytes != int64(len(content)) || s.Sent == s.Bytes {
 			t.Fatalf("redacted push: %+v\n%s", s, got)
 		}
 		if n := sum(s.Redacted); n != 1 {

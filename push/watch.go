@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
-	"github.com/piweb/piweb/sessions"
+	"github.com/piweb/piweb/library"
 )
 
 // WatchOptions tune Watch; the zero value gives the defaults.
@@ -142,7 +142,7 @@ func (w *watch) handle(ev fsnotify.Event) {
 			return
 		}
 	}
-	if !sessions.IsSessionFileName(filepath.Base(ev.Name)) || !ev.Has(fsnotify.Write) && !ev.Has(fsnotify.Create) {
+	if !library.IsSessionFileName(filepath.Base(ev.Name)) || !ev.Has(fsnotify.Write) && !ev.Has(fsnotify.Create) {
 		return
 	}
 	if !inRoot && filepath.Dir(dir) != filepath.Clean(w.p.opt.Root) {

@@ -45,7 +45,7 @@ func LoadIn(root, path string) (*Session, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return loadOpen(f, st, path, root)
+	return LoadOpen(f, st, path, root)
 }
 
 // RelIn returns path relative to root, or ErrOutsideRoot when, read
@@ -137,4 +137,21 @@ func kind(m fs.FileMode) string {
 		return "folder"
 	}
 	return "special file"
+}
+
+// Within reports whether path exists inside root: it lies below root when
+// read lexically, and resolves there with symlinks followed only while they
+// stay inside root (absolute links are refused), as os.Root resolves it.
+func Within(root, path string) bool {
+	rel, err := RelIn(root, path)
+	if err != nil {
+		return false
+	}
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return false
+	}
+	defer r.Close()
+	_, err = r.Stat(rel)
+	return err == nil
 }

@@ -7,26 +7,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/piweb/piweb/internal/sessiontest"
 )
-
-func TestSessionFilesRefusesLinks(t *testing.T) {
-	root := sessiontest.LinkedRoot(t)
-	proj := filepath.Join(root, "--p--")
-	got, err := SessionFiles(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []string{filepath.Join(root, "--alias--", "a.jsonl"), filepath.Join(proj, "a.jsonl"), filepath.Join(root, "top.jsonl")}
-	if !slices.Equal(got, want) {
-		t.Errorf("SessionFiles:\n got %q\nwant %q", got, want)
-	}
-}
 
 func TestWithin(t *testing.T) {
 	base := t.TempDir()

@@ -134,11 +134,13 @@ func Load(path string) (*Session, error) {
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s: not a regular file", path)
 	}
-	return loadOpen(f, st, path, "")
+	return LoadOpen(f, st, path, "")
 }
 
-// loadOpen indexes the open file f (st is its info) as the session at path, kept inside root.
-func loadOpen(f *os.File, st os.FileInfo, path, root string) (*Session, error) {
+// LoadOpen indexes the open file f (st is its info) as the session at path,
+// kept inside root (see OpenIn), for a reader that keeps f open (the
+// writer's pinned reading).
+func LoadOpen(f *os.File, st os.FileInfo, path, root string) (*Session, error) {
 	s := &Session{File: path, ModTime: st.ModTime(), root: root}
 	// Only the bytes st describes, so ModTime and Size agree (see update).
 	if size := st.Size(); size <= wholeMax {

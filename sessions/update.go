@@ -161,7 +161,7 @@ func (s *Session) reload(f *os.File, d Delta) (*Session, Delta, error) {
 	if err != nil {
 		return s, d, err
 	}
-	fresh, err := loadOpen(f, st, s.File, s.root)
+	fresh, err := LoadOpen(f, st, s.File, s.root)
 	if err != nil {
 		return s, d, err
 	}

@@ -20,31 +20,3 @@ func RenameHookMessage(val []byte) []byte {
 	}
 	return js.SetMember(val, "message", js.SetMember(msg, "role", json.RawMessage(`"custom"`)))
 }
-
-// V3Line returns entry i's line as it reads in version 3: for older files,
-// the in-memory migration piweb applies (ids for v1, hookMessage renamed).
-func (s *Session) V3Line(i int, raw []byte) []byte {
-	line := js.TrimSpace(raw)
-	v := s.Header.Version
-	if v >= 3 || len(line) == 0 || line[0] != '{' {
-		return line
-	}
-	e := &s.Entries[i]
-	if v < 2 {
-		line = js.SetMember(line, "id", js.Quote(e.ID))
-		parent := json.RawMessage("null")
-		if e.ParentID != "" {
-			parent = js.Quote(e.ParentID)
-		}
-		line = js.SetMember(line, "parentId", parent)
-		if e.Type == TypeCompaction {
-			if raw, ok := js.Lookup(line, "firstKeptEntryIndex"); ok && len(raw) > 0 && (raw[0] == '-' || js.IsDigit(raw[0])) {
-				if k := e.FirstKept(); k != "" {
-					line = js.SetMember(line, "firstKeptEntryId", js.Quote(k))
-				}
-				line = js.DelMember(line, "firstKeptEntryIndex")
-			}
-		}
-	}
-	return RenameHookMessage(line)
-}

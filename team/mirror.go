@@ -37,7 +37,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/piweb/piweb/sessions"
+	"github.com/piweb/piweb/library"
 	"github.com/piweb/piweb/store"
 )
 
@@ -146,7 +146,7 @@ func (m *Mirror) place(machine, path string) (string, error) {
 		}
 	}
 	name := segs[len(segs)-1]
-	if !sessions.IsSessionFileName(name) {
+	if !library.IsSessionFileName(name) {
 		return "", fmt.Errorf("pushed file %q of %q: not a session file's name", path, machine)
 	}
 	name = escape(machine) + "@" + name

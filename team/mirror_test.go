@@ -14,8 +14,8 @@ import (
 
 	"github.com/piweb/piweb/internal/sessiontest"
 	"github.com/piweb/piweb/internal/storetest"
+	"github.com/piweb/piweb/library"
 	"github.com/piweb/piweb/push"
-	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/store"
 )
 
@@ -154,7 +154,7 @@ func TestMirror(t *testing.T) {
 		if n := len(c.take()); n != 8 {
 			t.Errorf("%d files said changed, want 8", n)
 		}
-		files, _ := sessions.SessionFiles(dir)
+		files, _ := library.SessionFiles(dir)
 		if len(files) != 8 {
 			t.Errorf("the library finds %d files in the mirror: %v", len(files), files)
 		}

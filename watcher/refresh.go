@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/piweb/piweb/library"
 	"github.com/piweb/piweb/sessions"
 )
 
@@ -62,7 +63,7 @@ func (w *Watcher) drain(ctx context.Context) {
 // that is no longer listed.
 func (w *Watcher) sync(ctx context.Context) {
 	w.watchTree()
-	files, err := sessions.SessionFiles(w.root)
+	files, err := library.SessionFiles(w.root)
 	if err != nil {
 		w.fail(w.root, fmt.Errorf("rescan: %w", err))
 		return

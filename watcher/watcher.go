@@ -235,7 +235,7 @@ func (w *Watcher) handle(ev fsnotify.Event) {
 	dir, name := filepath.Dir(p), filepath.Base(p)
 	switch {
 	case dir == w.root:
-		if sessions.IsSessionFileName(name) {
+		if library.IsSessionFileName(name) {
 			w.touch(p, wait, false)
 		}
 		if ev.Has(fsnotify.Create) {
@@ -251,7 +251,7 @@ func (w *Watcher) handle(ev fsnotify.Event) {
 				w.requestRescan()
 			}
 		}
-	case filepath.Dir(dir) == w.root && sessions.IsSessionFileName(name):
+	case filepath.Dir(dir) == w.root && library.IsSessionFileName(name):
 		w.touch(p, wait, lead)
 	}
 }
@@ -373,7 +373,7 @@ func (w *Watcher) addProject(p string) {
 		return
 	}
 	for _, e := range entries {
-		if sessions.IsSessionFileName(e.Name()) {
+		if library.IsSessionFileName(e.Name()) {
 			w.touch(filepath.Join(p, e.Name()), w.debounce, false)
 		}
 	}
@@ -429,7 +429,7 @@ func (w *Watcher) watchTree() {
 		return
 	}
 	for _, d := range entries {
-		if sessions.IsSessionFileName(d.Name()) && d.Type().IsRegular() {
+		if library.IsSessionFileName(d.Name()) && d.Type().IsRegular() {
 			continue
 		}
 		if !d.IsDir() && d.Type()&fs.ModeSymlink == 0 {

@@ -64,7 +64,7 @@ func entryPreview(b *sessions.Body) string {
 	if t := b.CopyText(); strings.TrimSpace(t) != "" {
 		return t
 	}
-	t := b.FullText()
+	t := fullText(b)
 	if len(t) > 400 {
 		t = t[:400]
 	}

@@ -1,7 +1,7 @@
 package web
 
 // Sharing a branch: the path from the root to an entry as a JSONL session
-// file (sessions.Branch, as pi's fork lays it out) or as one offline HTML
+// file (share.Layout, as pi's fork lays it out) or as one offline HTML
 // page (views.ExportPage), redacted first when asked, downloaded or saved
 // next to the session.
 
@@ -21,8 +21,8 @@ import (
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
-	"github.com/piweb/piweb/secrets"
 	"github.com/piweb/piweb/sessions"
+	"github.com/piweb/piweb/share"
 	"github.com/piweb/piweb/views"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
@@ -36,7 +36,7 @@ type exportReq struct {
 	leaf   string
 	format string // "jsonl" or "html"
 	whole  bool   // the whole session, with its tree (html only), not one branch
-	red    sessions.Redact
+	red    share.Redact
 	page   int // entries an HTML page draws at once; 0 for exportPage (tests make it small)
 }
 
@@ -171,7 +171,7 @@ func (s *Server) exported(ctx context.Context, id string, q exportReq) (exportFi
 		if strings.HasPrefix(q.leaf, "~") {
 			return errNoEntry(id, q.leaf) // an entry without id cannot end a branch pi can read
 		}
-		var b *sessions.Branch
+		var b *share.Layout
 		var err error
 		spill := "" // the branch's (or session's) lines in a temporary file, for its HTML page
 		switch {
@@ -179,11 +179,11 @@ func (s *Server) exported(ctx context.Context, id string, q exportReq) (exportFi
 			// As a branch's page below: drawn from the redacted lines, spilled.
 			spill, err = spillTo(ctx, func(w io.Writer) error {
 				var err error
-				b, err = ss.WholeTo(w, q.red)
+				b, err = share.WholeTo(w, ss, q.red)
 				return err
 			})
 		case q.format == "jsonl":
-			b, err = ss.BranchTo(io.Discard, q.leaf, q.red) // its name and leaf; Export writes the lines
+			b, err = share.BranchTo(io.Discard, ss, q.leaf, q.red) // its name and leaf; Export writes the lines
 		default:
 			// The page is drawn from the branch as written (redacted), not from
 			// the source, so nothing redacted can reach it; from a file, so the
@@ -193,18 +193,18 @@ func (s *Server) exported(ctx context.Context, id string, q exportReq) (exportFi
 		if err != nil {
 			return err
 		}
-		base := slug(exportTitle(ss, b, q.red)) + "-" + slug(short(b.Leaf)) // ids come from the file: no "/" or ".." may reach a name
+		base := slug(share.Title(ss, b, q.red)) + "-" + slug(short(b.Leaf)) // ids come from the file: no "/" or ".." may reach a name
 		if q.whole {
-			base = slug(exportTitle(ss, b, q.red)) + "-session"
+			base = slug(share.Title(ss, b, q.red)) + "-session"
 		}
-		if q.red != (sessions.Redact{}) {
+		if q.red != (share.Redact{}) {
 			base += "-redacted"
 		}
 		if q.format == "jsonl" {
 			// pi's /export layout, which pi's /import takes; spilled to a
 			// temporary file under the lock and sent after it.
 			f.name, f.mime = base+".jsonl", "application/x-ndjson; charset=utf-8"
-			f.spill, err = spillTo(ctx, func(w io.Writer) error { return sessions.ExportTo(w, ss, q.leaf, q.red) })
+			f.spill, err = spillTo(ctx, func(w io.Writer) error { return share.ExportTo(w, ss, q.leaf, q.red) })
 			if err != nil {
 				return err
 			}
@@ -224,7 +224,7 @@ func (s *Server) exported(ctx context.Context, id string, q exportReq) (exportFi
 		f.name, f.mime = base+".html", echo.MIMETextHTMLCharsetUTF8
 		// The page is drawn from the spilled lines after the library's lock is let go.
 		v := views.ExportView{SessionID: ss.Header.ID, Cwd: ss.Header.Cwd, Created: ss.Meta().Created,
-			Title: oneLine(exportTitle(ss, b, q.red), 120)}
+			Title: oneLine(share.Title(ss, b, q.red), 120)}
 		f.write = func(ctx context.Context, w io.Writer) error { return s.exportHTML(ctx, v, b, spill, q.red, w) }
 		if q.whole {
 			page := cmp.Or(q.page, exportPage)
@@ -244,11 +244,11 @@ func (s *Server) exported(ctx context.Context, id string, q exportReq) (exportFi
 
 // spillBranch writes the branch q names to a temporary file and returns
 // its path with the branch (which holds no lines).
-func spillBranch(ctx context.Context, ss *sessions.Session, q exportReq) (string, *sessions.Branch, error) {
-	var b *sessions.Branch
+func spillBranch(ctx context.Context, ss *sessions.Session, q exportReq) (string, *share.Layout, error) {
+	var b *share.Layout
 	file, err := spillTo(ctx, func(w io.Writer) error {
 		var err error
-		b, err = ss.BranchTo(w, q.leaf, q.red)
+		b, err = share.BranchTo(w, ss, q.leaf, q.red)
 		return err
 	})
 	return file, b, err
@@ -293,7 +293,7 @@ func (c ctxWriter) Write(p []byte) (int, error) {
 // exportHTML writes branch b as a self-contained page, v holding what the
 // source session tells. The entries are drawn a page at a time, so the
 // export holds the branch's lines but never all of its HTML.
-func (s *Server) exportHTML(ctx context.Context, v views.ExportView, b *sessions.Branch, file string, red sessions.Redact, w io.Writer) error {
+func (s *Server) exportHTML(ctx context.Context, v views.ExportView, b *share.Layout, file string, red share.Redact, w io.Writer) error {
 	defer os.Remove(file)
 	bs, err := sessions.Load(file)
 	if err != nil {
@@ -356,7 +356,7 @@ func (s *Server) exportHTML(ctx context.Context, v views.ExportView, b *sessions
 const exportPage = 200
 
 // renderExportTo notes the redactions on an export page and renders it to w.
-func renderExportTo(ctx context.Context, v views.ExportView, red sessions.Redact, w io.Writer) error {
+func renderExportTo(ctx context.Context, v views.ExportView, red share.Redact, w io.Writer) error {
 	if red.Secrets {
 		v.Cwd = "" // folder names tell who and what; the JSONL keeps its cwd, which pi needs
 		v.Redacted = append(v.Redacted, "secrets")
@@ -368,19 +368,6 @@ func renderExportTo(ctx context.Context, v views.ExportView, red sessions.Redact
 		v.Redacted = append(v.Redacted, "tool output")
 	}
 	return views.ExportPage(v).Render(ctx, w)
-}
-
-// exportTitle names an export: the session name in force on the branch, else
-// the session's name, else its first message, redacted as asked.
-func exportTitle(ss *sessions.Session, b *sessions.Branch, red sessions.Redact) string {
-	if b.Name != "" {
-		return b.Name // already redacted
-	}
-	t := cmp.Or(ss.Name(), ss.FirstMessage, "pi session")
-	if red.Secrets {
-		t = secrets.Redact(t)
-	}
-	return t
 }
 
 // exportMarkdown is the markdown pipeline of the session page with one
@@ -459,14 +446,14 @@ func (s *Server) redactions(c echo.Context) error {
 		return err
 	}
 	p := views.RedactionPreview{Secrets: q.red.Secrets}
-	var b *sessions.Branch
+	var b *share.Layout
 	err = s.view(key, func(ss *sessions.Session, r *sessions.Reader) error {
 		if q.red.Secrets {
 			var err error
 			if q.whole {
-				b, err = ss.Whole(sessions.Redact{})
+				b, err = share.Whole(ss, share.Redact{})
 			} else {
-				b, err = ss.Branch(q.leaf, sessions.Redact{})
+				b, err = share.Branch(ss, q.leaf, share.Redact{})
 			}
 			if err != nil {
 				return err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/piweb/piweb/pitree"
 	"github.com/piweb/piweb/sessions"
+	"github.com/piweb/piweb/share"
 	"github.com/piweb/piweb/views"
 )
 
@@ -25,7 +26,7 @@ const sidebarRows = 20000
 // session's lines as WholeTo wrote them, which it removes: it holds their
 // index, the reading order and the sidebar's rows, and draws the entries a
 // page at a time (page entries), never all of them.
-func (s *Server) exportSessionHTML(ctx context.Context, v views.ExportView, b *sessions.Branch, file string, red sessions.Redact, page int, w io.Writer) error {
+func (s *Server) exportSessionHTML(ctx context.Context, v views.ExportView, b *share.Layout, file string, red share.Redact, page int, w io.Writer) error {
 	defer os.Remove(file)
 	bs, err := sessions.Load(file) // drawn from the redacted lines only
 	if err != nil {

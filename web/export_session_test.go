@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"github.com/piweb/piweb/internal/suite"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -19,6 +18,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/piweb/piweb/internal/suite"
+	"github.com/piweb/piweb/share"
 
 	"github.com/a-h/templ"
 	"github.com/piweb/piweb/internal/sessiontest"
@@ -120,17 +122,17 @@ func TestExportWholeGolden(t *testing.T) {
 }
 
 // wholeInMemory is the whole-session page as piweb built it before it
-// streamed: the redacted session held whole (Session.Whole), every run's
+// streamed: the redacted session held whole (share.Whole), every run's
 // items built at once, so a tool call pairs with its result wherever in
 // the run it is. The streamed page must not differ from it.
-func wholeInMemory(s *Server, key string, red sessions.Redact) ([]byte, error) {
+func wholeInMemory(s *Server, key string, red share.Redact) ([]byte, error) {
 	var out bytes.Buffer
 	err := s.view(key, func(ss *sessions.Session, _ *sessions.Reader) error {
-		b, err := ss.Whole(red)
+		b, err := share.Whole(ss, red)
 		if err != nil {
 			return err
 		}
-		bs, err := b.Session()
+		bs, err := sessions.ParseBytes(b.JSONL(), b.ID+".jsonl")
 		if err != nil {
 			return err
 		}
@@ -186,7 +188,7 @@ func wholeInMemory(s *Server, key string, red sessions.Redact) ([]byte, error) {
 		if total > len(tree) {
 			v.TreeCut = fmt.Sprintf("The tree shows its first %d rows of %d.", len(tree), total)
 		}
-		v.Title = oneLine(exportTitle(ss, b, red), 120)
+		v.Title = oneLine(share.Title(ss, b, red), 120)
 		v.Body = templ.ComponentFunc(func(ctx context.Context, w io.Writer) error {
 			if len(runs) == 0 {
 				return views.ExportEmptySession().Render(ctx, w)

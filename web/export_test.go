@@ -19,6 +19,7 @@ import (
 	"github.com/piweb/piweb/inspect"
 	"github.com/piweb/piweb/library"
 	"github.com/piweb/piweb/sessions"
+	"github.com/piweb/piweb/share"
 	"github.com/piweb/piweb/views"
 )
 
@@ -173,13 +174,13 @@ func TestExportRedaction(t *testing.T) {
 		noCwdIn bool
 	}{
 		{"&format=jsonl&redact=secrets", "fix-stale-forecast-cache-5ec00003-redacted.jsonl",
-			[]string{plantedKey, "sk-ant-"}, []string{sessions.Redacted, "do not echo it", "cat .env"}, false},
+			[]string{plantedKey, "sk-ant-"}, []string{share.Redacted, "do not echo it", "cat .env"}, false},
 		{"&format=html&redact=secrets", "fix-stale-forecast-cache-5ec00003-redacted.html",
-			[]string{plantedKey, "sk-ant-", "/home/dev/weather<"}, []string{sessions.Redacted, "do not echo it", "Redacted before export: secrets."}, true},
+			[]string{plantedKey, "sk-ant-", "/home/dev/weather<"}, []string{share.Redacted, "do not echo it", "Redacted before export: secrets."}, true},
 		{"&format=html&redact=thinking,tools", "",
-			[]string{"do not echo it", "alert(", "env: KEY"}, []string{sessions.RedactedThinking, sessions.RedactedToolOutput, "cat .env", "Deploy with"}, false},
+			[]string{"do not echo it", "alert(", "env: KEY"}, []string{share.RedactedThinking, share.RedactedToolOutput, "cat .env", "Deploy with"}, false},
 		{"&format=jsonl&redact=thinking&redact=tools&redact=secrets", "",
-			[]string{plantedKey, "do not echo it", "alert("}, []string{sessions.RedactedThinking, sessions.RedactedToolOutput, "Deploy with"}, false},
+			[]string{plantedKey, "do not echo it", "alert("}, []string{share.RedactedThinking, share.RedactedToolOutput, "Deploy with"}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {

@@ -3,13 +3,14 @@ package web
 import (
 	"bufio"
 	"fmt"
-	"github.com/piweb/piweb/internal/suite"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/piweb/piweb/internal/suite"
 
 	"github.com/piweb/piweb/sessions"
 )

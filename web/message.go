@@ -122,7 +122,7 @@ func (b *builder) contentBlocks(blocks []sessions.Block, markdown bool) []views.
 				out = append(out, views.Block{Kind: "thinking", Text: "(redacted thinking)"})
 			}
 		default:
-			out = append(out, views.Block{Kind: "text", Text: b.text(sessions.Pretty(bl.Raw))})
+			out = append(out, views.Block{Kind: "text", Text: b.text(pretty(bl.Raw))})
 		}
 	}
 	return out
@@ -152,7 +152,7 @@ func (b *builder) buildItem(body *sessions.Body, results map[string]*pendingResu
 		it.Kind, it.Title = "custom", "["+body.CustomType+"]"
 		it.Blocks = b.contentBlocks(body.Msg.Content.Blocks(), true)
 		it.Hidden = !body.Msg.Display
-		it.Raw = b.text(sessions.Pretty(body.Details))
+		it.Raw = b.text(pretty(body.Details))
 	case sessions.TypeCompaction:
 		it.Kind, it.Title = "compaction", "Compaction"
 		it.Meta = "from " + views.Tokens(int64(body.TokensBefore)) + " tokens"
@@ -160,7 +160,7 @@ func (b *builder) buildItem(body *sessions.Body, results map[string]*pendingResu
 		if k := body.FirstKept; k != "" {
 			it.Note = "Kept from entry " + k + " on."
 		}
-		it.Raw = b.text(sessions.Pretty(body.Details))
+		it.Raw = b.text(pretty(body.Details))
 	case sessions.TypeBranchSummary:
 		it.Kind, it.Title = "summary", "Branch summary"
 		it.Blocks = []views.Block{{Kind: "markdown", Sanitized: b.markdown(body.Summary)}}
@@ -170,7 +170,7 @@ func (b *builder) buildItem(body *sessions.Body, results map[string]*pendingResu
 				it.Note += " (That entry is not in this file.)"
 			}
 		}
-		it.Raw = b.text(sessions.Pretty(body.Details))
+		it.Raw = b.text(pretty(body.Details))
 	case sessions.TypeModelChange:
 		it.Kind, it.Note = "setting", "model → "+body.Provider+"/"+body.ModelID
 	case sessions.TypeThinking:
@@ -185,19 +185,19 @@ func (b *builder) buildItem(body *sessions.Body, results map[string]*pendingResu
 	case sessions.TypeSessionInfo:
 		it.Kind, it.Note = "setting", "session named “"+body.Name+"”"
 	case sessions.TypeCustom:
-		it.Kind, it.Note, it.Raw = "setting", "custom entry ["+body.CustomType+"]", b.text(sessions.Pretty(body.Data))
+		it.Kind, it.Note, it.Raw = "setting", "custom entry ["+body.CustomType+"]", b.text(pretty(body.Data))
 	case sessions.TypeContextEdit:
 		it.Kind = "setting"
 		if e.Flags.Has(sessions.FlagEditDrop) {
 			it.Note = "context edit: omit " + e.Target
 		} else {
-			it.Note, it.Raw = "context edit: replace "+e.Target, b.text(sessions.Pretty(body.Replacement))
+			it.Note, it.Raw = "context edit: replace "+e.Target, b.text(pretty(body.Replacement))
 		}
 	case sessions.TypeUsage:
 		it.Kind = "setting"
 		it.Note = fmt.Sprintf("usage (%s) %s · %s tokens · %s", body.Kind, e.Text, views.Tokens(e.Tokens), views.Cost(e.Cost))
 	default:
-		it.Kind, it.Title, it.Raw = "raw", cmp.Or(e.Type, "entry"), b.text(sessions.Pretty(body.Line))
+		it.Kind, it.Title, it.Raw = "raw", cmp.Or(e.Type, "entry"), b.text(pretty(body.Line))
 	}
 	return it
 }
@@ -264,12 +264,12 @@ func (b *builder) messageItem(it views.Item, m *sessions.Message, results map[st
 		it.Kind, it.Title = "custom", "["+m.CustomType+"]"
 		it.Blocks = b.contentBlocks(m.Content.Blocks(), true)
 		it.Hidden = !m.Display
-		it.Raw = b.text(sessions.Pretty(m.Details))
+		it.Raw = b.text(pretty(m.Details))
 	case sessions.RoleSystem:
 		it.Kind, it.Title = "system", "system prompt"
 		it.Blocks = []views.Block{{Kind: "details", Summary: "System prompt", Text: b.text(m.Content.Text("\n"))}}
 		if rest := m.Without("role", "content", "timestamp"); rest != nil {
-			it.Raw = b.text(sessions.Pretty(rest))
+			it.Raw = b.text(pretty(rest))
 		}
 	case sessions.RoleBranchSummary:
 		it.Kind, it.Title = "summary", "Branch summary"
@@ -279,7 +279,7 @@ func (b *builder) messageItem(it views.Item, m *sessions.Message, results map[st
 		it.Meta = "from " + views.Tokens(int64(m.TokensBefore)) + " tokens"
 		it.Blocks = []views.Block{{Kind: "markdown", Sanitized: b.markdown(m.Summary)}}
 	default:
-		it.Kind, it.Title, it.Raw = "raw", cmp.Or(m.Role, "message"), b.text(sessions.Pretty(m.Obj.JSON()))
+		it.Kind, it.Title, it.Raw = "raw", cmp.Or(m.Role, "message"), b.text(pretty(m.Obj.JSON()))
 	}
 	return it
 }
@@ -300,7 +300,7 @@ func assistantMeta(m *sessions.Message) string {
 func (b *builder) toolCall(bl sessions.Block) views.ToolCall {
 	args := bl.ToolArgs()
 	c := views.ToolCall{ID: bl.ID, Name: bl.Name, Summary: toolSummary(bl.Name, args, bl.Args, b.home),
-		Args: b.text(sessions.Pretty(bl.Args))}
+		Args: b.text(pretty(bl.Args))}
 	path := args.Path
 	switch bl.Name {
 	case "bash", "grep", "find":
@@ -418,10 +418,10 @@ func (b *builder) toolResult(pos int, m *sessions.Message, call *views.ToolCall)
 			rest = d.Without()
 		}
 		if rest != nil {
-			r.Details = b.text(sessions.Pretty(rest))
+			r.Details = b.text(pretty(rest))
 		}
 	} else {
-		r.Details = b.text(sessions.Pretty(m.Details))
+		r.Details = b.text(pretty(m.Details))
 	}
 	r.Clip = b.clipped(pos, before)
 	b.cut = before // the result's own note covers it

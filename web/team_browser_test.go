@@ -18,7 +18,6 @@ import (
 	"github.com/piweb/piweb/internal/storetest"
 	"github.com/piweb/piweb/library"
 	"github.com/piweb/piweb/push"
-	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/store"
 	"github.com/piweb/piweb/team"
 	"github.com/piweb/piweb/usage"
@@ -47,7 +46,7 @@ func TestTeamBrowser(t *testing.T) {
 	// Two machines' roots, pushed.
 	demo := demoRoot(t)
 	roots := map[string]string{"laptop": t.TempDir(), "desk": t.TempDir()}
-	files, _ := sessions.SessionFiles(demo)
+	files, _ := library.SessionFiles(demo)
 	for _, f := range files {
 		m := "laptop"
 		if filepath.Base(f) == "2026-05-09T14-05-01-234Z_"+darkID+".jsonl" {

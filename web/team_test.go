@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/piweb/piweb/library"
-	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/team"
 	"github.com/piweb/piweb/usage"
 )
@@ -68,7 +67,7 @@ func TestTeamReadOnly(t *testing.T) {
 	if after, _ := os.ReadFile(file); string(after) != string(before) {
 		t.Error("the copy changed")
 	}
-	if files, _ := sessions.SessionFiles(lib.Root); len(files) != 3 {
+	if files, _ := library.SessionFiles(lib.Root); len(files) != 3 {
 		t.Errorf("files now: %v", files)
 	}
 	// The buttons say where to write; the share downloads, and offers no save beside.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/piweb/piweb/internal/js"
 	"github.com/piweb/piweb/sessions"
+	"github.com/piweb/piweb/share"
 )
 
 // Fork writes the path to entryID of the session file at file (inside
@@ -22,7 +23,7 @@ func Fork(root, file, entryID string) (newID, newFile string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	snap, err := sessions.ReadPinned(root, src)
+	snap, err := readPinned(root, src)
 	if err != nil {
 		return "", "", err
 	}
@@ -31,7 +32,7 @@ func Fork(root, file, entryID string) (newID, newFile string, err error) {
 	if entryID == "" {
 		return "", "", &sessions.Error{Kind: sessions.ErrNoEntry, Detail: "no entry to fork at"}
 	}
-	b, err := cur.Branch(entryID, sessions.Redact{})
+	b, err := share.Branch(cur, entryID, share.Redact{})
 	if err != nil {
 		return "", "", err
 	}

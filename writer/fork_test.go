@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/piweb/piweb/internal/js"
+	"github.com/piweb/piweb/internal/readtest"
 	"github.com/piweb/piweb/internal/sessiontest"
 	"github.com/piweb/piweb/sessions"
 )
@@ -58,7 +59,7 @@ func TestFork(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			path := sessiontest.CopyFixture(t, "basic.jsonl")
 			before := sessiontest.ReadFile(t, path)
-			s := mustLoad(t, path)
+			s := readtest.LoadFile(t, path)
 			id, file, err := forkOf(s, tt.at)
 			if err != nil {
 				t.Fatal(err)
@@ -78,7 +79,7 @@ func TestFork(t *testing.T) {
 			}
 			data := sessiontest.ReadFile(t, file)
 			head := data[:bytes.IndexByte(data, '\n')]
-			if got, want := keysOf(t, head), []string{"type", "version", "id", "timestamp", "cwd", "parentSession"}; !reflect.DeepEqual(got, want) {
+			if got, want := readtest.Keys(t, head), []string{"type", "version", "id", "timestamp", "cwd", "parentSession"}; !reflect.DeepEqual(got, want) {
 				t.Errorf("header keys %v, want %v", got, want)
 			}
 			ts := js.Str(mustParse(t, head).Val("timestamp"))
@@ -86,7 +87,7 @@ func TestFork(t *testing.T) {
 				t.Errorf("header timestamp %q does not match the file name %s", ts, m[1])
 			}
 
-			f := mustLoad(t, file)
+			f := readtest.LoadFile(t, file)
 			for _, d := range f.Diags {
 				t.Errorf("diagnostic: %v", d)
 			}
@@ -131,14 +132,14 @@ func TestFork(t *testing.T) {
 				}
 			}
 			if tt.firstKept != "" {
-				if got := f.Entries[mustLookup(t, f, "c1000001")].FirstKept(); got != tt.firstKept {
+				if got := f.Entries[readtest.MustLookup(t, f, "c1000001")].FirstKept(); got != tt.firstKept {
 					t.Errorf("firstKeptEntryId %q, want %q", got, tt.firstKept)
 				}
 			}
 			if f.Name() != tt.wantName {
 				t.Errorf("name %q, want %q", f.Name(), tt.wantName)
 			}
-			if got, want := contextAt(t, f, f.Leaf()), contextAt(t, s, mustLookup(t, s, tt.at)); !reflect.DeepEqual(got, want) {
+			if got, want := readtest.ContextAt(t, f, f.Leaf()), readtest.ContextAt(t, s, readtest.MustLookup(t, s, tt.at)); !reflect.DeepEqual(got, want) {
 				t.Errorf("context:\n got %v\nwant %v", got, want)
 			}
 
@@ -148,7 +149,7 @@ func TestFork(t *testing.T) {
 					continue
 				}
 				got, _ := f.Raw(i)
-				orig, _ := s.Raw(mustLookup(t, s, e.ID))
+				orig, _ := s.Raw(readtest.MustLookup(t, s, e.ID))
 				want := js.SetMember(orig, "parentId", mustGetRaw(t, got, "parentId"))
 				if e.Type == sessions.TypeCompaction {
 					want = js.SetMember(want, "firstKeptEntryId", mustGetRaw(t, got, "firstKeptEntryId"))
@@ -172,7 +173,7 @@ func mustGetRaw(t *testing.T, line []byte, k string) []byte {
 
 func TestForkKeepsOddBytes(t *testing.T) {
 	path := sessiontest.CopyFixture(t, "basic.jsonl")
-	_, file, err := forkOf(mustLoad(t, path), "a6000006")
+	_, file, err := forkOf(readtest.LoadFile(t, path), "a6000006")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +186,7 @@ func TestForkKeepsOddBytes(t *testing.T) {
 
 func TestForkRefusals(t *testing.T) {
 	path := sessiontest.CopyFixture(t, "basic.jsonl")
-	s := mustLoad(t, path)
+	s := readtest.LoadFile(t, path)
 	for _, id := range []string{"nope", ""} {
 		if _, _, err := forkOf(s, id); !errors.Is(err, sessions.ErrNoEntry) {
 			t.Errorf("forkOf(%q): %v, want ErrNoEntry", id, err)
@@ -206,7 +207,7 @@ func TestForkOldVersions(t *testing.T) {
 		t.Run(tt.fixture+"@"+tt.at, func(t *testing.T) {
 			path := sessiontest.CopyFixture(t, tt.fixture)
 			before := sessiontest.ReadFile(t, path)
-			s := mustLoad(t, path)
+			s := readtest.LoadFile(t, path)
 			_, file, err := forkOf(s, tt.at)
 			if err != nil {
 				t.Fatal(err)
@@ -220,11 +221,11 @@ func TestForkOldVersions(t *testing.T) {
 					t.Errorf("fork still holds %q", gone)
 				}
 			}
-			f := mustLoad(t, file)
+			f := readtest.LoadFile(t, file)
 			if f.Header.Version != 3 {
 				t.Errorf("version %d", f.Header.Version)
 			}
-			path0 := s.Path(mustLookup(t, s, tt.at))
+			path0 := s.Path(readtest.MustLookup(t, s, tt.at))
 			if len(f.Entries) != len(path0) {
 				t.Fatalf("%d entries, want %d", len(f.Entries), len(path0))
 			}
@@ -234,7 +235,7 @@ func TestForkOldVersions(t *testing.T) {
 					t.Errorf("entry %d: %+v, want %+v", k, e, o)
 				}
 			}
-			if got, want := contextAt(t, f, f.Leaf()), contextAt(t, s, mustLookup(t, s, tt.at)); !reflect.DeepEqual(got, want) {
+			if got, want := readtest.ContextAt(t, f, f.Leaf()), readtest.ContextAt(t, s, readtest.MustLookup(t, s, tt.at)); !reflect.DeepEqual(got, want) {
 				t.Errorf("context:\n got %v\nwant %v", got, want)
 			}
 		})

@@ -19,6 +19,7 @@ import (
 	"github.com/piweb/piweb/internal/readtest"
 	"github.com/piweb/piweb/internal/sessiontest"
 	"github.com/piweb/piweb/sessions"
+	"github.com/piweb/piweb/share"
 )
 
 // agree checks that pi and piweb read file alike and returns pi's reading.
@@ -26,7 +27,7 @@ import (
 func agree(t *testing.T, pi func(string, ...string) oracle.Reading, file string) oracle.Reading {
 	t.Helper()
 	r := pi(file)
-	s := mustLoad(t, file)
+	s := readtest.LoadFile(t, file)
 	in, err := readtest.Inspect(s, "")
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +53,7 @@ func agree(t *testing.T, pi func(string, ...string) oracle.Reading, file string)
 	if !reflect.DeepEqual(r.Labels, labels) {
 		t.Errorf("labels: pi %v, piweb %v", r.Labels, labels)
 	}
-	if got, want := decoded(t, r.Context), decoded(t, readtest.JSON(t, in.Context)); !reflect.DeepEqual(got, want) {
+	if got, want := readtest.Decoded(t, r.Context), readtest.Decoded(t, readtest.JSON(t, in.Context)); !reflect.DeepEqual(got, want) {
 		t.Errorf("context:\n pi    %s\n piweb %s", r.Context, readtest.JSON(t, in.Context))
 	}
 	if s.Header.Version >= 3 && r.File != string(sessiontest.ReadFile(t, file)) {
@@ -97,19 +98,19 @@ func TestOracleWrites(t *testing.T) {
 		{
 			name: "label set", fixture: "basic.jsonl",
 			write:       func(t *testing.T, s *sessions.Session) string { return must(t)(label(s, "a4000004", "checkpoint")) },
-			wantContext: func(t *testing.T, s *sessions.Session) any { return contextAt(t, s, s.Leaf()) },
+			wantContext: func(t *testing.T, s *sessions.Session) any { return readtest.ContextAt(t, s, s.Leaf()) },
 			label:       [2]string{"a4000004", "checkpoint"},
 		},
 		{
 			name: "label clear", fixture: "basic.jsonl",
 			write:       func(t *testing.T, s *sessions.Session) string { return must(t)(label(s, "a1000001", "")) },
-			wantContext: func(t *testing.T, s *sessions.Session) any { return contextAt(t, s, s.Leaf()) },
+			wantContext: func(t *testing.T, s *sessions.Session) any { return readtest.ContextAt(t, s, s.Leaf()) },
 			label:       [2]string{"a1000001", ""},
 		},
 		{
 			name: "label on an unterminated file", fixture: "unterminated.jsonl",
 			write:       func(t *testing.T, s *sessions.Session) string { return must(t)(label(s, "aa000001", "x")) },
-			wantContext: func(t *testing.T, s *sessions.Session) any { return contextAt(t, s, s.Leaf()) },
+			wantContext: func(t *testing.T, s *sessions.Session) any { return readtest.ContextAt(t, s, s.Leaf()) },
 			label:       [2]string{"aa000001", "x"},
 		},
 		{
@@ -120,13 +121,17 @@ func TestOracleWrites(t *testing.T) {
 		},
 		{
 			name: "rewind without summary", fixture: "basic.jsonl",
-			write:       func(t *testing.T, s *sessions.Session) string { return must(t)(rewind(s, "a5000005", "", Guard{})) },
-			wantContext: func(t *testing.T, s *sessions.Session) any { return contextAt(t, s, mustLookup(t, s, "a5000005")) },
+			write: func(t *testing.T, s *sessions.Session) string { return must(t)(rewind(s, "a5000005", "", Guard{})) },
+			wantContext: func(t *testing.T, s *sessions.Session) any {
+				return readtest.ContextAt(t, s, readtest.MustLookup(t, s, "a5000005"))
+			},
 		},
 		{
 			name: "rewind after a line without id", fixture: "noid.jsonl",
-			write:       func(t *testing.T, s *sessions.Session) string { return must(t)(rewind(s, "bb000002", "", Guard{})) },
-			wantContext: func(t *testing.T, s *sessions.Session) any { return contextAt(t, s, mustLookup(t, s, "bb000002")) },
+			write: func(t *testing.T, s *sessions.Session) string { return must(t)(rewind(s, "bb000002", "", Guard{})) },
+			wantContext: func(t *testing.T, s *sessions.Session) any {
+				return readtest.ContextAt(t, s, readtest.MustLookup(t, s, "bb000002"))
+			},
 		},
 		{
 			name: "rewind to before the first entry", fixture: "basic.jsonl",
@@ -139,14 +144,14 @@ func TestOracleWrites(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := sessiontest.CopyFixture(t, tt.fixture)
-			s := mustLoad(t, path)
+			s := readtest.LoadFile(t, path)
 			id := tt.write(t, s)
 			r := agree(t, pi, path)
 			if deref(r.LeafID) != id {
 				t.Errorf("pi resumes from %s, want %s", deref(r.LeafID), id)
 			}
 			if tt.wantContext != nil {
-				if got, want := decoded(t, r.Context), tt.wantContext(t, s); !reflect.DeepEqual(got, want) {
+				if got, want := readtest.Decoded(t, r.Context), tt.wantContext(t, s); !reflect.DeepEqual(got, want) {
 					t.Errorf("pi's context:\n got %v\nwant %v", got, want)
 				}
 			}
@@ -162,7 +167,7 @@ func TestOracleWrites(t *testing.T) {
 		for _, at := range []string{"a8000008", "e2000002", "1ab00003"} {
 			t.Run(at, func(t *testing.T) {
 				path := sessiontest.CopyFixture(t, "basic.jsonl")
-				s := mustLoad(t, path)
+				s := readtest.LoadFile(t, path)
 				_, file, err := forkOf(s, at)
 				if err != nil {
 					t.Fatal(err)
@@ -171,7 +176,7 @@ func TestOracleWrites(t *testing.T) {
 				if deref(r.ParentSession) != path {
 					t.Errorf("pi's parentSession %s, want %s", deref(r.ParentSession), path)
 				}
-				if got, want := decoded(t, r.Context), contextAt(t, s, mustLookup(t, s, at)); !reflect.DeepEqual(got, want) {
+				if got, want := readtest.Decoded(t, r.Context), readtest.ContextAt(t, s, readtest.MustLookup(t, s, at)); !reflect.DeepEqual(got, want) {
 					t.Errorf("pi's context of the fork:\n got %v\nwant %v", got, want)
 				}
 				// pi's own fork of the same entry has the same lines, but for fresh ids and times.
@@ -185,11 +190,11 @@ func TestOracleWrites(t *testing.T) {
 	})
 
 	t.Run("export", func(t *testing.T) {
-		for _, opts := range []sessions.Redact{{}, {Secrets: true}, {Thinking: true}, {ToolOutput: true}, {Secrets: true, Thinking: true, ToolOutput: true}} {
+		for _, opts := range []share.Redact{{}, {Secrets: true}, {Thinking: true}, {ToolOutput: true}, {Secrets: true, Thinking: true, ToolOutput: true}} {
 			for _, leaf := range []string{"", "e2000002"} {
-				s := mustLoad(t, sessiontest.CopyFixture(t, "basic.jsonl"))
+				s := readtest.LoadFile(t, sessiontest.CopyFixture(t, "basic.jsonl"))
 				var b bytes.Buffer
-				if err := sessions.ExportTo(&b, s, leaf, opts); err != nil {
+				if err := share.ExportTo(&b, s, leaf, opts); err != nil {
 					t.Fatal(err)
 				}
 				data := b.Bytes()
@@ -214,22 +219,22 @@ func TestOracleWrites(t *testing.T) {
 					t.Fatal(err)
 				}
 				r := agree(t, pi, path)
-				if got, want := decoded(t, r.Context), decoded(t, migrated.Context); !reflect.DeepEqual(got, want) {
+				if got, want := readtest.Decoded(t, r.Context), readtest.Decoded(t, migrated.Context); !reflect.DeepEqual(got, want) {
 					t.Errorf("context after piweb's upgrade differs from pi's own migration:\n got %s\nwant %s", r.Context, migrated.Context)
 				}
 				// Line by line, the upgraded file means what pi's rewrite means. pi invents
 				// v1 ids, so for v1 the ids are compared by position.
-				ours := splitLines(sessiontest.ReadFile(t, path))
-				theirs := splitLines([]byte(migrated.File))
+				ours := readtest.SplitLines(sessiontest.ReadFile(t, path))
+				theirs := readtest.SplitLines([]byte(migrated.File))
 				if len(ours) != len(theirs) {
 					t.Fatalf("%d lines, pi's migration has %d", len(ours), len(theirs))
 				}
 				rename := map[string]string{} // pi's id -> ours
 				for k := range ours {
-					if ka, kb := keysOf(t, ours[k]), keysOf(t, theirs[k]); !reflect.DeepEqual(ka, kb) {
+					if ka, kb := readtest.Keys(t, ours[k]), readtest.Keys(t, theirs[k]); !reflect.DeepEqual(ka, kb) {
 						t.Errorf("line %d keys: piweb %v, pi %v", k+1, ka, kb)
 					}
-					a, b := decoded(t, ours[k]).(map[string]any), decoded(t, theirs[k]).(map[string]any)
+					a, b := readtest.Decoded(t, ours[k]).(map[string]any), readtest.Decoded(t, theirs[k]).(map[string]any)
 					if f == "v1.jsonl" && k > 0 {
 						rename[b["id"].(string)] = a["id"].(string)
 						for _, key := range []string{"id", "parentId", "firstKeptEntryId"} {
@@ -251,23 +256,23 @@ func TestOracleWrites(t *testing.T) {
 // same entries line by line, and the same label entries up to their fresh ids.
 func sameFork(t *testing.T, theirs, ours []byte) {
 	t.Helper()
-	a, b := splitLines(theirs), splitLines(ours)
+	a, b := readtest.SplitLines(theirs), readtest.SplitLines(ours)
 	if len(a) != len(b) {
 		t.Fatalf("pi's fork has %d lines, piweb's %d", len(a), len(b))
 	}
-	if ka, kb := keysOf(t, a[0]), keysOf(t, b[0]); !reflect.DeepEqual(ka, kb) {
+	if ka, kb := readtest.Keys(t, a[0]), readtest.Keys(t, b[0]); !reflect.DeepEqual(ka, kb) {
 		t.Errorf("header keys: pi %v, piweb %v", ka, kb)
 	}
-	ha, hb := decoded(t, a[0]).(map[string]any), decoded(t, b[0]).(map[string]any)
+	ha, hb := readtest.Decoded(t, a[0]).(map[string]any), readtest.Decoded(t, b[0]).(map[string]any)
 	if ha["cwd"] != hb["cwd"] || ha["version"] != hb["version"] {
 		t.Errorf("header: pi %s, piweb %s", a[0], b[0])
 	}
 	ids := map[string]string{} // pi's label id -> piweb's
 	for k := 1; k < len(a); k++ {
-		if ka, kb := keysOf(t, a[k]), keysOf(t, b[k]); !reflect.DeepEqual(ka, kb) {
+		if ka, kb := readtest.Keys(t, a[k]), readtest.Keys(t, b[k]); !reflect.DeepEqual(ka, kb) {
 			t.Errorf("line %d keys: pi %v, piweb %v", k+1, ka, kb)
 		}
-		ea, eb := decoded(t, a[k]).(map[string]any), decoded(t, b[k]).(map[string]any)
+		ea, eb := readtest.Decoded(t, a[k]).(map[string]any), readtest.Decoded(t, b[k]).(map[string]any)
 		if ea["type"] == sessions.TypeLabel && eb["type"] == sessions.TypeLabel {
 			ids[ea["id"].(string)] = eb["id"].(string)
 			ea["id"] = eb["id"]
@@ -284,10 +289,6 @@ func sameFork(t *testing.T, theirs, ours []byte) {
 func strOf(v any) string {
 	s, _ := v.(string)
 	return s
-}
-
-func splitLines(data []byte) [][]byte {
-	return bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
 }
 
 // must turns a writer's (id, error) into the id, failing the test on error.

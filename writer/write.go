@@ -162,7 +162,7 @@ func Append(root, file string, idx Index, ids []string, build Builder) (string, 
 	if idx == nil || file == "" {
 		return "", errNotFile
 	}
-	var snap *sessions.Pinned
+	var snap *pinned
 	defer func() {
 		if snap != nil {
 			snap.Close()

@@ -24,62 +24,11 @@ var (
 	isoRe     = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$`)
 )
 
-func mustLoad(t *testing.T, path string) *sessions.Session {
-	t.Helper()
-	s, err := sessions.Load(path)
-	if err != nil {
-		t.Fatalf("Load(%s): %v", path, err)
-	}
-	return s
-}
-
-func mustLookup(t *testing.T, s *sessions.Session, id string) int {
-	t.Helper()
-	i, ok := s.Lookup(id)
-	if !ok {
-		t.Fatalf("no entry %q", id)
-	}
-	return i
-}
-
-// decoded unmarshals JSON into plain Go values, for comparing meaning rather than bytes.
-func decoded(t *testing.T, b []byte) any {
-	t.Helper()
-	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
-		t.Fatalf("invalid JSON %s: %v", b, err)
-	}
-	return v
-}
-
-// contextAt returns the decoded model context at entry position leaf.
-func contextAt(t *testing.T, s *sessions.Session, leaf int) any {
-	t.Helper()
-	c, err := readtest.Context(s, leaf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := json.Marshal(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return decoded(t, b)
-}
-
 // lastLine returns the last line of a file, as a JSON object.
 func lastLine(t *testing.T, data []byte) []byte {
 	t.Helper()
 	lines := bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
 	return lines[len(lines)-1]
-}
-
-func keysOf(t *testing.T, line []byte) []string {
-	t.Helper()
-	var ks []string
-	if _, err := js.EachMember(line, 0, func(m js.Member) { ks = append(ks, js.Key(m.Key)) }); err != nil {
-		t.Fatalf("%s: %v", line, err)
-	}
-	return ks
 }
 
 func memberOf(t *testing.T, line []byte, k string) string {
@@ -109,9 +58,9 @@ func TestLabel(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			path := sessiontest.CopyFixture(t, "basic.jsonl")
 			before := sessiontest.ReadFile(t, path)
-			s := mustLoad(t, path)
+			s := readtest.LoadFile(t, path)
 			oldLeaf := s.Leaf()
-			wantCtx := contextAt(t, s, oldLeaf)
+			wantCtx := readtest.ContextAt(t, s, oldLeaf)
 
 			id, err := label(s, tt.target, tt.label)
 			if err != nil {
@@ -133,7 +82,7 @@ func TestLabel(t *testing.T) {
 			if tt.wantKey {
 				wantKeys = append(wantKeys, "label")
 			}
-			if got := keysOf(t, line); !reflect.DeepEqual(got, wantKeys) {
+			if got := readtest.Keys(t, line); !reflect.DeepEqual(got, wantKeys) {
 				t.Errorf("keys %v, want %v (pi's order)", got, wantKeys)
 			}
 			if got := memberOf(t, line, "parentId"); got != `"a8000008"` {
@@ -143,20 +92,20 @@ func TestLabel(t *testing.T) {
 				t.Errorf("timestamp %q is not toISOString()", ts)
 			}
 
-			n := mustLoad(t, path)
+			n := readtest.LoadFile(t, path)
 			if len(n.Diags) != len(s.Diags) {
 				t.Errorf("diagnostics %v, want %v", n.Diags, s.Diags)
 			}
 			if got := n.Entries[n.Leaf()].ID; got != id {
 				t.Errorf("leaf %q, want the label entry %q", got, id)
 			}
-			if got := n.LabelOf(mustLookup(t, n, tt.target)); got != tt.want {
+			if got := n.LabelOf(readtest.MustLookup(t, n, tt.target)); got != tt.want {
 				t.Errorf("label %q, want %q", got, tt.want)
 			}
 			if got := n.Name(); got != s.Name() {
 				t.Errorf("name %q, want %q", got, s.Name())
 			}
-			if got := contextAt(t, n, n.Leaf()); !reflect.DeepEqual(got, wantCtx) {
+			if got := readtest.ContextAt(t, n, n.Leaf()); !reflect.DeepEqual(got, wantCtx) {
 				t.Errorf("context changed:\n got %v\nwant %v", got, wantCtx)
 			}
 			for target, l := range s.Labels() {
@@ -204,7 +153,7 @@ func TestWriteRefusals(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			path := sessiontest.CopyFixture(t, tt.fixture)
 			before := sessiontest.ReadFile(t, path)
-			err := tt.write(mustLoad(t, path))
+			err := tt.write(readtest.LoadFile(t, path))
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("error %v, want %v", err, tt.want)
 			}
@@ -255,7 +204,7 @@ func TestRewind(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			path := sessiontest.CopyFixture(t, "basic.jsonl")
 			before := sessiontest.ReadFile(t, path)
-			s := mustLoad(t, path)
+			s := readtest.LoadFile(t, path)
 			var g Guard
 			if tt.guard != nil {
 				g = tt.guard(s)
@@ -279,7 +228,7 @@ func TestRewind(t *testing.T) {
 			switch tt.wantType {
 			case sessions.TypeBranchSummary:
 				want := []string{"type", "id", "parentId", "timestamp", "fromId", "summary"}
-				if got := keysOf(t, line); !reflect.DeepEqual(got, want) {
+				if got := readtest.Keys(t, line); !reflect.DeepEqual(got, want) {
 					t.Errorf("keys %v, want %v", got, want)
 				}
 				if got := memberOf(t, line, "fromId"); got != `"a8000008"` {
@@ -287,7 +236,7 @@ func TestRewind(t *testing.T) {
 				}
 			case sessions.TypeCustom:
 				want := []string{"type", "customType", "data", "id", "parentId", "timestamp"}
-				if got := keysOf(t, line); !reflect.DeepEqual(got, want) {
+				if got := readtest.Keys(t, line); !reflect.DeepEqual(got, want) {
 					t.Errorf("keys %v, want %v", got, want)
 				}
 				if got := memberOf(t, line, "data"); got != `{"fromId":"a8000008"}` {
@@ -298,7 +247,7 @@ func TestRewind(t *testing.T) {
 				}
 			}
 
-			n := mustLoad(t, path)
+			n := readtest.LoadFile(t, path)
 			leaf := n.Leaf()
 			if n.Entries[leaf].ID != id || n.Entries[leaf].Type != tt.wantType {
 				t.Fatalf("leaf %q (%s), want %q (%s)", n.Entries[leaf].ID, n.Entries[leaf].Type, id, tt.wantType)
@@ -306,7 +255,7 @@ func TestRewind(t *testing.T) {
 			// The path is the target's path plus the new entry.
 			var wantPath []string
 			if tt.target != "" {
-				for _, i := range s.Path(mustLookup(t, s, tt.target)) {
+				for _, i := range s.Path(readtest.MustLookup(t, s, tt.target)) {
 					wantPath = append(wantPath, s.Entries[i].ID)
 				}
 			}
@@ -321,7 +270,7 @@ func TestRewind(t *testing.T) {
 			// The context is the target's, plus the summary.
 			want := map[string]any{"messages": []any{}, "thinkingLevel": "off", "model": nil}
 			if tt.target != "" {
-				want = contextAt(t, s, mustLookup(t, s, tt.target)).(map[string]any)
+				want = readtest.ContextAt(t, s, readtest.MustLookup(t, s, tt.target)).(map[string]any)
 			}
 			msgs := append([]any{}, want["messages"].([]any)...)
 			if tt.wantType == sessions.TypeBranchSummary {
@@ -329,7 +278,7 @@ func TestRewind(t *testing.T) {
 					"timestamp": float64(n.Entries[leaf].Time)})
 			}
 			want["messages"] = msgs
-			if got := contextAt(t, n, leaf); !reflect.DeepEqual(got, any(want)) {
+			if got := readtest.ContextAt(t, n, leaf); !reflect.DeepEqual(got, any(want)) {
 				t.Errorf("context:\n got %v\nwant %v", got, want)
 			}
 		})
@@ -340,7 +289,7 @@ func TestRewind(t *testing.T) {
 // not the index the caller holds.
 func TestWritersRereadTheFile(t *testing.T) {
 	path := sessiontest.CopyFixture(t, "basic.jsonl")
-	stale := mustLoad(t, path)
+	stale := readtest.LoadFile(t, path)
 	extra := `{"type":"message","id":"0ther001","parentId":"a8000008","timestamp":"2025-01-01T10:01:00.000Z","message":{"role":"user","content":"from pi","timestamp":1735725660000}}` + "\n"
 	sessiontest.Append(t, path, extra)
 
@@ -360,8 +309,8 @@ func TestWritersRereadTheFile(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Label on an entry the stale index lacks: %v", err)
 	}
-	n := mustLoad(t, path)
-	if got := n.Entries[n.Parent(mustLookup(t, n, id))].Type; got != sessions.TypeCustom {
+	n := readtest.LoadFile(t, path)
+	if got := n.Entries[n.Parent(readtest.MustLookup(t, n, id))].Type; got != sessions.TypeCustom {
 		t.Errorf("label parent is a %s, want the rewind record", got)
 	}
 }
@@ -384,7 +333,7 @@ func TestLastLineWithoutID(t *testing.T) {
 				sessiontest.Append(t, path, tt.last+"\n")
 			}
 			before := sessiontest.ReadFile(t, path)
-			s := mustLoad(t, path)
+			s := readtest.LoadFile(t, path)
 			if _, err := label(s, "bb000001", "x"); err == nil || !strings.Contains(err.Error(), "has no id") {
 				t.Errorf("Label: %v, want a refusal", err)
 			}
@@ -398,7 +347,7 @@ func TestLastLineWithoutID(t *testing.T) {
 			if got := memberOf(t, lastLine(t, sessiontest.ReadFile(t, path)), "data"); got != `{"fromId":`+tt.wantFrom+`}` {
 				t.Errorf("data %s, want fromId %s", got, tt.wantFrom)
 			}
-			n := mustLoad(t, path)
+			n := readtest.LoadFile(t, path)
 			if got := n.Path(n.Leaf()); len(got) != 2 || n.Entries[got[0]].ID != "bb000001" || n.Entries[got[1]].ID != id {
 				t.Errorf("path after rewind: %v", got)
 			}
@@ -445,7 +394,7 @@ func TestAppendRepairsMissingNewline(t *testing.T) {
 			if bytes.HasSuffix(before, []byte("\n")) {
 				t.Fatal("fixture must lack its final newline")
 			}
-			s := mustLoad(t, path)
+			s := readtest.LoadFile(t, path)
 			id, err := tt.write(s)
 			if err != nil {
 				t.Fatal(err)
@@ -458,7 +407,7 @@ func TestAppendRepairsMissingNewline(t *testing.T) {
 			if !bytes.HasPrefix(rest, []byte("\n{")) || !bytes.HasSuffix(rest, []byte("}\n")) || bytes.Count(rest, []byte("\n")) != 2 {
 				t.Fatalf("appended %q, want \"\\n\" + one line", rest)
 			}
-			n := mustLoad(t, path)
+			n := readtest.LoadFile(t, path)
 			for _, d := range n.Diags {
 				t.Errorf("diagnostic after the repair: %v", d)
 			}
@@ -486,7 +435,7 @@ func TestUpgrade(t *testing.T) {
 		t.Run(tt.fixture, func(t *testing.T) {
 			path := sessiontest.CopyFixture(t, tt.fixture)
 			orig := sessiontest.ReadFile(t, path)
-			old := mustLoad(t, path)
+			old := readtest.LoadFile(t, path)
 			oldIns, err := readtest.Inspect(old, "")
 			if err != nil {
 				t.Fatal(err)
@@ -513,7 +462,7 @@ func TestUpgrade(t *testing.T) {
 					t.Errorf("upgraded file still holds %q", gone)
 				}
 			}
-			n := mustLoad(t, path)
+			n := readtest.LoadFile(t, path)
 			if n.Header.Version != 3 || n.Header.ID != old.Header.ID {
 				t.Errorf("header version %d id %q", n.Header.Version, n.Header.ID)
 			}
@@ -536,7 +485,7 @@ func TestUpgrade(t *testing.T) {
 			ins.Version = oldIns.Version
 			a, _ := json.Marshal(ins)
 			b, _ := json.Marshal(oldIns)
-			if !reflect.DeepEqual(decoded(t, a), decoded(t, b)) {
+			if !reflect.DeepEqual(readtest.Decoded(t, a), readtest.Decoded(t, b)) {
 				t.Errorf("reading changed:\n got %s\nwant %s", a, b)
 			}
 
@@ -678,7 +627,7 @@ func TestUpgradeRefusesV1NonObjects(t *testing.T) {
 // that every line parses and every line either side wrote is there exactly once.
 func TestConcurrentWriters(t *testing.T) {
 	path := sessiontest.CopyFixture(t, "basic.jsonl")
-	s := mustLoad(t, path)
+	s := readtest.LoadFile(t, path)
 	const lines = 3000
 	done := make(chan error, 1)
 	go func() {
@@ -783,7 +732,7 @@ func TestConcurrentWriters(t *testing.T) {
 	if fresh*2 < interleaved {
 		t.Errorf("only %d of %d interleaved writes named the line before them as the previous leaf", fresh, interleaved)
 	}
-	n := mustLoad(t, path)
+	n := readtest.LoadFile(t, path)
 	for _, d := range n.Diags {
 		if d.Kind == sessions.DiagMalformed || d.Kind == sessions.DiagUnterminated || d.Kind == sessions.DiagDuplicateID {
 			t.Errorf("diagnostic: %v", d)

@@ -14,8 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/piweb/piweb/library"
 	"github.com/piweb/piweb/push"
-	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/store"
 )
 
@@ -62,7 +62,7 @@ func pushCmd(ctx context.Context, out io.Writer, args []string) error {
 	}
 	root := *dir
 	if root == "" {
-		root = sessions.DefaultRoot()
+		root = library.DefaultRoot()
 	} else if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
 		return usageError{fmt.Sprintf("--session-dir %s: no such folder", root)}
 	}

@@ -19,7 +19,6 @@ import (
 
 	"github.com/piweb/piweb/catalog"
 	"github.com/piweb/piweb/library"
-	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/static"
 	"github.com/piweb/piweb/store"
 	"github.com/piweb/piweb/usage"
@@ -133,14 +132,14 @@ func listenAndServe(ctx context.Context, out io.Writer, cfg config) error {
 	}
 	root := cfg.root
 	if root == "" {
-		root = sessions.DefaultRoot()
+		root = library.DefaultRoot()
 	} else if fi, err := os.Stat(root); !cfg.demo && err != nil {
 		// A folder named on purpose that is not there is a typo, not a wish for the demo.
 		return usageError{fmt.Sprintf("--session-dir %s: no such folder (run with --demo for the built-in demo sessions)", root)}
 	} else if !cfg.demo && !fi.IsDir() {
 		return usageError{fmt.Sprintf("--session-dir %s: is a file, not a folder (give the folder that holds pi's project folders)", root)}
 	}
-	files, err := sessions.SessionFiles(root)
+	files, err := library.SessionFiles(root)
 	if err != nil && !cfg.demo {
 		return fmt.Errorf("reading sessions under %s: %w", root, err)
 	}
@@ -153,7 +152,7 @@ func listenAndServe(ctx context.Context, out io.Writer, cfg config) error {
 		}
 		defer os.RemoveAll(root)
 		cfg.demo, cfg.noCache, cfg.store = true, true, "" // the demo is small and temporary: a throwaway store
-		files, _ = sessions.SessionFiles(root)
+		files, _ = library.SessionFiles(root)
 		fmt.Fprintf(out, "piweb: serving DEMO data: %s copied to %s\n", sessionCount(len(files), "built-in "), root)
 	} else {
 		fmt.Fprintf(out, "piweb: serving %s from %s\n", sessionCount(len(files), ""), root)

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/piweb/piweb/internal/sessiontest"
-	"github.com/piweb/piweb/sessions"
+	"github.com/piweb/piweb/library"
 )
 
 // BenchmarkServe runs the piweb command on whole roots, as a person does,
@@ -43,7 +43,7 @@ func BenchmarkServe(b *testing.B) {
 	for _, r := range roots {
 		b.Run(r.name, func(b *testing.B) {
 			var bytes int64
-			files, _ := sessions.SessionFiles(r.dir)
+			files, _ := library.SessionFiles(r.dir)
 			for _, f := range files {
 				st, _ := os.Stat(f)
 				bytes += st.Size()

@@ -16,7 +16,6 @@ import (
 
 	"github.com/piweb/piweb/catalog"
 	"github.com/piweb/piweb/library"
-	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/store"
 	"github.com/piweb/piweb/usage"
 	"github.com/piweb/piweb/usage/storesource"
@@ -83,7 +82,7 @@ func usageCmd(ctx context.Context, w io.Writer, args []string) error {
 
 	root := *dir
 	if root == "" {
-		root = sessions.DefaultRoot()
+		root = library.DefaultRoot()
 	} else if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
 		return usageError{fmt.Sprintf("--session-dir %s: no such folder", root)}
 	}
@@ -190,7 +189,7 @@ func usageSource(ctx context.Context, root, dsn string, warn io.Writer) (src usa
 // is (the size and modification time it saw, as a catalog's restart
 // checks them) and no other.
 func current(ctx context.Context, st *store.DB, root string) bool {
-	files, err := sessions.SessionFiles(root)
+	files, err := library.SessionFiles(root)
 	if err != nil {
 		return false
 	}

@@ -1,17 +1,20 @@
 // Package readtest holds test helpers for the packages above sessions
 // (writer, library, share): a session read from a temporary file, its
-// reading collected whole as pi's is, and comparisons of two indexes.
+// reading collected whole as pi's is, comparisons of two indexes, and
+// the decoding of written lines.
 // sessions' own tests keep their own copies: they cannot import this
 // package, which imports sessions. It may import sessions and
 // internal/sessiontest, and only tests may import it.
 package readtest
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"testing"
 
+	"github.com/piweb/piweb/internal/js"
 	"github.com/piweb/piweb/internal/sessiontest"
 	"github.com/piweb/piweb/sessions"
 )
@@ -86,6 +89,61 @@ func Load(t testing.TB, content string) (*sessions.Session, string) {
 		t.Fatalf("Load: %v", err)
 	}
 	return s, p
+}
+
+// LoadFile loads the session file at path, failing the test on error.
+func LoadFile(t testing.TB, path string) *sessions.Session {
+	t.Helper()
+	s, err := sessions.Load(path)
+	if err != nil {
+		t.Fatalf("Load(%s): %v", path, err)
+	}
+	return s
+}
+
+// MustLookup returns the position of id in s, failing the test when s has no such entry.
+func MustLookup(t testing.TB, s *sessions.Session, id string) int {
+	t.Helper()
+	i, ok := s.Lookup(id)
+	if !ok {
+		t.Fatalf("no entry %q", id)
+	}
+	return i
+}
+
+// Decoded unmarshals JSON into plain Go values, for comparing meaning rather than bytes.
+func Decoded(t testing.TB, b []byte) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("invalid JSON %s: %v", b, err)
+	}
+	return v
+}
+
+// ContextAt returns the decoded model context at entry position leaf.
+func ContextAt(t testing.TB, s *sessions.Session, leaf int) any {
+	t.Helper()
+	c, err := Context(s, leaf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Decoded(t, JSON(t, c))
+}
+
+// Keys returns the member names of the JSON object line, in order.
+func Keys(t testing.TB, line []byte) []string {
+	t.Helper()
+	var ks []string
+	if _, err := js.EachMember(line, 0, func(m js.Member) { ks = append(ks, js.Key(m.Key)) }); err != nil {
+		t.Fatalf("%s: %v", line, err)
+	}
+	return ks
+}
+
+// SplitLines splits the content of a file into its lines, without their newlines.
+func SplitLines(data []byte) [][]byte {
+	return bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
 }
 
 // Update makes s its next snapshot (Next), for tests that follow one

@@ -1,4 +1,4 @@
-package sessions
+package share
 
 import (
 	"bytes"
@@ -10,7 +10,9 @@ import (
 
 	"github.com/piweb/piweb/internal/js"
 	"github.com/piweb/piweb/internal/oracle"
+	"github.com/piweb/piweb/internal/readtest"
 	"github.com/piweb/piweb/internal/sessiontest"
+	"github.com/piweb/piweb/sessions"
 )
 
 // Secrets planted in the fixture basic.jsonl (internal/sessiontest/testdata/write), by where they sit.
@@ -37,14 +39,14 @@ var (
 
 func TestExport(t *testing.T) {
 	path := sessiontest.CopyFixture(t, "basic.jsonl")
-	s := mustLoad(t, path)
+	s := readtest.LoadFile(t, path)
 	for _, leaf := range []string{"", "a8000008", "e2000002", "a3000003"} {
 		t.Run("at "+leaf, func(t *testing.T) {
 			data, err := Export(s, leaf, Redact{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			e, err := ParseBytes(data, "export")
+			e, err := sessions.ParseBytes(data, "export")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -52,7 +54,7 @@ func TestExport(t *testing.T) {
 				t.Errorf("diagnostic: %v", d)
 			}
 			head := data[:bytes.IndexByte(data, '\n')]
-			if got, want := keysOf(t, head), []string{"type", "version", "id", "timestamp", "cwd"}; !reflect.DeepEqual(got, want) {
+			if got, want := readtest.Keys(t, head), []string{"type", "version", "id", "timestamp", "cwd"}; !reflect.DeepEqual(got, want) {
 				t.Errorf("header keys %v, want %v (no parentSession)", got, want)
 			}
 			if e.Header.ID != s.Header.ID || e.Header.Version != 3 || e.Header.Cwd != s.Header.Cwd {
@@ -60,9 +62,9 @@ func TestExport(t *testing.T) {
 			}
 			at := s.Leaf()
 			if leaf != "" {
-				at = mustLookup(t, s, leaf)
+				at = readtest.MustLookup(t, s, leaf)
 			}
-			if got, want := contextAt(t, e, e.Leaf()), contextAt(t, s, at); !reflect.DeepEqual(got, want) {
+			if got, want := readtest.ContextAt(t, e, e.Leaf()), readtest.ContextAt(t, s, at); !reflect.DeepEqual(got, want) {
 				t.Errorf("context:\n got %v\nwant %v", got, want)
 			}
 			// The path's entries, labels in place, each line as written but
@@ -80,23 +82,23 @@ func TestExport(t *testing.T) {
 				}
 				prev = js.Quote(s.Entries[i].ID)
 			}
-			if s.OnPath(at)[mustLookup(t, s, "a5000005")] && !bytes.Contains(data, []byte(imageData)) {
+			if s.OnPath(at)[readtest.MustLookup(t, s, "a5000005")] && !bytes.Contains(data, []byte(imageData)) {
 				t.Error("image data changed")
 			}
 		})
 	}
-	if _, err := Export(s, "nope", Redact{}); !errors.Is(err, ErrNoEntry) {
+	if _, err := Export(s, "nope", Redact{}); !errors.Is(err, sessions.ErrNoEntry) {
 		t.Errorf("Export at a missing entry: %v, want ErrNoEntry", err)
 	}
 }
 
 func TestExportRedact(t *testing.T) {
-	s := mustLoad(t, sessiontest.CopyFixture(t, "basic.jsonl"))
+	s := readtest.LoadFile(t, sessiontest.CopyFixture(t, "basic.jsonl"))
 	plain, err := Export(s, "", Redact{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, err := ParseBytes(plain, "plain")
+	ref, err := sessions.ParseBytes(plain, "plain")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +168,7 @@ func TestExportRedact(t *testing.T) {
 					t.Fatalf("line %d is not JSON: %s", k+1, line)
 				}
 			}
-			e, err := ParseBytes(data, "redacted")
+			e, err := sessions.ParseBytes(data, "redacted")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -179,7 +181,7 @@ func TestExportRedact(t *testing.T) {
 			}
 			for i := range ref.Entries {
 				a, b := e.Entries[i], ref.Entries[i]
-				if a.Type == TypeLabel { // label ids are new in every export
+				if a.Type == sessions.TypeLabel { // label ids are new in every export
 					if a.Target != b.Target || (i > 0 && a.ParentID != e.Entries[i-1].ID) {
 						t.Errorf("label entry %d: %+v, want target %s", i, a, b.Target)
 					}
@@ -192,8 +194,8 @@ func TestExportRedact(t *testing.T) {
 			if e.Name() != ref.Name() {
 				t.Errorf("name %q, want %q", e.Name(), ref.Name())
 			}
-			cr, _ := ref.Context(ref.Leaf())
-			ce, err := e.Context(e.Leaf())
+			cr, _ := readtest.Context(ref, ref.Leaf())
+			ce, err := readtest.Context(e, e.Leaf())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -226,8 +228,8 @@ func TestExportRedact(t *testing.T) {
 }
 
 func TestBranchForRenderers(t *testing.T) {
-	s := mustLoad(t, sessiontest.CopyFixture(t, "basic.jsonl"))
-	b, err := s.Branch("e2000002", Redact{Secrets: true})
+	s := readtest.LoadFile(t, sessiontest.CopyFixture(t, "basic.jsonl"))
+	b, err := Branch(s, "e2000002", Redact{Secrets: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +238,7 @@ func TestBranchForRenderers(t *testing.T) {
 	}
 	var roles []string
 	for _, e := range b.Entries {
-		if e.Type == TypeMessage {
+		if e.Type == sessions.TypeMessage {
 			roles = append(roles, e.Role)
 		}
 		var v map[string]any
@@ -250,14 +252,14 @@ func TestBranchForRenderers(t *testing.T) {
 	if b.Entries[2].Label != "start2" || b.Entries[3].Label != "again" || b.Entries[6].Label != "alt" {
 		t.Errorf("labels not attached: %+v", b.Entries)
 	}
-	bs, err := b.Session()
+	bs, err := sessions.ParseBytes(b.JSONL(), b.ID+".jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if bs.Header.ID != b.ID || bs.Entries[bs.Leaf()].Type != TypeLabel {
+	if bs.Header.ID != b.ID || bs.Entries[bs.Leaf()].Type != sessions.TypeLabel {
 		t.Errorf("Session(): header %+v", bs.Header)
 	}
-	if got, want := contextAt(t, bs, bs.Leaf()), contextAt(t, s, mustLookup(t, s, "e2000002")); reflect.DeepEqual(got, want) {
+	if got, want := readtest.ContextAt(t, bs, bs.Leaf()), readtest.ContextAt(t, s, readtest.MustLookup(t, s, "e2000002")); reflect.DeepEqual(got, want) {
 		t.Error("redacted context equals the original: the Bearer token was not removed")
 	} else if strings.Contains(string(mustJSON(t, got)), "abcdefghijklmnopqrstuvwxyz123456") {
 		t.Error("redacted context still holds the Bearer token")
@@ -280,7 +282,7 @@ func TestExportMatchesPi(t *testing.T) {
 	pi := oracle.AfterWrite(t)
 	for _, f := range []string{"basic.jsonl", "v2.jsonl"} {
 		path := sessiontest.CopyFixture(t, f)
-		s := mustLoad(t, path)
+		s := readtest.LoadFile(t, path)
 		for _, leaf := range []string{"", s.Entries[len(s.Entries)/2].ID} {
 			data, err := Export(s, leaf, Redact{})
 			if err != nil {
@@ -290,12 +292,12 @@ func TestExportMatchesPi(t *testing.T) {
 			if r.Export == nil {
 				t.Fatal("pi exported nothing")
 			}
-			ours, theirs := splitLines(data), splitLines([]byte(*r.Export))
+			ours, theirs := readtest.SplitLines(data), readtest.SplitLines([]byte(*r.Export))
 			if len(ours) != len(theirs) {
 				t.Fatalf("%s at %q: %d lines, pi's export has %d", f, leaf, len(ours), len(theirs))
 			}
 			for k := range ours {
-				a, b := decoded(t, ours[k]), decoded(t, theirs[k])
+				a, b := readtest.Decoded(t, ours[k]), readtest.Decoded(t, theirs[k])
 				if k == 0 {
 					delete(a.(map[string]any), "timestamp")
 					delete(b.(map[string]any), "timestamp")
@@ -311,12 +313,12 @@ func TestExportMatchesPi(t *testing.T) {
 // TestWhole: the whole-session share keeps every entry with its own
 // parent, the same tree and leaf, and redacts what it is asked to.
 func TestWhole(t *testing.T) {
-	s := mustLoad(t, sessiontest.CopyFixture(t, "basic.jsonl"))
-	b, err := s.Whole(Redact{Secrets: true})
+	s := readtest.LoadFile(t, sessiontest.CopyFixture(t, "basic.jsonl"))
+	b, err := Whole(s, Redact{Secrets: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	bs, err := b.Session()
+	bs, err := sessions.ParseBytes(b.JSONL(), b.ID+".jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,7 +337,7 @@ func TestWhole(t *testing.T) {
 	if strings.Contains(string(b.JSONL()), "abcdefghijklmnopqrstuvwxyz123456") {
 		t.Error("the whole share still holds the Bearer token")
 	}
-	if plain, err := s.Whole(Redact{}); err != nil || len(plain.Secrets()) == 0 {
+	if plain, err := Whole(s, Redact{}); err != nil || len(plain.Secrets()) == 0 {
 		t.Errorf("Secrets() of the unredacted layout finds nothing (%v)", err)
 	}
 }
@@ -344,14 +346,14 @@ func TestWhole(t *testing.T) {
 // aside), keeps none of them, and stops at the first failed write.
 func TestWholeTo(t *testing.T) {
 	for _, name := range []string{"basic.jsonl", "v2.jsonl", "unterminated.jsonl"} {
-		s := mustLoad(t, sessiontest.CopyFixture(t, name))
+		s := readtest.LoadFile(t, sessiontest.CopyFixture(t, name))
 		for _, opts := range []Redact{{}, {Secrets: true}, {Secrets: true, Thinking: true, ToolOutput: true}} {
-			b, err := s.Whole(opts)
+			b, err := Whole(s, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var out bytes.Buffer
-			bt, err := s.WholeTo(&out, opts)
+			bt, err := WholeTo(&out, s, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -364,7 +366,7 @@ func TestWholeTo(t *testing.T) {
 				t.Errorf("%s %+v: WholeTo's branch %+v, want %+v without entries", name, opts, bt, b)
 			}
 		}
-		if _, err := s.WholeTo(failWriter{}, Redact{}); err == nil {
+		if _, err := WholeTo(failWriter{}, s, Redact{}); err == nil {
 			t.Errorf("%s: WholeTo to a failing writer succeeded", name)
 		}
 	}
@@ -380,7 +382,7 @@ func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full")
 // session's id and folder and the time of the export, then the entries of
 // the path from the root, labels included, each re-chained to the one
 // before it. pi's /import takes the file as the same session.
-func Export(s *Session, leafID string, opts Redact) ([]byte, error) {
+func Export(s *sessions.Session, leafID string, opts Redact) ([]byte, error) {
 	var b bytes.Buffer
 	if err := ExportTo(&b, s, leafID, opts); err != nil {
 		return nil, err
@@ -391,16 +393,16 @@ func Export(s *Session, leafID string, opts Redact) ([]byte, error) {
 // TestBranchToWritesTheBranch: BranchTo writes exactly the lines Branch
 // keeps (ids aside: each makes a new session id and time).
 func TestBranchToWritesTheBranch(t *testing.T) {
-	s, err := ParseBytes([]byte(sessiontest.String(11, 400, sessiontest.Options{})), "b.jsonl")
+	s, err := sessions.ParseBytes([]byte(sessiontest.String(11, 400, sessiontest.Options{})), "b.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
-	kept, err := s.Branch("", Redact{Secrets: true})
+	kept, err := Branch(s, "", Redact{Secrets: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var w strings.Builder
-	written, err := s.BranchTo(&w, "", Redact{Secrets: true})
+	written, err := BranchTo(&w, s, "", Redact{Secrets: true})
 	if err != nil {
 		t.Fatal(err)
 	}

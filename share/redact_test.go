@@ -1,8 +1,10 @@
-package sessions
+package share
 
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/piweb/piweb/sessions"
 )
 
 func TestRedactStrings(t *testing.T) {
@@ -25,58 +27,61 @@ func TestRedactStrings(t *testing.T) {
 func TestRedactContent(t *testing.T) {
 	tests := []struct {
 		name string
-		e    Entry
+		e    sessions.Entry
 		line string
-		fn   func(s *Session, e *Entry, line []byte) []byte
+		fn   func(s *sessions.Session, e *sessions.Entry, line []byte) []byte
 		want string
 	}{
 		{
 			name: "thinking",
-			e:    Entry{Type: TypeMessage, Role: "assistant"},
+			e:    sessions.Entry{Type: sessions.TypeMessage, Role: "assistant"},
 			line: `{"type":"message","message":{"role":"assistant","content":[{"type":"thinking","thinking":"hmm","thinkingSignature":"sig"}, {"type":"text","text":"hi"}]}}`,
-			fn: func(s *Session, e *Entry, line []byte) []byte {
-				return s.redactLine(e, line, Redact{Thinking: true})
+			fn: func(s *sessions.Session, e *sessions.Entry, line []byte) []byte {
+				return redactLine(s, e, line, Redact{Thinking: true})
 			},
 			want: `{"type":"message","message":{"role":"assistant","content":[{"type":"thinking","thinking":"[thinking redacted]"},{"type":"text","text":"hi"}]}}`,
 		},
 		{
 			name: "thinking in a context edit",
-			e:    Entry{Type: TypeContextEdit, Target: "x"},
+			e:    sessions.Entry{Type: sessions.TypeContextEdit, Target: "x"},
 			line: `{"type":"context_edit","replacement":{"content":[{"type":"thinking","thinking":"hmm"}]}}`,
-			fn: func(s *Session, e *Entry, line []byte) []byte {
-				return s.redactLine(e, line, Redact{Thinking: true})
+			fn: func(s *sessions.Session, e *sessions.Entry, line []byte) []byte {
+				return redactLine(s, e, line, Redact{Thinking: true})
 			},
 			want: `{"type":"context_edit","replacement":{"content":[{"type":"thinking","thinking":"[thinking redacted]"}]}}`,
 		},
 		{
 			name: "no thinking",
-			e:    Entry{Type: TypeMessage, Role: "user"},
+			e:    sessions.Entry{Type: sessions.TypeMessage, Role: "user"},
 			line: `{"type":"message","message":{"role":"user","content":"plain"}}`,
-			fn: func(s *Session, e *Entry, line []byte) []byte {
-				return s.redactLine(e, line, Redact{Thinking: true, ToolOutput: true})
+			fn: func(s *sessions.Session, e *sessions.Entry, line []byte) []byte {
+				return redactLine(s, e, line, Redact{Thinking: true, ToolOutput: true})
 			},
 			want: `{"type":"message","message":{"role":"user","content":"plain"}}`,
 		},
 		{
 			name: "tool result",
-			e:    Entry{Type: TypeMessage, Role: "toolResult"},
+			e:    sessions.Entry{Type: sessions.TypeMessage, Role: "toolResult"},
 			line: `{"type":"message","message":{"role":"toolResult","toolCallId":"c","content":[{"type":"text","text":"out"}],"isError":false,"details":{"diff":"-a"}}}`,
-			fn: func(s *Session, e *Entry, line []byte) []byte {
-				return s.redactLine(e, line, Redact{ToolOutput: true})
+			fn: func(s *sessions.Session, e *sessions.Entry, line []byte) []byte {
+				return redactLine(s, e, line, Redact{ToolOutput: true})
 			},
 			want: `{"type":"message","message":{"role":"toolResult","toolCallId":"c","content":[{"type":"text","text":"[tool output redacted]"}],"isError":false}}`,
 		},
 		{
 			name: "bash",
-			e:    Entry{Type: TypeMessage, Role: "bashExecution"},
+			e:    sessions.Entry{Type: sessions.TypeMessage, Role: "bashExecution"},
 			line: `{"type":"message","message":{"role":"bashExecution","command":"ls","output":"a\nb","exitCode":0,"fullOutputPath":"/tmp/x"}}`,
-			fn: func(s *Session, e *Entry, line []byte) []byte {
-				return s.redactLine(e, line, Redact{ToolOutput: true})
+			fn: func(s *sessions.Session, e *sessions.Entry, line []byte) []byte {
+				return redactLine(s, e, line, Redact{ToolOutput: true})
 			},
 			want: `{"type":"message","message":{"role":"bashExecution","command":"ls","output":"[tool output redacted]","exitCode":0}}`,
 		},
 	}
-	s := &Session{byID: newIDIndex(0)}
+	s, err := sessions.ParseBytes([]byte(`{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/x"}`+"\n"), "empty")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := string(tt.fn(s, &tt.e, []byte(tt.line)))

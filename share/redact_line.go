@@ -1,10 +1,11 @@
-package sessions
+package share
 
 import (
 	"strings"
 
 	"github.com/piweb/piweb/internal/js"
 	"github.com/piweb/piweb/secrets"
+	"github.com/piweb/piweb/sessions"
 )
 
 // RedactLine returns a line of a session file (without its newline) with
@@ -21,7 +22,7 @@ func RedactLine(line []byte) ([]byte, []string) {
 		return []byte(replaceFound(text, found)), rulesOf(found)
 	}
 	if t, ok := js.Lookup(line, "type"); ok {
-		e := Entry{Type: js.Str(t)}
+		e := sessions.Entry{Type: js.Str(t)}
 		line = editContent(line, &e, dropSignatures)
 	}
 	var out []byte

@@ -1,4 +1,4 @@
-package sessions
+package share
 
 import (
 	"bytes"
@@ -6,14 +6,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/piweb/piweb/internal/readtest"
 	"github.com/piweb/piweb/internal/sessiontest"
 )
 
 // TestRedactLineAsShares: each entry's line redacted alone is the line the
 // whole-session share with secrets redacted writes for it.
 func TestRedactLineAsShares(t *testing.T) {
-	s := mustLoad(t, sessiontest.CopyFixture(t, "basic.jsonl"))
-	b, err := s.Whole(Redact{Secrets: true})
+	s := readtest.LoadFile(t, sessiontest.CopyFixture(t, "basic.jsonl"))
+	b, err := Whole(s, Redact{Secrets: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package sessions
+package library
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/piweb/piweb/sessions"
 )
 
 // DefaultRoot returns the sessions root as pi finds it:
@@ -36,7 +38,7 @@ func expandHome(p string) string {
 
 // SessionFiles lists the *.jsonl files in root and in its immediate
 // subfolders (pi's layout), sorted. Files that are symlinks are left out, as
-// are folders that lead outside root (see Within).
+// are folders that lead outside root (see sessions.Within).
 func SessionFiles(root string) ([]string, error) {
 	var files []string
 	top, err := os.ReadDir(root)
@@ -55,7 +57,7 @@ func SessionFiles(root string) ([]string, error) {
 		if !d.IsDir() && d.Type()&fs.ModeSymlink == 0 {
 			continue
 		}
-		if !Within(root, p) {
+		if !sessions.Within(root, p) {
 			continue
 		}
 		sub, err := os.ReadDir(p)
@@ -75,21 +77,4 @@ func SessionFiles(root string) ([]string, error) {
 // IsSessionFileName reports whether a file name is one pi lists (*.jsonl).
 func IsSessionFileName(name string) bool {
 	return strings.HasSuffix(name, ".jsonl") && !strings.HasPrefix(name, ".")
-}
-
-// Within reports whether path exists inside root: it lies below root when
-// read lexically, and resolves there with symlinks followed only while they
-// stay inside root (absolute links are refused), as os.Root resolves it.
-func Within(root, path string) bool {
-	rel, err := RelIn(root, path)
-	if err != nil {
-		return false
-	}
-	r, err := os.OpenRoot(root)
-	if err != nil {
-		return false
-	}
-	defer r.Close()
-	_, err = r.Stat(rel)
-	return err == nil
 }

@@ -1,4 +1,4 @@
-package sessions
+package share
 
 import (
 	"bytes"
@@ -6,9 +6,10 @@ import (
 
 	"github.com/piweb/piweb/internal/js"
 	"github.com/piweb/piweb/secrets"
+	"github.com/piweb/piweb/sessions"
 )
 
-// Redact selects what Export and Branch remove; the result keeps its ids and links, so pi reads the same tree.
+// Redact selects what a share (ExportTo, Branch, Whole) removes; the result keeps its ids and links, so pi reads the same tree.
 type Redact struct {
 	Secrets    bool // replace API keys, tokens, private keys, passwords and JWTs in every string with "[REDACTED]", and drop the providers' encrypted reasoning signatures
 	Thinking   bool // replace the text of thinking blocks with a placeholder and drop their signatures
@@ -27,12 +28,12 @@ const (
 )
 
 // redactLine applies opts to entry e's line.
-func (s *Session) redactLine(e *Entry, line []byte, opts Redact) []byte {
+func redactLine(s *sessions.Session, e *sessions.Entry, line []byte, opts Redact) []byte {
 	if opts.Thinking {
 		line = editContent(line, e, redactThinking)
 	}
 	if opts.ToolOutput {
-		line = s.redactToolOutput(e, line)
+		line = redactToolOutput(s, e, line)
 	}
 	if opts.Secrets {
 		line = editContent(line, e, dropSignatures)
@@ -72,12 +73,12 @@ func dropSignatures(content []byte) []byte {
 
 // editContent applies fn to the content array of a message entry or of a
 // context_edit's replacement.
-func editContent(line []byte, e *Entry, fn func(content []byte) []byte) []byte {
+func editContent(line []byte, e *sessions.Entry, fn func(content []byte) []byte) []byte {
 	var outer string
 	switch e.Type {
-	case TypeMessage:
+	case sessions.TypeMessage:
 		outer = "message"
-	case TypeContextEdit:
+	case sessions.TypeContextEdit:
 		outer = "replacement"
 	default:
 		return line
@@ -123,27 +124,27 @@ func redactThinking(content []byte) []byte {
 
 // redactToolOutput replaces what tools returned: toolResult content and
 // details, bash output, and context edits of tool results.
-func (s *Session) redactToolOutput(e *Entry, line []byte) []byte {
+func redactToolOutput(s *sessions.Session, e *sessions.Entry, line []byte) []byte {
 	switch e.Type {
-	case TypeMessage:
+	case sessions.TypeMessage:
 		msg, ok := js.Lookup(line, "message")
 		if !ok || len(msg) == 0 || msg[0] != '{' {
 			return line
 		}
 		switch e.Role {
-		case RoleToolResult:
+		case sessions.RoleToolResult:
 			msg = js.SetMember(msg, "content", json.RawMessage(redactedToolContent))
 			msg = js.DelMember(msg, "details") // diffs, truncated output paths
-		case RoleBash:
+		case sessions.RoleBash:
 			msg = js.SetMember(msg, "output", js.Quote(RedactedToolOutput))
 			msg = js.DelMember(msg, "fullOutputPath")
 		default:
 			return line
 		}
 		return js.SetMember(line, "message", msg)
-	case TypeContextEdit:
+	case sessions.TypeContextEdit:
 		t, ok := s.Lookup(e.Target)
-		if !ok || s.Entries[t].Type != TypeMessage || s.Entries[t].Role != RoleToolResult {
+		if !ok || s.Entries[t].Type != sessions.TypeMessage || s.Entries[t].Role != sessions.RoleToolResult {
 			return line
 		}
 		rep, ok := js.Lookup(line, "replacement")
@@ -258,7 +259,7 @@ type SecretFound struct {
 // Secrets lists the secrets a share of the branch (laid out without
 // redactions) with secrets redacted removes, in the branch's order. It
 // reads only the branch, so it runs outside the library's lock.
-func (b *Branch) Secrets() []SecretFound {
+func (b *Layout) Secrets() []SecretFound {
 	var out []SecretFound
 	for _, e := range append(b.Entries, b.Labels...) {
 		line := e.JSON

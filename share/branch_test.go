@@ -1,4 +1,4 @@
-package sessions
+package share
 
 import (
 	"os"
@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/piweb/piweb/sessions"
 )
 
 func TestLabelOrder(t *testing.T) {
@@ -22,15 +24,15 @@ func TestLabelOrder(t *testing.T) {
 		`{"type":"label","id":"l6","parentId":"l5","timestamp":"2025-01-01T00:00:09.000Z","targetId":"A","label":"a2"}`,
 		`{"type":"label","id":"l7","parentId":"l6","timestamp":"2025-01-01T00:00:10.000Z","targetId":"Z","label":""}`,
 	}
-	s, err := ParseBytes([]byte(strings.Join(lines, "\n")+"\n"), "order")
+	s, err := sessions.ParseBytes([]byte(strings.Join(lines, "\n")+"\n"), "order")
 	if err != nil {
 		t.Fatal(err)
 	}
 	// B keeps its first place through its re-set; A's clear sends it to the back.
-	if got, want := s.labelOrder(), []string{"B", "C", "A"}; !reflect.DeepEqual(got, want) {
+	if got, want := labelOrder(s), []string{"B", "C", "A"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("order %v, want %v", got, want)
 	}
-	b, err := s.Branch("C", Redact{})
+	b, err := Branch(s, "C", Redact{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package sessions
+package share
 
 import (
 	"encoding/json"
@@ -12,20 +12,23 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/piweb/piweb/internal/js"
+	"github.com/piweb/piweb/sessions"
 )
 
-// Branch is a root-to-leaf path laid out as the new session pi's createBranchedSession makes of it.
-type Branch struct {
+// Layout is a session laid out for a share: a root-to-leaf path as the new
+// session pi's createBranchedSession makes of it (Branch), or every entry of
+// the session (Whole).
+type Layout struct {
 	ID      string          // the new session's id (UUIDv7)
 	Header  json.RawMessage // the new header line, without parentSession
 	Leaf    string          // id of the new file's last entry, where pi resumes it: the source entry the path ends at, or the last label recreated after it
 	Name    string          // the session name in force at the end of the path ("" for none)
-	Entries []BranchEntry   // the path's entries without labels, in order
-	Labels  []BranchEntry   // the label entries recreated after the path, in pi's order
+	Entries []Line          // the path's entries without labels, in order
+	Labels  []Line          // the label entries recreated after the path, in pi's order
 }
 
-// BranchEntry is one entry line of a Branch.
-type BranchEntry struct {
+// Line is one entry line of a Layout.
+type Line struct {
 	ID    string          // entry id
 	Type  string          // entry type
 	Role  string          // message role, for type message
@@ -33,19 +36,19 @@ type BranchEntry struct {
 	JSON  json.RawMessage // the line as written to the new file, redacted if asked
 }
 
-// Branch lays out the path to entry leafID ("" for pi's leaf) as a new session, redacted as opts asks.
-func (s *Session) Branch(leafID string, opts Redact) (*Branch, error) {
-	return s.branch(leafID, opts, nil)
+// Branch lays out s's path to entry leafID ("" for pi's leaf) as a new session, redacted as opts asks.
+func Branch(s *sessions.Session, leafID string, opts Redact) (*Layout, error) {
+	return branch(s, leafID, opts, nil)
 }
 
 // BranchTo is Branch writing the new session's lines to w as it makes them
-// (header, path, labels) instead of keeping them: the Branch it returns
+// (header, path, labels) instead of keeping them: the Layout it returns
 // holds no line (JSON is nil), so a long branch is never held whole.
-func (s *Session) BranchTo(w io.Writer, leafID string, opts Redact) (*Branch, error) {
-	return s.branch(leafID, opts, w)
+func BranchTo(w io.Writer, s *sessions.Session, leafID string, opts Redact) (*Layout, error) {
+	return branch(s, leafID, opts, w)
 }
 
-func (s *Session) branch(leafID string, opts Redact, w io.Writer) (*Branch, error) {
+func branch(s *sessions.Session, leafID string, opts Redact, w io.Writer) (*Layout, error) {
 	// A fresh header, the path without its label entries, then one label entry
 	// per label in force on the path. Every byte of an entry's line is kept but
 	// its parentId (and a compaction's firstKeptEntryId that named a dropped
@@ -56,10 +59,10 @@ func (s *Session) branch(leafID string, opts Redact, w io.Writer) (*Branch, erro
 		return nil, err
 	}
 	if leaf < 0 {
-		return nil, &Error{Kind: ErrNoEntry, Entry: leafID, Detail: "the session has no entries"}
+		return nil, &sessions.Error{Kind: sessions.ErrNoEntry, Entry: leafID, Detail: "the session has no entries"}
 	}
 	if s.Entries[leaf].ID == "" {
-		return nil, &Error{Kind: ErrNoEntry, Entry: leafID, Detail: fmt.Sprintf("the last entry has no id (line %d)", s.Entries[leaf].Line)}
+		return nil, &sessions.Error{Kind: sessions.ErrNoEntry, Entry: leafID, Detail: fmt.Sprintf("the last entry has no id (line %d)", s.Entries[leaf].Line)}
 	}
 	r, err := s.Open()
 	if err != nil {
@@ -75,7 +78,7 @@ func (s *Session) branch(leafID string, opts Redact, w io.Writer) (*Branch, erro
 	if err != nil {
 		return nil, err
 	}
-	b := &Branch{ID: sid.String(), Leaf: s.Entries[leaf].ID}
+	b := &Layout{ID: sid.String(), Leaf: s.Entries[leaf].ID}
 	b.Header = js.Object{{K: "type", V: json.RawMessage(`"session"`)}, {K: "version", V: json.RawMessage("3")},
 		{K: "id", V: js.Quote(b.ID)}, {K: "timestamp", V: js.Quote(js.NowISO())}, {K: "cwd", V: js.Quote(cwd)}}.JSON()
 	// keep keeps a line, or writes it to w.
@@ -99,7 +102,7 @@ func (s *Session) branch(leafID string, opts Redact, w io.Writer) (*Branch, erro
 	ids := map[string]bool{}
 	for _, i := range s.Path(leaf) {
 		e := &s.Entries[i]
-		if e.Type == TypeLabel {
+		if e.Type == sessions.TypeLabel {
 			pending = append(pending, e.ID)
 			continue
 		}
@@ -111,7 +114,7 @@ func (s *Session) branch(leafID string, opts Redact, w io.Writer) (*Branch, erro
 		if err != nil {
 			return nil, err
 		}
-		line := s.V3Line(i, raw)
+		line := v3Line(s, i, raw)
 		if len(line) == 0 || line[0] != '{' {
 			return nil, fmt.Errorf("line %d: an entry on the path is not a JSON object", e.Line)
 		}
@@ -121,22 +124,22 @@ func (s *Session) branch(leafID string, opts Redact, w io.Writer) (*Branch, erro
 				line = js.SetMember(line, "firstKeptEntryId", js.Quote(to))
 			}
 		}
-		line = s.redactLine(e, line, opts)
-		if e.Type == TypeSessionInfo {
+		line = redactLine(s, e, line, opts)
+		if e.Type == sessions.TypeSessionInfo {
 			name, _ := js.Lookup(line, "name")
 			b.Name = js.Trim(js.Str(name))
 		}
 		if line, err = keep(line); err != nil {
 			return nil, err
 		}
-		b.Entries = append(b.Entries, BranchEntry{ID: e.ID, Type: e.Type, Role: e.Role, JSON: line})
+		b.Entries = append(b.Entries, Line{ID: e.ID, Type: e.Type, Role: e.Role, JSON: line})
 		parent = js.Quote(e.ID)
 		ids[e.ID] = true
 	}
 
 	// One label entry per label in force on the kept path, chained after it.
 	labels := map[string]string{}
-	for _, target := range s.labelOrder() {
+	for _, target := range labelOrder(s) {
 		if !ids[target] {
 			continue
 		}
@@ -144,7 +147,7 @@ func (s *Session) branch(leafID string, opts Redact, w io.Writer) (*Branch, erro
 		if err != nil {
 			return nil, err
 		}
-		id := NewEntryID(func(id string) bool { return ids[id] })
+		id := sessions.NewEntryID(func(id string) bool { return ids[id] })
 		ids[id] = true
 		o := js.Object{{K: "type", V: json.RawMessage(`"label"`)}, {K: "id", V: js.Quote(id)}, {K: "parentId", V: parent}}
 		if ts, ok := js.Lookup(raw, "timestamp"); ok {
@@ -162,7 +165,7 @@ func (s *Session) branch(leafID string, opts Redact, w io.Writer) (*Branch, erro
 		if line, err = keep(line); err != nil {
 			return nil, err
 		}
-		b.Labels = append(b.Labels, BranchEntry{ID: id, Type: TypeLabel, Label: text, JSON: line})
+		b.Labels = append(b.Labels, Line{ID: id, Type: sessions.TypeLabel, Label: text, JSON: line})
 		parent = js.Quote(id)
 	}
 	for k := range b.Entries {
@@ -180,14 +183,14 @@ func (s *Session) branch(leafID string, opts Redact, w io.Writer) (*Branch, erro
 // labelOrder returns the targets of the labels in force in the order pi's
 // labelsById Map iterates them: by when each was set, counting from its last
 // clear (setting an existing key keeps its place; a clear forgets it).
-func (s *Session) labelOrder() []string {
+func labelOrder(s *sessions.Session) []string {
 	since := map[string]int{}
 	for i := range s.Entries {
 		e := &s.Entries[i]
-		if e.Type != TypeLabel || e.Target == "" {
+		if e.Type != sessions.TypeLabel || e.Target == "" {
 			continue
 		}
-		if !e.Flags.Has(FlagLabelSet) {
+		if !e.Flags.Has(sessions.FlagLabelSet) {
 			delete(since, e.Target)
 		} else if _, ok := since[e.Target]; !ok {
 			since[e.Target] = i
@@ -202,11 +205,11 @@ func (s *Session) labelOrder() []string {
 }
 
 // JSONL returns the branch as the lines of a session file.
-func (b *Branch) JSONL() []byte {
+func (b *Layout) JSONL() []byte {
 	return b.jsonl(b.Header)
 }
 
-func (b *Branch) jsonl(header []byte) []byte {
+func (b *Layout) jsonl(header []byte) []byte {
 	n := len(header) + 1
 	for _, e := range b.Entries {
 		n += len(e.JSON) + 1
@@ -223,11 +226,6 @@ func (b *Branch) jsonl(header []byte) []byte {
 		out = append(append(out, e.JSON...), '\n')
 	}
 	return out
-}
-
-// Session indexes the branch as a session, so it can be projected and rendered like a file.
-func (b *Branch) Session() (*Session, error) {
-	return ParseBytes(b.JSONL(), b.ID+".jsonl")
 }
 
 // piCwd resolves a header cwd as pi's resolvePath does: "~" expands to the
