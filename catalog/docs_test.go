@@ -79,7 +79,7 @@ func TestPieces(t *testing.T) {
 		t.Fatal(err)
 	}
 	files = append(files, odd)
-	for _, pat := range []string{"../cmd/piweb/testdata/random/*.jsonl", "../sessions/testdata/*.jsonl", "../sessions/testdata/write/*.jsonl", "../pitree/testdata/*.jsonl"} {
+	for _, pat := range []string{"../cmd/piweb/testdata/random/*.jsonl", "../sessions/testdata/*.jsonl", "../internal/sessiontest/testdata/write/*.jsonl", "../pitree/testdata/*.jsonl"} {
 		m, _ := filepath.Glob(pat)
 		files = append(files, m...)
 	}

@@ -246,7 +246,7 @@ func TestSearchIndexTable(t *testing.T) {
 func srchFixtures(t *testing.T) map[string]string {
 	t.Helper()
 	files, _ := filepath.Glob("testdata/*.jsonl")
-	for _, g := range []string{"../sessions/testdata/*.jsonl", "../sessions/testdata/write/*.jsonl", "../static/demo/*/*.jsonl"} {
+	for _, g := range []string{"../sessions/testdata/*.jsonl", "../internal/sessiontest/testdata/write/*.jsonl", "../static/demo/*/*.jsonl"} {
 		m, _ := filepath.Glob(g)
 		files = append(files, m...)
 	}
