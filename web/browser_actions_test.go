@@ -19,7 +19,7 @@ type browserRun struct {
 
 func (b browserRun) do(name string, steps ...chromedp.Action[chromedp.Void]) {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 15*time.Second)
+	ctx, cancel := context.WithTimeout(b.ctx, guard)
 	defer cancel()
 	began := time.Now()
 	if err := chromedp.Do(ctx, steps...); err != nil {
@@ -34,7 +34,7 @@ func (b browserRun) do(name string, steps ...chromedp.Action[chromedp.Void]) {
 
 func (b browserRun) eval(js string) string {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 15*time.Second)
+	ctx, cancel := context.WithTimeout(b.ctx, guard)
 	defer cancel()
 	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](js))
 	if err != nil {
@@ -45,7 +45,7 @@ func (b browserRun) eval(js string) string {
 
 func (b browserRun) poll(name, js string) chromedp.Action[chromedp.Void] {
 	return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
-		_, err := chromedp.Poll[chromedp.Void](js, chromedp.WithPollingTimeout(10*time.Second))(ctx, tg)
+		_, err := waitJS(ctx, tg, js)
 		if err != nil {
 			b.t.Errorf("waiting for %s: %s", name, js)
 		}

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -96,7 +95,7 @@ func TestBrowserPhonePanes(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS("#conv-inner")),
 		b.poll("conversation shown", visible(".conv-pane")),
 		b.poll("page at its top", atTop))
-	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	sctx, cancel := context.WithTimeout(ctx, guard)
 	defer cancel()
 	if _, err := chromedp.Run(sctx, chromedp.EmulateViewport(1440, 900)); err != nil {
 		t.Fatal(err)

@@ -43,6 +43,30 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
+// waitJS waits until js is truthy in the page, for as long as ctx lasts
+// (a bound for a page that never gets there, not a pace). A page between
+// two documents has no context to evaluate in: it is asked again.
+func waitJS(ctx context.Context, tg *chromedp.Target, js string) (chromedp.Void, error) {
+	var last error
+	for {
+		ok, err := chromedp.Evaluate[bool](`!!(`+js+`)`)(ctx, tg)
+		if err == nil && ok {
+			return chromedp.Void{}, nil
+		}
+		if err != nil {
+			last = err
+		}
+		select {
+		case <-ctx.Done():
+			if last == nil {
+				last = ctx.Err()
+			}
+			return chromedp.Void{}, last
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
 // browse starts a headless chromium and returns its context and the console messages seen so far.
 // liveDemo serves the demo sessions, kept current by a watcher, for a
 // browser; it returns the library and the server's URL.
@@ -123,7 +147,7 @@ func TestBrowser(t *testing.T) {
 
 	do := func(name string, steps ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
-		sctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		sctx, cancel := context.WithTimeout(ctx, guard)
 		defer cancel()
 		began := time.Now()
 		if err := chromedp.Do(sctx, steps...); err != nil {
@@ -133,7 +157,7 @@ func TestBrowser(t *testing.T) {
 	}
 	eval := func(js string) string {
 		t.Helper()
-		sctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		sctx, cancel := context.WithTimeout(ctx, guard)
 		defer cancel()
 		s, err := chromedp.Run(sctx, chromedp.Evaluate[string](js))
 		if err != nil {
@@ -143,7 +167,7 @@ func TestBrowser(t *testing.T) {
 	}
 	poll := func(name, js string) chromedp.Action[chromedp.Void] {
 		return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
-			_, err := chromedp.Poll[chromedp.Void](js, chromedp.WithPollingTimeout(10*time.Second))(ctx, tg)
+			_, err := waitJS(ctx, tg, js)
 			if err != nil {
 				t.Errorf("waiting for %s: %s", name, js)
 			}

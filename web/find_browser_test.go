@@ -59,7 +59,7 @@ func TestBrowserFind(t *testing.T) {
 
 	do := func(name string, steps ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
-		sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		sctx, cancel := context.WithTimeout(ctx, guard)
 		defer cancel()
 		if err := chromedp.Do(sctx, steps...); err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -67,7 +67,7 @@ func TestBrowserFind(t *testing.T) {
 	}
 	eval := func(js string) string {
 		t.Helper()
-		sctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		sctx, cancel := context.WithTimeout(ctx, guard)
 		defer cancel()
 		s, err := chromedp.Run(sctx, chromedp.Evaluate[string](js))
 		if err != nil {
@@ -77,7 +77,7 @@ func TestBrowserFind(t *testing.T) {
 	}
 	poll := func(js string) chromedp.Action[chromedp.Void] {
 		return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
-			_, err := chromedp.Poll[chromedp.Void](js, chromedp.WithPollingTimeout(15*time.Second))(ctx, tg)
+			_, err := waitJS(ctx, tg, js)
 			if err != nil {
 				err = fmt.Errorf("waiting for %s: %w", js, err)
 			}
@@ -91,7 +91,7 @@ func TestBrowserFind(t *testing.T) {
 		}
 		for _, w := range []int64{390, 1440} {
 			for _, scheme := range []string{"light", "dark"} {
-				sctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+				sctx, cancel := context.WithTimeout(ctx, guard)
 				err := chromedp.Do(sctx, chromedp.EmulateViewport(w, 900),
 					func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
 						_, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{

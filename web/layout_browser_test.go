@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
@@ -40,7 +39,7 @@ func TestWidths(t *testing.T) {
 		for _, scheme := range []string{"light", "dark"} {
 			for _, p := range pages {
 				name := fmt.Sprintf("%s-%d-%s", p.name, w, scheme)
-				sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+				sctx, cancel := context.WithTimeout(ctx, guard)
 				err := chromedp.Do(sctx,
 					chromedp.EmulateViewport(w, 900),
 					func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {

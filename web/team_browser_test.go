@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
@@ -104,7 +103,7 @@ func TestTeamBrowser(t *testing.T) {
 			return
 		}
 		for _, size := range [][2]int64{{390, 844}, {1440, 900}} {
-			sctx, cancel := context.WithTimeout(bctx, 15*time.Second)
+			sctx, cancel := context.WithTimeout(bctx, guard)
 			err := chromedp.Do(sctx, chromedp.EmulateViewport(size[0], size[1]),
 				func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
 					_, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{

@@ -23,7 +23,7 @@ func TestUsageBrowser(t *testing.T) {
 	lib, base := liveDemo(t)
 	do := func(name string, steps ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
-		sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		sctx, cancel := context.WithTimeout(ctx, guard)
 		defer cancel()
 		if err := chromedp.Do(sctx, steps...); err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -31,7 +31,7 @@ func TestUsageBrowser(t *testing.T) {
 	}
 	eval := func(js string) string {
 		t.Helper()
-		sctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		sctx, cancel := context.WithTimeout(ctx, guard)
 		defer cancel()
 		s, err := chromedp.Run(sctx, chromedp.Evaluate[string](js))
 		if err != nil {
@@ -41,7 +41,7 @@ func TestUsageBrowser(t *testing.T) {
 	}
 	poll := func(name, js string) chromedp.Action[chromedp.Void] {
 		return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
-			_, err := chromedp.Poll[chromedp.Void](js, chromedp.WithPollingTimeout(15*time.Second))(ctx, tg)
+			_, err := waitJS(ctx, tg, js)
 			if err != nil {
 				t.Errorf("waiting for %s: %s", name, js)
 			}
@@ -127,7 +127,7 @@ func TestUsageBrowser(t *testing.T) {
 				t.Errorf("%s runs off the side: %s", name, over)
 			}
 			if shots != "" {
-				sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+				sctx, cancel := context.WithTimeout(ctx, guard)
 				png, err := chromedp.Run(sctx, chromedp.FullScreenshot(100))
 				cancel()
 				if err == nil {
@@ -138,7 +138,7 @@ func TestUsageBrowser(t *testing.T) {
 				}
 				// And screen by screen, to look at closely.
 				for k := 0; k < 8; k++ {
-					sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+					sctx, cancel := context.WithTimeout(ctx, guard)
 					err := chromedp.Do(sctx, chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`window.scrollTo(0, %d)`, k*int(h))))
 					var png []byte
 					if err == nil {

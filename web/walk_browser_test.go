@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"net/http/httptest"
 	"path/filepath"
@@ -255,8 +256,9 @@ func TestBrowserEnterEnter(t *testing.T) {
 		chromedp.KeyEvent(kb.Enter, keyAt(t0.Add(3*time.Second))),
 		b.poll("an Undo", `document.querySelectorAll('#act-outcomes form[data-undo]').length === 1`))
 	began := time.Now()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](`document.querySelectorAll('#act-outcomes form[data-undo]').length === 0`,
-		chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+	if _, err := chromedp.Run(ctx, func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		return waitJS(ctx, tg, `document.querySelectorAll('#act-outcomes form[data-undo]').length === 0`)
+	}); err != nil {
 		t.Fatalf("the Undo stays: %v", err)
 	}
 	if d := time.Since(began); d < 9*time.Second {
