@@ -189,8 +189,11 @@ func FindWith(s string, known Known) []Finding {
 func Redact(s string) string { return RedactWith(s, Scan(s)) }
 
 // RedactWith is Redact with gitleaks' findings given (see FindWith).
-func RedactWith(s string, known Known) string {
-	found := FindWith(s, known)
+func RedactWith(s string, known Known) string { return Replace(s, FindWith(s, known)) }
+
+// Replace returns s with each of found (in order, not overlapping)
+// replaced by Placeholder.
+func Replace(s string, found []Finding) string {
 	if len(found) == 0 {
 		return s
 	}

@@ -1,8 +1,6 @@
 package share
 
 import (
-	"strings"
-
 	"github.com/piweb/piweb/internal/js"
 	"github.com/piweb/piweb/secrets"
 	"github.com/piweb/piweb/sessions"
@@ -19,7 +17,7 @@ func RedactLine(line []byte) ([]byte, []string) {
 	if err != nil || js.SkipWS(line, end) != len(line) {
 		text := string(line)
 		found := secrets.Find(text)
-		return []byte(replaceFound(text, found)), rulesOf(found)
+		return []byte(secrets.Replace(text, found)), rulesOf(found)
 	}
 	if t, ok := js.Lookup(line, "type"); ok {
 		e := sessions.Entry{Type: js.Str(t)}
@@ -35,29 +33,13 @@ func RedactLine(line []byte) ([]byte, []string) {
 			return
 		}
 		rules = append(rules, rulesOf(found)...)
-		out = append(append(out, line[last:start]...), js.Quote(replaceFound(s, found))...)
+		out = append(append(out, line[last:start]...), js.Quote(secrets.Replace(s, found))...)
 		last = end
 	})
 	if out == nil {
 		return line, nil
 	}
 	return append(out, line[last:]...), rules
-}
-
-// replaceFound returns s with each of found replaced by Redacted.
-func replaceFound(s string, found []secrets.Finding) string {
-	if len(found) == 0 {
-		return s
-	}
-	var b strings.Builder
-	last := 0
-	for _, f := range found {
-		b.WriteString(s[last:f.Start])
-		b.WriteString(Redacted)
-		last = f.End
-	}
-	b.WriteString(s[last:])
-	return b.String()
 }
 
 // rulesOf returns the rule of each finding.
