@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -11,7 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -211,21 +209,9 @@ func (s *served) touchSessions(b *testing.B, n int) {
 // memory returns the process's resident memory now and its peak, KiB
 // (the peak stays readable after stop: it is read before the process ends).
 func (s *served) memory(b *testing.B) (rss, peak int64) {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
-	if err != nil {
-		return 0, s.peak
-	}
-	for _, l := range strings.Split(string(raw), "\n") {
-		f := strings.Fields(l)
-		if len(f) >= 2 {
-			v, _ := strconv.ParseInt(f[1], 10, 64)
-			switch f[0] {
-			case "VmRSS:":
-				rss = v
-			case "VmHWM:":
-				s.peak = v
-			}
-		}
+	rss = sessiontest.ProcKB(s.cmd.Process.Pid, "VmRSS")
+	if p := sessiontest.ProcKB(s.cmd.Process.Pid, "VmHWM"); p > 0 {
+		s.peak = p
 	}
 	return rss, s.peak
 }

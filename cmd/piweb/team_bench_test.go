@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,7 +14,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -116,7 +114,7 @@ func teamServerRun(b *testing.B, bin, dsn string) {
 		time.Sleep(200 * time.Millisecond) // polling a process from outside: nothing to wait on
 	}
 	b.ReportMetric(time.Since(began).Seconds(), "ready-s")
-	b.ReportMetric(float64(procKB(srv.Process.Pid, "VmRSS"))/1024, "rss-MB")
+	b.ReportMetric(float64(sessiontest.ProcKB(srv.Process.Pid, "VmRSS"))/1024, "rss-MB")
 
 	var lat []time.Duration
 	for range 5 {
@@ -173,7 +171,7 @@ func teamServerRun(b *testing.B, bin, dsn string) {
 	wg.Wait()
 	b.ReportMetric(p95(lat), "list-p95-ms")
 	b.ReportMetric(float64(timeouts.Load()), "list-timeouts")
-	b.ReportMetric(float64(procKB(srv.Process.Pid, "VmHWM"))/1024, "peak-MB")
+	b.ReportMetric(float64(sessiontest.ProcKB(srv.Process.Pid, "VmHWM"))/1024, "peak-MB")
 }
 
 // p95 returns the 95th percentile of lat in milliseconds.
@@ -181,22 +179,4 @@ func p95(lat []time.Duration) float64 {
 	s := slices.Clone(lat)
 	slices.Sort(s)
 	return float64(s[min(len(s)-1, len(s)*95/100)].Microseconds()) / 1000
-}
-
-// procKB reads a memory line (in KB) of /proc/PID/status.
-func procKB(pid int, key string) int64 {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), key+":"); ok {
-			var n int64
-			fmt.Sscan(strings.TrimSuffix(strings.TrimSpace(v), " kB"), &n)
-			return n
-		}
-	}
-	return 0
 }

@@ -8,7 +8,6 @@
 package main
 
 import (
-	"bufio"
 	"flag"
 	"fmt"
 	"io"
@@ -90,8 +89,8 @@ func run(clients, requests int, path, root string, size int64) error {
 		time.Sleep(100 * time.Millisecond)
 	}
 	fmt.Printf("indexed %s in %v\n", root, time.Since(start).Round(time.Millisecond))
-	idle := rss(srv.Process.Pid, "VmRSS")
-	indexPeak := rss(srv.Process.Pid, "VmHWM")
+	idle := sessiontest.ProcKB(srv.Process.Pid, "VmRSS")
+	indexPeak := sessiontest.ProcKB(srv.Process.Pid, "VmHWM")
 	// Reset the peak (Linux: 5 to clear_refs), so the one printed is the load's.
 	_ = os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", srv.Process.Pid), []byte("5"), 0)
 
@@ -133,24 +132,6 @@ func run(clients, requests int, path, root string, size int64) error {
 	pct := func(p int) time.Duration { return lat[min(len(lat)-1, len(lat)*p/100)].Round(time.Millisecond) }
 	fmt.Printf("%d clients, %d requests of %s in %v (%.0f/s), %d failed\n", clients, len(lat), path, took.Round(time.Millisecond), float64(len(lat))/took.Seconds(), failed.Load())
 	fmt.Printf("latency p50 %v, p95 %v, max %v; %d KB on the wire per response\n", pct(50), pct(95), lat[len(lat)-1].Round(time.Millisecond), wire.Load()/int64(max(len(lat), 1))/1024)
-	fmt.Printf("piweb RSS: %d MB at peak while indexing, %d MB after it, %d MB at peak under the load\n", indexPeak/1024, idle/1024, rss(srv.Process.Pid, "VmHWM")/1024)
+	fmt.Printf("piweb RSS: %d MB at peak while indexing, %d MB after it, %d MB at peak under the load\n", indexPeak/1024, idle/1024, sessiontest.ProcKB(srv.Process.Pid, "VmHWM")/1024)
 	return nil
-}
-
-// rss reads a memory line (in KB) of /proc/PID/status.
-func rss(pid int, key string) int64 {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), key+":"); ok {
-			var n int64
-			fmt.Sscan(strings.TrimSuffix(strings.TrimSpace(v), " kB"), &n)
-			return n
-		}
-	}
-	return 0
 }

@@ -12,6 +12,22 @@ import (
 	"time"
 )
 
+// ProcKB returns a memory line of /proc/PID/status (key VmRSS, VmHWM, …)
+// in KiB; 0 where it cannot be read.
+func ProcKB(pid int, key string) int64 {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(raw), "\n") {
+		if v, ok := strings.CutPrefix(l, key+":"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
 // procCPU returns the CPU time (user and system, all threads) the process
 // has used, from /proc/self/stat; ok is false where that file does not exist.
 // On a shared machine it varies much less than wall time.
