@@ -259,3 +259,40 @@ func TestProblemsKept(t *testing.T) {
 		}
 	})
 }
+
+// TestBuildLeavesTrees: the first build reads every file whole but leaves
+// none of their trees loaded (the cache holds what people read); a tree
+// loaded before stays, and so does one read again for an append.
+func TestBuildLeavesTrees(t *testing.T) {
+	engines(t, func(t *testing.T, dsn string) {
+		root, files := genRoot(t, 6, 50)
+		c, stop := run(t, root, dsn)
+		defer stop()
+		if n := c.lib.CacheBytes(); n != 0 {
+			t.Fatalf("the build left %d bytes of trees loaded", n)
+		}
+		if _, err := c.lib.SessionOf(files[0]); err != nil {
+			t.Fatal(err)
+		}
+		for k, f := range files[:2] {
+			sessiontest.Append(t, f, sessiontest.Lines(sessiontest.User(fmt.Sprintf("new%d", k), "", 99, fmt.Sprintf("appendedword%d here", k))))
+			if _, err := c.lib.Refresh(f); err != nil {
+				t.Fatal(err)
+			}
+		}
+		wait(t, c)
+		for k, f := range files[:2] {
+			if c.lib.Loaded(f) == nil {
+				t.Errorf("%s: the tree was dropped after its append was saved", filepath.Base(f))
+			}
+			if hs := find(t, c, fmt.Sprintf("appendedword%d", k)); len(hs) != 1 {
+				t.Errorf("appendedword%d: %d hits", k, len(hs))
+			}
+		}
+		for _, f := range files[2:] {
+			if c.lib.Loaded(f) != nil {
+				t.Errorf("%s: loaded, though nobody read it", filepath.Base(f))
+			}
+		}
+	})
+}

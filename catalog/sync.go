@@ -18,7 +18,7 @@ import (
 // texts, in one transaction.
 const (
 	batchFiles = 64
-	batchText  = 64 << 20
+	batchText  = 16 << 20
 )
 
 // maxText bounds the bytes of one piece's text the store indexes (a tool
@@ -191,7 +191,7 @@ var errGone = errors.New("the file is no longer a session in the library")
 // only grew; else all of them, replacing the old).
 func (c *Catalog) prepare(path string) (*store.Save, uint64, error) {
 	gen, _ := c.lib.Gen(path) // before the read: a change after it is saved again
-	s, err := c.lib.SessionOf(path)
+	s, err := c.lib.Peek(path)
 	if err != nil {
 		why, ok := c.lib.Problems()[path]
 		if !ok {
@@ -223,6 +223,14 @@ func (c *Catalog) prepare(path string) (*store.Save, uint64, error) {
 	from := 0
 	if !reset {
 		from = prev.docs
+	}
+	if reset || from >= len(s.Entries) {
+		// Indexed whole (the first build reads every file), or nothing
+		// new: unless a reader uses the tree, it does not stay, so the
+		// build neither fills the cache nor pushes out the trees people
+		// read. A tree read for an append stays: the next append of a
+		// live session reads only what is new.
+		defer c.lib.Release(path)
 	}
 	meta, err := json.Marshal(m)
 	if err != nil {

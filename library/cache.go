@@ -32,6 +32,7 @@ type slot struct {
 	f    *file
 	cost int64
 	used time.Time
+	cold bool // loaded by the library's own reading, no reader has used it since
 }
 
 // cost estimates the memory a session's tree holds: its entries' index
@@ -54,7 +55,7 @@ func (c *cache) put(f *file, s *sessions.Session) {
 		sl.cost, sl.used = cost(s), now
 		c.lru.MoveToFront(el)
 	} else {
-		sl := &slot{f: f, cost: cost(s), used: now}
+		sl := &slot{f: f, cost: cost(s), used: now, cold: true}
 		c.slots[f] = c.lru.PushFront(sl)
 		c.size += sl.cost
 	}
@@ -64,13 +65,23 @@ func (c *cache) put(f *file, s *sessions.Session) {
 	}
 }
 
-// touch marks f's tree used now.
+// touch marks f's tree used now (warm).
 func (c *cache) touch(f *file) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.slots[f]; ok {
-		el.Value.(*slot).used = time.Now()
+		sl := el.Value.(*slot)
+		sl.used, sl.cold = time.Now(), false
 		c.lru.MoveToFront(el)
+	}
+}
+
+// release drops f's tree if it is cold.
+func (c *cache) release(f *file) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.slots[f]; ok && el.Value.(*slot).cold && !f.pinned {
+		c.removeLocked(el)
 	}
 }
 

@@ -543,16 +543,49 @@ func (l *Library) Loaded(path string) *sessions.Session {
 	return f.snap.Load()
 }
 
-// snapshot returns f's loaded tree, or reads it, as Refresh does.
-func (l *Library) snapshot(f *file) (*sessions.Session, error) {
+// Peek is SessionOf for a reader that reads the file once, as the index
+// build does: it does not count as a use, so a tree that only it and the
+// library's own reading loaded stays cold, and Release drops it.
+func (l *Library) Peek(path string) (*sessions.Session, error) {
+	l.mu.RLock()
+	f, ok := l.files[path]
+	l.mu.RUnlock()
+	if !ok {
+		return nil, &sessions.Error{Kind: sessions.ErrNoSession, Key: path}
+	}
+	return l.read(f, false)
+}
+
+// Release drops the loaded tree of the file at path unless a reader used
+// it since it was loaded (it is read again when next needed).
+func (l *Library) Release(path string) {
+	l.mu.RLock()
+	f, ok := l.files[path]
+	l.mu.RUnlock()
+	if ok {
+		l.cache.release(f)
+	}
+}
+
+// snapshot returns f's loaded tree, or reads it, as Refresh does; a use.
+func (l *Library) snapshot(f *file) (*sessions.Session, error) { return l.read(f, true) }
+
+// read returns f's loaded tree, or reads it, as Refresh does; use marks
+// it used (warm: Release keeps it).
+func (l *Library) read(f *file, use bool) (*sessions.Session, error) {
 	if s := f.snap.Load(); s != nil {
-		l.cache.touch(f)
+		if use {
+			l.cache.touch(f)
+		}
 		return s, nil
 	}
 	if _, err := l.refresh(f.path, true); err != nil {
 		return nil, err
 	}
 	if s := f.snap.Load(); s != nil {
+		if use {
+			l.cache.touch(f)
+		}
 		return s, nil
 	}
 	// Replaced by another file object (a rename) meanwhile: read it by path.
@@ -560,7 +593,7 @@ func (l *Library) snapshot(f *file) (*sessions.Session, error) {
 	cur, ok := l.files[f.path]
 	l.mu.RUnlock()
 	if ok && cur != f {
-		return l.snapshot(cur)
+		return l.read(cur, use)
 	}
 	return nil, fmt.Errorf("%s: %w", f.path, fs.ErrNotExist)
 }

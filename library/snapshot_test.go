@@ -187,6 +187,50 @@ func TestLibraryOnDemand(t *testing.T) {
 	}
 }
 
+// TestPeekRelease: a tree read by Peek alone stays cold and Release drops
+// it; one a reader used (before or after the Peek) stays.
+func TestPeekRelease(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "--p--")
+	os.MkdirAll(dir, 0o700)
+	var files []string
+	for k := range 3 {
+		p := filepath.Join(dir, fmt.Sprintf("2026-01-01T00-00-0%d-000Z_s%d.jsonl", k, k))
+		os.WriteFile(p, []byte(fmt.Sprintf(`{"type":"session","version":3,"id":"s%d","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}`+"\n"+
+			`{"type":"message","id":"e","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hi"}}`+"\n", k)), 0o600)
+		files = append(files, p)
+	}
+	l, err := OpenLibrary(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files { // what opening loaded is cold: dropped
+		l.Release(f)
+	}
+	if l.CacheBytes() != 0 {
+		t.Fatalf("%d bytes of trees loaded after releasing every file", l.CacheBytes())
+	}
+	if _, err := l.SessionOf(files[0]); err != nil { // used, then peeked
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if s, err := l.Peek(f); err != nil || len(s.Entries) != 1 {
+			t.Fatalf("Peek %s: %v", f, err)
+		}
+	}
+	if _, err := l.SessionOf(files[1]); err != nil { // peeked, then used
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		l.Release(f)
+	}
+	for k, want := range []bool{true, true, false} {
+		if got := l.Loaded(files[k]) != nil; got != want {
+			t.Errorf("file %d: loaded %v after Release, want %v", k, got, want)
+		}
+	}
+}
+
 // TestNextMeta: the summary Next extends from the one before is the one a
 // fresh read computes, whatever was appended (children, branches, roots,
 // names, models, times).

@@ -237,6 +237,15 @@ func serveSite(ctx context.Context, out io.Writer, log *slog.Logger, cfg config,
 	}
 	cataloged := make(chan error, 1)
 	go func() { cataloged <- cat.Run(ctx) }()
+	go func() {
+		select {
+		case <-cat.SearchReady():
+			// The first build's buffers go back to the system: what stays
+			// is what serving holds.
+			debug.FreeOSMemory()
+		case <-ctx.Done():
+		}
+	}()
 	go reportProgress(ctx, out, cat)
 
 	select {
