@@ -10,19 +10,21 @@ import (
 
 // DefaultCacheBytes is how much memory the library's loaded trees may take
 // by default (estimated: see cost), whatever the size of the root.
-const DefaultCacheBytes = 96 << 20
+const DefaultCacheBytes = 64 << 20
 
 // cacheIdle is how long a tree nobody reads stays loaded.
 const cacheIdle = 10 * time.Minute
 
 // cache keeps the loaded trees of the library's files, the most recently
 // used first, dropping the least recently used past its limit in bytes and
-// those unused for cacheIdle. A dropped tree is read again when needed; a
+// those unused for cacheIdle; cold trees (read by the library for itself,
+// used by no reader yet) take a quarter of the limit at most. A dropped tree is read again when needed; a
 // reader that holds one keeps it alive as long as it reads it.
 type cache struct {
 	mu    sync.Mutex
 	limit int64
 	size  int64
+	cold  int64     // of size, the cold trees'
 	lru   list.List // of *slot, most recent first
 	slots map[*file]*list.Element
 	sweep *time.Timer // drops idle trees while any is loaded
@@ -52,12 +54,16 @@ func (c *cache) put(f *file, s *sessions.Session) {
 	if el, ok := c.slots[f]; ok {
 		sl := el.Value.(*slot)
 		c.size += cost(s) - sl.cost
+		if sl.cold {
+			c.cold += cost(s) - sl.cost
+		}
 		sl.cost, sl.used = cost(s), now
 		c.lru.MoveToFront(el)
 	} else {
 		sl := &slot{f: f, cost: cost(s), used: now, cold: true}
 		c.slots[f] = c.lru.PushFront(sl)
 		c.size += sl.cost
+		c.cold += sl.cost
 	}
 	c.trimLocked(f, now)
 	if c.sweep == nil {
@@ -71,6 +77,9 @@ func (c *cache) touch(f *file) {
 	defer c.mu.Unlock()
 	if el, ok := c.slots[f]; ok {
 		sl := el.Value.(*slot)
+		if sl.cold {
+			c.cold -= sl.cost
+		}
 		sl.used, sl.cold = time.Now(), false
 		c.lru.MoveToFront(el)
 	}
@@ -102,12 +111,13 @@ func (c *cache) trim(keep *file) {
 }
 
 // trimLocked drops the least recently used trees while the cache holds
-// more than its limit (never keep's: it is in use), and those idle too long.
+// more than its limit, or its cold trees more than a quarter of it (never
+// keep's: it is in use), and those idle too long.
 func (c *cache) trimLocked(keep *file, now time.Time) {
 	for el := c.lru.Back(); el != nil; {
 		sl := el.Value.(*slot)
 		prev := el.Prev()
-		if sl.f != keep && !sl.f.pinned && (c.size > c.limit || now.Sub(sl.used) > cacheIdle) {
+		if sl.f != keep && !sl.f.pinned && (c.size > c.limit || sl.cold && c.cold > c.limit/4 || now.Sub(sl.used) > cacheIdle) {
 			c.removeLocked(el)
 		}
 		el = prev
@@ -119,6 +129,9 @@ func (c *cache) removeLocked(el *list.Element) {
 	c.lru.Remove(el)
 	delete(c.slots, sl.f)
 	c.size -= sl.cost
+	if sl.cold {
+		c.cold -= sl.cost
+	}
 	if !sl.f.pinned {
 		sl.f.snap.Store(nil)
 	}

@@ -231,6 +231,49 @@ func TestPeekRelease(t *testing.T) {
 	}
 }
 
+// TestColdQuarter: trees the library read for itself (opening the root)
+// take a quarter of the cache at most; those readers use take the rest.
+func TestColdQuarter(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "--p--")
+	os.MkdirAll(dir, 0o700)
+	var files []string
+	for k := range 6 {
+		p := filepath.Join(dir, fmt.Sprintf("2026-01-01T00-00-0%d-000Z_s%d.jsonl", k, k))
+		var b strings.Builder
+		fmt.Fprintf(&b, `{"type":"session","version":3,"id":"s%d","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}`+"\n", k)
+		for i := range 100 {
+			fmt.Fprintf(&b, `{"type":"message","id":"e%d","parentId":%s,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hi"}}`+"\n", i, map[bool]string{true: "null", false: fmt.Sprintf(`"e%d"`, i-1)}[i == 0])
+		}
+		os.WriteFile(p, []byte(b.String()), 0o600)
+		files = append(files, p)
+	}
+	one := cost(&sessions.Session{Entries: make([]sessions.Entry, 100)})
+	l := NewLibrary(root)
+	l.SetCacheLimit(4 * one)
+	for _, f := range files {
+		if _, err := l.Refresh(f); err != nil {
+			t.Fatal(err)
+		}
+		if l.CacheBytes() > one {
+			t.Fatalf("%d bytes of trees nobody used, want %d at most", l.CacheBytes(), one)
+		}
+	}
+	for _, f := range files[:3] {
+		if _, err := l.SessionOf(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range files[:3] {
+		if l.Loaded(f) == nil {
+			t.Errorf("%s: a used tree was dropped within the limit", filepath.Base(f))
+		}
+	}
+	if l.CacheBytes() > 4*one {
+		t.Errorf("the cache holds %d bytes, its limit is %d", l.CacheBytes(), 4*one)
+	}
+}
+
 // TestNextMeta: the summary Next extends from the one before is the one a
 // fresh read computes, whatever was appended (children, branches, roots,
 // names, models, times).

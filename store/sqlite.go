@@ -94,7 +94,7 @@ func sqliteURI(path string) string {
 		fmt.Fprintf(&b, "%%%02X", c)
 	}
 	b.WriteString("?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
-		"&_pragma=synchronous(NORMAL)&_pragma=cache_size(-16384)")
+		"&_pragma=synchronous(NORMAL)&_pragma=cache_size(-8192)")
 	return b.String()
 }
 

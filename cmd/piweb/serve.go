@@ -212,7 +212,6 @@ func serveSite(ctx context.Context, out io.Writer, log *slog.Logger, cfg config,
 		// from the store for much less.
 		select {
 		case <-cat.Ready():
-			limitMemory(log)
 			switch {
 			case w != nil:
 				watched <- w.Run(ctx)
@@ -238,13 +237,25 @@ func serveSite(ctx context.Context, out io.Writer, log *slog.Logger, cfg config,
 	cataloged := make(chan error, 1)
 	go func() { cataloged <- cat.Run(ctx) }()
 	go func() {
+		// Once the library is filled, room for the index build's batches;
+		// once the store holds every file, what serving holds (the list,
+		// the trees people read) and no more.
+		select {
+		case <-cat.Ready():
+		case <-ctx.Done():
+			return
+		}
 		select {
 		case <-cat.SearchReady():
-			// The first build's buffers go back to the system: what stays
-			// is what serving holds.
-			debug.FreeOSMemory()
-		case <-ctx.Done():
+		default:
+			limitMemory(log, "the index build", 256<<20, 96<<20)
+			select {
+			case <-cat.SearchReady():
+			case <-ctx.Done():
+				return
+			}
 		}
+		limitMemory(log, "serving", 160<<20, 64<<20)
 	}()
 	go reportProgress(ctx, out, cat)
 
@@ -402,20 +413,21 @@ func isTerminal(f *os.File) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
-// limitMemory sets a soft memory limit once the library is filled, unless
-// GOMEMLIMIT says otherwise: the index is most of what piweb keeps, and by
-// default Go lets the heap grow to twice what is live before it collects,
-// so a burst of requests would double piweb's memory. The limit leaves room
-// for a quarter more than the index plus 96 MiB of work, and never less
-// than 256 MiB; the GC works harder near it rather than growing past it.
-func limitMemory(log *slog.Logger) {
+// limitMemory sets a soft memory limit, unless GOMEMLIMIT says otherwise:
+// by default Go lets the heap grow to twice what is live before it
+// collects, so a burst of requests would double piweb's memory. The limit
+// leaves room for a quarter more than what is live now plus work bytes,
+// and never less than floor; the GC works harder near it rather than
+// growing past it. Freed memory goes back to the system.
+func limitMemory(log *slog.Logger, why string, floor, work int64) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
 	runtime.GC()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
-	limit := max(int64(256<<20), int64(m.HeapAlloc)*5/4+96<<20)
+	limit := max(floor, int64(m.HeapAlloc)*5/4+work)
 	debug.SetMemoryLimit(limit)
-	log.Info("memory limit set", "MiB", limit>>20, "index MiB", m.HeapAlloc>>20)
+	debug.FreeOSMemory()
+	log.Info("memory limit set", "MiB", limit>>20, "live MiB", m.HeapAlloc>>20, "for", why)
 }
