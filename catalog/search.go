@@ -118,7 +118,8 @@ func (c *Catalog) indexed(ctx context.Context, q *search.Query, limit int, curso
 		below = n
 	}
 	sq := store.Query{Needles: q.Needles(), Roles: q.Roles, NotRoles: q.NotRoles,
-		Projects: ascii(q.Projects), NotProjects: ascii(q.NotProjects), Any: true}
+		Projects: ascii(q.Projects), NotProjects: ascii(q.NotProjects), Any: true,
+		OffPath: q.Path == search.OffPath, OnPath: q.Path == search.OnPath}
 	if !q.After.IsZero() {
 		sq.After = q.After.UnixMilli()
 	}
