@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"math"
 	"strings"
 	"unicode/utf8"
@@ -144,7 +145,7 @@ func (s *DB) Search(ctx context.Context, q Query) ([]Candidate, error) {
 			return err
 		}
 		defer conn.Close()
-		ws := windows{s: s, ctx: ctx, conn: conn, hi: hi, offPath: q.OffPath, needles: needles}
+		ws := windows{s: s, ctx: ctx, conn: conn, hi: hi, offPath: q.OffPath, needles: needles, filtered: len(where) > 0}
 		for len(out) < limit {
 			w, err := ws.next()
 			if err != nil || w.hi <= w.lo {
@@ -177,7 +178,7 @@ type window struct {
 // Bounds of the windows (see windows).
 const (
 	scanFirst = 1024    // rows of PostgreSQL's first window
-	scanRows  = 1 << 15 // rows it scans at most before it asks the index
+	fewOff    = 1 << 15 // off-path documents few enough to search by their runs
 	probeRows = 4096    // texts holding the needles SQLite walks before it asks where off-path documents are
 	offRun    = 256     // how far apart two off-path documents may be numbered and still be searched in one window
 )
@@ -195,9 +196,9 @@ const (
 // PostgreSQL's planner cannot tell how common a substring is: for a
 // common one it would check every row the trigram index gives, then sort
 // them. So the newest texts are read first, in windows of rows that
-// double while each finds something, up to scanRows; then the trigram
-// index answers for the rest (the needles are rare). Off-path searches
-// among few off-path documents read only their runs.
+// double; once a window holds none of the needles (they are rare), the
+// trigram index answers for the rest. Off-path searches among few
+// off-path documents read only their runs.
 type windows struct {
 	s       *DB
 	ctx     context.Context
@@ -205,10 +206,13 @@ type windows struct {
 	hi      int64
 	offPath bool
 	needles []string
-	found   bool // the last window gave candidates
+	// filtered: the query has filters besides its needles; found: the
+	// last window gave candidates.
+	filtered, found bool
 
 	started, index, done bool
-	scanned, size        int64
+	last                 window // the last window read
+	size                 int64
 	runs                 bool    // the rest is runs of off-path documents
 	ids                  []int64 // off-path ids fetched, newest first, not yet searched
 	more                 bool    // there may be more than ids
@@ -247,25 +251,37 @@ func (ws *windows) next() (window, error) {
 		ws.done = true
 		return window{}, nil
 	}
-	if ws.scanned >= scanRows || !ws.found && ws.scanned > 0 {
+	if ws.last.hi > 0 && !ws.found {
 		if ws.offPath {
 			var n int64
 			if err := ws.conn.QueryRowContext(ws.ctx, `SELECT count(*) FROM (SELECT 1 FROM docs WHERE offpath = 1 AND id < $1 LIMIT $2) x`,
-				ws.hi, scanRows).Scan(&n); err != nil {
+				ws.hi, fewOff).Scan(&n); err != nil {
 				return window{}, err
 			}
-			if n < scanRows {
+			if n < fewOff {
 				ws.runs, ws.more = true, true
 				return ws.run()
 			}
 		}
-		ws.index = true
-		return window{hi: ws.hi}, nil
+		rare := !ws.filtered
+		if ws.filtered { // was it the filters? The texts of the window are at hand.
+			cond, args := []string{"id >= $1", "id < $2"}, []any{ws.last.lo, ws.last.hi}
+			for k, n := range ws.needles {
+				cond, args = append(cond, fmt.Sprintf("strpos(text, $%d) > 0", k+3)), append(args, n)
+			}
+			if err := ws.conn.QueryRowContext(ws.ctx, `SELECT NOT EXISTS (SELECT 1 FROM doc_text WHERE `+strings.Join(cond, " AND ")+`)`,
+				args...).Scan(&rare); err != nil {
+				return window{}, err
+			}
+		}
+		if rare {
+			ws.index = true
+			return window{hi: ws.hi}, nil
+		}
 	}
-	w := window{lo: max(1, ws.hi-ws.size), hi: ws.hi, scan: true}
-	ws.scanned += w.hi - w.lo
-	ws.hi, ws.size = w.lo, 2*ws.size
-	return w, nil
+	ws.last = window{lo: max(1, ws.hi-ws.size), hi: ws.hi, scan: true}
+	ws.hi, ws.size = ws.last.lo, 2*ws.size
+	return ws.last, nil
 }
 
 // run returns the window of the next run of off-path documents.
