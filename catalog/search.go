@@ -260,10 +260,14 @@ func (rs *searchRun) check(q *search.Query, cd *store.Candidate) (Hit, bool) {
 		return Hit{}, false
 	}
 	// The group is the hit of its newest copy: the others are not read.
-	copies, err := rs.c.st.Copies(rs.ctx, cd.EntryID, cd.Part, cd.Time)
-	if newest := len(copies) - 1; err == nil && newest > 0 && copies[newest].ID != cd.ID {
-		if nsi := rs.session(copies[newest].Path); nsi != nil && q.AllowProject(nsi.meta.Project) {
-			return Hit{}, false
+	var copies []store.Candidate
+	var err error
+	if cd.Newest != cd.ID {
+		copies, err = rs.c.st.Copies(rs.ctx, cd.EntryID, cd.Part, cd.Time)
+		if newest := len(copies) - 1; err == nil && newest > 0 && copies[newest].ID != cd.ID {
+			if nsi := rs.session(copies[newest].Path); nsi != nil && q.AllowProject(nsi.meta.Project) {
+				return Hit{}, false
+			}
 		}
 	}
 	e, line := rs.line(cd, si.meta.Version)
@@ -282,6 +286,9 @@ func (rs *searchRun) check(q *search.Query, cd *store.Candidate) (Hit, bool) {
 	}
 	place, label := rs.facts(cd.FileID, cd.Path, cd.Pos, cd.EntryID)
 	h := rs.hit(si, cd.EntryID, p.typ, p.role, snippet, ranges, cd.Time, place, label)
+	if copies == nil && err == nil {
+		copies, err = rs.c.st.Copies(rs.ctx, cd.EntryID, cd.Part, cd.Time)
+	}
 	if err != nil || len(copies) < 2 {
 		return h, keep(q, place, label)
 	}
