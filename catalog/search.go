@@ -118,7 +118,8 @@ func (c *Catalog) indexed(ctx context.Context, q *search.Query, limit int, curso
 		below = n
 	}
 	sq := store.Query{Needles: q.Needles(), Roles: q.Roles, NotRoles: q.NotRoles,
-		Projects: ascii(q.Projects), NotProjects: ascii(q.NotProjects), Any: true}
+		Projects: ascii(q.Projects), NotProjects: ascii(q.NotProjects), Any: true,
+		OffPath: q.Path == search.OffPath, OnPath: q.Path == search.OnPath}
 	if !q.After.IsZero() {
 		sq.After = q.After.UnixMilli()
 	}
@@ -258,6 +259,17 @@ func (rs *searchRun) check(q *search.Query, cd *store.Candidate) (Hit, bool) {
 	if si == nil || !q.AllowProject(si.meta.Project) {
 		return Hit{}, false
 	}
+	// The group is the hit of its newest copy: the others are not read.
+	var copies []store.Candidate
+	var err error
+	if cd.Newest != cd.ID {
+		copies, err = rs.c.st.Copies(rs.ctx, cd.EntryID, cd.Part, cd.Time)
+		if newest := len(copies) - 1; err == nil && newest > 0 && copies[newest].ID != cd.ID {
+			if nsi := rs.session(copies[newest].Path); nsi != nil && q.AllowProject(nsi.meta.Project) {
+				return Hit{}, false
+			}
+		}
+	}
 	e, line := rs.line(cd, si.meta.Version)
 	if e == nil {
 		rs.stale(cd.Path)
@@ -274,14 +286,11 @@ func (rs *searchRun) check(q *search.Query, cd *store.Candidate) (Hit, bool) {
 	}
 	place, label := rs.facts(cd.FileID, cd.Path, cd.Pos, cd.EntryID)
 	h := rs.hit(si, cd.EntryID, p.typ, p.role, snippet, ranges, cd.Time, place, label)
-	copies, err := rs.c.st.Copies(rs.ctx, cd.EntryID, cd.Part, cd.Time)
+	if copies == nil && err == nil {
+		copies, err = rs.c.st.Copies(rs.ctx, cd.EntryID, cd.Part, cd.Time)
+	}
 	if err != nil || len(copies) < 2 {
 		return h, keep(q, place, label)
-	}
-	if newest := &copies[len(copies)-1]; newest.ID != cd.ID {
-		if nsi := rs.session(newest.Path); nsi != nil && q.AllowProject(nsi.meta.Project) {
-			return Hit{}, false // the group is the hit of its newest copy
-		}
 	}
 	// The hit is the original's (the copy no other copy was forked from),
 	// and names the others.

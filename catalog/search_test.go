@@ -261,3 +261,38 @@ func TestForkCopies(t *testing.T) {
 		}
 	})
 }
+
+// TestOffPathLive: on and off the path, the store finds what reading
+// every file finds, and still does after a branch from a session's first
+// entry takes the rest of it off the path (a live change: the store
+// narrows by the places it saved, the hits are checked on the tree).
+func TestOffPathLive(t *testing.T) {
+	engines(t, func(t *testing.T, dsn string) {
+		root, files := genRoot(t, 4, 120)
+		c, stop := run(t, root, dsn)
+		defer stop()
+		compare := func(when string) {
+			t.Helper()
+			scanned, sstop := start(t, root, nil, nil)
+			defer sstop()
+			for _, q := range []string{"is:offpath", "is:offpath the", "-is:offpath the", "is:offpath role:user e"} {
+				a, b := allHits(t, c, q), allHits(t, scanned, q)
+				if !slices.Equal(a, b) {
+					t.Errorf("%s, %q: the store finds %d hits, a scan %d", when, q, len(a), len(b))
+				}
+				if when == "after the branch" && q == "is:offpath" && len(a) == 0 {
+					t.Errorf("%q: no hits", q)
+				}
+			}
+		}
+		compare("at the start")
+		s, err := c.lib.SessionOf(files[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		sessiontest.Append(t, files[1], sessiontest.Lines(sessiontest.User("branchnew", s.Entries[1].ID, 999, "a fresh branch")))
+		c.lib.Refresh(files[1])
+		wait(t, c)
+		compare("after the branch")
+	})
+}

@@ -24,6 +24,8 @@ func FuzzParse(f *testing.F) {
 		{"ǂroleuser", "ǂroleuser"},
 		{"\"\u00a0x\"", "\u00a0x"},
 		{"İ", "i̇"},
+		{"re:ses+ion tre{1,2}", "a sesssion treee"},
+		{"re:(?i)x(ab)+Y{2,}z", "XABABYYYZ"},
 	} {
 		f.Add(s[0], s[1])
 	}

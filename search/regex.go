@@ -157,9 +157,20 @@ func required(re *syntax.Regexp) []string {
 					run.Reset()
 				}
 			}
-			for _, sub := range re.Sub {
+			for _, sub := range flat(re.Sub) {
 				if sub.Op == syntax.OpLiteral {
 					run.WriteString(literal(sub))
+					continue
+				}
+				// A literal repeated at least n times: n of it go on the
+				// run, and its last one begins the next.
+				if n, many := repeats(sub); n > 0 {
+					lit := literal(sub.Sub[0])
+					run.WriteString(strings.Repeat(lit, n))
+					if many {
+						flush()
+						run.WriteString(lit)
+					}
 					continue
 				}
 				flush()
@@ -176,6 +187,35 @@ func required(re *syntax.Regexp) []string {
 		}
 	}
 	return keep
+}
+
+// flat returns subs with the concatenations among them spliced in (a
+// simplified x{1,2} is a concatenation x x?).
+func flat(subs []*syntax.Regexp) []*syntax.Regexp {
+	var out []*syntax.Regexp
+	for _, sub := range subs {
+		if sub.Op == syntax.OpConcat {
+			out = append(out, flat(sub.Sub)...)
+		} else {
+			out = append(out, sub)
+		}
+	}
+	return out
+}
+
+// repeats returns how many times at least re repeats a literal (0: re is
+// not such a repetition) and whether it may repeat it more.
+func repeats(re *syntax.Regexp) (int, bool) {
+	if len(re.Sub) != 1 || re.Sub[0].Op != syntax.OpLiteral {
+		return 0, false
+	}
+	switch re.Op {
+	case syntax.OpPlus:
+		return 1, true
+	case syntax.OpRepeat:
+		return re.Min, re.Max != re.Min
+	}
+	return 0, false
 }
 
 // literal returns a literal node's text, lower-cased.

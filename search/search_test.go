@@ -297,7 +297,9 @@ func TestNeedles(t *testing.T) {
 		{"Foo  bar", "foo|bar"},
 		{`"Fix   The" -cache`, "fix the"},
 		{`role:user re:digest\(\) returns b[a-z]+64`, "digest() returns b|64"},
-		{`re:(foo|bar)baz+`, "ba|z"},
+		{`re:(foo|bar)baz+`, "baz|z"}, // z+: its first z ends a run, its last begins the next
+		{`re:ses+ion tre{1,2}`, "ses|sion tre"},
+		{`re:(?i)HeLLo+ world`, "hello|o world"},
 		{`re:x?y*`, ""},
 		{`re:[ab]c`, "c"},
 		{`re:Hello\s+World`, "hello|world"},

@@ -18,8 +18,10 @@
 // (an opaque blob), and a checksum over all of that, so a damaged row
 // is noticed and read again from the file rather than trusted. Per
 // searchable piece of an entry (Doc): its file, byte offset and length,
-// position, part, entry id, type, role and time, and its text, normalized
-// (search.Normalize) for the engine's index. Per file, the labels in force.
+// position, part, entry id, type, role and time, whether the entry is off
+// the path (as the file's places say: is:offpath narrows in the engine),
+// and its text, normalized (search.Normalize) for the engine's index. Per
+// file, the labels in force.
 //
 // What is the truth. The session files. A File is only as good as the
 // caller's check that the file still has that Stamp, and every candidate

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"hash/crc64"
 	"strings"
@@ -300,8 +301,10 @@ func (s *DB) save(ctx context.Context, tx *sql.Tx, sv *Save, texts *[]docText) (
 		if err := s.dropDocs(ctx, tx, id); err != nil {
 			return job, err
 		}
+	} else if err := s.flipDocs(ctx, tx, id, oldPlaces, places); err != nil {
+		return job, err
 	}
-	if err := s.addDocs(ctx, tx, id, sv.Docs, texts); err != nil {
+	if err := s.addDocs(ctx, tx, id, sv.Docs, places, texts); err != nil {
 		return job, err
 	}
 	if sv.Labels != nil {
@@ -347,14 +350,52 @@ func pgText(sv *Save) *Save {
 	return &c
 }
 
+// flipDocs sets the offpath flags of file id's docs whose entries moved
+// on or off the path between places old and now (a rewind): a doc's flag
+// always follows its file's places.
+func (s *DB) flipDocs(ctx context.Context, tx *sql.Tx, id int64, old, now []byte) error {
+	var on, off []int64
+	for b := range max(len(old), len(now)) {
+		if b < len(old) && b < len(now) && old[b] == now[b] {
+			continue
+		}
+		for p := 4 * b; p < 4*b+4; p++ {
+			if was, is := onPath(old, p), onPath(now, p); was != is && is {
+				on = append(on, int64(p))
+			} else if was != is {
+				off = append(off, int64(p))
+			}
+		}
+	}
+	in := "pos IN (SELECT value FROM json_each(?))"
+	if s.engine == Postgres {
+		in = "pos = ANY(?::int[])"
+	}
+	for flag, ps := range [][]int64{on, off} { // on the path: flag 0; off it: 1
+		if len(ps) == 0 {
+			continue
+		}
+		var list any = ps
+		if s.engine == SQLite {
+			b, _ := json.Marshal(ps)
+			list = string(b)
+		}
+		if _, err := tx.ExecContext(ctx, s.q(`UPDATE docs SET offpath = ? WHERE file_id = ? AND offpath <> ? AND `+in), flag, id, flag, list); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // addDocs inserts the docs of file id that the store does not hold yet,
-// and adds their texts to texts (indexed last: see addTexts).
-func (s *DB) addDocs(ctx context.Context, tx *sql.Tx, id int64, docs []Doc, texts *[]docText) error {
+// their offpath flags as places say, and adds their texts to texts
+// (indexed last: see addTexts).
+func (s *DB) addDocs(ctx context.Context, tx *sql.Tx, id int64, docs []Doc, places []byte, texts *[]docText) error {
 	if len(docs) == 0 {
 		return nil
 	}
 	if s.engine == Postgres {
-		return s.addDocsPG(ctx, tx, id, docs, texts)
+		return s.addDocsPG(ctx, tx, id, docs, places, texts)
 	}
 	// The transaction holds SQLite's write lock: when no doc of the file
 	// from the first offset on is held (another process did not index
@@ -366,10 +407,10 @@ func (s *DB) addDocs(ctx context.Context, tx *sql.Tx, id int64, docs []Doc, text
 		return err
 	}
 	if held == 0 {
-		return s.addDocsBulk(ctx, tx, id, top+1, docs, texts)
+		return s.addDocsBulk(ctx, tx, id, top+1, docs, places, texts)
 	}
-	ins, err := tx.PrepareContext(ctx, `INSERT INTO docs (file_id, off, len, pos, part, entry_id, type, role, ts)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (file_id, off, part) DO NOTHING RETURNING id`)
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO docs (file_id, off, len, pos, part, entry_id, type, role, ts, offpath)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (file_id, off, part) DO NOTHING RETURNING id`)
 	if err != nil {
 		return err
 	}
@@ -377,7 +418,7 @@ func (s *DB) addDocs(ctx context.Context, tx *sql.Tx, id int64, docs []Doc, text
 	for i := range docs {
 		d := &docs[i]
 		var did int64
-		err := ins.QueryRowContext(ctx, id, d.Off, d.Len, d.Pos, d.Part, d.EntryID, d.Type, d.Role, d.Time).Scan(&did)
+		err := ins.QueryRowContext(ctx, id, d.Off, d.Len, d.Pos, d.Part, d.EntryID, d.Type, d.Role, d.Time, offPath(places, d.Pos)).Scan(&did)
 		if errors.Is(err, sql.ErrNoRows) {
 			continue // held already (another process wrote it)
 		}
@@ -394,28 +435,28 @@ const bulkRows = 100
 
 // addDocsBulk inserts docs of file id numbered from next, bulkRows to a
 // statement (SQLite), none of them held yet.
-func (s *DB) addDocsBulk(ctx context.Context, tx *sql.Tx, id, next int64, docs []Doc, texts *[]docText) error {
-	row := "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-	full, err := tx.PrepareContext(ctx, `INSERT INTO docs (id, file_id, off, len, pos, part, entry_id, type, role, ts) VALUES `+
+func (s *DB) addDocsBulk(ctx context.Context, tx *sql.Tx, id, next int64, docs []Doc, places []byte, texts *[]docText) error {
+	row := "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	full, err := tx.PrepareContext(ctx, `INSERT INTO docs (id, file_id, off, len, pos, part, entry_id, type, role, ts, offpath) VALUES `+
 		strings.TrimSuffix(strings.Repeat(row+", ", bulkRows), ", "))
 	if err != nil {
 		return err
 	}
 	defer full.Close()
-	args := make([]any, 0, 10*bulkRows)
+	args := make([]any, 0, 11*bulkRows)
 	for start := 0; start < len(docs); start += bulkRows {
 		chunk := docs[start:min(len(docs), start+bulkRows)]
 		args = args[:0]
 		for i := range chunk {
 			d := &chunk[i]
 			did := next + int64(start+i)
-			args = append(args, did, id, d.Off, d.Len, d.Pos, d.Part, d.EntryID, d.Type, d.Role, d.Time)
+			args = append(args, did, id, d.Off, d.Len, d.Pos, d.Part, d.EntryID, d.Type, d.Role, d.Time, offPath(places, d.Pos))
 			*texts = append(*texts, docText{did, d.Text})
 		}
 		if len(chunk) == bulkRows {
 			_, err = full.ExecContext(ctx, args...)
 		} else {
-			_, err = tx.ExecContext(ctx, `INSERT INTO docs (id, file_id, off, len, pos, part, entry_id, type, role, ts) VALUES `+
+			_, err = tx.ExecContext(ctx, `INSERT INTO docs (id, file_id, off, len, pos, part, entry_id, type, role, ts, offpath) VALUES `+
 				strings.TrimSuffix(strings.Repeat(row+", ", len(chunk)), ", "), args...)
 		}
 		if err != nil {
@@ -427,9 +468,9 @@ func (s *DB) addDocsBulk(ctx context.Context, tx *sql.Tx, id, next int64, docs [
 
 // addDocsPG is addDocs on PostgreSQL: the rows go in arrays, one round
 // trip for a whole file rather than one a document.
-func (s *DB) addDocsPG(ctx context.Context, tx *sql.Tx, id int64, docs []Doc, texts *[]docText) error {
+func (s *DB) addDocsPG(ctx context.Context, tx *sql.Tx, id int64, docs []Doc, places []byte, texts *[]docText) error {
 	n := len(docs)
-	offs, lens, poss, parts := make([]int64, n), make([]int32, n), make([]int32, n), make([]int32, n)
+	offs, lens, poss, parts, offpaths := make([]int64, n), make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n)
 	eids, types, roles, tss := make([]string, n), make([]string, n), make([]string, n), make([]int64, n)
 	type key struct {
 		off  int64
@@ -438,14 +479,14 @@ func (s *DB) addDocsPG(ctx context.Context, tx *sql.Tx, id int64, docs []Doc, te
 	text := make(map[key]string, n)
 	for i := range docs {
 		d := &docs[i]
-		offs[i], lens[i], poss[i], parts[i] = d.Off, int32(d.Len), int32(d.Pos), int32(d.Part)
+		offs[i], lens[i], poss[i], parts[i], offpaths[i] = d.Off, int32(d.Len), int32(d.Pos), int32(d.Part), int32(offPath(places, d.Pos))
 		eids[i], types[i], roles[i], tss[i] = d.EntryID, d.Type, d.Role, d.Time
 		text[key{d.Off, int32(d.Part)}] = d.Text
 	}
-	rows, err := tx.QueryContext(ctx, `INSERT INTO docs (file_id, off, len, pos, part, entry_id, type, role, ts)
-		SELECT $1, * FROM unnest($2::bigint[], $3::int[], $4::int[], $5::int[], $6::text[], $7::text[], $8::text[], $9::bigint[])
+	rows, err := tx.QueryContext(ctx, `INSERT INTO docs (file_id, off, len, pos, part, entry_id, type, role, ts, offpath)
+		SELECT $1, * FROM unnest($2::bigint[], $3::int[], $4::int[], $5::int[], $6::text[], $7::text[], $8::text[], $9::bigint[], $10::int[])
 		ON CONFLICT (file_id, off, part) DO NOTHING RETURNING id, off, part`,
-		id, offs, lens, poss, parts, eids, types, roles, tss)
+		id, offs, lens, poss, parts, eids, types, roles, tss, offpaths)
 	if err != nil {
 		return err
 	}

@@ -79,6 +79,21 @@ var migrations = []migration{
 	},
 	usageTables, // 2 (usage.go)
 	pushTables,  // 3 (push.go)
+	{ // 4: whether each text's entry is off its file's active path (as the
+		// file's places say), so that is:offpath narrows in the engine
+		shared: []string{`ALTER TABLE docs ADD COLUMN offpath INTEGER NOT NULL DEFAULT 0`},
+		sqlite: []string{
+			`UPDATE docs SET offpath = 1 WHERE (SELECT ((instr('0123456789ABCDEF', substr(h, 1, 1)) - 1) * 16 +
+				instr('0123456789ABCDEF', substr(h, 2, 1)) - 1) >> (2 * (docs.pos % 4)) & 3
+				FROM (SELECT hex(substr(places, docs.pos / 4 + 1, 1)) AS h FROM files WHERE files.id = docs.file_id)) = 0`,
+			`CREATE INDEX docs_offpath ON docs (id) WHERE offpath = 1`,
+		},
+		postgres: []string{
+			`UPDATE docs d SET offpath = 1 FROM files f WHERE f.id = d.file_id AND CASE WHEN d.pos / 4 < length(f.places)
+				THEN (get_byte(f.places, d.pos / 4) >> (2 * (d.pos % 4))) & 3 ELSE 0 END = 0`,
+			`CREATE INDEX docs_offpath ON docs (id) WHERE offpath = 1`,
+		},
+	},
 }
 
 // SchemaVersion is the version of the schema this piweb writes.

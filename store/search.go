@@ -3,9 +3,12 @@ package store
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"math"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // Query asks for candidate documents, newest (highest id) first.
@@ -25,6 +28,10 @@ type Query struct {
 	// case, any of which must occur (none: any project); NotProjects none
 	// of which may. ASCII ones only: others are the caller's to check.
 	Projects, NotProjects []string
+	// OffPath gives only documents of entries off their file's active
+	// path (Save.Places), OnPath only those on it: as the store last
+	// saw the file (the caller checks the tree it holds).
+	OffPath, OnPath bool
 	// Machine is whose files (see File.Machine); Any for every machine's.
 	Machine string
 	Any     bool
@@ -37,6 +44,9 @@ type Candidate struct {
 	Doc
 	Path    string
 	Machine string
+	// Newest is the number of the newest copy of the document (see
+	// Copies), its own when it has none; Search gives it.
+	Newest int64
 }
 
 // Search returns a batch of candidates for q, newest first: every
@@ -74,6 +84,11 @@ func (s *DB) Search(ctx context.Context, q Query) ([]Candidate, error) {
 		where = append(where, "lower(f.project) NOT LIKE ? ESCAPE '\\'")
 		args = append(args, "%"+likeEscape(p)+"%")
 	}
+	if q.OffPath {
+		where = append(where, "d.offpath = 1")
+	} else if q.OnPath {
+		where = append(where, "d.offpath = 0")
+	}
 	if q.After != 0 {
 		where = append(where, "d.ts >= ?")
 		args = append(args, q.After)
@@ -82,31 +97,44 @@ func (s *DB) Search(ctx context.Context, q Query) ([]Candidate, error) {
 		where = append(where, "d.ts < ?")
 		args = append(args, q.Before)
 	}
-	from, order := "docs d JOIN files f ON f.id = d.file_id", "d.id"
 	needles := indexable(q.Needles)
-	switch {
-	case len(needles) == 0:
-	case s.engine == SQLite:
-		from, order = "doc_text t JOIN docs d ON d.id = t.rowid JOIN files f ON f.id = d.file_id", "t.rowid" // FTS5 walks its rowids newest first
-		where = append(where, "doc_text MATCH ?")
-		args = append(args, ftsMatch(needles))
-	default:
-		from = "doc_text t JOIN docs d ON d.id = t.id JOIN files f ON f.id = d.file_id"
-		for _, n := range needles {
-			where = append(where, "t.text LIKE ? ESCAPE '\\'")
-			args = append(args, "%"+likeEscape(n)+"%")
+	// query is the search for ids in w: where the needles are, by the
+	// engine's index, or (PostgreSQL, w.scan) by reading each text of w.
+	query := func(w window, limit int) (string, []any) {
+		from, key := "docs d JOIN files f ON f.id = d.file_id", "d.id"
+		cond, a := []string{}, []any{}
+		switch {
+		case len(needles) == 0:
+		case s.engine == SQLite:
+			from, key = "doc_text t JOIN docs d ON d.id = t.rowid JOIN files f ON f.id = d.file_id", "t.rowid" // FTS5 walks its rowids newest first
+			cond, a = append(cond, "doc_text MATCH ?"), append(a, ftsMatch(needles))
+		default:
+			from, key = "doc_text t JOIN docs d ON d.id = t.id JOIN files f ON f.id = d.file_id", "t.id"
+			for _, n := range needles {
+				if w.scan {
+					cond, a = append(cond, "strpos(t.text, ?) > 0"), append(a, n)
+				} else {
+					cond, a = append(cond, "t.text LIKE ? ESCAPE '\\'"), append(a, "%"+likeEscape(n)+"%")
+				}
+			}
+			if !w.scan {
+				key = "t.id + 0" // not by the key's index: every row the trigram index gives, then sorted
+			}
 		}
-	}
-	// query is the search for ids in [lo, hi).
-	query := func(lo, hi int64, limit int) (string, []any) {
-		w := append([]string{order + " < ?"}, where...)
-		a := append([]any{hi}, args...)
-		if lo > 0 {
-			w = append(w, order+" >= ?")
-			a = append(a, lo)
+		bound := []string{key}
+		if w.scan {
+			bound = append(bound, "d.id") // either side of the join may lead
 		}
-		return `SELECT d.id, d.file_id, d.off, d.len, d.pos, d.part, d.entry_id, d.type, d.role, d.ts, f.path, f.machine
-			FROM ` + from + ` WHERE ` + strings.Join(w, " AND ") + ` ORDER BY ` + order + ` DESC LIMIT ?`, append(a, limit)
+		for _, k := range bound {
+			cond, a = append(cond, k+" < ?"), append(a, w.hi)
+			if w.lo > 0 {
+				cond, a = append(cond, k+" >= ?"), append(a, w.lo)
+			}
+		}
+		return `SELECT d.id, d.file_id, d.off, d.len, d.pos, d.part, d.entry_id, d.type, d.role, d.ts, f.path, f.machine,
+			(SELECT max(c.id) FROM docs c WHERE c.entry_id = d.entry_id AND c.part = d.part AND c.ts = d.ts)
+			FROM ` + from + ` WHERE ` + strings.Join(append(cond, where...), " AND ") + ` ORDER BY ` + key + ` DESC LIMIT ?`,
+			append(append(a, args...), limit)
 	}
 	limit := max(q.Limit, 1)
 	hi := q.Below
@@ -116,36 +144,180 @@ func (s *DB) Search(ctx context.Context, q Query) ([]Candidate, error) {
 	var out []Candidate
 	err := s.use(ctx, func(db *sql.DB) error {
 		out = out[:0]
-		if s.engine == SQLite || len(needles) == 0 {
-			qs, a := query(0, hi, limit)
-			return scanCandidates(db.QueryContext(ctx, s.q(qs), a...))(&out)
-		}
-		// PostgreSQL's planner cannot tell how common a substring is: for
-		// a common one it would read every row the trigram index gives
-		// before sorting them. So the newest documents are searched first,
-		// in a window of ids that doubles until the batch is full or the
-		// oldest is reached: each step reads at most its window.
 		conn, err := db.Conn(ctx)
 		if err != nil {
 			return err
 		}
 		defer conn.Close()
-		var top int64
-		if err := conn.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM docs`).Scan(&top); err != nil {
-			return err
-		}
-		hi = min(hi, top+1)
-		for window := int64(20000); hi > 1 && len(out) < limit; window *= 2 {
-			lo := max(1, hi-window)
-			qs, a := query(lo, hi, limit-len(out))
+		ws := windows{s: s, ctx: ctx, conn: conn, hi: hi, offPath: q.OffPath, needles: needles, filtered: len(where) > 0}
+		for len(out) < limit {
+			w, err := ws.next()
+			if err != nil || w.hi <= w.lo {
+				return err
+			}
+			qs, a := query(w, limit-len(out))
+			if s.engine == Postgres {
+				// Planned for these values, not once for any: a plan for any
+				// needle reads every text of the range.
+				a = append([]any{pgx.QueryExecModeExec}, a...)
+			}
+			n := len(out)
 			if err := scanCandidates(conn.QueryContext(ctx, s.q(qs), a...))(&out); err != nil {
 				return err
 			}
-			hi = lo
+			ws.found = len(out) > n
 		}
 		return nil
 	})
 	return out, err
+}
+
+// window is a range of ids [lo, hi) to search; scan: by reading its
+// texts rather than through the trigram index (PostgreSQL).
+type window struct {
+	lo, hi int64
+	scan   bool
+}
+
+// Bounds of the windows (see windows).
+const (
+	scanFirst = 1024    // rows of PostgreSQL's first window
+	fewOff    = 1 << 15 // off-path documents few enough to search by their runs
+	probeRows = 4096    // texts holding the needles SQLite walks before it asks where off-path documents are
+	offRun    = 256     // how far apart two off-path documents may be numbered and still be searched in one window
+)
+
+// windows gives the ranges of ids to search below hi, newest first, until
+// an empty one. A window of SQLite searches through its full-text index,
+// which walks its ids newest first and stops when the batch is full:
+//   - without needles, or a search on path: one window, every id below hi;
+//   - off-path with needles: the newest probeRows texts that hold them
+//     (all of them when there are no more: the needles are rare); then
+//     only runs of off-path documents' ids, so that a search among few
+//     off-path documents does not walk every text holding common needles
+//     (FTS5 cannot seek to them one by one: a seek costs a window's setup).
+//
+// PostgreSQL's planner cannot tell how common a substring is: for a
+// common one it would check every row the trigram index gives, then sort
+// them. So the newest texts are read first, in windows of rows that
+// double; once a window holds none of the needles (they are rare), the
+// trigram index answers for the rest. Off-path searches among few
+// off-path documents read only their runs.
+type windows struct {
+	s       *DB
+	ctx     context.Context
+	conn    *sql.Conn
+	hi      int64
+	offPath bool
+	needles []string
+	// filtered: the query has filters besides its needles; found: the
+	// last window gave candidates.
+	filtered, found bool
+
+	started, index, done bool
+	last                 window // the last window read
+	size                 int64
+	runs                 bool    // the rest is runs of off-path documents
+	ids                  []int64 // off-path ids fetched, newest first, not yet searched
+	more                 bool    // there may be more than ids
+}
+
+func (ws *windows) next() (window, error) {
+	first := !ws.started
+	ws.started = true
+	switch {
+	case ws.done:
+		return window{}, nil
+	case ws.runs:
+		return ws.run()
+	case len(ws.needles) == 0 || ws.s.engine == SQLite && !ws.offPath:
+		ws.done = true
+		return window{hi: ws.hi}, nil
+	case ws.s.engine == SQLite:
+		// the probe, then runs
+		var n, lo int64
+		err := ws.conn.QueryRowContext(ws.ctx, `SELECT count(*), coalesce(min(rowid), 0) FROM (SELECT rowid FROM doc_text
+			WHERE doc_text MATCH ? AND rowid < ? ORDER BY rowid DESC LIMIT ?)`, ftsMatch(ws.needles), ws.hi, probeRows).Scan(&n, &lo)
+		if err != nil || n < probeRows {
+			ws.done = true
+			return window{hi: ws.hi}, err
+		}
+		w := window{lo: lo, hi: ws.hi}
+		ws.hi, ws.runs, ws.more = lo, true, true
+		return w, nil
+	case first:
+		var top int64
+		if err := ws.conn.QueryRowContext(ws.ctx, `SELECT coalesce(max(id), 0) FROM docs`).Scan(&top); err != nil {
+			return window{}, err
+		}
+		ws.hi, ws.size = min(ws.hi, top+1), scanFirst
+	case ws.index:
+		ws.done = true
+		return window{}, nil
+	}
+	if ws.last.hi > 0 && !ws.found {
+		if ws.offPath {
+			var n int64
+			if err := ws.conn.QueryRowContext(ws.ctx, `SELECT count(*) FROM (SELECT 1 FROM docs WHERE offpath = 1 AND id < $1 LIMIT $2) x`,
+				ws.hi, fewOff).Scan(&n); err != nil {
+				return window{}, err
+			}
+			if n < fewOff {
+				ws.runs, ws.more = true, true
+				return ws.run()
+			}
+		}
+		rare := !ws.filtered
+		if ws.filtered { // was it the filters? The texts of the window are at hand.
+			cond, args := []string{"id >= $1", "id < $2"}, []any{ws.last.lo, ws.last.hi}
+			for k, n := range ws.needles {
+				cond, args = append(cond, fmt.Sprintf("strpos(text, $%d) > 0", k+3)), append(args, n)
+			}
+			if err := ws.conn.QueryRowContext(ws.ctx, `SELECT NOT EXISTS (SELECT 1 FROM doc_text WHERE `+strings.Join(cond, " AND ")+`)`,
+				args...).Scan(&rare); err != nil {
+				return window{}, err
+			}
+		}
+		if rare {
+			ws.index = true
+			return window{hi: ws.hi}, nil
+		}
+	}
+	ws.last = window{lo: max(1, ws.hi-ws.size), hi: ws.hi, scan: true}
+	ws.hi, ws.size = ws.last.lo, 2*ws.size
+	return ws.last, nil
+}
+
+// run returns the window of the next run of off-path documents.
+func (ws *windows) run() (window, error) {
+	if len(ws.ids) == 0 && ws.more {
+		rows, err := ws.conn.QueryContext(ws.ctx, ws.s.q(`SELECT id FROM docs WHERE offpath = 1 AND id < ? ORDER BY id DESC LIMIT 1024`), ws.hi)
+		if err != nil {
+			return window{}, err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				return window{}, err
+			}
+			ws.ids = append(ws.ids, id)
+		}
+		ws.more = len(ws.ids) == 1024
+		if err := rows.Err(); err != nil {
+			return window{}, err
+		}
+	}
+	if len(ws.ids) == 0 {
+		return window{}, nil
+	}
+	k := 1
+	for k < len(ws.ids) && ws.ids[k-1]-ws.ids[k] <= offRun {
+		k++
+	}
+	w := window{lo: ws.ids[k-1], hi: ws.ids[0] + 1, scan: true}
+	ws.hi, ws.ids = w.lo, ws.ids[k:]
+	return w, nil
 }
 
 // scanCandidates appends the rows of a candidates query to out.
@@ -158,7 +330,7 @@ func scanCandidates(rows *sql.Rows, err error) func(out *[]Candidate) error {
 		for rows.Next() {
 			var c Candidate
 			if err := rows.Scan(&c.ID, &c.FileID, &c.Off, &c.Len, &c.Pos, &c.Part, &c.EntryID, &c.Type, &c.Role,
-				&c.Time, &c.Path, &c.Machine); err != nil {
+				&c.Time, &c.Path, &c.Machine, &c.Newest); err != nil {
 				return err
 			}
 			*out = append(*out, c)
@@ -174,7 +346,7 @@ func (s *DB) Copies(ctx context.Context, entryID string, part int, ts int64) ([]
 	err := s.use(ctx, func(db *sql.DB) error {
 		out = out[:0]
 		return scanCandidates(db.QueryContext(ctx, s.q(`SELECT d.id, d.file_id, d.off, d.len, d.pos, d.part, d.entry_id,
-			d.type, d.role, d.ts, f.path, f.machine FROM docs d JOIN files f ON f.id = d.file_id
+			d.type, d.role, d.ts, f.path, f.machine, d.id FROM docs d JOIN files f ON f.id = d.file_id
 			WHERE d.entry_id = ? AND d.part = ? AND d.ts = ? ORDER BY d.id`), entryID, part, ts))(&out)
 	})
 	return out, err

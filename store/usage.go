@@ -94,6 +94,15 @@ func onPath(places []byte, pos int) bool {
 	return pos >= 0 && pos/4 < len(places) && places[pos/4]>>(2*(pos%4))&3 != 0
 }
 
+// offPath is a doc's offpath flag: 1 when places put entry pos off the
+// path (see onPath), else 0.
+func offPath(places []byte, pos int) int {
+	if onPath(places, pos) {
+		return 0
+	}
+	return 1
+}
+
 // usageJob is one save's part in usage, with what the save of its file learnt.
 type usageJob struct {
 	id       int64

@@ -1,0 +1,191 @@
+package store
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// bigFile is a file of n entries, one text each: "entry N" plus "common"
+// in every one, "rare" in every 997th, "sparse" in every 41st; roles
+// alternate user and assistant.
+func bigFile(path string, n int, off func(pos int) bool) (*Save, []byte) {
+	sv := &Save{File: file(path, int64(100*n))}
+	places := make([]byte, (n+3)/4)
+	for i := range n {
+		text := fmt.Sprintf("entry %d common", i)
+		if i%997 == 0 {
+			text += " rare"
+		}
+		if i%41 == 0 {
+			text += " sparse"
+		}
+		role := []string{"user", "assistant"}[i%2]
+		d := doc(int64(100*i), 0, fmt.Sprintf("%s#%d", path, i), role, int64(i), text)
+		d.Pos = i
+		sv.Docs = append(sv.Docs, d)
+		if !off(i) {
+			places[i/4] |= 1 << (2 * (i % 4))
+		}
+	}
+	sv.Places = places
+	return sv, places
+}
+
+// pages runs q page by page (the cursor: Below the last candidate) and
+// returns every candidate, failing on an id out of order.
+func pages(t *testing.T, s *DB, q Query) []Candidate {
+	t.Helper()
+	var all []Candidate
+	for range 10000 {
+		got, err := s.Search(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range got {
+			if len(all) > 0 && c.ID >= all[len(all)-1].ID {
+				t.Fatalf("%+v: id %d after %d", q, c.ID, all[len(all)-1].ID)
+			}
+			all = append(all, c)
+		}
+		if len(got) < q.Limit {
+			return all
+		}
+		q.Below = got[len(got)-1].ID
+	}
+	t.Fatalf("%+v: no end", q)
+	return nil
+}
+
+// want returns the entry ids of docs passing keep, newest (last saved) first.
+func want(saves []*Save, keep func(sv *Save, d *Doc) bool) string {
+	var out []string
+	for _, sv := range saves {
+		for i := range sv.Docs {
+			if keep(sv, &sv.Docs[i]) {
+				out = append(out, sv.Docs[i].EntryID+"/0")
+			}
+		}
+	}
+	slices.Reverse(out)
+	return strings.Join(out, " ")
+}
+
+// TestSearchPages: paged through with the cursor, the windows the engines
+// search in (PostgreSQL's scanned windows and then its trigram index;
+// SQLite's probe and runs of off-path documents) give every document that
+// holds the needles and passes the filters once, newest first: common,
+// sparse, rare and absent needles, with and without a role, on and off
+// the path.
+func TestSearchPages(t *testing.T) {
+	each(t, func(t *testing.T, s *DB) {
+		offA := func(pos int) bool { return pos%1000 >= 990 || pos == 5 } // runs and a lone one
+		offB := func(pos int) bool { return false }
+		a, _ := bigFile("/r/a.jsonl", 6000, offA)
+		b, _ := bigFile("/r/b.jsonl", 3000, offB)
+		saves := []*Save{a, b}
+		if err := s.SaveMany(ctx, saves); err != nil {
+			t.Fatal(err)
+		}
+		offOf := map[*Save]func(int) bool{a: offA, b: offB}
+		for _, c := range []struct {
+			needle  string
+			role    string
+			offPath bool
+			onPath  bool
+		}{
+			{needle: "common"}, {needle: "sparse"}, {needle: "rare"}, {needle: "absent"},
+			{needle: "sparse", role: "user"}, {needle: "rare", role: "assistant"},
+			{needle: "common", offPath: true}, {needle: "rare", offPath: true}, {needle: "sparse", offPath: true},
+			{needle: "sparse", onPath: true}, {offPath: true},
+		} {
+			q := Query{Limit: 50, OffPath: c.offPath, OnPath: c.onPath}
+			if c.needle != "" {
+				q.Needles = []string{c.needle}
+			}
+			if c.role != "" {
+				q.Roles = []string{c.role}
+			}
+			w := want(saves, func(sv *Save, d *Doc) bool {
+				off := offOf[sv](d.Pos)
+				return strings.Contains(d.Text, c.needle) && (c.role == "" || d.Role == c.role) &&
+					(!c.offPath || off) && (!c.onPath || !off)
+			})
+			if got := ids(pages(t, s, q)); got != w {
+				t.Errorf("%+v:\n got %.300s\nwant %.300s", c, got, w)
+			}
+		}
+	})
+}
+
+// TestOffPathFollowsPlaces: the store narrows off-path searches by each
+// document's flag, which follows its file's places through appends,
+// rewinds, resets and the migration that added it to older stores.
+func TestOffPathFollowsPlaces(t *testing.T) {
+	each(t, func(t *testing.T, s *DB) {
+		check := func(what string, off func(int) bool, n int) {
+			t.Helper()
+			var w []string
+			for i := n - 1; i >= 0; i-- {
+				if off(i) {
+					w = append(w, fmt.Sprintf("/r/a.jsonl#%d/0", i))
+				}
+			}
+			for _, needles := range [][]string{nil, {"common"}} {
+				if got := ids(pages(t, s, Query{Needles: needles, OffPath: true, Limit: 7})); got != strings.Join(w, " ") {
+					t.Errorf("%s, needles %q: off-path %q, want %q", what, needles, got, strings.Join(w, " "))
+				}
+			}
+			on := pages(t, s, Query{Needles: []string{"common"}, OnPath: true, Limit: 100})
+			if len(on)+len(w) != n {
+				t.Errorf("%s: %d on the path and %d off it, of %d", what, len(on), len(w), n)
+			}
+		}
+		first := func(pos int) bool { return pos >= 20 && pos < 30 }
+		sv, _ := bigFile("/r/a.jsonl", 40, first)
+		if err := s.Save(ctx, sv); err != nil {
+			t.Fatal(err)
+		}
+		check("saved", first, 40)
+		// A rewind to entry 9, and a branch from there: 10–39 leave the
+		// path, the new 40–49 are on it.
+		rewound := func(pos int) bool { return pos >= 10 && pos < 40 }
+		more, _ := bigFile("/r/a.jsonl", 50, rewound)
+		more.Docs = more.Docs[40:]
+		if err := s.Save(ctx, more); err != nil {
+			t.Fatal(err)
+		}
+		check("after a rewind", rewound, 50)
+		// Back to the old leaf (entry 39): 20–29 off again, 40–49 too.
+		back := func(pos int) bool { return pos >= 20 && pos < 30 || pos >= 40 }
+		_, places := bigFile("/r/a.jsonl", 50, back)
+		if err := s.Save(ctx, &Save{File: file("/r/a.jsonl", 5000), Places: places}); err != nil {
+			t.Fatal(err)
+		}
+		check("back to the old leaf", back, 50)
+		// Read again from the start.
+		reset, _ := bigFile("/r/a.jsonl", 50, first)
+		reset.Reset = true
+		if err := s.Save(ctx, reset); err != nil {
+			t.Fatal(err)
+		}
+		check("after a reset", first, 50)
+
+		// A store of schema 3 (no flags) gets them from the places.
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for _, q := range []string{`DROP INDEX docs_offpath`, `ALTER TABLE docs DROP COLUMN offpath`, `DELETE FROM schema_version WHERE version = 4`} {
+			if _, err := s.db.ExecContext(ctx, q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s.ready = false
+		if err := s.migrateLocked(ctx); err != nil {
+			t.Fatal(err)
+		}
+		s.mu.Unlock()
+		check("migrated", first, 50)
+		s.mu.Lock()
+	})
+}
