@@ -67,7 +67,8 @@ type Catalog struct {
 	readyOnce sync.Once
 	srchOnce  sync.Once
 
-	prog progress
+	prog  progress
+	yield atomic.Pointer[func(context.Context)] // YieldTo's
 
 	mu      sync.Mutex
 	files   map[string]*fileState // what the store holds of each file
@@ -149,6 +150,10 @@ func (c *Catalog) Library() *library.Library { return c.lib }
 
 // Ready is closed once every file under the root is in the library.
 func (c *Catalog) Ready() <-chan struct{} { return c.ready }
+
+// YieldTo makes the store's workers call fn before each file they save
+// (a web server's Yield: pages go first).
+func (c *Catalog) YieldTo(fn func(ctx context.Context)) { c.yield.Store(&fn) }
 
 // SearchReady is closed once the store first held every file (at once without a store).
 func (c *Catalog) SearchReady() <-chan struct{} { return c.searched }

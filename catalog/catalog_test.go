@@ -296,3 +296,40 @@ func TestBuildLeavesTrees(t *testing.T) {
 		}
 	})
 }
+
+// TestYieldTo: the store's workers call the yield before each file and
+// save nothing while it holds them.
+func TestYieldTo(t *testing.T) {
+	root, _ := genRoot(t, 4, 20)
+	st := openStore(t, "sqlite:"+filepath.Join(t.TempDir(), "index.db"))
+	c := New(library.NewLibrary(root), Options{Store: st, Logger: quiet()})
+	entered, release := make(chan struct{}, 64), make(chan struct{})
+	c.YieldTo(func(ctx context.Context) {
+		entered <- struct{}{}
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	<-entered
+	if n := c.Progress().SearchDone; n != 0 {
+		t.Fatalf("%d files saved while the yield held the workers", n)
+	}
+	if files, _, err := st.Files(ctx, ""); err != nil || len(files) != 0 {
+		t.Fatalf("the store holds %d files while the yield held the workers (%v)", len(files), err)
+	}
+	close(release)
+	wait(t, c)
+	if files, _, err := st.Files(ctx, ""); err != nil || len(files) != 4 {
+		t.Fatalf("the store holds %d files once the yield let go, want 4 (%v)", len(files), err)
+	}
+}

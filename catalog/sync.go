@@ -83,6 +83,9 @@ func (c *Catalog) saveBatch(ctx context.Context, batch []string) {
 			back = append(back, batch[k:]...)
 			break
 		}
+		if y := c.yield.Load(); y != nil {
+			(*y)(ctx)
+		}
 		sv, gen, err := c.prepare(path)
 		switch {
 		case errors.Is(err, errGone):

@@ -111,6 +111,7 @@ type Server struct {
 	quit     chan struct{} // closed by Close: live streams end
 	quitOnce sync.Once
 	streams  atomic.Int32 // live streams open now
+	traffic  traffic      // requests being served, for Yield
 }
 
 // New builds a Server over lib.
@@ -163,7 +164,8 @@ func New(lib Library, opt Options) *Server {
 			return err
 		},
 	}))
-	e.Use(s.secure, s.authenticate, limitBody, middleware.GzipWithConfig(middleware.GzipConfig{
+	s.traffic.max = maxYield
+	e.Use(s.traffic.counted, s.secure, s.authenticate, limitBody, middleware.GzipWithConfig(middleware.GzipConfig{
 		// Text compresses 5-10x; level 5 costs a third of the CPU of the
 		// default for nearly the same size. Live streams stay uncompressed:
 		// each event must reach the page at once.

@@ -225,6 +225,7 @@ func serveSite(ctx context.Context, out io.Writer, log *slog.Logger, cfg config,
 	opt.Addr, opt.Root, opt.Demo, opt.Logger, opt.Home, opt.Catalog = bound, st.root, cfg.demo, log, homeDir(), cat
 	opt.Login, opt.PublicURL, opt.AllowedOrigins = guard, cfg.publicURL, cfg.origins
 	srv := web.New(lib, opt)
+	cat.YieldTo(srv.Yield) // the index build lets pages go first
 	hs := srv.HTTPServer()
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
