@@ -83,9 +83,7 @@ func (c *Catalog) saveBatch(ctx context.Context, batch []string) {
 			back = append(back, batch[k:]...)
 			break
 		}
-		if y := c.yield.Load(); y != nil {
-			(*y)(ctx)
-		}
+		c.giveWay(ctx)
 		sv, gen, err := c.prepare(path)
 		switch {
 		case errors.Is(err, errGone):
@@ -106,6 +104,7 @@ func (c *Catalog) saveBatch(ctx context.Context, batch []string) {
 		err = c.st.Remove(ctx, "", gone...)
 	}
 	if err == nil && len(saves) > 0 {
+		c.giveWay(ctx)
 		err = c.st.SaveMany(ctx, saves)
 	}
 	c.mu.Lock()
@@ -152,6 +151,13 @@ func (c *Catalog) saveBatch(ctx context.Context, batch []string) {
 		}
 	}
 	c.checkSearched()
+}
+
+// giveWay calls YieldTo's function, if any: pages go first.
+func (c *Catalog) giveWay(ctx context.Context) {
+	if y := c.yield.Load(); y != nil {
+		(*y)(ctx)
+	}
 }
 
 // scheduleRetryLocked tries the failed files again after a pause that
