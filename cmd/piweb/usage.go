@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -187,24 +189,62 @@ func usageSource(ctx context.Context, root, dsn string, warn io.Writer) (src usa
 
 // current reports whether st holds every session file under root as it
 // is (the size and modification time it saw, as a catalog's restart
-// checks them) and no other.
+// checks them) and no other. The store is read while the files are
+// listed and looked at, those a few at a time.
 func current(ctx context.Context, st *store.DB, root string) bool {
+	type stamps struct {
+		m   map[string]store.Stamp
+		err error
+	}
+	read := make(chan stamps, 1)
+	go func() {
+		m, err := st.Stamps(ctx, "")
+		read <- stamps{m, err}
+	}()
 	files, err := library.SessionFiles(root)
-	if err != nil {
+	var seen []store.Stamp
+	if err == nil {
+		seen, err = statFiles(files)
+	}
+	got := <-read
+	if err != nil || got.err != nil || len(got.m) != len(files) {
 		return false
 	}
-	stamps, err := st.Stamps(ctx, "")
-	if err != nil || len(stamps) != len(files) {
-		return false
-	}
-	for _, p := range files {
-		fi, err := os.Stat(p)
-		s, ok := stamps[p]
-		if err != nil || !ok || s.Size != fi.Size() || s.ModTime != fi.ModTime().UnixNano() {
+	for i, p := range files {
+		s, ok := got.m[p]
+		if !ok || s.Size != seen[i].Size || s.ModTime != seen[i].ModTime {
 			return false
 		}
 	}
 	return true
+}
+
+// statFiles returns the size and modification time of each file, looked
+// at by as many goroutines as there are processors (a stat is a system
+// call: a thousand files take milliseconds); an error if one cannot be.
+func statFiles(files []string) ([]store.Stamp, error) {
+	out := make([]store.Stamp, len(files))
+	workers := min(runtime.GOMAXPROCS(0), (len(files)+63)/64)
+	errs := make(chan error, workers)
+	for w := range workers {
+		go func() {
+			var err error
+			for i := w * len(files) / workers; i < (w+1)*len(files)/workers; i++ {
+				fi, e := os.Stat(files[i])
+				if e != nil {
+					err = e
+					break
+				}
+				out[i] = store.Stamp{Size: fi.Size(), ModTime: fi.ModTime().UnixNano()}
+			}
+			errs <- err
+		}()
+	}
+	var err error
+	for range workers {
+		err = cmp.Or(err, <-errs)
+	}
+	return out, err
 }
 
 // errStoreFailed says a save to the store failed while it was brought up to date.
