@@ -10,8 +10,10 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	_ "time/tzdata" // --timezone works where the system has no zone files
@@ -143,9 +145,11 @@ func usageSource(ctx context.Context, root, dsn string, warn io.Writer) (src usa
 		st.Close()
 		return files(err)
 	}
+	light := lightGC()
 	if current(ctx, st, root) { // piweb keeps it so while it runs on root
-		return storesource.New(st, machineName(), storesource.Options{}), func() { st.Close() }, nil
+		return storesource.New(st, machineName(), storesource.Options{}), func() { st.Close(); light() }, nil
 	}
+	light() // the catalog reads the files: the collector as usual
 	ws := &watchedStore{DB: st, failed: make(chan error, 1)}
 	cat := catalog.New(library.NewLibrary(root), catalog.Options{Store: ws, Logger: log})
 	runCtx, cancel := context.WithCancel(ctx)
@@ -185,6 +189,19 @@ func usageSource(ctx context.Context, root, dsn string, warn io.Writer) (src usa
 		return nil, nil, fmt.Errorf("reading sessions under %s: %w", root, err)
 	}
 	return storesource.New(st, machineName(), storesource.Options{}), func() { st.Close() }, nil
+}
+
+// lightGC lets the garbage collector wait for five times the live heap
+// rather than twice (unless $GOGC says otherwise) until undo is called:
+// reading a current store and writing a report allocates a few MB, and
+// the command ends; a collection (each starts the collector's threads)
+// would cost more than it frees.
+func lightGC() (undo func()) {
+	if os.Getenv("GOGC") != "" {
+		return func() {}
+	}
+	prev := debug.SetGCPercent(400)
+	return sync.OnceFunc(func() { debug.SetGCPercent(prev) })
 }
 
 // current reports whether st holds every session file under root as it
