@@ -21,6 +21,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Placeholder replaces a secret.
@@ -38,44 +39,48 @@ type secretPattern struct {
 // assignKey matches names like password, DB_PASSWORD, api_key, GITHUB_TOKEN, client-secret.
 const assignKey = `[A-Za-z0-9_.\-]*(?:password|passwd|passphrase|secret|token|api[_\-]?key|access[_\-]?key|private[_\-]?key|credentials?)[A-Za-z0-9_.\-]*`
 
-var secretPatterns = []secretPattern{
-	// PEM private keys, including a block cut off by truncated output.
-	{rule: "private-key", re: regexp.MustCompile(`-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?s:.*?)(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\z)`), hints: []string{"private key"}},
-	// OpenAI, Anthropic (sk-ant-…) and other sk- keys.
-	{rule: "sk-key", re: regexp.MustCompile(`\bsk-[A-Za-z0-9_\-]{20,}`), hints: []string{"sk-"}},
-	// GitHub tokens.
-	{rule: "github-token", re: regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{30,}`), hints: []string{"gh"}},
-	{rule: "github-pat", re: regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{20,}`), hints: []string{"github_pat_"}},
-	// GitLab, Slack, npm, Hugging Face, Stripe tokens.
-	{rule: "gitlab-token", re: regexp.MustCompile(`\bglpat-[A-Za-z0-9_\-]{20,}`), hints: []string{"glpat-"}},
-	{rule: "slack-token", re: regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9\-]{10,}`), hints: []string{"xox"}},
-	{rule: "npm-token", re: regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}`), hints: []string{"npm_"}},
-	{rule: "huggingface-token", re: regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}`), hints: []string{"hf_"}},
-	{rule: "stripe-key", re: regexp.MustCompile(`\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}`), hints: []string{"k_live_", "k_test_"}},
-	// AWS access key ids, Google API keys and OAuth tokens.
-	{rule: "aws-access-key-id", re: regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`), hints: []string{"akia", "asia"}},
-	{rule: "gcp-api-key", re: regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{35}`), hints: []string{"aiza"}},
-	{rule: "google-oauth-token", re: regexp.MustCompile(`\bya29\.[0-9A-Za-z_\-]{20,}`), hints: []string{"ya29."}},
-	// JSON Web Tokens.
-	{rule: "jwt", re: regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,}`), hints: []string{"eyj"}},
-	// Authorization headers.
-	{rule: "bearer", re: regexp.MustCompile(`(?i)\bbearer\s+([A-Za-z0-9\-._~+/]{16,}=*)`), group: 1, hints: []string{"bearer"}},
-	{rule: "authorization", re: regexp.MustCompile(`(?i)\bauthorization\s*:\s*(?:basic|token)\s+([A-Za-z0-9\-._~+/]{8,}=*)`), group: 1, hints: []string{"authorization"}},
-	// Passwords in URLs: scheme://user:password@host.
-	{rule: "url-password", re: regexp.MustCompile(`://[^/\s:@"']+:([^/\s@"']{3,})@`), group: 1, hints: []string{"://"}},
-	// Assignments: password=…, API_KEY="…", token: "…" (JSON, YAML, dicts) and YAML "secret: value".
-	{rule: "assignment", re: regexp.MustCompile(`(?i)\b` + assignKey + `\s*=\s*["']?([^\s"'&;,<>()\[\]{}]{3,})`), group: 1, hints: assignHints},
-	{rule: "json-assignment", re: regexp.MustCompile(`(?i)["']` + assignKey + `["']\s*:\s*["']([^"'\s]{3,})["']`), group: 1, hints: assignHints},
-	{rule: "yaml-assignment", re: regexp.MustCompile(`(?im)^[ \t-]*` + assignKey + `[ \t]*:[ \t]+([^\s"'#]{3,})`), group: 1, hints: assignHints},
-	// "password: …", "PASSWORD: …", "Token: …" anywhere in prose or logs.
-	{rule: "colon-assignment", re: regexp.MustCompile(`(?i)\b(?:password|passwd|passphrase|secret|token|api[_\-]?key)s?\s*:\s*["']?([^\s"'&;,<>()\[\]{}]{4,})`), group: 1, hints: assignHints},
-	// Command lines: mysql -pSECRET, --password=SECRET, --token SECRET.
-	{rule: "cli-password", re: regexp.MustCompile(`\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?\s-p([^\s'"-][^\s'"]{2,})`), group: 1, hints: []string{"mysql", "mariadb"}},
-	{rule: "cli-password", re: regexp.MustCompile(`(?i)--(?:password|passwd|token|api-key|secret)(?:=|\s+)["']?([^\s'"]{3,})`), group: 1, hints: []string{"--pass", "--token", "--api-key", "--secret"}},
-	// AWS secret access keys, bare: 40 characters of base64 with upper and
-	// lower case letters and digits, as random as a key is.
-	{rule: "aws-secret-key", re: regexp.MustCompile(`(?:^|[^A-Za-z0-9/+=])([A-Za-z0-9/+]{40})(?:$|[^A-Za-z0-9/+=])`), group: 1, check: randomKey},
-}
+// secretPatterns returns the patterns, compiled on first use rather than
+// when a program starts.
+var secretPatterns = sync.OnceValue(func() []secretPattern {
+	return []secretPattern{
+		// PEM private keys, including a block cut off by truncated output.
+		{rule: "private-key", re: regexp.MustCompile(`-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?s:.*?)(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\z)`), hints: []string{"private key"}},
+		// OpenAI, Anthropic (sk-ant-…) and other sk- keys.
+		{rule: "sk-key", re: regexp.MustCompile(`\bsk-[A-Za-z0-9_\-]{20,}`), hints: []string{"sk-"}},
+		// GitHub tokens.
+		{rule: "github-token", re: regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{30,}`), hints: []string{"gh"}},
+		{rule: "github-pat", re: regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{20,}`), hints: []string{"github_pat_"}},
+		// GitLab, Slack, npm, Hugging Face, Stripe tokens.
+		{rule: "gitlab-token", re: regexp.MustCompile(`\bglpat-[A-Za-z0-9_\-]{20,}`), hints: []string{"glpat-"}},
+		{rule: "slack-token", re: regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9\-]{10,}`), hints: []string{"xox"}},
+		{rule: "npm-token", re: regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}`), hints: []string{"npm_"}},
+		{rule: "huggingface-token", re: regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}`), hints: []string{"hf_"}},
+		{rule: "stripe-key", re: regexp.MustCompile(`\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}`), hints: []string{"k_live_", "k_test_"}},
+		// AWS access key ids, Google API keys and OAuth tokens.
+		{rule: "aws-access-key-id", re: regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`), hints: []string{"akia", "asia"}},
+		{rule: "gcp-api-key", re: regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{35}`), hints: []string{"aiza"}},
+		{rule: "google-oauth-token", re: regexp.MustCompile(`\bya29\.[0-9A-Za-z_\-]{20,}`), hints: []string{"ya29."}},
+		// JSON Web Tokens.
+		{rule: "jwt", re: regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,}`), hints: []string{"eyj"}},
+		// Authorization headers.
+		{rule: "bearer", re: regexp.MustCompile(`(?i)\bbearer\s+([A-Za-z0-9\-._~+/]{16,}=*)`), group: 1, hints: []string{"bearer"}},
+		{rule: "authorization", re: regexp.MustCompile(`(?i)\bauthorization\s*:\s*(?:basic|token)\s+([A-Za-z0-9\-._~+/]{8,}=*)`), group: 1, hints: []string{"authorization"}},
+		// Passwords in URLs: scheme://user:password@host.
+		{rule: "url-password", re: regexp.MustCompile(`://[^/\s:@"']+:([^/\s@"']{3,})@`), group: 1, hints: []string{"://"}},
+		// Assignments: password=…, API_KEY="…", token: "…" (JSON, YAML, dicts) and YAML "secret: value".
+		{rule: "assignment", re: regexp.MustCompile(`(?i)\b` + assignKey + `\s*=\s*["']?([^\s"'&;,<>()\[\]{}]{3,})`), group: 1, hints: assignHints},
+		{rule: "json-assignment", re: regexp.MustCompile(`(?i)["']` + assignKey + `["']\s*:\s*["']([^"'\s]{3,})["']`), group: 1, hints: assignHints},
+		{rule: "yaml-assignment", re: regexp.MustCompile(`(?im)^[ \t-]*` + assignKey + `[ \t]*:[ \t]+([^\s"'#]{3,})`), group: 1, hints: assignHints},
+		// "password: …", "PASSWORD: …", "Token: …" anywhere in prose or logs.
+		{rule: "colon-assignment", re: regexp.MustCompile(`(?i)\b(?:password|passwd|passphrase|secret|token|api[_\-]?key)s?\s*:\s*["']?([^\s"'&;,<>()\[\]{}]{4,})`), group: 1, hints: assignHints},
+		// Command lines: mysql -pSECRET, --password=SECRET, --token SECRET.
+		{rule: "cli-password", re: regexp.MustCompile(`\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?\s-p([^\s'"-][^\s'"]{2,})`), group: 1, hints: []string{"mysql", "mariadb"}},
+		{rule: "cli-password", re: regexp.MustCompile(`(?i)--(?:password|passwd|token|api-key|secret)(?:=|\s+)["']?([^\s'"]{3,})`), group: 1, hints: []string{"--pass", "--token", "--api-key", "--secret"}},
+		// AWS secret access keys, bare: 40 characters of base64 with upper and
+		// lower case letters and digits, as random as a key is.
+		{rule: "aws-secret-key", re: regexp.MustCompile(`(?:^|[^A-Za-z0-9/+=])([A-Za-z0-9/+]{40})(?:$|[^A-Za-z0-9/+=])`), group: 1, check: randomKey},
+	}
+})
 
 // randomKey reports whether s looks generated: upper and lower case
 // letters and digits, with high entropy (a git hash is lower-case hex).
@@ -156,7 +161,7 @@ func FindWith(s string, known Known) []Finding {
 		}
 	}
 	lower := strings.ToLower(s)
-	for _, p := range secretPatterns {
+	for _, p := range secretPatterns() {
 		if p.hints != nil && !containsAny(lower, p.hints) {
 			continue
 		}

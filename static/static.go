@@ -12,6 +12,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"sync"
 )
 
 //go:embed css js vendor img
@@ -23,7 +24,9 @@ var demo embed.FS
 // Prefix is the URL path the assets are served under.
 const Prefix = "/static/"
 
-var sums = func() map[string]string {
+// sums returns each asset's content hash (its first 12 hex digits),
+// computed on first use rather than when a program starts.
+var sums = sync.OnceValue(func() map[string]string {
 	m := map[string]string{}
 	err := fs.WalkDir(assets, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -41,7 +44,7 @@ var sums = func() map[string]string {
 		panic(err) // embedded files are always readable
 	}
 	return m
-}()
+})
 
 // Assets returns the files served under Prefix.
 func Assets() fs.FS { return assets }
@@ -49,7 +52,7 @@ func Assets() fs.FS { return assets }
 // URL returns the URL of asset name with its content hash, e.g. "/static/css/app.css?v=1a2b3c4d5e6f".
 func URL(name string) string {
 	u := Prefix + path.Clean(name)
-	if v, ok := sums[name]; ok {
+	if v, ok := sums()[name]; ok {
 		return u + "?v=" + v
 	}
 	return u
@@ -57,7 +60,7 @@ func URL(name string) string {
 
 // Sum returns the content hash of asset name, and whether it exists.
 func Sum(name string) (string, bool) {
-	v, ok := sums[name]
+	v, ok := sums()[name]
 	return v, ok
 }
 

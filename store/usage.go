@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -990,11 +991,23 @@ func (s *DB) UsageSums(ctx context.Context, q UsageQuery) ([]UsageSum, error) {
 				args = append(args, v)
 			}
 		}
-		if len(files) <= 64 && len(q.Machines)+len(q.Projects)+len(q.Sessions) > 0 { // a few files: their sums alone
+		byFile := len(q.Machines)+len(q.Projects)+len(q.Sessions) > 0
+		if len(files) <= 64 && byFile { // a few files: their sums alone
 			where = append(where, "file_id IN ("+marks(len(files))+")")
 			for id := range files {
 				args = append(args, id)
 			}
+			byFile = false
+		}
+		if !byFile {
+			// Counted first (an index answers), so the sums, a few hundred
+			// bytes each, are not copied as the list grows. (Not when sums
+			// of other files would be counted too.)
+			var n int
+			if err := db.QueryRowContext(ctx, s.q(`SELECT count(*) FROM usage_sums WHERE `+strings.Join(where, " AND ")), args...).Scan(&n); err != nil {
+				return err
+			}
+			out = make([]UsageSum, 0, n)
 		}
 		rows, err = db.QueryContext(ctx, s.q(`SELECT file_id, bucket, model, turns, input, output, cache_read, cache_write, cost,
 			ab_turns, ab_input, ab_output, ab_cache_read, ab_cache_write, ab_cost, errors, aborted
@@ -1007,8 +1020,9 @@ func (s *DB) UsageSums(ctx context.Context, q UsageQuery) ([]UsageSum, error) {
 			var id int64
 			var r UsageSum
 			a := &r.Abandoned
-			if err := rows.Scan(&id, &r.Bucket, &r.Model, &r.Turns, &r.Input, &r.Output, &r.CacheRead, &r.CacheWrite, &r.Cost,
-				&a.Turns, &a.Input, &a.Output, &a.CacheRead, &a.CacheWrite, &a.Cost, &r.Errors, &r.Aborted); err != nil {
+			if err := rows.Scan(intCol{&id}, intCol{&r.Bucket}, &r.Model, intCol{&r.Turns}, intCol{&r.Input}, intCol{&r.Output},
+				intCol{&r.CacheRead}, intCol{&r.CacheWrite}, floatCol{&r.Cost}, intCol{&a.Turns}, intCol{&a.Input}, intCol{&a.Output},
+				intCol{&a.CacheRead}, intCol{&a.CacheWrite}, floatCol{&a.Cost}, intCol{&r.Errors}, intCol{&r.Aborted}); err != nil {
 				return err
 			}
 			n := files[id]
@@ -1194,4 +1208,32 @@ var usageTables = migration{
 		`INSERT INTO usage_version (id, n) VALUES (1, abs(random() % 1000000000000))`},
 	postgres: []string{`DELETE FROM doc_text`,
 		`INSERT INTO usage_version (id, n) VALUES (1, floor(random() * 1e12)::bigint)`},
+}
+
+// intCol scans an integer column into p without the reflection
+// database/sql's Scan spends on an *int64 (a sum has fifteen of them).
+type intCol struct{ p *int64 }
+
+func (c intCol) Scan(v any) error {
+	n, ok := v.(int64)
+	if !ok {
+		return fmt.Errorf("an integer column holds %T", v)
+	}
+	*c.p = n
+	return nil
+}
+
+// floatCol scans a number column into p, as intCol does.
+type floatCol struct{ p *float64 }
+
+func (c floatCol) Scan(v any) error {
+	switch x := v.(type) {
+	case float64:
+		*c.p = x
+	case int64:
+		*c.p = float64(x)
+	default:
+		return fmt.Errorf("a number column holds %T", v)
+	}
+	return nil
 }

@@ -211,12 +211,23 @@ func Build(rows []Row, q Query) (*Report, error) {
 	var accs []*acc
 	at := map[string]*acc{}
 	total := newAcc("Total")
+	var last time.Time // the start of the last row keyed by its period, and that key
+	var lastKey string
 	for i := range rows {
 		r := &rows[i]
 		if !flt.Match(r) {
 			continue
 		}
-		key := q.key(r, loc)
+		var key string
+		switch {
+		case q.Group == BySession || q.Group == ByProject:
+			key = q.key(r, loc)
+		case lastKey != "" && r.Start.Equal(last): // (rows come sorted by start)
+			key = lastKey
+		default:
+			key = q.key(r, loc)
+			last, lastKey = r.Start, key
+		}
 		a := at[key]
 		if a == nil {
 			a = newAcc(key)

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"io/fs"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/a-h/templ"
@@ -103,15 +104,17 @@ func (r ExportRow) attrs() templ.OrderedAttributes {
 	return a
 }
 
-// ExportCSP is the Content-Security-Policy of an exported page: nothing is
-// fetched; only its own inline style, data: images and its one script (by
-// its hash) run.
-var ExportCSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src '" + ShareScriptHash + "'; base-uri 'none'; form-action 'none'"
+// ExportCSP returns the Content-Security-Policy of an exported page:
+// nothing is fetched; only its own inline style, data: images and its one
+// script (by its hash) run.
+func ExportCSP() string {
+	return "default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src '" + ShareScriptHash() + "'; base-uri 'none'; form-action 'none'"
+}
 
-// ShareScript is the one script of an exported page (static/js/share.js),
-// inlined: the tree's filters and search, the thinking and tool-output
-// toggles. It loads nothing.
-var ShareScript = func() string {
+// ShareScript returns the one script of an exported page
+// (static/js/share.js), inlined: the tree's filters and search, the
+// thinking and tool-output toggles. It loads nothing.
+var ShareScript = sync.OnceValue(func() string {
 	b, err := fs.ReadFile(static.Assets(), "js/share.js")
 	if err != nil {
 		panic(err) // embedded
@@ -120,20 +123,20 @@ var ShareScript = func() string {
 		panic("static/js/share.js holds \"</\": it would end its <script> element")
 	}
 	return string(b)
-}()
+})
 
-// ShareScriptHash is ShareScript's hash as a CSP source.
-var ShareScriptHash = func() string {
-	sum := sha256.Sum256([]byte(ShareScript))
+// ShareScriptHash returns ShareScript's hash as a CSP source.
+var ShareScriptHash = sync.OnceValue(func() string {
+	sum := sha256.Sum256([]byte(ShareScript()))
 	return "sha256-" + base64.StdEncoding.EncodeToString(sum[:])
-}()
+})
 
 // scriptElement returns the share script as a <script> element.
-func scriptElement() string { return "<script>" + ShareScript + "</script>" }
+func scriptElement() string { return "<script>" + ShareScript() + "</script>" }
 
-// exportStyle is the export page's stylesheet (the shared theme, then the
-// export's own rules), inlined into every page.
-var exportStyle = func() string {
+// exportStyle returns the export page's stylesheet (the shared theme,
+// then the export's own rules), inlined into every page.
+var exportStyle = sync.OnceValue(func() string {
 	var css strings.Builder
 	for _, name := range []string{"css/base.css", "css/chroma.css", "css/export.css"} {
 		b, err := fs.ReadFile(static.Assets(), name)
@@ -143,12 +146,12 @@ var exportStyle = func() string {
 		css.Write(b)
 	}
 	return css.String()
-}()
+})
 
 // styleElement returns the export stylesheet as a <style> element.
 func styleElement() string {
 	// The stylesheet is ours; make sure it cannot close the element early anyway.
-	return "<style>\n" + strings.ReplaceAll(exportStyle, "</", "<\\/") + "</style>"
+	return "<style>\n" + strings.ReplaceAll(exportStyle(), "</", "<\\/") + "</style>"
 }
 
 // Day formats a time as a full date and time in UTC, for a page read elsewhere.

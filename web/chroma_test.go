@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/alecthomas/chroma/v2"
 	"github.com/alecthomas/chroma/v2/styles"
 )
 
@@ -32,6 +34,41 @@ func TestChromaCSS(t *testing.T) {
 	got, err := os.ReadFile(file)
 	if err != nil || !bytes.Equal(got, b.Bytes()) {
 		t.Fatalf("%s is not what chroma makes (%v): run go test ./web -run TestChromaCSS -update", file, err)
+	}
+}
+
+// TestClassStyle: highlighting with the colourless style writes the same
+// HTML as with chroma's own styles (the formatter writes classes alone).
+func TestClassStyle(t *testing.T) {
+	for _, c := range []struct{ text, lang string }{
+		{"package main\n\n// x says hi.\nfunc x() { println(\"hi\", 1+2) }\n", "go"},
+		{"def f(a):\n    return a * 2  # twice\n", "python"},
+		{"<a href=\"x\">&amp;</a>\n", "html"},
+		{"- [ ] *one*\n\n```sh\nls -l\n```\n", "markdown"},
+	} {
+		l := lexerFor(c.lang, "")
+		if l == nil {
+			t.Fatalf("no lexer for %s", c.lang)
+		}
+		var want string
+		for i, st := range []*chroma.Style{styles.Fallback, styles.Get("github"), styles.Get("github-dark"), classStyle} {
+			it, err := l.Tokenise(nil, c.text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b bytes.Buffer
+			if err := codeFormatter.Format(&b, st, it); err != nil {
+				t.Fatal(err)
+			}
+			if i == 0 {
+				want = b.String()
+			} else if b.String() != want {
+				t.Errorf("%s: style %s writes %q, %s %q", c.lang, st.Name, b.String(), styles.Fallback.Name, want)
+			}
+		}
+		if h := highlight(c.text, c.lang, ""); h != want || !strings.Contains(h, "<span class=") {
+			t.Errorf("%s: highlight = %q, want %q", c.lang, h, want)
+		}
 	}
 }
 

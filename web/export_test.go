@@ -119,7 +119,7 @@ func TestExportHTML(t *testing.T) {
 func checkOffline(t *testing.T, page string) {
 	t.Helper()
 	checkShareCSP(t, page)
-	own := "<script>" + views.ShareScript + "</script>"
+	own := "<script>" + views.ShareScript() + "</script>"
 	if n := strings.Count(page, own); n != 1 {
 		t.Errorf("the page holds piweb's script %d times, want once", n)
 	}

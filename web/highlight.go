@@ -19,7 +19,6 @@ import (
 	"github.com/alecthomas/chroma/v2"
 	chromahtml "github.com/alecthomas/chroma/v2/formatters/html"
 	"github.com/alecthomas/chroma/v2/lexers"
-	"github.com/alecthomas/chroma/v2/styles"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/renderer"
 	"github.com/yuin/goldmark/util"
@@ -58,6 +57,13 @@ var maxHighlight = 256 << 10
 
 // codeFormatter writes chroma's tokens as spans with classes.
 var codeFormatter = chromahtml.New(chromahtml.WithClasses(true), chromahtml.PreventSurroundingPre(true))
+
+// classStyle is the style codeFormatter is given: one with no colours.
+// Writing classes, the formatter takes nothing from a style but what it
+// caches as CSS, which no page uses (chroma.css holds the colours), so
+// chroma's styles package, which parses every style it holds when a
+// program starts, stays out of the binary.
+var classStyle = chroma.MustNewStyle("piweb-classes", chroma.StyleEntries{})
 
 // lexerFor finds a lexer by a code block's language or a file's name; nil when none fits.
 func lexerFor(lang, file string) chroma.Lexer {
@@ -153,7 +159,7 @@ func highlight(text, lang, file string) string {
 		return ""
 	}
 	var b bytes.Buffer
-	if err := codeFormatter.Format(&b, styles.Fallback, it); err != nil {
+	if err := codeFormatter.Format(&b, classStyle, it); err != nil {
 		return ""
 	}
 	return b.String()

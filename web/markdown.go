@@ -141,11 +141,11 @@ func (m *markdown) plain(src string) string {
 
 // previews caches plain previews of first messages: the list renders every
 // session's on each keystroke of its search.
-var previews = struct {
+var previews struct {
 	sync.Mutex
-	md   *markdown
+	md   *markdown // made on first use, not when a program starts
 	seen map[string]string
-}{md: newMarkdown(), seen: map[string]string{}}
+}
 
 // plainPreview is md.plain, remembered for the strings seen lately.
 func plainPreview(s string) string {
@@ -153,6 +153,9 @@ func plainPreview(s string) string {
 	defer previews.Unlock()
 	if p, ok := previews.seen[s]; ok {
 		return p
+	}
+	if previews.md == nil {
+		previews.md, previews.seen = newMarkdown(), map[string]string{}
 	}
 	if len(previews.seen) > 20000 {
 		clear(previews.seen)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -8,8 +9,11 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	_ "time/tzdata" // --timezone works where the system has no zone files
@@ -141,9 +145,11 @@ func usageSource(ctx context.Context, root, dsn string, warn io.Writer) (src usa
 		st.Close()
 		return files(err)
 	}
+	light := lightGC()
 	if current(ctx, st, root) { // piweb keeps it so while it runs on root
-		return storesource.New(st, machineName(), storesource.Options{}), func() { st.Close() }, nil
+		return storesource.New(st, machineName(), storesource.Options{}), func() { st.Close(); light() }, nil
 	}
+	light() // the catalog reads the files: the collector as usual
 	ws := &watchedStore{DB: st, failed: make(chan error, 1)}
 	cat := catalog.New(library.NewLibrary(root), catalog.Options{Store: ws, Logger: log})
 	runCtx, cancel := context.WithCancel(ctx)
@@ -185,26 +191,77 @@ func usageSource(ctx context.Context, root, dsn string, warn io.Writer) (src usa
 	return storesource.New(st, machineName(), storesource.Options{}), func() { st.Close() }, nil
 }
 
+// lightGC lets the garbage collector wait for five times the live heap
+// rather than twice (unless $GOGC says otherwise) until undo is called:
+// reading a current store and writing a report allocates a few MB, and
+// the command ends; a collection (each starts the collector's threads)
+// would cost more than it frees.
+func lightGC() (undo func()) {
+	if os.Getenv("GOGC") != "" {
+		return func() {}
+	}
+	prev := debug.SetGCPercent(400)
+	return sync.OnceFunc(func() { debug.SetGCPercent(prev) })
+}
+
 // current reports whether st holds every session file under root as it
 // is (the size and modification time it saw, as a catalog's restart
-// checks them) and no other.
+// checks them) and no other. The store is read while the files are
+// listed and looked at, those a few at a time.
 func current(ctx context.Context, st *store.DB, root string) bool {
+	type stamps struct {
+		m   map[string]store.Stamp
+		err error
+	}
+	read := make(chan stamps, 1)
+	go func() {
+		m, err := st.Stamps(ctx, "")
+		read <- stamps{m, err}
+	}()
 	files, err := library.SessionFiles(root)
-	if err != nil {
+	var seen []store.Stamp
+	if err == nil {
+		seen, err = statFiles(files)
+	}
+	got := <-read
+	if err != nil || got.err != nil || len(got.m) != len(files) {
 		return false
 	}
-	stamps, err := st.Stamps(ctx, "")
-	if err != nil || len(stamps) != len(files) {
-		return false
-	}
-	for _, p := range files {
-		fi, err := os.Stat(p)
-		s, ok := stamps[p]
-		if err != nil || !ok || s.Size != fi.Size() || s.ModTime != fi.ModTime().UnixNano() {
+	for i, p := range files {
+		s, ok := got.m[p]
+		if !ok || s.Size != seen[i].Size || s.ModTime != seen[i].ModTime {
 			return false
 		}
 	}
 	return true
+}
+
+// statFiles returns the size and modification time of each file, looked
+// at by as many goroutines as there are processors (a stat is a system
+// call: a thousand files take milliseconds); an error if one cannot be.
+func statFiles(files []string) ([]store.Stamp, error) {
+	out := make([]store.Stamp, len(files))
+	workers := min(runtime.GOMAXPROCS(0), (len(files)+63)/64)
+	errs := make(chan error, workers)
+	for w := range workers {
+		go func() {
+			var err error
+			for i := w * len(files) / workers; i < (w+1)*len(files)/workers; i++ {
+				fi, e := os.Stat(files[i])
+				if e != nil {
+					err = e
+					break
+				}
+				out[i] = store.Stamp{Size: fi.Size(), ModTime: fi.ModTime().UnixNano()}
+			}
+			errs <- err
+		}()
+	}
+	var err error
+	for range workers {
+		err = cmp.Or(err, <-errs)
+	}
+	return out, err
 }
 
 // errStoreFailed says a save to the store failed while it was brought up to date.

@@ -5,14 +5,18 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/piweb/piweb/internal/sessiontest"
+	"github.com/piweb/piweb/library"
 	"github.com/piweb/piweb/sessions"
+	"github.com/piweb/piweb/store"
 	"github.com/piweb/piweb/usage"
 )
 
@@ -150,4 +154,67 @@ func lastID(t *testing.T, file string) string {
 		t.Fatal(err)
 	}
 	return e.ID
+}
+
+// TestUsageCurrent: the store counts as current (the command reads it at
+// once) while it holds every session file as it is, and not after a file
+// grows, is touched, appears or goes, until a run brings it up to date.
+func TestUsageCurrent(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "root")
+	if err := os.CopyFS(root, os.DirFS(usageData)); err != nil {
+		t.Fatal(err)
+	}
+	dsn := "sqlite:" + filepath.Join(t.TempDir(), "index.db")
+	ctx := context.Background()
+	st, err := store.Open(ctx, dsn, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	files, err := library.SessionFiles(root)
+	if err != nil || len(files) < 2 {
+		t.Fatalf("fixture files: %v, %v", files, err)
+	}
+	refresh := func() {
+		t.Helper()
+		if err := usageCmd(ctx, io.Discard, []string{"--session-dir", root, "--store", dsn}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if current(ctx, st, root) {
+		t.Fatal("an empty store is current")
+	}
+	extra := filepath.Join(filepath.Dir(files[0]), "2026-01-01T00-00-00-000Z_extra.jsonl")
+	for _, c := range []struct {
+		name   string
+		change func() error
+	}{
+		{"unchanged", func() error { return nil }},
+		{"appended to", func() error {
+			sessiontest.Append(t, files[0], sessiontest.Lines(sessiontest.Asst("zz1", lastID(t, files[0]), 3600, "more")))
+			return nil
+		}},
+		{"touched", func() error {
+			return os.Chtimes(files[1], time.Now(), time.Date(2020, 1, 2, 3, 4, 5, 6, time.UTC))
+		}},
+		{"a new file", func() error {
+			b, err := os.ReadFile(files[1])
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(extra, b, 0o644)
+		}},
+		{"a file gone", func() error { return os.Remove(extra) }},
+	} {
+		refresh()
+		if !current(ctx, st, root) {
+			t.Fatalf("before %s: not current after a run", c.name)
+		}
+		if err := c.change(); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := current(ctx, st, root), c.name == "unchanged"; got != want {
+			t.Errorf("%s: current = %v, want %v", c.name, got, want)
+		}
+	}
 }
