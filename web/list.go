@@ -7,7 +7,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"hash/fnv"
+	"errors"
 	"maps"
 	"net/http"
 	"path/filepath"
@@ -23,46 +23,51 @@ import (
 )
 
 // list renders the sessions page, or just the list for an htmx search, or
-// the next window of it (offset=N).
+// the next window of it (offset=N). Many clients ask for the same list: it
+// is drawn once per state of the library (its version, which changes
+// before any change is published, so a page told of a change gets the new
+// list), query and half minute (for its "5 min ago" times), by one request
+// while the others asking for it meanwhile wait (listPages).
 func (s *Server) list(c echo.Context) error {
 	p := s.listQuery(c)
 	s.markIndexing(c)
-	metas := s.lib.List()
+	metas, version := s.lib.Listed()
 	progress := s.progressView("/index/progress", false)
-	// Many pages ask for the same list: it is drawn once per state of the
-	// library (and half minute, for its "5 min ago" times) and query.
-	key := listKey{sig: listSig(metas) ^ problemsSig(s.lib.Problems()), q: p.q, sort: p.sort, machine: p.machine, offset: p.offset, htmx: isHTMX(c), when: time.Now().Unix() / 30}
-	if progress == nil {
-		if page := s.lists.get(key); page != nil {
-			return writeHTML(c, page)
+	key := listKey{version: version, q: p.q, sort: p.sort, machine: p.machine, offset: p.offset, htmx: isHTMX(c),
+		indexing: progress != nil, when: views.Now().Unix() / 30}
+	page, err := s.lists.get(key, progress == nil, func() (*drawnList, error) {
+		v := s.listView(p, metas)
+		var comp templ.Component
+		switch {
+		case p.offset > 0:
+			comp = views.SessionsMore(v)
+		case key.htmx:
+			comp = views.SessionList(v)
+		default:
+			v.Progress = progress
+			comp = views.ListPage(v)
 		}
-	}
-	v := s.listView(p, metas)
-	var comp templ.Component
-	switch {
-	case p.offset > 0:
-		comp = views.SessionsMore(v)
-	case key.htmx:
-		comp = views.SessionList(v)
-	default:
-		v.Progress = progress
-		comp = views.ListPage(v)
-	}
-	var b bytes.Buffer
-	if err := comp.Render(context.WithoutCancel(c.Request().Context()), &b); err != nil {
+		var b bytes.Buffer
+		if err := comp.Render(context.WithoutCancel(c.Request().Context()), &b); err != nil {
+			return nil, err
+		}
+		page := &drawnList{html: b.Bytes()}
+		var z bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&z, gzip.BestCompression) // once per state: worth the best
+		zw.Write(page.html)
+		zw.Close()
+		page.gzip = z.Bytes()
+		return page, nil
+	})
+	if err != nil {
 		return err
-	}
-	page := &drawnList{html: b.Bytes()}
-	var z bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&z, gzip.BestCompression) // once per state: worth the best
-	zw.Write(page.html)
-	zw.Close()
-	page.gzip = z.Bytes()
-	if progress == nil {
-		s.lists.put(key, page)
 	}
 	return writeHTML(c, page)
 }
+
+// errDrawFailed is the error of a list whose drawing panicked, for the
+// requests that waited for it.
+var errDrawFailed = errors.New("the sessions list could not be drawn")
 
 // drawnList is a drawn sessions list, as it is and compressed: the list
 // compresses itself once (the gzip middleware skips it), so many clients
@@ -73,40 +78,12 @@ type drawnList struct {
 
 // listKey names a drawn sessions list.
 type listKey struct {
-	sig              uint64 // the library's state (listSig)
+	version          uint64 // the library's state (Library.Listed)
 	q, sort, machine string
 	offset           int
 	htmx             bool
+	indexing         bool  // drawn with the progress bar (never kept)
 	when             int64 // the half minute it was drawn in
-}
-
-// listSig sums up what the sessions list shows of every session.
-func listSig(metas []sessions.Meta) uint64 {
-	h := fnv.New64a()
-	var buf []byte
-	for i := range metas {
-		m := &metas[i]
-		buf = append(buf[:0], m.Key...)
-		buf = strconv.AppendInt(append(buf, 0), m.Size, 10)
-		buf = strconv.AppendInt(append(buf, 0), m.FileModified.UnixNano(), 10)
-		buf = strconv.AppendInt(append(buf, 0), int64(m.Entries), 10)
-		buf = append(append(buf, 0), m.Name...)
-		buf = append(append(buf, 0), m.CopyOf...)
-		buf = append(append(buf, 0), m.ParentKey...)
-		h.Write(buf)
-	}
-	return h.Sum64()
-}
-
-// problemsSig identifies the set of unreadable files and why.
-func problemsSig(ps map[string]error) uint64 {
-	var sum uint64
-	for f, err := range ps {
-		h := fnv.New64a()
-		h.Write([]byte(f + "\x00" + err.Error()))
-		sum += h.Sum64() // order does not matter
-	}
-	return sum
 }
 
 // writeHTML sends a drawn list, compressed for a client that takes gzip.
@@ -240,7 +217,7 @@ func (s *Server) listView(p listParams, metas []sessions.Meta) views.ListView {
 // headers: the group named group (see listParams.group; every project when
 // group is nil), or in the families sort its one group.
 func (s *Server) groupHeads(p listParams, group *string) []views.ProjectGroup {
-	metas := s.lib.List()
+	metas, _ := s.lib.Listed()
 	byCwd := map[string]*views.ProjectGroup{}
 	var order []*views.ProjectGroup
 	for i := range metas {
