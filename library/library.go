@@ -45,7 +45,7 @@ type Library struct {
 	feed     hub
 	readOnly atomic.Pointer[func(path string) string] // set: every writer refuses (SetReadOnly)
 
-	version  uint64    // counts changes to the maps and rows (l.mu)
+	version  uint64    // counts changes to the maps, rows and problems (l.mu)
 	listed   listCache // List's answer at a version
 	pointsMu sync.Mutex
 	points   map[pointKey]string // fork points (ForkPoint)
@@ -327,7 +327,7 @@ func copyKey(id, rel string) string {
 // List returns the metadata of every session, most recent activity first
 // (made once for each state of the library; the caller gets its own copy).
 func (l *Library) List() []sessions.Meta {
-	metas, _ := l.listed.get(l)
+	metas, _, _ := l.listed.get(l)
 	out := slices.Clone(metas)
 	for i := range out {
 		out[i].Models = slices.Clone(out[i].Models)
@@ -338,7 +338,7 @@ func (l *Library) List() []sessions.Meta {
 // Forks returns the metadata of the sessions forked from the one with key
 // (their header's parentSession is its file), most recent first.
 func (l *Library) Forks(key string) []sessions.Meta {
-	metas, forks := l.listed.get(l)
+	metas, forks, _ := l.listed.get(l)
 	var out []sessions.Meta
 	for _, k := range forks[key] {
 		m := metas[k]
@@ -348,15 +348,24 @@ func (l *Library) Forks(key string) []sessions.Meta {
 	return out
 }
 
+// Listed returns what List does without copying it (shared: the caller
+// must not change it), and the library's version it is of. The version
+// changes with every change to the sessions' rows or to the problems, and
+// before the change is published: a reader told of a change sees a new one.
+func (l *Library) Listed() ([]sessions.Meta, uint64) {
+	metas, _, v := l.listed.get(l)
+	return metas, v
+}
+
 // get returns the sorted rows and the forks of each parent as the library
-// is now, made again only when it changed.
-func (c *listCache) get(l *Library) ([]sessions.Meta, map[string][]int) {
+// is now, and its version, made again only when it changed.
+func (c *listCache) get(l *Library) ([]sessions.Meta, map[string][]int, uint64) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.metas != nil && c.version == l.version {
-		return c.metas, c.forks
+		return c.metas, c.forks, c.version
 	}
 	out := make([]sessions.Meta, 0, len(l.files))
 	for _, f := range l.files {
@@ -375,7 +384,7 @@ func (c *listCache) get(l *Library) ([]sessions.Meta, map[string][]int) {
 		}
 	}
 	c.metas, c.forks, c.version = out, forks, l.version
-	return out, forks
+	return out, forks, c.version
 }
 
 // pointKey names a fork point: the child's and the parent's generations.
@@ -695,7 +704,7 @@ func (l *Library) refresh(path string, load bool) ([]Change, error) {
 	st, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		l.mu.Lock()
-		delete(l.problems, path)
+		l.forgetProblemLocked(path)
 		all := l.dropLocked(f)
 		l.mu.Unlock()
 		return all, fs.ErrNotExist
@@ -782,7 +791,7 @@ func (l *Library) add(path string) ([]Change, error) {
 	}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			delete(l.problems, path)
+			l.forgetProblemLocked(path)
 		} else {
 			l.problemLocked(path, err)
 		}
@@ -805,6 +814,15 @@ func (l *Library) problemLocked(path string, err error) {
 		p.size, p.mod = fi.Size(), fi.ModTime().UnixNano()
 	}
 	l.problems[path] = p
+	l.version++
+}
+
+// forgetProblemLocked drops what the library knew was wrong with path (l.mu held).
+func (l *Library) forgetProblemLocked(path string) {
+	if _, ok := l.problems[path]; ok {
+		delete(l.problems, path)
+		l.version++
+	}
 }
 
 // own returns the change among all that concerns file.
@@ -833,7 +851,7 @@ func (l *Library) Remove(path string) {
 	if f, ok := l.files[path]; ok {
 		all = l.dropLocked(f)
 	}
-	delete(l.problems, path)
+	l.forgetProblemLocked(path)
 	l.mu.Unlock()
 	l.publish(all...)
 }
@@ -853,6 +871,7 @@ func (l *Library) SeedProblem(path string, why error, size int64, mod time.Time)
 	defer l.mu.Unlock()
 	if _, ok := l.files[path]; !ok {
 		l.problems[path] = problem{err: why, size: size, mod: mod.UnixNano()}
+		l.version++
 	}
 }
 

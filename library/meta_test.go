@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/piweb/piweb/sessions"
 )
@@ -100,5 +101,61 @@ func TestLibraryKeys(t *testing.T) {
 	}
 	if got[0] != "remove "+keyOf(other)[:0]+copyKey("same", lib.rel(other)) || got[1] != "reload same" {
 		t.Errorf("changes %q, want the copy's key removed and a reload of %q", got, "same")
+	}
+}
+
+// TestListedVersion: Listed's version stays while nothing changes and
+// moves with every change to a session or to the unreadable files, so a
+// list drawn at one version is never served after a change.
+func TestListedVersion(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "--p--")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	good := filepath.Join(dir, "2026-01-01T00-00-00-000Z_one.jsonl")
+	line := `{"type":"session","version":3,"id":"one","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}` + "\n"
+	if err := os.WriteFile(good, []byte(line), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lib, err := OpenLibrary(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	metas, v := lib.Listed()
+	if len(metas) != 1 {
+		t.Fatalf("%d rows, want 1", len(metas))
+	}
+	if _, again := lib.Listed(); again != v {
+		t.Fatalf("the version moved from %d to %d with no change", v, again)
+	}
+	step := func(what string, change func()) {
+		t.Helper()
+		change()
+		if _, now := lib.Listed(); now == v {
+			t.Errorf("%s: the version stayed %d", what, v)
+		} else {
+			v = now
+		}
+	}
+	bad := filepath.Join(dir, "2026-01-02T00-00-00-000Z_bad.jsonl")
+	step("an unreadable file", func() {
+		os.WriteFile(bad, []byte("not json\n"), 0o644)
+		lib.Refresh(bad)
+	})
+	step("the unreadable file gone", func() {
+		os.Remove(bad)
+		lib.Refresh(bad)
+	})
+	step("a problem seeded", func() { lib.SeedProblem(bad, os.ErrInvalid, 9, time.Unix(1, 0)) })
+	step("the seeded problem removed", func() { lib.Remove(bad) })
+	step("an append", func() {
+		f, _ := os.OpenFile(good, os.O_APPEND|os.O_WRONLY, 0)
+		f.WriteString(`{"type":"message","id":"m1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"x","timestamp":1}}` + "\n")
+		f.Close()
+		lib.Refresh(good)
+	})
+	if metas, _ := lib.Listed(); len(metas) != 1 || metas[0].Messages != 1 {
+		t.Errorf("after the append: %+v", metas)
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"hash/fnv"
+	"errors"
 	"maps"
 	"net/http"
 	"path/filepath"
@@ -23,46 +23,51 @@ import (
 )
 
 // list renders the sessions page, or just the list for an htmx search, or
-// the next window of it (offset=N).
+// the next window of it (offset=N). Many clients ask for the same list: it
+// is drawn once per state of the library (its version, which changes
+// before any change is published, so a page told of a change gets the new
+// list), query and half minute (for its "5 min ago" times), by one request
+// while the others asking for it meanwhile wait (listPages).
 func (s *Server) list(c echo.Context) error {
 	p := s.listQuery(c)
 	s.markIndexing(c)
-	metas := s.lib.List()
+	metas, version := s.lib.Listed()
 	progress := s.progressView("/index/progress", false)
-	// Many pages ask for the same list: it is drawn once per state of the
-	// library (and half minute, for its "5 min ago" times) and query.
-	key := listKey{sig: listSig(metas) ^ problemsSig(s.lib.Problems()), q: p.q, sort: p.sort, machine: p.machine, offset: p.offset, htmx: isHTMX(c), when: time.Now().Unix() / 30}
-	if progress == nil {
-		if page := s.lists.get(key); page != nil {
-			return writeHTML(c, page)
+	key := listKey{version: version, q: p.q, sort: p.sort, machine: p.machine, offset: p.offset, htmx: isHTMX(c),
+		indexing: progress != nil, when: views.Now().Unix() / 30}
+	page, err := s.lists.get(key, progress == nil, func() (*drawnList, error) {
+		v := s.listView(p, metas)
+		var comp templ.Component
+		switch {
+		case p.offset > 0:
+			comp = views.SessionsMore(v)
+		case key.htmx:
+			comp = views.SessionList(v)
+		default:
+			v.Progress = progress
+			comp = views.ListPage(v)
 		}
-	}
-	v := s.listView(p, metas)
-	var comp templ.Component
-	switch {
-	case p.offset > 0:
-		comp = views.SessionsMore(v)
-	case key.htmx:
-		comp = views.SessionList(v)
-	default:
-		v.Progress = progress
-		comp = views.ListPage(v)
-	}
-	var b bytes.Buffer
-	if err := comp.Render(context.WithoutCancel(c.Request().Context()), &b); err != nil {
+		var b bytes.Buffer
+		if err := comp.Render(context.WithoutCancel(c.Request().Context()), &b); err != nil {
+			return nil, err
+		}
+		page := &drawnList{html: b.Bytes()}
+		var z bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&z, gzip.BestCompression) // once per state: worth the best
+		zw.Write(page.html)
+		zw.Close()
+		page.gzip = z.Bytes()
+		return page, nil
+	})
+	if err != nil {
 		return err
-	}
-	page := &drawnList{html: b.Bytes()}
-	var z bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&z, gzip.BestCompression) // once per state: worth the best
-	zw.Write(page.html)
-	zw.Close()
-	page.gzip = z.Bytes()
-	if progress == nil {
-		s.lists.put(key, page)
 	}
 	return writeHTML(c, page)
 }
+
+// errDrawFailed is the error of a list whose drawing panicked, for the
+// requests that waited for it.
+var errDrawFailed = errors.New("the sessions list could not be drawn")
 
 // drawnList is a drawn sessions list, as it is and compressed: the list
 // compresses itself once (the gzip middleware skips it), so many clients
@@ -73,40 +78,12 @@ type drawnList struct {
 
 // listKey names a drawn sessions list.
 type listKey struct {
-	sig              uint64 // the library's state (listSig)
+	version          uint64 // the library's state (Library.Listed)
 	q, sort, machine string
 	offset           int
 	htmx             bool
+	indexing         bool  // drawn with the progress bar (never kept)
 	when             int64 // the half minute it was drawn in
-}
-
-// listSig sums up what the sessions list shows of every session.
-func listSig(metas []sessions.Meta) uint64 {
-	h := fnv.New64a()
-	var buf []byte
-	for i := range metas {
-		m := &metas[i]
-		buf = append(buf[:0], m.Key...)
-		buf = strconv.AppendInt(append(buf, 0), m.Size, 10)
-		buf = strconv.AppendInt(append(buf, 0), m.FileModified.UnixNano(), 10)
-		buf = strconv.AppendInt(append(buf, 0), int64(m.Entries), 10)
-		buf = append(append(buf, 0), m.Name...)
-		buf = append(append(buf, 0), m.CopyOf...)
-		buf = append(append(buf, 0), m.ParentKey...)
-		h.Write(buf)
-	}
-	return h.Sum64()
-}
-
-// problemsSig identifies the set of unreadable files and why.
-func problemsSig(ps map[string]error) uint64 {
-	var sum uint64
-	for f, err := range ps {
-		h := fnv.New64a()
-		h.Write([]byte(f + "\x00" + err.Error()))
-		sum += h.Sum64() // order does not matter
-	}
-	return sum
 }
 
 // writeHTML sends a drawn list, compressed for a client that takes gzip.
@@ -159,7 +136,9 @@ func (s *Server) listQuery(c echo.Context) listParams {
 	return p
 }
 
-// listView builds the sessions page from the library.
+// listView builds the sessions page from the library. Every session
+// counts in its project's totals and the order, but only the window's
+// are made rows of the page.
 func (s *Server) listView(p listParams, metas []sessions.Meta) views.ListView {
 	byKey := make(map[string]*sessions.Meta, len(metas))
 	for i := range metas {
@@ -173,8 +152,8 @@ func (s *Server) listView(p listParams, metas []sessions.Meta) views.ListView {
 		}
 	}
 	slices.SortFunc(v.Unreadable, func(a, b views.Unreadable) int { return strings.Compare(a.File, b.File) })
-	groups := map[string]*views.ProjectGroup{}
-	var order []*views.ProjectGroup
+	groups := map[string]*listGroup{}
+	var order []*listGroup
 	machines := map[string]bool{}
 	for i := range metas {
 		m := &metas[i]
@@ -185,46 +164,54 @@ func (s *Server) listView(p listParams, metas []sessions.Meta) views.ListView {
 			continue
 		}
 		v.Shown++
-		item := p.item(m, byKey)
 		key := p.group(m)
 		g, ok := groups[key]
 		if !ok {
-			g = &views.ProjectGroup{DOMID: item.GroupID, Machine: item.Machine, Cwd: m.Cwd}
+			g = &listGroup{head: views.ProjectGroup{DOMID: domID("p", key), Cwd: m.Cwd}}
+			if p.machineOf != nil {
+				g.head.Machine = p.machineOf(m.File)
+			}
 			groups[key] = g
 			order = append(order, g)
 		}
-		g.Sessions = append(g.Sessions, item)
-		g.Tokens += m.Tokens
-		g.Cost += m.Cost
+		g.rows = append(g.rows, listRow{m: m, sortKey: p.sortKey(m)})
+		g.head.Tokens += m.Tokens
+		g.head.Cost += m.Cost
 	}
 	if p.sort == views.SortFamilies {
-		order = families(order)
+		order = families(order, byKey)
 	}
 	for _, g := range order {
 		if p.sort != views.SortFamilies {
-			slices.SortStableFunc(g.Sessions, p.compare)
+			slices.SortStableFunc(g.rows, p.compare)
 		}
 	}
 	// Projects: by their most recent session for the activity sort, by folder otherwise.
-	slices.SortStableFunc(order, func(a, b *views.ProjectGroup) int {
+	slices.SortStableFunc(order, func(a, b *listGroup) int {
 		if p.sort == views.SortActivity || p.sort == views.SortFamilies {
-			return b.Sessions[0].Modified.Compare(a.Sessions[0].Modified)
+			return b.rows[0].m.Modified.Compare(a.rows[0].m.Modified)
 		}
-		return cmp.Or(cmp.Compare(a.Machine, b.Machine), cmp.Compare(a.Cwd, b.Cwd))
+		return cmp.Or(cmp.Compare(a.head.Machine, b.head.Machine), cmp.Compare(a.head.Cwd, b.head.Cwd))
 	})
 	v.Machines = slices.Sorted(maps.Keys(machines))
 	// The window: sessions [offset, offset+listWindow) in the order shown.
 	// A group the window starts inside goes on from the window before.
 	at, end := 0, p.offset+listWindow
 	for _, g := range order {
-		n := len(g.Sessions)
+		n := len(g.rows)
 		lo, hi := max(p.offset-at, 0), min(end-at, n)
 		at += n
 		if lo >= hi {
 			continue
 		}
-		w := *g
-		w.Sessions = g.Sessions[lo:hi]
+		w := g.head
+		for _, r := range g.rows[lo:hi] {
+			it := p.item(r.m, byKey)
+			if p.sort == views.SortFamilies {
+				it.Depth, it.ShowCwd = r.depth, true
+			}
+			w.Sessions = append(w.Sessions, it)
+		}
 		w.Count = n
 		w.Continued = lo > 0
 		v.Groups = append(v.Groups, w)
@@ -236,11 +223,25 @@ func (s *Server) listView(p listParams, metas []sessions.Meta) views.ListView {
 	return v
 }
 
+// listGroup is a group of the sessions page before it is drawn: its
+// header and totals, and its sessions in order.
+type listGroup struct {
+	head views.ProjectGroup // without its sessions
+	rows []listRow
+}
+
+// listRow is a session of the sessions page before it is drawn.
+type listRow struct {
+	m       *sessions.Meta
+	sortKey string // what the name and first-message sorts compare
+	depth   int    // in the families sort: forks down from its family's first session
+}
+
 // groupHeads sums up the sessions page's projects as they stand, for their
 // headers: the group named group (see listParams.group; every project when
 // group is nil), or in the families sort its one group.
 func (s *Server) groupHeads(p listParams, group *string) []views.ProjectGroup {
-	metas := s.lib.List()
+	metas, _ := s.lib.Listed()
 	byCwd := map[string]*views.ProjectGroup{}
 	var order []*views.ProjectGroup
 	for i := range metas {
@@ -287,19 +288,19 @@ const (
 // each session with no parent in the list, then the sessions forked from
 // it, under it (forks of forks deeper), newest family first and newest fork
 // first. Without recursion: forks can chain as far as users fork.
-func families(groups []*views.ProjectGroup) []*views.ProjectGroup {
-	var all []views.SessionItem
+func families(groups []*listGroup, byKey map[string]*sessions.Meta) []*listGroup {
+	var all []listRow
 	for _, g := range groups {
-		all = append(all, g.Sessions...)
+		all = append(all, g.rows...)
 	}
 	idx := make(map[string]int, len(all))
 	for i := range all {
-		idx[all[i].Key] = i
+		idx[all[i].m.Key] = i
 	}
 	kids := map[string][]int{}
 	var roots []int
 	for i := range all {
-		if p := all[i].ParentKey; p != "" && p != all[i].Key {
+		if p := parentKey(all[i].m, byKey); p != "" && p != all[i].m.Key {
 			if _, ok := idx[p]; ok {
 				kids[p] = append(kids[p], i)
 				continue
@@ -307,7 +308,7 @@ func families(groups []*views.ProjectGroup) []*views.ProjectGroup {
 		}
 		roots = append(roots, i)
 	}
-	newest := func(a, b int) int { return all[b].Modified.Compare(all[a].Modified) }
+	newest := func(a, b int) int { return all[b].m.Modified.Compare(all[a].m.Modified) }
 	for _, k := range kids {
 		slices.SortStableFunc(k, newest)
 	}
@@ -326,12 +327,12 @@ func families(groups []*views.ProjectGroup) []*views.ProjectGroup {
 				continue // a fork cycle (hand-made parentSession links)
 			}
 			seen[i] = true
-			all[i].Depth, all[i].ShowCwd = depth[i], true
+			all[i].depth = depth[i]
 			fam = append(fam, i)
-			if all[i].Modified.After(latest[r]) {
-				latest[r] = all[i].Modified
+			if all[i].m.Modified.After(latest[r]) {
+				latest[r] = all[i].m.Modified
 			}
-			k := kids[all[i].Key]
+			k := kids[all[i].m.Key]
 			for j := len(k) - 1; j >= 0; j-- {
 				depth[k[j]] = depth[i] + 1
 				stack = append(stack, k[j])
@@ -340,18 +341,18 @@ func families(groups []*views.ProjectGroup) []*views.ProjectGroup {
 		members = append(members, fam)
 	}
 	slices.SortStableFunc(members, func(a, b []int) int { return latest[b[0]].Compare(latest[a[0]]) })
-	g := &views.ProjectGroup{DOMID: familiesID, Cwd: familiesTitle}
+	g := &listGroup{head: views.ProjectGroup{DOMID: familiesID, Cwd: familiesTitle}}
 	for _, fam := range members {
 		for _, i := range fam {
-			g.Sessions = append(g.Sessions, all[i])
-			g.Tokens += all[i].Tokens
-			g.Cost += all[i].Cost
+			g.rows = append(g.rows, all[i])
+			g.head.Tokens += all[i].m.Tokens
+			g.head.Cost += all[i].m.Cost
 		}
 	}
-	if len(g.Sessions) == 0 {
+	if len(g.rows) == 0 {
 		return nil
 	}
-	return []*views.ProjectGroup{g}
+	return []*listGroup{g}
 }
 
 // matches reports whether every search token occurs in the session's name,
@@ -372,19 +373,27 @@ func (p listParams) matches(m *sessions.Meta) bool {
 	return true
 }
 
-// compare orders two sessions of a project by the chosen sort, most recent first on ties.
-func (p listParams) compare(a, b views.SessionItem) int {
-	var c int
+// sortKey is what the chosen sort compares of a session besides its
+// time: its title (the row's) or first message, in lower case.
+func (p listParams) sortKey(m *sessions.Meta) string {
 	switch p.sort {
 	case views.SortName:
-		c = cmp.Compare(strings.ToLower(a.Title()), strings.ToLower(b.Title()))
+		if m.Name != "" {
+			return strings.ToLower(m.Name)
+		}
+		return strings.ToLower(oneLine(plainPreview(m.FirstMessage), 300))
 	case views.SortFirst:
-		c = cmp.Compare(strings.ToLower(a.FirstMessage), strings.ToLower(b.FirstMessage))
+		return strings.ToLower(oneLine(plainPreview(m.FirstMessage), 300))
 	}
-	if c != 0 {
+	return ""
+}
+
+// compare orders two sessions of a project by the chosen sort, most recent first on ties.
+func (p listParams) compare(a, b listRow) int {
+	if c := cmp.Compare(a.sortKey, b.sortKey); c != 0 {
 		return c
 	}
-	return b.Modified.Compare(a.Modified)
+	return b.m.Modified.Compare(a.m.Modified)
 }
 
 // group names the group of the sessions page a session is in: its
@@ -415,7 +424,8 @@ func sessionItem(m *sessions.Meta, byKey map[string]*sessions.Meta) views.Sessio
 		Diagnostics: m.Diagnostics, Version: m.Version,
 	}
 	if m.ParentSession != "" {
-		if pm, ok := byKey[m.ParentKey]; ok && m.ParentKey != "" {
+		if pk := parentKey(m, byKey); pk != "" {
+			pm := byKey[pk]
 			it.ParentKey = pm.Key
 			it.ParentTitle = titleOf(pm.Name, pm.FirstMessage, 80)
 		} else {
@@ -423,6 +433,17 @@ func sessionItem(m *sessions.Meta, byKey map[string]*sessions.Meta) views.Sessio
 		}
 	}
 	return it
+}
+
+// parentKey is the key of the session m was forked from, when byKey holds it.
+func parentKey(m *sessions.Meta, byKey map[string]*sessions.Meta) string {
+	if m.ParentSession == "" || m.ParentKey == "" {
+		return ""
+	}
+	if _, ok := byKey[m.ParentKey]; !ok {
+		return ""
+	}
+	return m.ParentKey
 }
 
 // domID makes an HTML id from any string: a prefix and a hash.

@@ -27,6 +27,9 @@ import (
 // follows: library.Library.
 type Library interface {
 	List() []sessions.Meta
+	// Listed returns List's rows shared (read only) and the library's
+	// version, which changes before any change to them is published.
+	Listed() ([]sessions.Meta, uint64)
 	Meta(key string) (sessions.Meta, error)
 	// Forks returns the sessions forked from the one with key.
 	Forks(key string) []sessions.Meta
@@ -102,9 +105,9 @@ type Server struct {
 	hosts   hostAllowlist
 	layouts *layoutCache
 	md      *markdown
-	exports chan struct{}             // one token per export being built
-	steps   liveSteps                 // each live change's answer, shared by the streams that see it
-	lists   *lru[listKey, *drawnList] // drawn sessions lists
+	exports chan struct{} // one token per export being built
+	steps   liveSteps     // each live change's answer, shared by the streams that see it
+	lists   *listPages    // drawn sessions lists
 	cat     *catalog.Catalog
 	usage   usage.Source
 
@@ -139,7 +142,7 @@ func New(lib Library, opt Options) *Server {
 		layouts: newLayoutCache(16),
 		md:      newMarkdown(),
 		exports: make(chan struct{}, opt.Exports),
-		lists:   newLRU[listKey, *drawnList](16),
+		lists:   newListPages(16),
 		quit:    make(chan struct{}),
 		cat:     opt.Catalog,
 		usage:   opt.Usage,
