@@ -69,8 +69,21 @@ func start(t *testing.T, cfg config) (string, *syncBuffer) {
 	return "", nil
 }
 
+// waitListed waits until the server's output says every session is listed.
+func waitListed(t *testing.T, out *syncBuffer) {
+	t.Helper()
+	deadline := time.Now().Add(guard)
+	for !strings.Contains(out.String(), "piweb: indexed ") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the sessions were not all listed:\n%s", out)
+		}
+		time.Sleep(10 * time.Millisecond) // polling the output for a line, not timing
+	}
+}
+
 func TestServeDemoWhenNoSessions(t *testing.T) {
 	url, out := start(t, config{addr: "127.0.0.1:0", root: t.TempDir()})
+	waitListed(t, out) // the fork's link needs its parent listed
 	if !strings.Contains(out.String(), "no sessions under") || !strings.Contains(out.String(), "DEMO data: 3 built-in sessions") {
 		t.Errorf("output:\n%s", out)
 	}
