@@ -521,15 +521,7 @@ func (l *Library) Session(key string) (*sessions.Session, error) {
 }
 
 // SessionOf is Session by the file's path.
-func (l *Library) SessionOf(path string) (*sessions.Session, error) {
-	l.mu.RLock()
-	f, ok := l.files[path]
-	l.mu.RUnlock()
-	if !ok {
-		return nil, &sessions.Error{Kind: sessions.ErrNoSession, Key: path}
-	}
-	return l.snapshot(f)
-}
+func (l *Library) SessionOf(path string) (*sessions.Session, error) { return l.readPath(path, true) }
 
 // ViewFile calls fn with the session of the file at path, as View does by key.
 func (l *Library) ViewFile(path string, fn func(s *sessions.Session) error) error {
@@ -555,14 +547,17 @@ func (l *Library) Loaded(path string) *sessions.Session {
 // Peek is SessionOf for a reader that reads the file once, as the index
 // build does: it does not count as a use, so a tree that only it and the
 // library's own reading loaded stays cold, and Release drops it.
-func (l *Library) Peek(path string) (*sessions.Session, error) {
+func (l *Library) Peek(path string) (*sessions.Session, error) { return l.readPath(path, false) }
+
+// readPath is read by the file's path.
+func (l *Library) readPath(path string, use bool) (*sessions.Session, error) {
 	l.mu.RLock()
 	f, ok := l.files[path]
 	l.mu.RUnlock()
 	if !ok {
 		return nil, &sessions.Error{Kind: sessions.ErrNoSession, Key: path}
 	}
-	return l.read(f, false)
+	return l.read(f, use)
 }
 
 // Release drops the loaded tree of the file at path unless a reader used

@@ -122,21 +122,34 @@ func TestNextSnapshot(t *testing.T) {
 	}
 }
 
+// chainFiles writes n sessions of entries user messages in one chain
+// under root's project "--p--", and returns their paths.
+func chainFiles(t *testing.T, root string, n, entries int) []string {
+	t.Helper()
+	dir := filepath.Join(root, "--p--")
+	os.MkdirAll(dir, 0o700)
+	var files []string
+	for k := range n {
+		p := filepath.Join(dir, fmt.Sprintf("2026-01-01T00-00-0%d-000Z_s%d.jsonl", k, k))
+		var b strings.Builder
+		fmt.Fprintf(&b, `{"type":"session","version":3,"id":"s%d","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}`+"\n", k)
+		for i := range entries {
+			fmt.Fprintf(&b, `{"type":"message","id":"e%d","parentId":%s,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hi"}}`+"\n", i, map[bool]string{true: "null", false: fmt.Sprintf(`"e%d"`, i-1)}[i == 0])
+		}
+		if err := os.WriteFile(p, []byte(b.String()), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, p)
+	}
+	return files
+}
+
 // TestLibraryOnDemand: a seeded library reads a tree only when asked, keeps
 // at most its limit of trees, and reads a dropped one again when needed.
 func TestLibraryOnDemand(t *testing.T) {
 	root := t.TempDir()
 	var metas []sessions.Meta
-	for k := range 6 {
-		dir := filepath.Join(root, "--p--")
-		os.MkdirAll(dir, 0o700)
-		p := filepath.Join(dir, fmt.Sprintf("2026-01-01T00-00-0%d-000Z_s%d.jsonl", k, k))
-		var b strings.Builder
-		fmt.Fprintf(&b, `{"type":"session","version":3,"id":"s%d","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}`+"\n", k)
-		for i := range 200 {
-			fmt.Fprintf(&b, `{"type":"message","id":"e%d","parentId":%s,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hi"}}`+"\n", i, map[bool]string{true: "null", false: fmt.Sprintf(`"e%d"`, i-1)}[i == 0])
-		}
-		os.WriteFile(p, []byte(b.String()), 0o600)
+	for _, p := range chainFiles(t, root, 6, 200) {
 		s, err := sessions.Load(p)
 		if err != nil {
 			t.Fatal(err)
@@ -191,15 +204,7 @@ func TestLibraryOnDemand(t *testing.T) {
 // it; one a reader used (before or after the Peek) stays.
 func TestPeekRelease(t *testing.T) {
 	root := t.TempDir()
-	dir := filepath.Join(root, "--p--")
-	os.MkdirAll(dir, 0o700)
-	var files []string
-	for k := range 3 {
-		p := filepath.Join(dir, fmt.Sprintf("2026-01-01T00-00-0%d-000Z_s%d.jsonl", k, k))
-		os.WriteFile(p, []byte(fmt.Sprintf(`{"type":"session","version":3,"id":"s%d","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}`+"\n"+
-			`{"type":"message","id":"e","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hi"}}`+"\n", k)), 0o600)
-		files = append(files, p)
-	}
+	files := chainFiles(t, root, 3, 1)
 	l, err := OpenLibrary(root)
 	if err != nil {
 		t.Fatal(err)
@@ -235,19 +240,7 @@ func TestPeekRelease(t *testing.T) {
 // take a quarter of the cache at most; those readers use take the rest.
 func TestColdQuarter(t *testing.T) {
 	root := t.TempDir()
-	dir := filepath.Join(root, "--p--")
-	os.MkdirAll(dir, 0o700)
-	var files []string
-	for k := range 6 {
-		p := filepath.Join(dir, fmt.Sprintf("2026-01-01T00-00-0%d-000Z_s%d.jsonl", k, k))
-		var b strings.Builder
-		fmt.Fprintf(&b, `{"type":"session","version":3,"id":"s%d","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}`+"\n", k)
-		for i := range 100 {
-			fmt.Fprintf(&b, `{"type":"message","id":"e%d","parentId":%s,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hi"}}`+"\n", i, map[bool]string{true: "null", false: fmt.Sprintf(`"e%d"`, i-1)}[i == 0])
-		}
-		os.WriteFile(p, []byte(b.String()), 0o600)
-		files = append(files, p)
-	}
+	files := chainFiles(t, root, 6, 100)
 	one := cost(&sessions.Session{Entries: make([]sessions.Entry, 100)})
 	l := NewLibrary(root)
 	l.SetCacheLimit(4 * one)
