@@ -42,7 +42,7 @@ func Normalize(text string) string {
 			r, size = utf8.DecodeRuneInString(text[i:])
 		}
 		i += size
-		if c <= ' ' || c == 0x7f || c >= utf8.RuneSelf && (unicode.IsSpace(r) || unicode.IsControl(r)) {
+		if blank(r) {
 			space = true
 			continue
 		}
@@ -60,6 +60,12 @@ func Normalize(text string) string {
 		b.WriteByte(' ')
 	}
 	return b.String()
+}
+
+// blank reports whether Normalize writes r as white space: white space
+// and control characters.
+func blank(r rune) bool {
+	return r <= ' ' || r == 0x7f || r >= utf8.RuneSelf && (unicode.IsSpace(r) || unicode.IsControl(r))
 }
 
 // lower is simple Unicode lower-casing of one rune.

@@ -182,7 +182,9 @@ func required(re *syntax.Regexp) []string {
 	walk(re)
 	keep := out[:0]
 	for _, s := range out {
-		if s = collapseSpace(s); strings.TrimSpace(s) != "" {
+		// As Normalize writes a text: a regular expression's literal may
+		// hold control characters (\0, \x01), which the index holds as spaces.
+		if s = strings.Join(strings.FieldsFunc(s, blank), " "); s != "" {
 			keep = append(keep, s)
 		}
 	}
