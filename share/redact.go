@@ -48,6 +48,21 @@ var signatureKeys = []string{"thinkingSignature", "textSignature", "thoughtSigna
 
 // dropSignatures removes the signature members of a content array's blocks.
 func dropSignatures(content []byte) []byte {
+	return editBlocks(content, func(el []byte) ([]byte, bool) {
+		changed := false
+		for _, key := range signatureKeys {
+			if _, has := js.Lookup(el, key); has {
+				el = js.DelMember(el, key)
+				changed = true
+			}
+		}
+		return el, changed
+	})
+}
+
+// editBlocks applies fn to each object of a content array, and returns the
+// array made again when fn changed any (it says so), else content as it is.
+func editBlocks(content []byte, fn func(el []byte) ([]byte, bool)) []byte {
 	elems, ok := arrayElems(content)
 	if !ok {
 		return content
@@ -57,13 +72,9 @@ func dropSignatures(content []byte) []byte {
 		if len(el) == 0 || el[0] != '{' {
 			continue
 		}
-		for _, key := range signatureKeys {
-			if _, has := js.Lookup(el, key); has {
-				el = js.DelMember(el, key)
-				changed = true
-			}
+		if ne, ch := fn(el); ch {
+			elems[k], changed = ne, true
 		}
-		elems[k] = el
 	}
 	if !changed {
 		return content
@@ -100,26 +111,13 @@ func editContent(line []byte, e *sessions.Entry, fn func(content []byte) []byte)
 
 // redactThinking replaces the text of the thinking blocks in a content array.
 func redactThinking(content []byte) []byte {
-	elems, ok := arrayElems(content)
-	if !ok {
-		return content
-	}
-	changed := false
-	for k, el := range elems {
-		if len(el) == 0 || el[0] != '{' {
-			continue
-		}
+	return editBlocks(content, func(el []byte) ([]byte, bool) {
 		if t, _ := js.Lookup(el, "type"); js.Str(t) != "thinking" {
-			continue
+			return el, false
 		}
 		el = js.SetMember(el, "thinking", js.Quote(RedactedThinking))
-		elems[k] = js.DelMember(el, "thinkingSignature") // the model's reasoning, encrypted
-		changed = true
-	}
-	if !changed {
-		return content
-	}
-	return append(append([]byte("["), bytes.Join(elems, []byte(","))...), ']')
+		return js.DelMember(el, "thinkingSignature"), true // the model's reasoning, encrypted
+	})
 }
 
 // redactToolOutput replaces what tools returned: toolResult content and
