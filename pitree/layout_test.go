@@ -6,13 +6,15 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/piweb/piweb/internal/suite"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/piweb/piweb/internal/readtest"
+	"github.com/piweb/piweb/internal/suite"
 
 	"github.com/piweb/piweb/internal/js"
 	"github.com/piweb/piweb/internal/oracle"
@@ -81,7 +83,7 @@ func (c layCase) render(t *testing.T) string {
 	}
 	opt := Options{Leaf: s.Leaf(), Filter: c.filter, Search: c.search, Home: layHome}
 	if c.leaf != "" {
-		opt.Leaf = layPos(t, s, c.leaf)
+		opt.Leaf = readtest.MustLookup(t, s, c.leaf)
 	}
 	if len(c.fold) > 0 {
 		opt.Folded = map[string]bool{}
@@ -103,15 +105,6 @@ func (c layCase) render(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return b.String()
-}
-
-func layPos(t testing.TB, s *sessions.Session, id string) int {
-	t.Helper()
-	i, ok := s.Lookup(id)
-	if !ok {
-		t.Fatalf("no entry %q", id)
-	}
-	return i
 }
 
 // TestLayoutGolden compares renderings with golden files (go test -update rewrites them).
@@ -241,7 +234,7 @@ func layOpen(t *testing.T, file string, opt Options, leaf string) (*sessions.Ses
 	}
 	opt.Leaf = s.Leaf()
 	if leaf != "" {
-		opt.Leaf = layPos(t, s, leaf)
+		opt.Leaf = readtest.MustLookup(t, s, leaf)
 	}
 	r, err := s.Open()
 	if err != nil {
@@ -258,7 +251,7 @@ func layOpen(t *testing.T, file string, opt Options, leaf string) (*sessions.Ses
 // layRow returns the row of entry id, failing when it is not shown.
 func layRow(t *testing.T, s *sessions.Session, l *Layout, id string) Row {
 	t.Helper()
-	i := l.RowOf(layPos(t, s, id))
+	i := l.RowOf(readtest.MustLookup(t, s, id))
 	if i < 0 {
 		t.Fatalf("entry %s is not shown", id)
 	}
@@ -272,7 +265,7 @@ func TestLayoutRows(t *testing.T) {
 	}
 	// Hidden: tool-only assistant turns, settings entries, usage.
 	for _, id := range []string{"a1", "a2", "a4", "a8", "a9", "a10", "mc", "tl", "us", "cu", "ce1", "ce2", "si", "l1", "l5"} {
-		if row := l.RowOf(layPos(t, s, id)); row != -1 {
+		if row := l.RowOf(readtest.MustLookup(t, s, id)); row != -1 {
 			t.Errorf("%s: shown at row %d, want hidden", id, row)
 		}
 	}
@@ -297,7 +290,7 @@ func TestLayoutRows(t *testing.T) {
 	}
 	for _, tt := range tests {
 		got := layRow(t, s, l, tt.id)
-		tt.want.Pos = layPos(t, s, tt.id)
+		tt.want.Pos = readtest.MustLookup(t, s, tt.id)
 		if !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("%s:\n got %+v\nwant %+v", tt.id, got, tt.want)
 		}
@@ -343,7 +336,7 @@ func TestLayoutIndexFlags(t *testing.T) {
 		{"a6", sessions.FlagOddStop | sessions.FlagError}, {"a7", sessions.FlagOddStop | sessions.FlagError}, {"a12", sessions.FlagText},
 		{"u1", 0}, // only assistant messages carry the flags
 	} {
-		got := s.Entries[layPos(t, s, tt.id)].Flags & (sessions.FlagText | sessions.FlagOddStop | sessions.FlagError)
+		got := s.Entries[readtest.MustLookup(t, s, tt.id)].Flags & (sessions.FlagText | sessions.FlagOddStop | sessions.FlagError)
 		if got != tt.flags {
 			t.Errorf("%s: flags %b, want %b", tt.id, got, tt.flags)
 		}
@@ -352,13 +345,13 @@ func TestLayoutIndexFlags(t *testing.T) {
 
 func TestLayoutNavigation(t *testing.T) {
 	s, _, l := layOpen(t, "branches", Options{}, "")
-	row := func(id string) int { return l.RowOf(layPos(t, s, id)) }
+	row := func(id string) int { return l.RowOf(readtest.MustLookup(t, s, id)) }
 	for _, tt := range []struct {
 		name      string
 		got, want int
 	}{
-		{"Find(hidden a1) is u1", l.Find(layPos(t, s, "a1")), row("u1")},
-		{"Find(hidden mc) is a3", l.Find(layPos(t, s, "mc")), row("a3")},
+		{"Find(hidden a1) is u1", l.Find(readtest.MustLookup(t, s, "a1")), row("u1")},
+		{"Find(hidden mc) is a3", l.Find(readtest.MustLookup(t, s, "mc")), row("a3")},
 		{"Find(leaf)", l.Find(s.Leaf()), row("a12")},
 		{"Find(-1) is the last row", l.Find(-1), l.Len() - 1},
 		{"Find(out of range) is the last row", l.Find(len(s.Entries)), l.Len() - 1},
@@ -390,11 +383,11 @@ func TestLayoutFoldsAndRoots(t *testing.T) {
 		t.Errorf("folded u2: %+v prefix %q", u2, u2.Prefix())
 	}
 	for _, id := range []string{"bs", "u5", "a12", "r3"} {
-		if l.RowOf(layPos(t, s, id)) != -1 {
+		if l.RowOf(readtest.MustLookup(t, s, id)) != -1 {
 			t.Errorf("%s shown under folded u2", id)
 		}
 	}
-	if l.Find(s.Leaf()) != l.RowOf(layPos(t, s, "u2")) {
+	if l.Find(s.Leaf()) != l.RowOf(readtest.MustLookup(t, s, "u2")) {
 		t.Errorf("the leaf under a fold should find u2")
 	}
 
