@@ -175,13 +175,17 @@ func New(lib Library, opt Options) *Server {
 		Level: 5, MinLength: 1024,
 		Skipper: func(c echo.Context) bool {
 			p := c.Request().URL.Path
-			return strings.HasSuffix(p, "/events") || p == "/" // the sessions list compresses itself (list.go)
+			return liveStream(p) || p == "/" // the sessions list compresses itself (list.go)
 		},
 	}))
 	s.routes(e)
 	s.echo = e
 	return s
 }
+
+// liveStream reports whether path is a live stream's (/events,
+// /s/KEY/events, /usage/events).
+func liveStream(path string) bool { return strings.HasSuffix(path, "/events") }
 
 // routes registers every route: the pages, the JSON API and the page's
 // action forms. There is no catch-all route: echo's own 404 and 405 (with

@@ -26,7 +26,7 @@ type traffic struct {
 func (t *traffic) counted(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		p := c.Request().URL.Path
-		if strings.HasSuffix(p, "/events") || strings.HasPrefix(p, "/static/") || p == "/api/index" {
+		if liveStream(p) || strings.HasPrefix(p, "/static/") || p == "/api/index" {
 			return next(c)
 		}
 		t.mu.Lock()
