@@ -535,9 +535,7 @@ func (l *Library) ViewFile(path string, fn func(s *sessions.Session) error) erro
 // Loaded returns the session of path when its tree is loaded, nil when
 // not (no file is read).
 func (l *Library) Loaded(path string) *sessions.Session {
-	l.mu.RLock()
-	f, ok := l.files[path]
-	l.mu.RUnlock()
+	f, ok := l.fileAt(path)
 	if !ok {
 		return nil
 	}
@@ -551,9 +549,7 @@ func (l *Library) Peek(path string) (*sessions.Session, error) { return l.readPa
 
 // readPath is read by the file's path.
 func (l *Library) readPath(path string, use bool) (*sessions.Session, error) {
-	l.mu.RLock()
-	f, ok := l.files[path]
-	l.mu.RUnlock()
+	f, ok := l.fileAt(path)
 	if !ok {
 		return nil, &sessions.Error{Kind: sessions.ErrNoSession, Key: path}
 	}
@@ -563,12 +559,17 @@ func (l *Library) readPath(path string, use bool) (*sessions.Session, error) {
 // Release drops the loaded tree of the file at path unless a reader used
 // it since it was loaded (it is read again when next needed).
 func (l *Library) Release(path string) {
-	l.mu.RLock()
-	f, ok := l.files[path]
-	l.mu.RUnlock()
-	if ok {
+	if f, ok := l.fileAt(path); ok {
 		l.cache.release(f)
 	}
+}
+
+// fileAt returns the library's file at path.
+func (l *Library) fileAt(path string) (*file, bool) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	f, ok := l.files[path]
+	return f, ok
 }
 
 // snapshot returns f's loaded tree, or reads it, as Refresh does; a use.
