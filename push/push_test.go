@@ -91,6 +91,9 @@ func held(t *testing.T, st *store.DB, machine string) map[string]string {
 	for _, r := range rows {
 		var b bytes.Buffer
 		if err := st.Chunks(ctx, r.ID, r.Gen, 0, func(off int64, data []byte) error {
+			if off >= r.Sent && off == int64(b.Len()) {
+				return nil // pushed after the row was read (a watching push goes on meanwhile)
+			}
 			if off != int64(b.Len()) {
 				t.Fatalf("%s: a chunk at %d after %d bytes", r.Path, off, b.Len())
 			}
