@@ -228,21 +228,13 @@ type docText struct {
 	text string
 }
 
-// addTexts indexes texts, all in a row at the end of the transaction:
-// SQLite's FTS5 writes its pending index to disk at every statement that
-// opens a savepoint (an INSERT … RETURNING does), so interleaving would
-// make a segment a document.
+// addTexts indexes texts (SQLite), all in a row at the end of the
+// transaction: FTS5 writes its pending index to disk at every statement
+// that opens a savepoint (an INSERT … RETURNING does), so interleaving
+// would make a segment a document.
 func (s *DB) addTexts(ctx context.Context, tx *sql.Tx, texts []docText) error {
 	if len(texts) == 0 {
 		return nil
-	}
-	if s.engine == Postgres {
-		ids, ts := make([]int64, len(texts)), make([]string, len(texts))
-		for i, t := range texts {
-			ids[i], ts[i] = t.id, t.text
-		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO doc_text (id, text) SELECT * FROM unnest($1::bigint[], $2::text[]) ON CONFLICT (id) DO NOTHING`, ids, ts)
-		return err
 	}
 	ins, err := tx.PrepareContext(ctx, `INSERT INTO doc_text (rowid, text) VALUES (?, ?)`)
 	if err != nil {
@@ -395,7 +387,7 @@ func (s *DB) addDocs(ctx context.Context, tx *sql.Tx, id int64, docs []Doc, plac
 		return nil
 	}
 	if s.engine == Postgres {
-		return s.addDocsPG(ctx, tx, id, docs, places, texts)
+		return s.addDocsPG(ctx, tx, id, docs, places)
 	}
 	// The transaction holds SQLite's write lock: when no doc of the file
 	// from the first offset on is held (another process did not index
@@ -466,50 +458,40 @@ func (s *DB) addDocsBulk(ctx context.Context, tx *sql.Tx, id, next int64, docs [
 	return nil
 }
 
-// addDocsPG is addDocs on PostgreSQL: the rows go in arrays, one round
-// trip for a whole file rather than one a document.
-func (s *DB) addDocsPG(ctx context.Context, tx *sql.Tx, id int64, docs []Doc, places []byte, texts *[]docText) error {
+// addDocsPG is addDocs on PostgreSQL, texts in the docs' rows: the rows
+// go in arrays, one statement a file. The file's row, written first, is
+// locked until the commit, so when no doc of the file from the first
+// offset on is held, none will be: they go in without ON CONFLICT's
+// check of each row.
+func (s *DB) addDocsPG(ctx context.Context, tx *sql.Tx, id int64, docs []Doc, places []byte) error {
 	n := len(docs)
-	offs, lens, poss, parts, offpaths := make([]int64, n), make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n)
-	eids, types, roles, tss := make([]string, n), make([]string, n), make([]string, n), make([]int64, n)
-	type key struct {
-		off  int64
-		part int32
-	}
-	text := make(map[key]string, n)
+	offs, tss, lens, poss, parts, offpaths := make([]int64, n), make([]int64, n), make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n)
+	eids, types, roles, texts := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	for i := range docs {
 		d := &docs[i]
-		offs[i], lens[i], poss[i], parts[i], offpaths[i] = d.Off, int32(d.Len), int32(d.Pos), int32(d.Part), int32(offPath(places, d.Pos))
-		eids[i], types[i], roles[i], tss[i] = d.EntryID, d.Type, d.Role, d.Time
-		text[key{d.Off, int32(d.Part)}] = d.Text
+		offs[i], tss[i], lens[i], poss[i], parts[i], offpaths[i] = d.Off, d.Time, int32(d.Len), int32(d.Pos), int32(d.Part), int32(offPath(places, d.Pos))
+		eids[i], types[i], roles[i], texts[i] = d.EntryID, d.Type, d.Role, d.Text
 	}
-	rows, err := tx.QueryContext(ctx, `INSERT INTO docs (file_id, off, len, pos, part, entry_id, type, role, ts, offpath)
-		SELECT $1, * FROM unnest($2::bigint[], $3::int[], $4::int[], $5::int[], $6::text[], $7::text[], $8::text[], $9::bigint[], $10::int[])
-		ON CONFLICT (file_id, off, part) DO NOTHING RETURNING id, off, part`,
-		id, offs, lens, poss, parts, eids, types, roles, tss, offpaths)
+	const ins = `INSERT INTO docs (file_id, off, ts, len, pos, part, offpath, entry_id, type, role, text)
+		SELECT $1, * FROM unnest($2::bigint[], $3::bigint[], $4::int[], $5::int[], $6::int[], $7::int[], $8::text[], $9::text[], $10::text[], $11::text[])`
+	args := []any{id, offs, tss, lens, poss, parts, offpaths, eids, types, roles, texts}
+	res, err := tx.ExecContext(ctx, ins+` WHERE NOT EXISTS (SELECT 1 FROM docs WHERE file_id = $1 AND off >= $12)`, append(args, docs[0].Off)...)
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var did, off int64
-		var part int32
-		if err := rows.Scan(&did, &off, &part); err != nil {
-			return err
-		}
-		*texts = append(*texts, docText{did, text[key{off, part}]})
+	if k, err := res.RowsAffected(); err != nil || k > 0 {
+		return err
 	}
-	return rows.Err()
+	_, err = tx.ExecContext(ctx, ins+` ON CONFLICT (file_id, off, part) DO NOTHING`, args...)
+	return err
 }
 
 // dropDocs deletes the texts of file id.
 func (s *DB) dropDocs(ctx context.Context, tx *sql.Tx, id int64) error {
-	textKey := "id"
 	if s.engine == SQLite {
-		textKey = "rowid"
-	}
-	if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM doc_text WHERE `+textKey+` IN (SELECT id FROM docs WHERE file_id = ?)`), id); err != nil {
-		return err
+		if _, err := tx.ExecContext(ctx, `DELETE FROM doc_text WHERE rowid IN (SELECT id FROM docs WHERE file_id = ?)`, id); err != nil {
+			return err
+		}
 	}
 	_, err := tx.ExecContext(ctx, s.q(`DELETE FROM docs WHERE file_id = ?`), id)
 	return err

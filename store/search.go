@@ -109,20 +109,19 @@ func (s *DB) Search(ctx context.Context, q Query) ([]Candidate, error) {
 			from, key = "doc_text t JOIN docs d ON d.id = t.rowid JOIN files f ON f.id = d.file_id", "t.rowid" // FTS5 walks its rowids newest first
 			cond, a = append(cond, "doc_text MATCH ?"), append(a, ftsMatch(needles))
 		default:
-			from, key = "doc_text t JOIN docs d ON d.id = t.id JOIN files f ON f.id = d.file_id", "t.id"
 			for _, n := range needles {
 				if w.scan {
-					cond, a = append(cond, "strpos(t.text, ?) > 0"), append(a, n)
+					cond, a = append(cond, "strpos(d.text, ?) > 0"), append(a, n)
 				} else {
-					cond, a = append(cond, "t.text LIKE ? ESCAPE '\\'"), append(a, "%"+likeEscape(n)+"%")
+					cond, a = append(cond, "d.text LIKE ? ESCAPE '\\'"), append(a, "%"+likeEscape(n)+"%")
 				}
 			}
 			if !w.scan {
-				key = "t.id + 0" // not by the key's index: every row the trigram index gives, then sorted
+				key = "d.id + 0" // not by the key's index: every row the trigram index gives, then sorted
 			}
 		}
 		bound := []string{key}
-		if w.scan {
+		if w.scan && key != "d.id" {
 			bound = append(bound, "d.id") // either side of the join may lead
 		}
 		for _, k := range bound {
@@ -273,7 +272,7 @@ func (ws *windows) next() (window, error) {
 			for k, n := range ws.needles {
 				cond, args = append(cond, fmt.Sprintf("strpos(text, $%d) > 0", k+3)), append(args, n)
 			}
-			if err := ws.conn.QueryRowContext(ws.ctx, `SELECT NOT EXISTS (SELECT 1 FROM doc_text WHERE `+strings.Join(cond, " AND ")+`)`,
+			if err := ws.conn.QueryRowContext(ws.ctx, `SELECT NOT EXISTS (SELECT 1 FROM docs WHERE `+strings.Join(cond, " AND ")+`)`,
 				args...).Scan(&rare); err != nil {
 				return window{}, err
 			}

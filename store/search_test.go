@@ -173,19 +173,71 @@ func TestOffPathFollowsPlaces(t *testing.T) {
 		check("after a reset", first, 50)
 
 		// A store of schema 3 (no flags) gets them from the places.
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		for _, q := range []string{`DROP INDEX docs_offpath`, `ALTER TABLE docs DROP COLUMN offpath`, `DELETE FROM schema_version WHERE version = 4`} {
+		remigrate(t, s, 3)
+		check("migrated", first, 50)
+	})
+}
+
+// undo takes a store from each schema version back to the one before,
+// by engine (none: only the version goes).
+var undo = map[int]map[string][]string{
+	4: {SQLite: {`DROP INDEX docs_offpath`, `ALTER TABLE docs DROP COLUMN offpath`},
+		Postgres: {`DROP INDEX docs_offpath`, `ALTER TABLE docs DROP COLUMN offpath`}},
+	5: {Postgres: {`CREATE TABLE doc_text (id BIGINT PRIMARY KEY, text TEXT NOT NULL)`, `INSERT INTO doc_text SELECT id, text FROM docs`,
+		`ALTER TABLE docs DROP COLUMN text`, `CREATE INDEX doc_text_trgm ON doc_text USING gin (text gin_trgm_ops)`}},
+}
+
+// remigrate takes s back to schema version v, then brings it up to date.
+func remigrate(t *testing.T, s *DB, v int) {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k := SchemaVersion; k > v; k-- {
+		for _, q := range append(undo[k][s.engine], fmt.Sprintf(`DELETE FROM schema_version WHERE version = %d`, k)) {
 			if _, err := s.db.ExecContext(ctx, q); err != nil {
 				t.Fatal(err)
 			}
 		}
-		s.ready = false
-		if err := s.migrateLocked(ctx); err != nil {
+	}
+	s.ready = false
+	if err := s.migrateLocked(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTextsMigrate: a store of schema 4 (PostgreSQL: texts in a table of
+// their own) keeps its texts, flags and numbers, and finds the same.
+func TestTextsMigrate(t *testing.T) {
+	each(t, func(t *testing.T, s *DB) {
+		off := func(pos int) bool { return pos%3 == 0 }
+		for _, p := range []string{"/r/a.jsonl", "/r/b.jsonl"} {
+			sv, _ := bigFile(p, 2000, off)
+			if err := s.Save(ctx, sv); err != nil {
+				t.Fatal(err)
+			}
+		}
+		queries := []Query{{Needles: []string{"common"}, Limit: 500}, {Needles: []string{"rare"}, Limit: 3},
+			{Needles: []string{"sparse", "entry 1"}, OffPath: true, Limit: 7}, {Roles: []string{"user"}, Limit: 900}}
+		var before []string
+		for _, q := range queries {
+			before = append(before, fmt.Sprint(pages(t, s, q)))
+		}
+		remigrate(t, s, 4)
+		for k, q := range queries {
+			if got := fmt.Sprint(pages(t, s, q)); got != before[k] {
+				t.Errorf("%+v after the migration:\n got %.300s\nwant %.300s", q, got, before[k])
+			}
+		}
+		// New texts are numbered after the old and found first (entries 0,
+		// 997 and 1994 of each file are rare, and now c's 0 and 2).
+		more, _ := bigFile("/r/c.jsonl", 3, off)
+		more.Docs[2].Text = "entry common rare"
+		if err := s.Save(ctx, more); err != nil {
 			t.Fatal(err)
 		}
-		s.mu.Unlock()
-		check("migrated", first, 50)
-		s.mu.Lock()
+		got := pages(t, s, Query{Needles: []string{"rare"}, Limit: 3})
+		if len(got) != 8 || got[0].Path != "/r/c.jsonl" || got[0].EntryID != "/r/c.jsonl#2" {
+			t.Errorf("rare after a save: %+v", got)
+		}
 	})
 }
