@@ -42,6 +42,7 @@ type Store interface {
 	Copies(ctx context.Context, entryID string, part int, ts int64) ([]store.Candidate, error)
 	Labels(ctx context.Context, machine string, words []string, limit int) ([]store.FileLabel, error)
 	OnReset(fn func())
+	TextIndex(ctx context.Context, on bool) error
 }
 
 // Options configure a Catalog.
@@ -227,10 +228,13 @@ func (c *Catalog) Run(ctx context.Context) error {
 		<-ctx.Done()
 		return nil
 	}
+	if err := c.st.TextIndex(ctx, false); err != nil {
+		c.log.Warn("index store: cannot prepare the first build", "err", err)
+	}
 	for range max(1, runtime.GOMAXPROCS(0)) {
 		wg.Go(func() { c.worker(ctx) })
 	}
-	c.checkSearched()
+	c.checkSearched(ctx)
 	<-ctx.Done()
 	c.mu.Lock()
 	if c.retry != nil {

@@ -150,7 +150,7 @@ func (c *Catalog) saveBatch(ctx context.Context, batch []string) {
 			c.facts.forget(p)
 		}
 	}
-	c.checkSearched()
+	c.checkSearched(ctx)
 }
 
 // giveWay calls YieldTo's function, if any: pages go first.
@@ -181,13 +181,18 @@ func (c *Catalog) scheduleRetryLocked() {
 }
 
 // checkSearched marks the first build done once nothing is queued or
-// being saved.
-func (c *Catalog) checkSearched() {
+// being saved, and the store's text index is made.
+func (c *Catalog) checkSearched(ctx context.Context) {
 	c.mu.Lock()
 	idle := len(c.queue) == 0 && len(c.busy) == 0
 	c.mu.Unlock()
 	if idle && !c.Indexing() {
-		c.markSearched()
+		c.srchOnce.Do(func() {
+			if err := c.st.TextIndex(ctx, true); err != nil && ctx.Err() == nil {
+				c.log.Warn("index store: cannot make the text index (searches read every text until the next start)", "err", err)
+			}
+			close(c.searched)
+		})
 	}
 }
 

@@ -486,6 +486,24 @@ func (s *DB) addDocsPG(ctx context.Context, tx *sql.Tx, id int64, docs []Doc, pl
 	return err
 }
 
+// TextIndex, on PostgreSQL, drops the trigram index of a store that holds
+// no texts (on false), so that a first build adds them unindexed, or
+// makes it once they are in (on true), over them all at once: less work
+// than keeping it as they come, and smaller. SQLite: nothing.
+func (s *DB) TextIndex(ctx context.Context, on bool) error {
+	q := textIndex
+	if !on {
+		q = `DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM docs) THEN DROP INDEX IF EXISTS docs_trgm; END IF; END $$`
+	}
+	if s.engine == SQLite {
+		return nil
+	}
+	return s.use(ctx, func(db *sql.DB) error {
+		_, err := db.ExecContext(ctx, q)
+		return err
+	})
+}
+
 // dropDocs deletes the texts of file id.
 func (s *DB) dropDocs(ctx context.Context, tx *sql.Tx, id int64) error {
 	if s.engine == SQLite {

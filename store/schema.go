@@ -110,10 +110,13 @@ var migrations = []migration{
 			`ALTER TABLE docs ADD PRIMARY KEY (id), ADD UNIQUE (file_id, off, part)`,
 			`CREATE INDEX docs_entry ON docs (entry_id)`,
 			`CREATE INDEX docs_offpath ON docs (id) WHERE offpath = 1`,
-			`CREATE INDEX docs_trgm ON docs USING gin (text gin_trgm_ops)`,
+			textIndex,
 		},
 	},
 }
+
+// textIndex is PostgreSQL's trigram index of the texts (see TextIndex).
+const textIndex = `CREATE INDEX IF NOT EXISTS docs_trgm ON docs USING gin (text gin_trgm_ops)`
 
 // SchemaVersion is the version of the schema this piweb writes.
 var SchemaVersion = len(migrations)

@@ -241,3 +241,40 @@ func TestTextsMigrate(t *testing.T) {
 		}
 	})
 }
+
+// TestTextIndexLater: a first build adds its texts without PostgreSQL's
+// trigram index, made once they are in; searches find the same either
+// way, and a store that holds texts keeps its index.
+func TestTextIndexLater(t *testing.T) {
+	each(t, func(t *testing.T, s *DB) {
+		indexed := func() bool {
+			var n int
+			if s.engine == SQLite {
+				return false
+			}
+			if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM pg_indexes WHERE schemaname = current_schema()
+				AND indexname = 'docs_trgm'`).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n == 1
+		}
+		if err := s.TextIndex(ctx, false); err != nil || indexed() {
+			t.Fatalf("an empty store: %v, indexed %v", err, indexed())
+		}
+		sv, _ := bigFile("/r/a.jsonl", 3000, func(int) bool { return false })
+		if err := s.Save(ctx, sv); err != nil {
+			t.Fatal(err)
+		}
+		q := Query{Needles: []string{"rare"}, Limit: 2}
+		without := ids(pages(t, s, q))
+		if err := s.TextIndex(ctx, true); err != nil || indexed() != (s.engine == Postgres) {
+			t.Fatalf("made: %v, indexed %v", err, indexed())
+		}
+		if got := ids(pages(t, s, q)); got != without || got != "/r/a.jsonl#2991/0 /r/a.jsonl#1994/0 /r/a.jsonl#997/0 /r/a.jsonl#0/0" {
+			t.Errorf("rare: %q indexed, %q before", got, without)
+		}
+		if err := s.TextIndex(ctx, false); err != nil || indexed() != (s.engine == Postgres) {
+			t.Fatalf("a store holding texts: %v, indexed %v", err, indexed())
+		}
+	})
+}
