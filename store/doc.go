@@ -9,7 +9,8 @@
 //     without positions (detail=none): small, and any substring of three
 //     characters or more narrows the candidates.
 //   - PostgreSQL (pgx), for a larger store and for teams. Texts are kept
-//     and indexed by a pg_trgm GIN index.
+//     in their docs' rows and indexed by a pg_trgm GIN index, made once
+//     they are in after a first build (TextIndex).
 //
 // What it stores. Per session file (File): where it is (machine and
 // path), the Stamp of the bytes last read (size, modification time and
