@@ -98,9 +98,9 @@ func sqliteURI(path string) string {
 	return b.String()
 }
 
-// classify wraps err in the kind the caller acts on: ErrFull,
+// Classify wraps err in the kind the caller acts on: ErrFull,
 // ErrCorrupt, ErrUnavailable, errMoved, or leaves it as it is.
-func (s *DB) classify(err error) error {
+func (s *DB) Classify(err error) error {
 	if err == nil || errors.Is(err, ErrClosed) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
