@@ -62,29 +62,40 @@ func (f *File) sum(places []byte) int64 {
 	return int64(h.Sum64() >> 1) // fits every engine's BIGINT
 }
 
+// fileColumns are the columns scanFile reads.
+const fileColumns = `id, machine, path, size, mtime, head, tail, docs, session_id, parent, project, modified, meta, places,
+	problem, checksum`
+
+// scanFile reads a row of fileColumns: the file, its places, and whether
+// its checksum holds (else the row is damaged).
+func scanFile(sc interface{ Scan(...any) error }) (f File, places []byte, ok bool, err error) {
+	var meta string
+	var sum int64
+	if err := sc.Scan(&f.ID, &f.Machine, &f.Path, &f.Stamp.Size, &f.Stamp.ModTime, &f.Stamp.Head, &f.Stamp.Tail,
+		&f.Docs, &f.SessionID, &f.Parent, &f.Project, &f.Modified, &meta, &places, &f.Problem, &sum); err != nil {
+		return File{}, nil, false, err
+	}
+	f.Meta = []byte(meta)
+	return f, places, f.sum(places) == sum, nil
+}
+
 // Files returns every file the store knows on machine (places aside),
 // leaving out rows whose checksum does not hold (damaged: Damaged counts
 // them); the caller reads those files again.
 func (s *DB) Files(ctx context.Context, machine string) (files []File, damaged int, err error) {
 	err = s.use(ctx, func(db *sql.DB) error {
 		files, damaged = nil, 0
-		rows, err := db.QueryContext(ctx, s.q(`SELECT id, machine, path, size, mtime, head, tail, docs, session_id,
-			parent, project, modified, meta, places, problem, checksum FROM files WHERE machine = ?`), machine)
+		rows, err := db.QueryContext(ctx, s.q(`SELECT `+fileColumns+` FROM files WHERE machine = ?`), machine)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var f File
-			var meta string
-			var places []byte
-			var sum int64
-			if err := rows.Scan(&f.ID, &f.Machine, &f.Path, &f.Stamp.Size, &f.Stamp.ModTime, &f.Stamp.Head, &f.Stamp.Tail,
-				&f.Docs, &f.SessionID, &f.Parent, &f.Project, &f.Modified, &meta, &places, &f.Problem, &sum); err != nil {
+			f, _, ok, err := scanFile(rows)
+			if err != nil {
 				return err
 			}
-			f.Meta = []byte(meta)
-			if f.sum(places) != sum {
+			if !ok {
 				damaged++
 				continue
 			}
@@ -112,23 +123,12 @@ func (s *DB) Facts(ctx context.Context, id int64) (Facts, error) {
 	var out Facts
 	err := s.use(ctx, func(db *sql.DB) error {
 		out = Facts{}
-		f := File{ID: id}
-		var meta string
-		var places []byte
-		var sum int64
-		err := db.QueryRowContext(ctx, s.q(`SELECT machine, path, size, mtime, head, tail, docs, session_id,
-			parent, project, modified, meta, places, problem, checksum FROM files WHERE id = ?`), id).Scan(
-			&f.Machine, &f.Path, &f.Stamp.Size, &f.Stamp.ModTime, &f.Stamp.Head, &f.Stamp.Tail,
-			&f.Docs, &f.SessionID, &f.Parent, &f.Project, &f.Modified, &meta, &places, &f.Problem, &sum)
-		if errors.Is(err, sql.ErrNoRows) {
+		_, places, ok, err := scanFile(db.QueryRowContext(ctx, s.q(`SELECT `+fileColumns+` FROM files WHERE id = ?`), id))
+		if errors.Is(err, sql.ErrNoRows) || err == nil && !ok {
 			return nil
 		}
 		if err != nil {
 			return err
-		}
-		f.Meta = []byte(meta)
-		if f.sum(places) != sum {
-			return nil
 		}
 		out.Places = places
 		rows, err := db.QueryContext(ctx, s.q(`SELECT entry_id, label FROM labels WHERE file_id = ?`), id)

@@ -261,7 +261,7 @@ func (s *DB) remake(db *sql.DB, why string) {
 			s.log.Error("index store: removing the damaged database", "err", err)
 		}
 	}
-	err := s.openSQLiteLocked(context.Background())
+	err := s.openSQLite(context.Background())
 	s.mu.Unlock()
 	if err != nil {
 		s.log.Error("index store: cannot make it again", "store", s.path, "err", err)
