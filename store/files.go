@@ -460,9 +460,11 @@ const bulkRows = 100
 // addDocsBulk inserts docs of file id numbered from next, bulkRows to a
 // statement (SQLite), none of them held yet.
 func (s *DB) addDocsBulk(ctx context.Context, tx *sql.Tx, id, next int64, docs []Doc, places []byte, texts *[]docText) error {
-	row := "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-	full, err := tx.PrepareContext(ctx, `INSERT INTO docs (id, file_id, off, len, pos, part, entry_id, type, role, ts, offpath) VALUES `+
-		strings.TrimSuffix(strings.Repeat(row+", ", bulkRows), ", "))
+	insert := func(n int) string {
+		return `INSERT INTO docs (id, file_id, off, len, pos, part, entry_id, type, role, ts, offpath) VALUES ` +
+			strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), ", n), ", ")
+	}
+	full, err := tx.PrepareContext(ctx, insert(bulkRows))
 	if err != nil {
 		return err
 	}
@@ -480,8 +482,7 @@ func (s *DB) addDocsBulk(ctx context.Context, tx *sql.Tx, id, next int64, docs [
 		if len(chunk) == bulkRows {
 			_, err = full.ExecContext(ctx, args...)
 		} else {
-			_, err = tx.ExecContext(ctx, `INSERT INTO docs (id, file_id, off, len, pos, part, entry_id, type, role, ts, offpath) VALUES `+
-				strings.TrimSuffix(strings.Repeat(row+", ", len(chunk)), ", "), args...)
+			_, err = tx.ExecContext(ctx, insert(len(chunk)), args...)
 		}
 		if err != nil {
 			return err
