@@ -16,7 +16,7 @@ import (
 
 var ctx = context.Background()
 
-func engines(t *testing.T, test func(t *testing.T, st *store.DB)) {
+func engines(t *testing.T, test func(t *testing.T, st Table)) {
 	for _, e := range storetest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) {
 			st, err := store.Open(ctx, e.DSN, store.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
@@ -24,7 +24,7 @@ func engines(t *testing.T, test func(t *testing.T, st *store.DB)) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { st.Close() })
-			test(t, st)
+			test(t, Table{DB: st})
 		})
 	}
 }
@@ -35,12 +35,12 @@ type clock struct{ now time.Time }
 func (c *clock) Now() time.Time { return c.now }
 
 func TestTokens(t *testing.T) {
-	engines(t, func(t *testing.T, st *store.DB) {
+	engines(t, func(t *testing.T, st Table) {
 		tok, err := NewToken(ctx, st, "ann")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := NewToken(ctx, st, "ann"); !errors.Is(err, store.ErrTokenExists) {
+		if _, err := NewToken(ctx, st, "ann"); !errors.Is(err, ErrTokenExists) {
 			t.Errorf("the same name twice: %v", err)
 		}
 		if _, err := NewToken(ctx, st, "bad\nname"); err == nil {
@@ -110,7 +110,7 @@ func TestTokens(t *testing.T) {
 // refused, even with the right token, until the oldest failure is 15
 // minutes old; other addresses are not; a success clears the count.
 func TestRateLimit(t *testing.T) {
-	engines(t, func(t *testing.T, st *store.DB) {
+	engines(t, func(t *testing.T, st Table) {
 		tok, _ := NewToken(ctx, st, "ann")
 		c := &clock{now: time.Unix(1e9, 0)}
 		g := NewGuard(st, Options{Now: c.Now})
@@ -146,7 +146,7 @@ func TestRateLimit(t *testing.T) {
 // TestSameWork: a token that names no row is refused after the same
 // argon2id work as a token whose secret is wrong.
 func TestSameWork(t *testing.T) {
-	engines(t, func(t *testing.T, st *store.DB) {
+	engines(t, func(t *testing.T, st Table) {
 		tok, _ := NewToken(ctx, st, "ann")
 		lookup, _, _ := split(tok)
 		g := NewGuard(st, Options{Failures: 100})

@@ -23,15 +23,14 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/piweb/piweb/store"
 	"golang.org/x/crypto/argon2"
 )
 
 // Store keeps the tokens: store.DB.
 type Store interface {
-	AddToken(ctx context.Context, t store.Token) error
-	Tokens(ctx context.Context) ([]store.Token, error)
-	TokenByLookup(ctx context.Context, lookup string) (store.Token, bool, error)
+	AddToken(ctx context.Context, t Token) error
+	Tokens(ctx context.Context) ([]Token, error)
+	TokenByLookup(ctx context.Context, lookup string) (Token, bool, error)
 	RevokeToken(ctx context.Context, name string) (bool, error)
 	TokenUsed(ctx context.Context, id, when int64) error
 }
@@ -71,7 +70,7 @@ func NewToken(ctx context.Context, st Store, name string) (string, error) {
 	rand.Read(lookup[:])
 	rand.Read(secret[:])
 	tok := tokenPrefix + b64.EncodeToString(lookup[:]) + "_" + b64.EncodeToString(secret[:])
-	t := store.Token{Name: name, Lookup: b64.EncodeToString(lookup[:]), Hash: hashSecret(b64.EncodeToString(secret[:])),
+	t := Token{Name: name, Lookup: b64.EncodeToString(lookup[:]), Hash: hashSecret(b64.EncodeToString(secret[:])),
 		Created: time.Now().UnixMilli()}
 	if err := st.AddToken(ctx, t); err != nil {
 		return "", err

@@ -29,6 +29,7 @@ import (
 	"github.com/piweb/piweb/library"
 	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/store"
+	"github.com/piweb/piweb/usage"
 )
 
 // Store is the index store as the catalog uses it: store.DB, on SQLite or
@@ -43,6 +44,7 @@ type Store interface {
 	Labels(ctx context.Context, machine string, words []string, limit int) ([]store.FileLabel, error)
 	OnReset(fn func())
 	TextIndex(ctx context.Context, on bool) error
+	SetHook(h store.Hook)
 }
 
 // Options configure a Catalog.
@@ -85,7 +87,7 @@ type Catalog struct {
 	epoch   int         // counts the times the store was made again (requeue)
 
 	facts   factCache
-	ledgers ledgerCache // of files that grew: their usage read as pi appends
+	ledgers usage.Ledgers // of files that grew: their usage read as pi appends
 }
 
 // fileState is what the store holds of one file.
@@ -131,6 +133,7 @@ func New(lib *library.Library, opt Options) *Catalog {
 	c.prog.start = time.Now()
 	if c.st != nil {
 		c.st.OnReset(c.requeue)
+		c.st.SetHook(usage.Tables{})
 	}
 	return c
 }

@@ -257,7 +257,7 @@ func (c *Catalog) prepare(path string) (*store.Save, uint64, error) {
 		Places: packPlaces(Places(s)),
 		Labels: labelsOf(s),
 	}
-	if sv.Usage, err = c.usageOf(path, s, &m, from); err != nil {
+	if sv.Extra, err = c.ledgers.Update(path, s, &m, from); err != nil {
 		return nil, 0, err
 	}
 	err = sessions.ReadLines(s, from, func(pos int, e *sessions.Entry, line []byte) error {

@@ -16,7 +16,7 @@ import (
 )
 
 // benchStore returns a store in a new schema of the test server, or skips.
-func benchStore(b *testing.B) (*store.DB, string) {
+func benchStore(b *testing.B) (Table, string) {
 	b.Helper()
 	dsn, ok := storetest.Postgres(b)
 	if !ok {
@@ -27,7 +27,7 @@ func benchStore(b *testing.B) (*store.DB, string) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { st.Close() })
-	return st, dsn
+	return Table{DB: st}, dsn
 }
 
 // BenchmarkPush pushes the benchmark tree (sessiontest.BenchTree: 1 GiB,
@@ -160,7 +160,7 @@ func TestPushProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	p, err := New(st, Options{Root: root, Machine: os.Getenv("PIWEB_PUSH_MACHINE"), Logger: quiet})
+	p, err := New(Table{DB: st}, Options{Root: root, Machine: os.Getenv("PIWEB_PUSH_MACHINE"), Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}

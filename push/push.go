@@ -4,7 +4,7 @@
 // What it sends. Each session file under the root (library.SessionFiles)
 // is sent as whole lines: only what was appended since the last push, up
 // to its last newline (a line pi is still writing waits for the next
-// push). The store keeps per file (store.PushedFile) how many of its local
+// push). The store keeps per file (File) how many of its local
 // bytes were consumed, how many bytes were sent for them, hashes of the
 // first and last bytes consumed, and a generation. A file whose consumed
 // part no longer hashes the same (it was rewritten, as pi rewrites a file
@@ -14,7 +14,7 @@
 // Why it never loses or doubles anything. Every chunk (a megabyte of whole
 // lines at most, or one longer line) is written with its file's new
 // counters in one transaction, keyed by file, generation and offset, and
-// only onto the row as this push read it (store.ErrPushMoved otherwise).
+// only onto the row as this push read it (ErrMoved otherwise).
 // A push killed at any point, or cut off by a server that restarts, leaves
 // the store as it was after the last chunk that committed; the next push
 // reads the rows and goes on from there. Pushing again what was sent adds
@@ -43,13 +43,12 @@ import (
 
 	"github.com/piweb/piweb/library"
 	"github.com/piweb/piweb/share"
-	"github.com/piweb/piweb/store"
 )
 
 // Store is where pushes go: store.DB on PostgreSQL.
 type Store interface {
-	PushedFiles(ctx context.Context, machines ...string) ([]store.PushedFile, error)
-	PushChunk(ctx context.Context, c *store.Chunk) (int64, error)
+	PushedFiles(ctx context.Context, machines ...string) ([]File, error)
+	PushChunk(ctx context.Context, c *Chunk) (int64, error)
 }
 
 // RedactSecrets is the one redaction Options.Redact takes.
@@ -127,7 +126,7 @@ type Pusher struct {
 	log *slog.Logger
 
 	mu     sync.Mutex
-	rows   map[string]store.PushedFile // by path under the root, as the store last said
+	rows   map[string]File // by path under the root, as the store last said
 	loaded bool
 	chunks int                    // chunks sent so far (BeforeChunk)
 	files  map[string]*sync.Mutex // one push of a file at a time
@@ -153,7 +152,7 @@ func New(st Store, opt Options) (*Pusher, error) {
 	if opt.Logger == nil {
 		opt.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
-	return &Pusher{st: st, opt: opt, log: opt.Logger, rows: map[string]store.PushedFile{},
+	return &Pusher{st: st, opt: opt, log: opt.Logger, rows: map[string]File{},
 		files: map[string]*sync.Mutex{}}, nil
 }
 
@@ -170,7 +169,7 @@ func (p *Pusher) load(ctx context.Context) error {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.rows = make(map[string]store.PushedFile, len(rows))
+	p.rows = make(map[string]File, len(rows))
 	for _, r := range rows {
 		p.rows[r.Path] = r
 	}
@@ -308,7 +307,7 @@ func (p *Pusher) pushFile(ctx context.Context, path string, prog *progress) (Sta
 	}
 	defer p.lock(rel)()
 	err := p.send(ctx, path, rel, &st, prog)
-	if errors.Is(err, store.ErrPushMoved) {
+	if errors.Is(err, ErrMoved) {
 		// Another push of this machine wrote meanwhile: read the rows again, once.
 		if err = p.load(ctx); err == nil {
 			err = p.send(ctx, path, rel, &st, prog)
@@ -322,7 +321,7 @@ func (p *Pusher) pushFile(ctx context.Context, path string, prog *progress) (Sta
 		st.Failed = map[string]error{path: fe.err}
 		return st, nil
 	}
-	if errors.Is(err, store.ErrPushMoved) {
+	if errors.Is(err, ErrMoved) {
 		st.Failed = map[string]error{path: err}
 		return st, nil
 	}
@@ -392,8 +391,8 @@ func (p *Pusher) send(ctx context.Context, path, rel string, st *Stats, prog *pr
 		if err != nil {
 			return &fileError{err}
 		}
-		row := store.PushedFile{Machine: p.opt.Machine, Path: rel, Gen: gen, Consumed: upto, Head: head, Tail: tail, Redact: p.opt.Redact}
-		c := &store.Chunk{File: row, Off: off, Data: buf}
+		row := File{Machine: p.opt.Machine, Path: rel, Gen: gen, Consumed: upto, Head: head, Tail: tail, Redact: p.opt.Redact}
+		c := &Chunk{File: row, Off: off, Data: buf}
 		if off == 0 {
 			c.PrevGen = prev
 		}

@@ -26,14 +26,14 @@ var ctx = context.Background()
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // engines runs test on every engine the machine has, each with a new store.
-func engines(t *testing.T, test func(t *testing.T, st *store.DB)) {
+func engines(t *testing.T, test func(t *testing.T, st Table)) {
 	for _, e := range storetest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) { test(t, open(t, e.DSN)) })
 	}
 }
 
 // postgres returns a new store on the test server, or skips.
-func postgres(t *testing.T) (*store.DB, string) {
+func postgres(t *testing.T) (Table, string) {
 	t.Helper()
 	dsn, ok := storetest.Postgres(t)
 	if !ok {
@@ -42,14 +42,14 @@ func postgres(t *testing.T) (*store.DB, string) {
 	return open(t, dsn), dsn
 }
 
-func open(t *testing.T, dsn string) *store.DB {
+func open(t *testing.T, dsn string) Table {
 	t.Helper()
-	st, err := store.Open(ctx, dsn, store.Options{Logger: quiet})
+	db, err := store.Open(ctx, dsn, store.Options{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { st.Close() })
-	return st
+	t.Cleanup(func() { db.Close() })
+	return Table{DB: db}
 }
 
 // root makes a sessions root of n generated sessions in two projects.
@@ -81,7 +81,7 @@ func pusher(t *testing.T, st Store, dir, machine string, mod func(*Options)) *Pu
 }
 
 // held returns what the store holds of every file of machine, by path.
-func held(t *testing.T, st *store.DB, machine string) map[string]string {
+func held(t *testing.T, st Table, machine string) map[string]string {
 	t.Helper()
 	rows, err := st.PushedFiles(ctx, machine)
 	if err != nil {
@@ -111,7 +111,7 @@ func held(t *testing.T, st *store.DB, machine string) map[string]string {
 }
 
 // same fails unless the store holds exactly the whole lines of every file under dir.
-func same(t *testing.T, st *store.DB, machine, dir string) {
+func same(t *testing.T, st Table, machine, dir string) {
 	t.Helper()
 	files, err := library.SessionFiles(dir)
 	if err != nil {
@@ -161,7 +161,7 @@ func appendTo(t testing.TB, path, s string) {
 // TestPushAppends: a push sends every file; a second adds nothing; an
 // append sends just the new lines, a line being written waits for its end.
 func TestPushAppends(t *testing.T) {
-	engines(t, func(t *testing.T, st *store.DB) {
+	engines(t, func(t *testing.T, st Table) {
 		dir, files := root(t, 4, 30)
 		p := pusher(t, st, dir, "laptop", func(o *Options) { o.Chunk = 4096 })
 		s := push(t, p)
@@ -193,7 +193,7 @@ func TestPushAppends(t *testing.T) {
 // TestPushRewritten: a file rewritten (longer, shorter, or the same size)
 // is sent again whole as a new generation; the old one is dropped.
 func TestPushRewritten(t *testing.T) {
-	engines(t, func(t *testing.T, st *store.DB) {
+	engines(t, func(t *testing.T, st Table) {
 		dir, files := root(t, 2, 20)
 		p := pusher(t, st, dir, "laptop", func(o *Options) { o.Chunk = 2048 })
 		push(t, p)
@@ -254,7 +254,7 @@ type cut struct {
 
 var errCut = errors.New("cut")
 
-func (c *cut) PushChunk(ctx context.Context, ch *store.Chunk) (int64, error) {
+func (c *cut) PushChunk(ctx context.Context, ch *Chunk) (int64, error) {
 	c.mu.Lock()
 	n := c.n
 	c.n--
@@ -273,7 +273,7 @@ func (c *cut) PushChunk(ctx context.Context, ch *store.Chunk) (int64, error) {
 // after it committed unheard, in a first push and in a rewrite, and checks
 // that the next push completes with nothing lost or doubled.
 func TestPushKilled(t *testing.T) {
-	engines(t, func(t *testing.T, st *store.DB) {
+	engines(t, func(t *testing.T, st Table) {
 		dir, files := root(t, 3, 12)
 		total := push(t, pusher(t, st, dir, "count", func(o *Options) { o.Chunk = 1500 })).Chunks
 		if total < 6 {
@@ -316,7 +316,7 @@ func TestPushKilled(t *testing.T) {
 // redacted, the counts say what was masked, and a push without it sends
 // the file again (whole, as a new generation), and back.
 func TestPushRedact(t *testing.T) {
-	engines(t, func(t *testing.T, st *store.DB) {
+	engines(t, func(t *testing.T, st Table) {
 		dir := t.TempDir()
 		f := filepath.Join(dir, "--p--", "s.jsonl")
 		os.MkdirAll(filepath.Dir(f), 0o755)
@@ -412,7 +412,7 @@ func TestPushServerRestart(t *testing.T) {
 
 // TestWatch: a watching push sends an append and a new project's file.
 func TestWatch(t *testing.T) {
-	engines(t, func(t *testing.T, st *store.DB) {
+	engines(t, func(t *testing.T, st Table) {
 		dir, files := root(t, 2, 10)
 		p := pusher(t, st, dir, "m", nil)
 		pushed := make(chan Stats, 100)

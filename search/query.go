@@ -3,6 +3,7 @@ package search
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -249,11 +250,7 @@ func (p *parser) add(pos int, neg bool, t Token) error {
 	}
 	t.needle = collapseSpace(lowerString(t.Value))
 	t.words = strings.Split(t.needle, " ")
-	if neg {
-		p.q.Not = append(p.q.Not, t)
-	} else {
-		p.q.Text = append(p.q.Text, t)
-	}
+	put(neg, &p.q.Text, &p.q.Not, t)
 	return nil
 }
 
@@ -275,35 +272,19 @@ func (p *parser) filter(pos int, neg bool, key, v string) error {
 			return &Error{Pos: pos, Msg: err.Error()}
 		}
 		t := Token{Kind: Regex, Value: v, re: re, lits: lits}
-		if neg {
-			q.Not = append(q.Not, t)
-		} else {
-			q.Text = append(q.Text, t)
-		}
+		put(neg, &q.Text, &q.Not, t)
 	case "project":
 		v = lowerString(v)
-		if neg {
-			q.NotProjects = append(q.NotProjects, v)
-		} else {
-			q.Projects = append(q.Projects, v)
-		}
+		put(neg, &q.Projects, &q.NotProjects, v)
 	case "label":
 		v = lowerString(v)
-		if neg {
-			q.NotLabels = append(q.NotLabels, v)
-		} else {
-			q.Labels = append(q.Labels, v)
-		}
+		put(neg, &q.Labels, &q.NotLabels, v)
 	case "role":
 		r := strings.ToLower(v)
-		if !isRole(r) {
+		if !slices.Contains(Roles, r) {
 			return &Error{Pos: pos, Msg: fmt.Sprintf("unknown role %q: use one of %s", v, strings.Join(Roles, ", "))}
 		}
-		if neg {
-			q.NotRoles = append(q.NotRoles, r)
-		} else {
-			q.Roles = append(q.Roles, r)
-		}
+		put(neg, &q.Roles, &q.NotRoles, r)
 	case "is":
 		switch strings.ToLower(v) {
 		case "offpath":
@@ -351,13 +332,12 @@ func example(key string) string {
 	return key + `:name or ` + key + `:"two words"`
 }
 
-func isRole(r string) bool {
-	for _, x := range Roles {
-		if r == x {
-			return true
-		}
+// put appends v to list, or to its negation not when neg.
+func put[T any](neg bool, list, not *[]T, v T) {
+	if neg {
+		list = not
 	}
-	return false
+	*list = append(*list, v)
 }
 
 // parseWhen reads a date (YYYY-MM-DD, in now's location), a relative

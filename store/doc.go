@@ -34,6 +34,14 @@
 // another program is made again, empty (OnReset tells the caller to put
 // everything back).
 //
+// Tables of other features. The schema is one list of numbered steps
+// (schema.go), but packages named for their job keep their own tables'
+// rows: push the pushed files (push.Table), auth the login tokens
+// (auth.Table), usage what sessions cost (usage.Tables, kept current in
+// the transaction of every Save and Remove through the store's Hook).
+// They use the store through Use and Tx (its reconnecting and its
+// errors' kinds), Rebind (the engine's placeholders) and Engine.
+//
 // Failures are errors of a few kinds the caller acts on: ErrFull (the disk
 // is full: nothing of that write landed; try again later), ErrUnavailable
 // (PostgreSQL cannot be reached: piweb serves from memory and searches by

@@ -62,29 +62,40 @@ func (f *File) sum(places []byte) int64 {
 	return int64(h.Sum64() >> 1) // fits every engine's BIGINT
 }
 
+// fileColumns are the columns scanFile reads.
+const fileColumns = `id, machine, path, size, mtime, head, tail, docs, session_id, parent, project, modified, meta, places,
+	problem, checksum`
+
+// scanFile reads a row of fileColumns: the file, its places, and whether
+// its checksum holds (else the row is damaged).
+func scanFile(sc interface{ Scan(...any) error }) (f File, places []byte, ok bool, err error) {
+	var meta string
+	var sum int64
+	if err := sc.Scan(&f.ID, &f.Machine, &f.Path, &f.Stamp.Size, &f.Stamp.ModTime, &f.Stamp.Head, &f.Stamp.Tail,
+		&f.Docs, &f.SessionID, &f.Parent, &f.Project, &f.Modified, &meta, &places, &f.Problem, &sum); err != nil {
+		return File{}, nil, false, err
+	}
+	f.Meta = []byte(meta)
+	return f, places, f.sum(places) == sum, nil
+}
+
 // Files returns every file the store knows on machine (places aside),
 // leaving out rows whose checksum does not hold (damaged: Damaged counts
 // them); the caller reads those files again.
 func (s *DB) Files(ctx context.Context, machine string) (files []File, damaged int, err error) {
 	err = s.use(ctx, func(db *sql.DB) error {
 		files, damaged = nil, 0
-		rows, err := db.QueryContext(ctx, s.q(`SELECT id, machine, path, size, mtime, head, tail, docs, session_id,
-			parent, project, modified, meta, places, problem, checksum FROM files WHERE machine = ?`), machine)
+		rows, err := db.QueryContext(ctx, s.q(`SELECT `+fileColumns+` FROM files WHERE machine = ?`), machine)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var f File
-			var meta string
-			var places []byte
-			var sum int64
-			if err := rows.Scan(&f.ID, &f.Machine, &f.Path, &f.Stamp.Size, &f.Stamp.ModTime, &f.Stamp.Head, &f.Stamp.Tail,
-				&f.Docs, &f.SessionID, &f.Parent, &f.Project, &f.Modified, &meta, &places, &f.Problem, &sum); err != nil {
+			f, _, ok, err := scanFile(rows)
+			if err != nil {
 				return err
 			}
-			f.Meta = []byte(meta)
-			if f.sum(places) != sum {
+			if !ok {
 				damaged++
 				continue
 			}
@@ -112,23 +123,12 @@ func (s *DB) Facts(ctx context.Context, id int64) (Facts, error) {
 	var out Facts
 	err := s.use(ctx, func(db *sql.DB) error {
 		out = Facts{}
-		f := File{ID: id}
-		var meta string
-		var places []byte
-		var sum int64
-		err := db.QueryRowContext(ctx, s.q(`SELECT machine, path, size, mtime, head, tail, docs, session_id,
-			parent, project, modified, meta, places, problem, checksum FROM files WHERE id = ?`), id).Scan(
-			&f.Machine, &f.Path, &f.Stamp.Size, &f.Stamp.ModTime, &f.Stamp.Head, &f.Stamp.Tail,
-			&f.Docs, &f.SessionID, &f.Parent, &f.Project, &f.Modified, &meta, &places, &f.Problem, &sum)
-		if errors.Is(err, sql.ErrNoRows) {
+		_, places, ok, err := scanFile(db.QueryRowContext(ctx, s.q(`SELECT `+fileColumns+` FROM files WHERE id = ?`), id))
+		if errors.Is(err, sql.ErrNoRows) || err == nil && !ok {
 			return nil
 		}
 		if err != nil {
 			return err
-		}
-		f.Meta = []byte(meta)
-		if f.sum(places) != sum {
-			return nil
 		}
 		out.Places = places
 		rows, err := db.QueryContext(ctx, s.q(`SELECT entry_id, label FROM labels WHERE file_id = ?`), id)
@@ -188,12 +188,39 @@ type Save struct {
 	Labels []Label
 	// Places replaces where the file's entries lie, unless nil: two bits
 	// an entry, four to a byte, the first entry in the lowest bits; 0 is
-	// off the path to the file's last entry (usage's active flags follow).
+	// off the path to the file's last entry.
 	Places []byte
-	// Usage adds the usage of the file's new entries and names its
-	// lineage (see usage.go), unless nil. With Reset, nil drops the
-	// file's usage (it is not a session).
-	Usage *Usage
+	// Extra is the Hook's part of the save (usage.Tables': the usage of
+	// the file's new entries), unless nil.
+	Extra any
+}
+
+// Hook keeps tables of another package current with the files' rows
+// (usage.Tables): called in the transaction of every save, after every
+// file's row is written and before the texts are indexed, and of every
+// removal.
+type Hook interface {
+	Saved(ctx context.Context, db *DB, tx *sql.Tx, saved []Saved) error
+	Removed(ctx context.Context, db *DB, tx *sql.Tx, ids []int64) error
+}
+
+// Saved is one file's save as written: its row's id, and its places
+// before and after.
+type Saved struct {
+	*Save
+	ID       int64
+	Old, Now []byte
+}
+
+// SetHook sets the hook of the saves and removals from now on.
+func (s *DB) SetHook(h Hook) { s.hook.Store(&h) }
+
+// runHook calls fn with the hook, if one is set.
+func (s *DB) runHook(fn func(h Hook) error) error {
+	if h := s.hook.Load(); h != nil {
+		return fn(*h)
+	}
+	return nil
 }
 
 // Save writes one file's change; nothing of it lands unless all of it does.
@@ -203,19 +230,19 @@ func (s *DB) Save(ctx context.Context, sv *Save) error {
 
 // SaveMany writes several files' changes in one transaction.
 func (s *DB) SaveMany(ctx context.Context, saves []*Save) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return s.Tx(ctx, func(tx *sql.Tx) error {
 		var texts []docText
-		jobs := make([]usageJob, 0, len(saves))
+		saved := make([]Saved, 0, len(saves))
 		for _, sv := range saves {
-			job, err := s.save(ctx, tx, sv, &texts)
+			done, err := s.save(ctx, tx, sv, &texts)
 			if err != nil {
 				return err
 			}
-			jobs = append(jobs, job)
+			saved = append(saved, done)
 		}
 		// After every file's record (a batch may hold a fork and its
 		// source), and before the texts, which go last (see addTexts).
-		if err := s.saveUsage(ctx, tx, jobs); err != nil {
+		if err := s.runHook(func(h Hook) error { return h.Saved(ctx, s, tx, saved) }); err != nil {
 			return err
 		}
 		return s.addTexts(ctx, tx, texts)
@@ -249,7 +276,7 @@ func (s *DB) addTexts(ctx context.Context, tx *sql.Tx, texts []docText) error {
 	return nil
 }
 
-func (s *DB) save(ctx context.Context, tx *sql.Tx, sv *Save, texts *[]docText) (usageJob, error) {
+func (s *DB) save(ctx context.Context, tx *sql.Tx, sv *Save, texts *[]docText) (Saved, error) {
 	if s.engine == Postgres {
 		sv = pgText(sv)
 	}
@@ -261,7 +288,7 @@ func (s *DB) save(ctx context.Context, tx *sql.Tx, sv *Save, texts *[]docText) (
 	case errors.Is(err, sql.ErrNoRows):
 		id = 0
 	case err != nil:
-		return usageJob{}, err
+		return Saved{}, err
 	}
 	places := sv.Places
 	if places == nil {
@@ -285,10 +312,10 @@ func (s *DB) save(ctx context.Context, tx *sql.Tx, sv *Save, texts *[]docText) (
 			f.Parent, f.Project, f.Modified, meta, places, f.Problem, sum, id)
 	}
 	if err != nil {
-		return usageJob{}, err
+		return Saved{}, err
 	}
 	f.ID = id
-	job := usageJob{id: id, sv: sv, old: oldPlaces, now: places}
+	job := Saved{Save: sv, ID: id, Old: oldPlaces, Now: places}
 	if sv.Reset {
 		if err := s.dropDocs(ctx, tx, id); err != nil {
 			return job, err
@@ -320,7 +347,7 @@ func (s *DB) save(ctx context.Context, tx *sql.Tx, sv *Save, texts *[]docText) (
 // may hold either).
 func pgText(sv *Save) *Save {
 	c := *sv
-	t := func(s string) string { return strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", ""), "\uFFFD") }
+	t := PGText
 	f := &c.File
 	f.Machine, f.Path, f.SessionID, f.Parent, f.Project, f.Problem = t(f.Machine), t(f.Path), t(f.SessionID), t(f.Parent), t(f.Project), t(f.Problem)
 	f.Meta = []byte(t(string(f.Meta)))
@@ -336,9 +363,6 @@ func pgText(sv *Save) *Save {
 			c.Labels[i] = l
 		}
 	}
-	if sv.Usage != nil {
-		c.Usage = pgUsage(sv.Usage, t)
-	}
 	return &c
 }
 
@@ -352,7 +376,7 @@ func (s *DB) flipDocs(ctx context.Context, tx *sql.Tx, id int64, old, now []byte
 			continue
 		}
 		for p := 4 * b; p < 4*b+4; p++ {
-			if was, is := onPath(old, p), onPath(now, p); was != is && is {
+			if was, is := OnPath(old, p), OnPath(now, p); was != is && is {
 				on = append(on, int64(p))
 			} else if was != is {
 				off = append(off, int64(p))
@@ -428,9 +452,11 @@ const bulkRows = 100
 // addDocsBulk inserts docs of file id numbered from next, bulkRows to a
 // statement (SQLite), none of them held yet.
 func (s *DB) addDocsBulk(ctx context.Context, tx *sql.Tx, id, next int64, docs []Doc, places []byte, texts *[]docText) error {
-	row := "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-	full, err := tx.PrepareContext(ctx, `INSERT INTO docs (id, file_id, off, len, pos, part, entry_id, type, role, ts, offpath) VALUES `+
-		strings.TrimSuffix(strings.Repeat(row+", ", bulkRows), ", "))
+	insert := func(n int) string {
+		return `INSERT INTO docs (id, file_id, off, len, pos, part, entry_id, type, role, ts, offpath) VALUES ` +
+			strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), ", n), ", ")
+	}
+	full, err := tx.PrepareContext(ctx, insert(bulkRows))
 	if err != nil {
 		return err
 	}
@@ -448,8 +474,7 @@ func (s *DB) addDocsBulk(ctx context.Context, tx *sql.Tx, id, next int64, docs [
 		if len(chunk) == bulkRows {
 			_, err = full.ExecContext(ctx, args...)
 		} else {
-			_, err = tx.ExecContext(ctx, `INSERT INTO docs (id, file_id, off, len, pos, part, entry_id, type, role, ts, offpath) VALUES `+
-				strings.TrimSuffix(strings.Repeat(row+", ", len(chunk)), ", "), args...)
+			_, err = tx.ExecContext(ctx, insert(len(chunk)), args...)
 		}
 		if err != nil {
 			return err
@@ -520,7 +545,7 @@ func (s *DB) Remove(ctx context.Context, machine string, paths ...string) error 
 	if len(paths) == 0 {
 		return nil
 	}
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return s.Tx(ctx, func(tx *sql.Tx) error {
 		var ids []int64
 		for _, p := range paths {
 			var id int64
@@ -541,7 +566,10 @@ func (s *DB) Remove(ctx context.Context, machine string, paths ...string) error 
 			}
 			ids = append(ids, id)
 		}
-		return s.removeUsage(ctx, tx, ids)
+		if len(ids) == 0 {
+			return nil
+		}
+		return s.runHook(func(h Hook) error { return h.Removed(ctx, s, tx, ids) })
 	})
 }
 
@@ -586,4 +614,48 @@ type FileLabel struct {
 // likeEscape escapes LIKE's wildcards in s (with \ as the escape).
 func likeEscape(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+// OnPath reports whether places (two bits an entry, four to a byte, the
+// first entry in the lowest bits: the catalog's packing) put entry pos on
+// the path to the file's last entry: any place but 0.
+func OnPath(places []byte, pos int) bool {
+	return pos >= 0 && pos/4 < len(places) && places[pos/4]>>(2*(pos%4))&3 != 0
+}
+
+// offPath is a doc's offpath flag: 1 when places put entry pos off the
+// path (see OnPath), else 0.
+func offPath(places []byte, pos int) int {
+	if OnPath(places, pos) {
+		return 0
+	}
+	return 1
+}
+
+// Stamps returns the size and modification time of every file the store
+// knows on machine, by path (their hashes left out): a reader compares
+// them with the files to tell whether the store is current.
+func (s *DB) Stamps(ctx context.Context, machine string) (map[string]Stamp, error) {
+	var out map[string]Stamp
+	err := s.use(ctx, func(db *sql.DB) error {
+		out = map[string]Stamp{}
+		rows, err := db.QueryContext(ctx, s.q(`SELECT path, size, mtime FROM files WHERE machine = ?`), machine)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var p string
+			var st Stamp
+			if err := rows.Scan(&p, &st.Size, &st.ModTime); err != nil {
+				return err
+			}
+			out[p] = st
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }

@@ -77,8 +77,129 @@ var migrations = []migration{
 			`CREATE INDEX doc_text_trgm ON doc_text USING gin (text gin_trgm_ops)`,
 		},
 	},
-	usageTables, // 2 (usage.go)
-	pushTables,  // 3 (push.go)
+	{ // 2: usage (package usage: Tables); the store starts afresh, so every
+		// file's usage lands
+		shared: []string{
+			`DELETE FROM labels`,
+			`DELETE FROM docs`,
+			`DELETE FROM files`,
+			// A reader's check that the store is current reads this alone.
+			`CREATE INDEX files_stamp ON files (machine, path, size, mtime)`,
+			`CREATE TABLE usage_files (
+				file_id BIGINT PRIMARY KEY,
+				machine TEXT NOT NULL,
+				session TEXT NOT NULL,
+				session_id TEXT NOT NULL,
+				project TEXT NOT NULL,
+				path TEXT NOT NULL,
+				name TEXT NOT NULL,
+				parent_path TEXT NOT NULL,
+				parent_name TEXT NOT NULL,
+				parent_id BIGINT NOT NULL
+			)`,
+			`CREATE INDEX usage_files_path ON usage_files (machine, path)`,
+			`CREATE INDEX usage_files_name ON usage_files (machine, name)`,
+			`CREATE INDEX usage_files_parent_path ON usage_files (machine, parent_path)`,
+			`CREATE INDEX usage_files_parent_name ON usage_files (machine, parent_name)`,
+			`CREATE INDEX usage_files_parent ON usage_files (parent_id)`,
+			`CREATE INDEX usage_files_session ON usage_files (session)`,
+			`CREATE TABLE usage (
+				file_id BIGINT NOT NULL,
+				off BIGINT NOT NULL,
+				pos INTEGER NOT NULL,
+				entry_id TEXT NOT NULL,
+				ts BIGINT NOT NULL,
+				bucket BIGINT NOT NULL,
+				model TEXT NOT NULL,
+				turns BIGINT NOT NULL,
+				input BIGINT NOT NULL,
+				output BIGINT NOT NULL,
+				cache_read BIGINT NOT NULL,
+				cache_write BIGINT NOT NULL,
+				cost DOUBLE PRECISION NOT NULL,
+				errored INTEGER NOT NULL,
+				aborted INTEGER NOT NULL,
+				active INTEGER NOT NULL,
+				copy INTEGER NOT NULL,
+				resumed INTEGER NOT NULL,
+				PRIMARY KEY (file_id, off)
+			)`,
+			`CREATE INDEX usage_ref ON usage (entry_id, ts)`,
+			`CREATE INDEX usage_key ON usage (file_id, bucket, model)`,
+			`CREATE TABLE usage_sums (
+				file_id BIGINT NOT NULL,
+				bucket BIGINT NOT NULL,
+				model TEXT NOT NULL,
+				turns BIGINT NOT NULL,
+				input BIGINT NOT NULL,
+				output BIGINT NOT NULL,
+				cache_read BIGINT NOT NULL,
+				cache_write BIGINT NOT NULL,
+				cost DOUBLE PRECISION NOT NULL,
+				ab_turns BIGINT NOT NULL,
+				ab_input BIGINT NOT NULL,
+				ab_output BIGINT NOT NULL,
+				ab_cache_read BIGINT NOT NULL,
+				ab_cache_write BIGINT NOT NULL,
+				ab_cost DOUBLE PRECISION NOT NULL,
+				errors BIGINT NOT NULL,
+				aborted BIGINT NOT NULL,
+				PRIMARY KEY (file_id, bucket, model)
+			)`,
+			`CREATE INDEX usage_sums_bucket ON usage_sums (bucket)`,
+			// Counts the transactions that changed usage: a reader keeps
+			// what it read while the count stays.
+			`CREATE TABLE usage_version (id INTEGER PRIMARY KEY, n BIGINT NOT NULL)`,
+		},
+		// The count starts anywhere, so a store made again does not
+		// count through the numbers of the one it replaces.
+		sqlite: []string{`INSERT INTO doc_text (doc_text) VALUES ('delete-all')`,
+			`INSERT INTO usage_version (id, n) VALUES (1, abs(random() % 1000000000000))`},
+		postgres: []string{`DELETE FROM doc_text`,
+			`INSERT INTO usage_version (id, n) VALUES (1, floor(random() * 1e12)::bigint)`},
+	},
+	{ // 3: files pushed from other machines, in chunks (package push), and
+		// the login tokens (package auth)
+		shared: []string{
+			`CREATE TABLE push_files (
+				id {id},
+				machine TEXT NOT NULL,
+				path TEXT NOT NULL,
+				gen BIGINT NOT NULL,
+				consumed BIGINT NOT NULL,
+				sent BIGINT NOT NULL,
+				head BIGINT NOT NULL,
+				tail BIGINT NOT NULL,
+				redact TEXT NOT NULL,
+				pushed BIGINT NOT NULL,
+				UNIQUE (machine, path)
+			)`,
+			`CREATE TABLE push_chunks (
+				file_id BIGINT NOT NULL,
+				gen BIGINT NOT NULL,
+				off BIGINT NOT NULL,
+				data {blob} NOT NULL,
+				PRIMARY KEY (file_id, gen, off)
+			)`,
+			`CREATE TABLE tokens (
+				id {id},
+				name TEXT NOT NULL UNIQUE,
+				lookup TEXT NOT NULL UNIQUE,
+				hash TEXT NOT NULL,
+				created BIGINT NOT NULL,
+				used BIGINT NOT NULL
+			)`,
+		},
+		postgres: []string{
+			// lz4 compresses the chunks several times faster than pglz, the
+			// default (twice the push's throughput); a server without it
+			// (before 14, or built without) keeps pglz.
+			`DO $$ BEGIN
+				ALTER TABLE push_chunks ALTER COLUMN data SET COMPRESSION lz4;
+			EXCEPTION WHEN feature_not_supported OR syntax_error OR invalid_parameter_value THEN NULL;
+			END $$`,
+		},
+	},
 	{ // 4: whether each text's entry is off its file's active path (as the
 		// file's places say), so that is:offpath narrows in the engine
 		shared: []string{`ALTER TABLE docs ADD COLUMN offpath INTEGER NOT NULL DEFAULT 0`},
@@ -133,7 +254,7 @@ func (s *DB) migrate(ctx context.Context) error {
 	}
 	err := s.migrateLocked(ctx)
 	if err != nil {
-		if err = s.classify(err); errors.Is(err, ErrUnavailable) {
+		if err = s.Classify(err); errors.Is(err, ErrUnavailable) {
 			s.mu.Unlock()
 			s.unreachable(err)
 			s.mu.Lock()

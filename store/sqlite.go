@@ -18,17 +18,11 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
-// openSQLite opens (or makes) the SQLite store at s.path.
+// openSQLite opens (or makes) the SQLite store at s.path, with s.mu held
+// (or s not shared yet). A database that is damaged, not SQLite, or not
+// piweb's (another program's, or the store of an older piweb) is removed
+// and made again: the store is disposable.
 func (s *DB) openSQLite(ctx context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.openSQLiteLocked(ctx)
-}
-
-// openSQLiteLocked is openSQLite with s.mu held. A database that is
-// damaged, not SQLite, or not piweb's (another program's, or the store of
-// an older piweb) is removed and made again: the store is disposable.
-func (s *DB) openSQLiteLocked(ctx context.Context) error {
 	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
 		return fmt.Errorf("index store: %w", err)
 	}
@@ -98,9 +92,9 @@ func sqliteURI(path string) string {
 	return b.String()
 }
 
-// classify wraps err in the kind the caller acts on: ErrFull,
+// Classify wraps err in the kind the caller acts on: ErrFull,
 // ErrCorrupt, ErrUnavailable, errMoved, or leaves it as it is.
-func (s *DB) classify(err error) error {
+func (s *DB) Classify(err error) error {
 	if err == nil || errors.Is(err, ErrClosed) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}

@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver
 	_ "modernc.org/sqlite"             // the "sqlite" driver
 )
@@ -50,6 +52,7 @@ type DB struct {
 	down    atomic.Bool // the engine is unreachable (logged once)
 
 	onReset atomic.Pointer[func()]
+	hook    atomic.Pointer[Hook]
 }
 
 // Options configure Open.
@@ -94,11 +97,11 @@ func ParseDSN(dsn string) (engine, target string, err error) {
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
 		return Postgres, dsn, nil
 	}
-	return "", "", fmt.Errorf("store %q: use sqlite:PATH or postgres://USER@HOST/DB", redactDSN(dsn))
+	return "", "", fmt.Errorf("store %q: use sqlite:PATH or postgres://USER@HOST/DB", RedactDSN(dsn))
 }
 
-// redactDSN hides a password in a URL for messages.
-func redactDSN(dsn string) string {
+// RedactDSN returns a store's name with its password hidden, for messages.
+func RedactDSN(dsn string) string {
 	if at := strings.LastIndexByte(dsn, '@'); at > 0 {
 		if c := strings.Index(dsn, "://"); c >= 0 && c < at {
 			if colon := strings.IndexByte(dsn[c+3:at], ':'); colon >= 0 {
@@ -132,7 +135,7 @@ func Open(ctx context.Context, dsn string, opt Options) (*DB, error) {
 	}
 	db, err := sql.Open("pgx", target)
 	if err != nil {
-		return nil, fmt.Errorf("store %s: %w", redactDSN(dsn), err)
+		return nil, fmt.Errorf("store %s: %w", RedactDSN(dsn), err)
 	}
 	db.SetMaxOpenConns(16)
 	db.SetMaxIdleConns(4)
@@ -153,7 +156,7 @@ func (s *DB) String() string {
 	if s.engine == SQLite {
 		return s.path
 	}
-	return redactDSN(s.dsn)
+	return RedactDSN(s.dsn)
 }
 
 // OnReset sets fn to be called after the store was found deleted,
@@ -176,12 +179,13 @@ func (s *DB) Close() error {
 	return s.db.Close()
 }
 
-// use runs fn on the database, after making sure it is the one at the
+// Use runs fn on the database, after making sure it is the one at the
 // store's place (SQLite: not deleted or replaced since it was opened, else
 // it is opened again) and its schema is current (PostgreSQL: migrated once
-// reachable). Errors are classified (see classify); a damaged SQLite store
-// is made again.
-func (s *DB) use(ctx context.Context, fn func(db *sql.DB) error) error {
+// reachable). Errors are classified (see Classify); a damaged SQLite store
+// is made again. Packages that own tables of the schema read and write
+// them through Use and Tx.
+func (s *DB) Use(ctx context.Context, fn func(db *sql.DB) error) error {
 	if err := s.check(ctx); err != nil {
 		return err
 	}
@@ -197,7 +201,7 @@ func (s *DB) use(ctx context.Context, fn func(db *sql.DB) error) error {
 		s.up()
 		return nil
 	}
-	err = s.classify(err)
+	err = s.Classify(err)
 	switch {
 	case errors.Is(err, ErrCorrupt) && s.engine == SQLite:
 		s.remake(db, "it is damaged: "+err.Error())
@@ -257,7 +261,7 @@ func (s *DB) remake(db *sql.DB, why string) {
 			s.log.Error("index store: removing the damaged database", "err", err)
 		}
 	}
-	err := s.openSQLiteLocked(context.Background())
+	err := s.openSQLite(context.Background())
 	s.mu.Unlock()
 	if err != nil {
 		s.log.Error("index store: cannot make it again", "store", s.path, "err", err)
@@ -315,9 +319,12 @@ func removeDB(path string) error {
 	return nil
 }
 
-// tx runs fn in one transaction, committed when fn returns nil.
-func (s *DB) tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	return s.use(ctx, func(db *sql.DB) error {
+// use is Use.
+func (s *DB) use(ctx context.Context, fn func(db *sql.DB) error) error { return s.Use(ctx, fn) }
+
+// Tx runs fn in one transaction, committed when fn returns nil (as Use).
+func (s *DB) Tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return s.Use(ctx, func(db *sql.DB) error {
 		tx, err := db.BeginTx(ctx, nil)
 		if err != nil {
 			return err
@@ -330,8 +337,11 @@ func (s *DB) tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	})
 }
 
-// q rewrites a query written with ? placeholders for the engine.
-func (s *DB) q(query string) string {
+// q is Rebind.
+func (s *DB) q(query string) string { return s.Rebind(query) }
+
+// Rebind rewrites a query written with ? placeholders for the engine.
+func (s *DB) Rebind(query string) string {
 	if s.engine != Postgres || !strings.Contains(query, "?") {
 		return query
 	}
@@ -370,4 +380,42 @@ func (s *DB) Size(ctx context.Context) (int64, error) {
 			JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND c.relkind = 'r'`).Scan(&n)
 	})
 	return n, err
+}
+
+// Marks returns n placeholders separated by commas.
+func Marks(n int) string { return marks(n) }
+
+// PGText returns s as a PostgreSQL text value takes it: NUL characters
+// removed (a session's strings may hold them), invalid UTF-8 replaced.
+func PGText(s string) string {
+	return strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", ""), "\uFFFD")
+}
+
+// ValidText reports whether every one of ts is a PostgreSQL text value as it is.
+func ValidText(ts ...string) bool {
+	for _, t := range ts {
+		if PGText(t) != t {
+			return false
+		}
+	}
+	return true
+}
+
+// UniqueViolation reports whether err is a unique constraint refusing a row.
+func UniqueViolation(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code == "23505"
+	}
+	return strings.Contains(err.Error(), "UNIQUE constraint failed")
+}
+
+// Connect opens a PostgreSQL connection of the store's own, outside its
+// pool (to LISTEN on).
+func (s *DB) Connect(ctx context.Context) (*pgx.Conn, error) {
+	if s.engine != Postgres {
+		return nil, errors.New("the store is not on PostgreSQL")
+	}
+	_, target, _ := ParseDSN(s.dsn)
+	return pgx.Connect(ctx, target)
 }

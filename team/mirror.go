@@ -11,7 +11,7 @@
 // Machine tells whose a file is.
 //
 // How it stays right. The store holds each pushed file as a generation of
-// bytes (see store.PushedFile). The mirror notes the generation each of
+// bytes (see push.File). The mirror notes the generation each of
 // its files was written from (a small state file beside them). A file of
 // the generation the store holds is appended to from its own size (what
 // it holds is a part of that generation, however a crash cut it); a file
@@ -38,13 +38,13 @@ import (
 	"time"
 
 	"github.com/piweb/piweb/library"
-	"github.com/piweb/piweb/store"
+	"github.com/piweb/piweb/push"
 )
 
 // Store is where the pushed files are: store.DB on PostgreSQL.
 type Store interface {
-	PushedFiles(ctx context.Context, machines ...string) ([]store.PushedFile, error)
-	PushedFileByID(ctx context.Context, id int64) (store.PushedFile, bool, error)
+	PushedFiles(ctx context.Context, machines ...string) ([]push.File, error)
+	PushedFileByID(ctx context.Context, id int64) (push.File, bool, error)
 	Chunks(ctx context.Context, id, gen, from int64, fn func(off int64, data []byte) error) error
 	Listen(ctx context.Context, ready func(), fn func(id int64)) error
 }
@@ -202,7 +202,7 @@ func (m *Mirror) SyncFile(ctx context.Context, id int64) error {
 
 // apply brings the mirror of r up to date: appended to, written again, or
 // left as it is.
-func (m *Mirror) apply(ctx context.Context, r store.PushedFile) error {
+func (m *Mirror) apply(ctx context.Context, r push.File) error {
 	if r.Sent == 0 {
 		return nil
 	}
@@ -261,7 +261,7 @@ func (e *writeError) Error() string { return e.err.Error() }
 func (e *writeError) Unwrap() error { return e.err }
 
 // appendFrom appends what the store holds of r past from to target.
-func (m *Mirror) appendFrom(ctx context.Context, target string, r store.PushedFile, from int64) error {
+func (m *Mirror) appendFrom(ctx context.Context, target string, r push.File, from int64) error {
 	f, err := os.OpenFile(target, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		return &writeError{err}
@@ -289,7 +289,7 @@ const tempPrefix = ".piweb-mirror-"
 // that then replaces target, and reports whether it did: not when the
 // store holds nothing of r's generation any more (replaced meanwhile by
 // one the next notice brings).
-func (m *Mirror) rewrite(ctx context.Context, target string, r store.PushedFile) (bool, error) {
+func (m *Mirror) rewrite(ctx context.Context, target string, r push.File) (bool, error) {
 	if err := os.MkdirAll(filepath.Dir(target), 0o700); err != nil {
 		return false, &writeError{err}
 	}

@@ -23,20 +23,20 @@ var ctx = context.Background()
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-func engines(t *testing.T, test func(t *testing.T, st *store.DB)) {
+func engines(t *testing.T, test func(t *testing.T, st push.Table)) {
 	for _, e := range storetest.Engines(t) {
 		t.Run(e.Name, func(t *testing.T) { test(t, open(t, e.DSN)) })
 	}
 }
 
-func open(t *testing.T, dsn string) *store.DB {
+func open(t *testing.T, dsn string) push.Table {
 	t.Helper()
 	st, err := store.Open(ctx, dsn, store.Options{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	return st
+	return push.Table{DB: st}
 }
 
 // machine is a sessions root of a machine that pushes.
@@ -46,7 +46,7 @@ type machine struct {
 	p         *push.Pusher
 }
 
-func newMachine(t *testing.T, st *store.DB, name string, seed int64) *machine {
+func newMachine(t *testing.T, st push.Table, name string, seed int64) *machine {
 	t.Helper()
 	m := &machine{name: name, dir: t.TempDir()}
 	for i := range 3 {
@@ -140,7 +140,7 @@ func stat(t *testing.T, path string) os.FileInfo {
 // layout; an append appended, a rewrite replaced, a restart that finds
 // nothing new writes nothing, and a copy cut short is completed.
 func TestMirror(t *testing.T) {
-	engines(t, func(t *testing.T, st *store.DB) {
+	engines(t, func(t *testing.T, st push.Table) {
 		a, b := newMachine(t, st, "laptop", 1), newMachine(t, st, "desk/2 é", 100)
 		a.push(t)
 		b.push(t)
@@ -217,13 +217,13 @@ func TestMirror(t *testing.T) {
 // TestMirrorRefusesPlaces: a pushed path that would lead out of the
 // mirror, or deeper than pi's layout, or is no session file, is left out.
 func TestMirrorRefusesPlaces(t *testing.T) {
-	engines(t, func(t *testing.T, st *store.DB) {
+	engines(t, func(t *testing.T, st push.Table) {
 		for _, p := range []string{"../x.jsonl", "a/../../x.jsonl", "a/b/c.jsonl", "/etc/x.jsonl", "p/.hidden.jsonl", "p/x.txt", `a\..\x.jsonl`, "p//x.jsonl"} {
-			if _, err := st.PushChunk(ctx, &store.Chunk{File: store.PushedFile{Machine: "evil", Path: p, Gen: 1, Consumed: 2}, Data: []byte("x\n")}); err != nil {
+			if _, err := st.PushChunk(ctx, &push.Chunk{File: push.File{Machine: "evil", Path: p, Gen: 1, Consumed: 2}, Data: []byte("x\n")}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if _, err := st.PushChunk(ctx, &store.Chunk{File: store.PushedFile{Machine: "../..", Path: "x.jsonl", Gen: 1, Consumed: 2}, Data: []byte("x\n")}); err != nil {
+		if _, err := st.PushChunk(ctx, &push.Chunk{File: push.File{Machine: "../..", Path: "x.jsonl", Gen: 1, Consumed: 2}, Data: []byte("x\n")}); err != nil {
 			t.Fatal(err)
 		}
 		parent := t.TempDir()

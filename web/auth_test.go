@@ -26,12 +26,12 @@ func loginServer(t *testing.T, mod func(*Options)) (*Server, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	tok, err := auth.NewToken(context.Background(), st, "ann")
+	tok, err := auth.NewToken(context.Background(), auth.Table{DB: st}, "ann")
 	if err != nil {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	opt := Options{Addr: "0.0.0.0:8377", Root: "/sessions", Logger: log, Login: auth.NewGuard(st, auth.Options{})}
+	opt := Options{Addr: "0.0.0.0:8377", Root: "/sessions", Logger: log, Login: auth.NewGuard(auth.Table{DB: st}, auth.Options{})}
 	if mod != nil {
 		mod(&opt)
 	}

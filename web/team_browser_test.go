@@ -58,7 +58,7 @@ func TestTeamBrowser(t *testing.T) {
 		os.WriteFile(to, data, 0o644)
 	}
 	for m, root := range roots {
-		p, err := push.New(st, push.Options{Root: root, Machine: m, Logger: quiet})
+		p, err := push.New(push.Table{DB: st}, push.Options{Root: root, Machine: m, Logger: quiet})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,14 +66,14 @@ func TestTeamBrowser(t *testing.T) {
 			t.Fatalf("push %s: %+v %v", m, s, err)
 		}
 	}
-	tok, err := auth.NewToken(ctx, st, "ann")
+	tok, err := auth.NewToken(ctx, auth.Table{DB: st}, "ann")
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	// The team server, as piweb serve --from puts it together.
 	dir := t.TempDir()
-	mr, err := team.Open(st, dir, team.Options{Logger: quiet})
+	mr, err := team.Open(push.Table{DB: st}, dir, team.Options{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestTeamBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := New(lib, Options{Addr: "127.0.0.1:0", Root: dir, Logger: quiet, Catalog: cat, Machine: mr.Machine,
-		Usage: team.Usage{Files: usage.NewFiles(lib, ""), Lib: lib, Machine: mr.Machine}, Login: auth.NewGuard(st, auth.Options{})})
+		Usage: team.Usage{Files: usage.NewFiles(lib, ""), Lib: lib, Machine: mr.Machine}, Login: auth.NewGuard(auth.Table{DB: st}, auth.Options{})})
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() { srv.Close(); ts.Close() })
 

@@ -162,7 +162,7 @@ func TestUsageEventsStore(t *testing.T) {
 	}
 	host, _ := os.Hostname()
 	srv := New(lib, Options{Addr: "127.0.0.1:8377", Root: "/sessions", Logger: log, Home: "/home/dev", Heartbeat: 50 * time.Millisecond,
-		Catalog: cat, Usage: storesource.New(st, host, storesource.Options{Settle: cat.Wait})})
+		Catalog: cat, Usage: storesource.New(usage.Stored{DB: st}, host, storesource.Options{Settle: cat.Wait})})
 	t.Cleanup(srv.Close)
 	testUsageEvents(t, lib, srv)
 }

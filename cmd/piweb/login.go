@@ -32,7 +32,8 @@ func loginGuard(ctx context.Context, out io.Writer, cfg config, bound string, st
 	if st.tokens == nil {
 		return nil, fmt.Errorf("a login is needed here (%s), and its tokens are kept in the index store, which cannot be opened: name one with --store", why(cfg, local))
 	}
-	toks, err := st.tokens.Tokens(ctx)
+	tokens := auth.Table{DB: st.tokens}
+	toks, err := tokens.Tokens(ctx)
 	switch {
 	case err != nil:
 		fmt.Fprintf(out, "piweb: login required (%s); the tokens cannot be read yet: %v\n", why(cfg, local), err)
@@ -41,7 +42,7 @@ func loginGuard(ctx context.Context, out io.Writer, cfg config, bound string, st
 	default:
 		fmt.Fprintf(out, "piweb: login required (%s): %d tokens (piweb token list %s)\n", why(cfg, local), len(toks), storeFlag(cfg))
 	}
-	return auth.NewGuard(st.tokens, auth.Options{}), nil
+	return auth.NewGuard(tokens, auth.Options{}), nil
 }
 
 // why says why a login is required.

@@ -77,7 +77,7 @@ func pushCmd(ctx context.Context, out io.Writer, args []string) error {
 	}
 	defer st.Close()
 	line := newStatusLine(os.Stderr)
-	p, err := push.New(st, push.Options{Root: root, Machine: name, Redact: *redact, Logger: log,
+	p, err := push.New(push.Table{DB: st}, push.Options{Root: root, Machine: name, Redact: *redact, Logger: log,
 		Progress: func(pr push.Progress) {
 			line.show("piweb push: %d/%d files, %s of %s", pr.FilesDone, pr.Files, megabytes(pr.BytesDone), megabytes(pr.Bytes))
 		}})

@@ -173,7 +173,7 @@ func listenAndServe(ctx context.Context, out io.Writer, cfg config) error {
 	cat := catalog.New(lib, copt)
 	var wopt web.Options
 	if st != nil { // usage from the store; from the files until its first build is done, and while it is down
-		wopt.Usage = storesource.New(st, machineName(), storesource.Options{Settle: cat.Wait, Ready: cat.SearchReady(),
+		wopt.Usage = storesource.New(usage.Stored{DB: st}, machineName(), storesource.Options{Settle: cat.Wait, Ready: cat.SearchReady(),
 			Fallback: usage.NewFiles(lib, machineName())})
 	}
 	return serveSite(ctx, out, log, cfg, &site{root: root, lib: lib, cat: cat, web: wopt, watch: true, tokens: tokens})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/piweb/piweb/catalog"
 	"github.com/piweb/piweb/library"
+	"github.com/piweb/piweb/push"
 	"github.com/piweb/piweb/store"
 	"github.com/piweb/piweb/team"
 	"github.com/piweb/piweb/usage"
@@ -36,7 +37,7 @@ func teamSite(ctx context.Context, out io.Writer, log *slog.Logger, cfg config) 
 	}
 	lib := library.NewLibrary(dir)
 	var live atomic.Bool // once the catalog has every file: the library follows the mirror's writes
-	mr, err := team.Open(st, dir, team.Options{Logger: log, Changed: func(p string) {
+	mr, err := team.Open(push.Table{DB: st}, dir, team.Options{Logger: log, Changed: func(p string) {
 		if live.Load() {
 			lib.Refresh(p)
 		}

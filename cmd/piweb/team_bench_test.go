@@ -65,7 +65,7 @@ func BenchmarkTeamServer(b *testing.B) {
 	var wg sync.WaitGroup
 	for m, root := range roots {
 		wg.Go(func() {
-			p, err := push.New(st, push.Options{Root: root, Machine: fmt.Sprintf("machine-%d", m)})
+			p, err := push.New(push.Table{DB: st}, push.Options{Root: root, Machine: fmt.Sprintf("machine-%d", m)})
 			if err == nil {
 				_, err = p.Push(context.Background())
 			}

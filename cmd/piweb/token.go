@@ -72,10 +72,11 @@ func tokenCmd(ctx context.Context, out io.Writer, args []string) error {
 		return err
 	}
 	defer st.Close()
+	tokens := auth.Table{DB: st}
 	switch what {
 	case "new":
-		tok, err := auth.NewToken(ctx, st, name)
-		if errors.Is(err, store.ErrTokenExists) {
+		tok, err := auth.NewToken(ctx, tokens, name)
+		if errors.Is(err, auth.ErrTokenExists) {
 			return fmt.Errorf("a token named %q exists already in %s (piweb token revoke %s first)", name, st, name)
 		}
 		if err != nil {
@@ -86,7 +87,7 @@ func tokenCmd(ctx context.Context, out io.Writer, args []string) error {
 			"who logs in with it at the login page (or sends it as \"Authorization: Bearer TOKEN\").\n", name, st)
 		return nil
 	case "revoke":
-		gone, err := st.RevokeToken(ctx, name)
+		gone, err := tokens.RevokeToken(ctx, name)
 		if err != nil {
 			return err
 		}
@@ -96,7 +97,7 @@ func tokenCmd(ctx context.Context, out io.Writer, args []string) error {
 		fmt.Fprintf(out, "piweb: token %q revoked: its logins end within 10 seconds\n", name)
 		return nil
 	}
-	toks, err := st.Tokens(ctx)
+	toks, err := tokens.Tokens(ctx)
 	if err != nil {
 		return err
 	}

@@ -147,7 +147,7 @@ func usageSource(ctx context.Context, root, dsn string, warn io.Writer) (src usa
 	}
 	light := lightGC()
 	if current(ctx, st, root) { // piweb keeps it so while it runs on root
-		return storesource.New(st, machineName(), storesource.Options{}), func() { st.Close(); light() }, nil
+		return storesource.New(usage.Stored{DB: st}, machineName(), storesource.Options{}), func() { st.Close(); light() }, nil
 	}
 	light() // the catalog reads the files: the collector as usual
 	ws := &watchedStore{DB: st, failed: make(chan error, 1)}
@@ -188,7 +188,7 @@ func usageSource(ctx context.Context, root, dsn string, warn io.Writer) (src usa
 		}
 		return nil, nil, fmt.Errorf("reading sessions under %s: %w", root, err)
 	}
-	return storesource.New(st, machineName(), storesource.Options{}), func() { st.Close() }, nil
+	return storesource.New(usage.Stored{DB: st}, machineName(), storesource.Options{}), func() { st.Close() }, nil
 }
 
 // lightGC lets the garbage collector wait for five times the live heap

@@ -128,7 +128,7 @@ func BenchmarkUsagePage(b *testing.B) {
 	}
 	b.Logf("the store current after %v", time.Since(start).Round(time.Millisecond))
 	srv := web.New(lib, web.Options{Addr: "127.0.0.1:8377", Root: root, Logger: log, Catalog: cat,
-		Usage: storesource.New(st, machineName(), storesource.Options{Settle: cat.Wait, Ready: cat.SearchReady(), Fallback: usage.NewFiles(lib, machineName())})})
+		Usage: storesource.New(usage.Stored{DB: st}, machineName(), storesource.Options{Settle: cat.Wait, Ready: cat.SearchReady(), Fallback: usage.NewFiles(lib, machineName())})})
 	defer srv.Close()
 	h := srv.Handler()
 	urls := []string{"/usage?range=all&tz=UTC", "/usage?range=all&tz=Europe/Berlin&by=project&heat=turns", "/usage?range=30d&tz=UTC",

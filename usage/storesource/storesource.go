@@ -1,6 +1,6 @@
 // Package storesource is a usage.Source on the index store: the rows
 // usage.Files reads from the session files, read instead from the sums
-// the store keeps per file, 15-minute bucket and model (store/usage.go),
+// the store keeps per file, 15-minute bucket and model (usage.Tables),
 // which the catalog keeps current as pi writes. A report reads those sums
 // only: a few per session, however long the sessions are.
 //
@@ -22,11 +22,11 @@ import (
 	"github.com/piweb/piweb/usage"
 )
 
-// Store is what the source reads: store.DB.
+// Store is what the source reads: usage.Stored.
 type Store interface {
 	UsageVersion(ctx context.Context) (int64, error)
-	UsageSums(ctx context.Context, q store.UsageQuery) ([]store.UsageSum, error)
-	UsageSessions(ctx context.Context, keys []string) ([]store.UsageSession, error)
+	UsageSums(ctx context.Context) ([]usage.Row, error)
+	UsageSessions(ctx context.Context, keys []string) ([]usage.StoredSession, error)
 }
 
 // Source is a usage.Source and usage.Directory on the index store. It
@@ -129,16 +129,12 @@ func (s *Source) all(ctx context.Context) ([]usage.Row, error) {
 	if s.rows != nil && s.version == v {
 		return s.rows, nil
 	}
-	sums, err := s.db.UsageSums(ctx, store.UsageQuery{})
+	rows, err := s.db.UsageSums(ctx)
 	if err != nil {
 		return nil, err
 	}
-	rows := make([]usage.Row, len(sums))
-	for i := range sums {
-		u := &sums[i]
-		rows[i] = usage.Row{Start: time.UnixMilli(u.Bucket).UTC(), Session: u.Session, SessionID: u.SessionID, Project: u.Project,
-			Machine: s.name(u.Machine), Model: u.Model, Sums: sumsOf(&u.Tally), Abandoned: sumsOf(&u.Abandoned),
-			Errors: u.Errors, Aborted: u.Aborted}
+	for i := range rows {
+		rows[i].Machine = s.name(rows[i].Machine)
 	}
 	usage.SortRows(rows)
 	if s.version != v {
@@ -146,11 +142,6 @@ func (s *Source) all(ctx context.Context) ([]usage.Row, error) {
 	}
 	s.version, s.rows = v, rows // (read at v or later: the next change of version reads them again)
 	return rows, nil
-}
-
-// sumsOf converts the store's tally.
-func sumsOf(t *store.Tally) usage.Sums {
-	return usage.Sums{Turns: t.Turns, Input: t.Input, Output: t.Output, CacheRead: t.CacheRead, CacheWrite: t.CacheWrite, Cost: t.Cost}
 }
 
 // Sessions describes the sessions with the given keys that the store

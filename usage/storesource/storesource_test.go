@@ -59,7 +59,7 @@ func start(t *testing.T, root, dsn string) *running {
 			t.Error(err)
 		}
 	})
-	r := &running{t: t, cat: cat, lib: lib, files: usage.NewFiles(lib, "box"), src: New(st, "box", Options{Settle: cat.Wait})}
+	r := &running{t: t, cat: cat, lib: lib, files: usage.NewFiles(lib, "box"), src: New(usage.Stored{DB: st}, "box", Options{Settle: cat.Wait})}
 	r.settle()
 	return r
 }
@@ -380,11 +380,11 @@ func (down) UsageVersion(context.Context) (int64, error) {
 	return 0, fmt.Errorf("%w: connection refused", store.ErrUnavailable)
 }
 
-func (down) UsageSums(context.Context, store.UsageQuery) ([]store.UsageSum, error) {
+func (down) UsageSums(context.Context) ([]usage.Row, error) {
 	return nil, fmt.Errorf("%w: connection refused", store.ErrUnavailable)
 }
 
-func (down) UsageSessions(context.Context, []string) ([]store.UsageSession, error) {
+func (down) UsageSessions(context.Context, []string) ([]usage.StoredSession, error) {
 	return nil, fmt.Errorf("%w: connection refused", store.ErrUnavailable)
 }
 
@@ -420,7 +420,7 @@ func TestFallback(t *testing.T) {
 	}
 	defer st.Close()
 	ready := make(chan struct{})
-	src = New(st, "box", Options{Ready: ready, Fallback: files, Settle: func(context.Context) error { return errors.New("asked the catalog") }})
+	src = New(usage.Stored{DB: st}, "box", Options{Ready: ready, Fallback: files, Settle: func(context.Context) error { return errors.New("asked the catalog") }})
 	if got, err := src.Rows(ctx, usage.Filter{}); err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("before the first build: %d rows, %v; want the files' %d", len(got), err, len(want))
 	}
@@ -438,18 +438,18 @@ func TestFallback(t *testing.T) {
 
 // counting counts the reads of sums and sessions.
 type counting struct {
-	*store.DB
+	usage.Stored
 	sums, sessions int
 }
 
-func (c *counting) UsageSums(ctx context.Context, q store.UsageQuery) ([]store.UsageSum, error) {
+func (c *counting) UsageSums(ctx context.Context) ([]usage.Row, error) {
 	c.sums++
-	return c.DB.UsageSums(ctx, q)
+	return c.Stored.UsageSums(ctx)
 }
 
-func (c *counting) UsageSessions(ctx context.Context, keys []string) ([]store.UsageSession, error) {
+func (c *counting) UsageSessions(ctx context.Context, keys []string) ([]usage.StoredSession, error) {
 	c.sessions++
-	return c.DB.UsageSessions(ctx, keys)
+	return c.Stored.UsageSessions(ctx, keys)
 }
 
 // TestKeeps: what was read is kept while the store's usage stays, and
@@ -457,7 +457,7 @@ func (c *counting) UsageSessions(ctx context.Context, keys []string) ([]store.Us
 func TestKeeps(t *testing.T) {
 	root := copyDir(t, "../testdata/root")
 	r := start(t, root, "sqlite:"+filepath.Join(t.TempDir(), "index.db"))
-	db := &counting{DB: r.src.db.(*store.DB)}
+	db := &counting{Stored: r.src.db.(usage.Stored)}
 	src := New(db, "box", Options{Settle: r.cat.Wait})
 	q := usage.Query{Group: usage.BySession, Loc: time.UTC}
 	for range 3 {

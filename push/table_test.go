@@ -1,17 +1,16 @@
-package store
+package push
 
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"testing"
 	"time"
-
-	"github.com/piweb/piweb/internal/storetest"
 )
 
 // readAll returns the bytes of generation gen of file id from offset from.
-func readAll(t *testing.T, s *DB, id, gen, from int64) string {
+func readAll(t *testing.T, s Table, id, gen, from int64) string {
 	t.Helper()
 	var b bytes.Buffer
 	next := from
@@ -29,15 +28,15 @@ func readAll(t *testing.T, s *DB, id, gen, from int64) string {
 }
 
 func TestPushChunks(t *testing.T) {
-	each(t, func(t *testing.T, s *DB) {
-		row := PushedFile{Machine: "laptop", Path: "p/a.jsonl", Gen: 7, Consumed: 4, Head: 1, Tail: 2}
+	engines(t, func(t *testing.T, s Table) {
+		row := File{Machine: "laptop", Path: "p/a.jsonl", Gen: 7, Consumed: 4, Head: 1, Tail: 2}
 		id, err := s.PushChunk(ctx, &Chunk{File: row, Data: []byte("one\n")})
 		if err != nil {
 			t.Fatal(err)
 		}
 		// The same chunk again (a push that did not hear its commit): refused, nothing doubled.
-		if _, err := s.PushChunk(ctx, &Chunk{File: row, Data: []byte("one\n")}); !errors.Is(err, ErrPushMoved) {
-			t.Fatalf("first chunk twice: %v, want ErrPushMoved", err)
+		if _, err := s.PushChunk(ctx, &Chunk{File: row, Data: []byte("one\n")}); !errors.Is(err, ErrMoved) {
+			t.Fatalf("first chunk twice: %v, want ErrMoved", err)
 		}
 		row.Consumed = 12
 		for _, c := range []string{"two\n", "three\n"} {
@@ -45,8 +44,8 @@ func TestPushChunks(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if _, err := s.PushChunk(ctx, &Chunk{File: row, Off: 4, Data: []byte("two\n")}); !errors.Is(err, ErrPushMoved) {
-			t.Fatalf("a chunk at an old offset: %v, want ErrPushMoved", err)
+		if _, err := s.PushChunk(ctx, &Chunk{File: row, Off: 4, Data: []byte("two\n")}); !errors.Is(err, ErrMoved) {
+			t.Fatalf("a chunk at an old offset: %v, want ErrMoved", err)
 		}
 		files, err := s.PushedFiles(ctx, "laptop")
 		if err != nil || len(files) != 1 {
@@ -62,8 +61,8 @@ func TestPushChunks(t *testing.T) {
 		}
 		// Another generation replaces the old one, chunks and all; one
 		// that does not say which it replaces is refused.
-		row2 := PushedFile{Machine: "laptop", Path: "p/a.jsonl", Gen: 9, Consumed: 4}
-		if _, err := s.PushChunk(ctx, &Chunk{File: row2, Data: []byte("new\n"), PrevGen: 8}); !errors.Is(err, ErrPushMoved) {
+		row2 := File{Machine: "laptop", Path: "p/a.jsonl", Gen: 9, Consumed: 4}
+		if _, err := s.PushChunk(ctx, &Chunk{File: row2, Data: []byte("new\n"), PrevGen: 8}); !errors.Is(err, ErrMoved) {
 			t.Fatalf("wrong previous generation: %v", err)
 		}
 		if _, err := s.PushChunk(ctx, &Chunk{File: row2, Data: []byte("new\n"), PrevGen: 7}); err != nil {
@@ -76,7 +75,7 @@ func TestPushChunks(t *testing.T) {
 			t.Errorf("old generation still held: %q", got)
 		}
 		// Other machines' files are their own; none named lists all.
-		if _, err := s.PushChunk(ctx, &Chunk{File: PushedFile{Machine: "desk", Path: "p/a.jsonl", Gen: 1, Consumed: 2}, Data: []byte("x\n")}); err != nil {
+		if _, err := s.PushChunk(ctx, &Chunk{File: File{Machine: "desk", Path: "p/a.jsonl", Gen: 1, Consumed: 2}, Data: []byte("x\n")}); err != nil {
 			t.Fatal(err)
 		}
 		all, err := s.PushedFiles(ctx)
@@ -90,7 +89,7 @@ func TestPushChunks(t *testing.T) {
 		if _, ok, err := s.PushedFileByID(ctx, 12345); ok || err != nil {
 			t.Fatalf("missing id: %v %v", ok, err)
 		}
-		if _, err := s.PushChunk(ctx, &Chunk{File: PushedFile{Machine: "a\x00b", Path: "x.jsonl", Gen: 1}, Data: []byte("x\n")}); err == nil {
+		if _, err := s.PushChunk(ctx, &Chunk{File: File{Machine: "a\x00b", Path: "x.jsonl", Gen: 1}, Data: []byte("x\n")}); err == nil {
 			t.Error("a NUL in a machine's name was taken")
 		}
 	})
@@ -98,9 +97,9 @@ func TestPushChunks(t *testing.T) {
 
 // TestChunksMany reads a file of more chunks than one query gives.
 func TestChunksMany(t *testing.T) {
-	each(t, func(t *testing.T, s *DB) {
+	engines(t, func(t *testing.T, s Table) {
 		var want bytes.Buffer
-		row := PushedFile{Machine: "m", Path: "f.jsonl", Gen: 1}
+		row := File{Machine: "m", Path: "f.jsonl", Gen: 1}
 		var id int64
 		for i := range 3*chunksPerQuery + 2 {
 			line := bytes.Repeat([]byte{'a' + byte(i%26)}, 10+i)
@@ -123,15 +122,7 @@ func TestChunksMany(t *testing.T) {
 
 // TestListen hears each push as it commits.
 func TestListen(t *testing.T) {
-	dsn, ok := storetest.Postgres(t)
-	if !ok {
-		t.Skip("no PostgreSQL")
-	}
-	s, err := Open(ctx, dsn, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, _ := postgres(t)
 	lctx, cancel := context.WithCancel(ctx)
 	ready := make(chan struct{})
 	heard := make(chan int64, 10)
@@ -142,7 +133,7 @@ func TestListen(t *testing.T) {
 	case err := <-done:
 		t.Fatal(err)
 	}
-	id, err := s.PushChunk(ctx, &Chunk{File: PushedFile{Machine: "m", Path: "f.jsonl", Gen: 1, Consumed: 2}, Data: []byte("x\n")})
+	id, err := s.PushChunk(ctx, &Chunk{File: File{Machine: "m", Path: "f.jsonl", Gen: 1, Consumed: 2}, Data: []byte("x\n")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,41 +151,9 @@ func TestListen(t *testing.T) {
 	}
 	// The chunks are compressed with lz4 (the test server has it).
 	var how string
-	if err := s.db.QueryRowContext(ctx, `SELECT attcompression FROM pg_attribute WHERE attrelid = 'push_chunks'::regclass AND attname = 'data'`).Scan(&how); err != nil || how != "l" {
+	if err := s.Use(ctx, func(db *sql.DB) error {
+		return db.QueryRowContext(ctx, `SELECT attcompression FROM pg_attribute WHERE attrelid = 'push_chunks'::regclass AND attname = 'data'`).Scan(&how)
+	}); err != nil || how != "l" {
 		t.Errorf("push_chunks.data compression %q (%v), want l (lz4)", how, err)
 	}
-}
-
-func TestTokens(t *testing.T) {
-	each(t, func(t *testing.T, s *DB) {
-		if err := s.AddToken(ctx, Token{Name: "ann", Lookup: "l1", Hash: "h1", Created: 5}); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.AddToken(ctx, Token{Name: "ann", Lookup: "l2", Hash: "h2"}); !errors.Is(err, ErrTokenExists) {
-			t.Fatalf("same name: %v", err)
-		}
-		if err := s.AddToken(ctx, Token{Name: "bob", Lookup: "l3", Hash: "h3"}); err != nil {
-			t.Fatal(err)
-		}
-		tok, ok, err := s.TokenByLookup(ctx, "l1")
-		if err != nil || !ok || tok.Name != "ann" || tok.Hash != "h1" || tok.Created != 5 {
-			t.Fatalf("%+v %v %v", tok, ok, err)
-		}
-		if err := s.TokenUsed(ctx, tok.ID, 99); err != nil {
-			t.Fatal(err)
-		}
-		all, err := s.Tokens(ctx)
-		if err != nil || len(all) != 2 || all[0].Name != "ann" || all[0].Used != 99 || all[1].Name != "bob" {
-			t.Fatalf("%+v %v", all, err)
-		}
-		if gone, err := s.RevokeToken(ctx, "ann"); !gone || err != nil {
-			t.Fatalf("revoke: %v %v", gone, err)
-		}
-		if gone, err := s.RevokeToken(ctx, "ann"); gone || err != nil {
-			t.Fatalf("revoke twice: %v %v", gone, err)
-		}
-		if _, ok, _ := s.TokenByLookup(ctx, "l1"); ok {
-			t.Fatal("revoked token still found")
-		}
-	})
 }

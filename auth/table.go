@@ -1,6 +1,6 @@
-package store
+package auth
 
-// Login tokens: the store keeps each token's name, the public part it is
+// The tokens in the store: it keeps each token's name, the public part it is
 // looked up by, and a hash of its secret (package auth makes both); never
 // the token itself.
 
@@ -8,10 +8,15 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+
+	"github.com/piweb/piweb/store"
 )
 
 // ErrTokenExists says a token of that name exists already.
 var ErrTokenExists = errors.New("a token of that name exists already")
+
+// Table is the store's login tokens (a table of its schema's step 3).
+type Table struct{ *store.DB }
 
 // Token is a login token as the store keeps it.
 type Token struct {
@@ -24,21 +29,21 @@ type Token struct {
 }
 
 // AddToken stores a new token; a name in use is ErrTokenExists.
-func (s *DB) AddToken(ctx context.Context, t Token) error {
-	if !validText(t.Name) || !validText(t.Lookup) || !validText(t.Hash) {
+func (s Table) AddToken(ctx context.Context, t Token) error {
+	if !store.ValidText(t.Name, t.Lookup, t.Hash) {
 		return errors.New("a token's name must be UTF-8 without NUL")
 	}
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return s.Tx(ctx, func(tx *sql.Tx) error {
 		var n int
-		if err := tx.QueryRowContext(ctx, s.q(`SELECT count(*) FROM tokens WHERE name = ?`), t.Name).Scan(&n); err != nil {
+		if err := tx.QueryRowContext(ctx, s.Rebind(`SELECT count(*) FROM tokens WHERE name = ?`), t.Name).Scan(&n); err != nil {
 			return err
 		}
 		if n > 0 {
 			return ErrTokenExists
 		}
-		_, err := tx.ExecContext(ctx, s.q(`INSERT INTO tokens (name, lookup, hash, created, used) VALUES (?, ?, ?, ?, 0)`),
+		_, err := tx.ExecContext(ctx, s.Rebind(`INSERT INTO tokens (name, lookup, hash, created, used) VALUES (?, ?, ?, ?, 0)`),
 			t.Name, t.Lookup, t.Hash, t.Created)
-		if err != nil && uniqueViolation(err) {
+		if err != nil && store.UniqueViolation(err) {
 			return ErrTokenExists // made meanwhile by another process
 		}
 		return err
@@ -46,9 +51,9 @@ func (s *DB) AddToken(ctx context.Context, t Token) error {
 }
 
 // Tokens returns every token, by name.
-func (s *DB) Tokens(ctx context.Context) ([]Token, error) {
+func (s Table) Tokens(ctx context.Context) ([]Token, error) {
 	var out []Token
-	err := s.use(ctx, func(db *sql.DB) error {
+	err := s.Use(ctx, func(db *sql.DB) error {
 		out = nil
 		rows, err := db.QueryContext(ctx, `SELECT id, name, lookup, hash, created, used FROM tokens ORDER BY name`)
 		if err != nil {
@@ -69,11 +74,11 @@ func (s *DB) Tokens(ctx context.Context) ([]Token, error) {
 
 // TokenByLookup returns the token whose public part is lookup, and false
 // when there is none.
-func (s *DB) TokenByLookup(ctx context.Context, lookup string) (Token, bool, error) {
+func (s Table) TokenByLookup(ctx context.Context, lookup string) (Token, bool, error) {
 	var t Token
 	found := false
-	err := s.use(ctx, func(db *sql.DB) error {
-		err := db.QueryRowContext(ctx, s.q(`SELECT id, name, lookup, hash, created, used FROM tokens WHERE lookup = ?`), lookup).
+	err := s.Use(ctx, func(db *sql.DB) error {
+		err := db.QueryRowContext(ctx, s.Rebind(`SELECT id, name, lookup, hash, created, used FROM tokens WHERE lookup = ?`), lookup).
 			Scan(&t.ID, &t.Name, &t.Lookup, &t.Hash, &t.Created, &t.Used)
 		found = err == nil
 		if errors.Is(err, sql.ErrNoRows) {
@@ -85,10 +90,10 @@ func (s *DB) TokenByLookup(ctx context.Context, lookup string) (Token, bool, err
 }
 
 // RevokeToken deletes the token named name, and reports whether there was one.
-func (s *DB) RevokeToken(ctx context.Context, name string) (bool, error) {
+func (s Table) RevokeToken(ctx context.Context, name string) (bool, error) {
 	var n int64
-	err := s.use(ctx, func(db *sql.DB) error {
-		r, err := db.ExecContext(ctx, s.q(`DELETE FROM tokens WHERE name = ?`), name)
+	err := s.Use(ctx, func(db *sql.DB) error {
+		r, err := db.ExecContext(ctx, s.Rebind(`DELETE FROM tokens WHERE name = ?`), name)
 		if err != nil {
 			return err
 		}
@@ -99,9 +104,9 @@ func (s *DB) RevokeToken(ctx context.Context, name string) (bool, error) {
 }
 
 // TokenUsed records a login with the token of id at when (Unix ms).
-func (s *DB) TokenUsed(ctx context.Context, id, when int64) error {
-	return s.use(ctx, func(db *sql.DB) error {
-		_, err := db.ExecContext(ctx, s.q(`UPDATE tokens SET used = ? WHERE id = ?`), when, id)
+func (s Table) TokenUsed(ctx context.Context, id, when int64) error {
+	return s.Use(ctx, func(db *sql.DB) error {
+		_, err := db.ExecContext(ctx, s.Rebind(`UPDATE tokens SET used = ? WHERE id = ?`), when, id)
 		return err
 	})
 }

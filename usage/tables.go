@@ -1,4 +1,4 @@
-package store
+package usage
 
 import (
 	"bytes"
@@ -7,11 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
+	"sync"
+	"time"
+
+	"github.com/piweb/piweb/ledger"
+	"github.com/piweb/piweb/sessions"
+	"github.com/piweb/piweb/store"
 )
 
-// Usage in the store: what sessions cost, kept so that a report reads a
-// few sums per file rather than every entry.
+// Usage in the index store: what sessions cost, kept so that a report
+// reads a few sums per file rather than every entry.
 //
 //   - usage_files: per session file, what a report names it by (piweb's
 //     key, the session id, the project: a report reads this table and
@@ -21,100 +26,95 @@ import (
 //     path, else the one file of that base name on the machine. Headers
 //     that name each other in a loop are cut at the file with the smallest
 //     path.
-//   - usage: per entry that counts (Use), keyed by file and byte offset,
-//     with the flags that say how it counts: active (on the path to its
-//     file's last entry: Places is not 0 at its position), copy (a file
-//     among its file's ancestors holds an entry of the same id and time:
-//     it counts there, in the farthest such file) and resumed (for an
-//     entry that counts: active in its file or in a copy; what is not
-//     resumed is abandoned).
+//   - usage: per entry that counts (Record), keyed by file and byte
+//     offset, with the flags that say how it counts: active (on the path
+//     to its file's last entry: its places are not 0 at its position),
+//     copy (a file among its file's ancestors holds an entry of the same
+//     id and time: it counts there, in the farthest such file) and
+//     resumed (for an entry that counts: active in its file or in a copy;
+//     what is not resumed is abandoned).
 //   - usage_sums: per file, 15-minute bucket and model, the sums of the
 //     entries that count (copy = 0), the abandoned part apart.
 //   - usage_version: a count of the transactions that changed any of it
-//     (UsageVersion), so a reader can keep what it read.
+//     (Stored.UsageVersion), so a reader can keep what it read.
 //
 // All three are kept current inside the transaction of each save and
-// removal, whichever of a parent and its fork comes first: a change to
-// an entry's flags looks again at every file that holds an entry of that
-// id and time, and a change to a file's lineage at every entry of the
-// file and of its descendants. On PostgreSQL these steps take turns (an
+// removal (Tables, the store's Hook, which the catalog sets), whichever
+// of a parent and its fork comes first: a change to an entry's flags
+// looks again at every file that holds an entry of that id and time, and
+// a change to a file's lineage at every entry of the file and of its
+// descendants. On PostgreSQL these steps take turns (an
 // advisory lock), so two transactions never decide about the same entry
 // unseen by each other (one lock a schema: stores in other schemas of the
 // database do not wait); SQLite's writers take turns anyway.
 
-// Usage is what a save tells of a file's usage: how the lineage names
-// the file and its source, and the entries that count added since the
-// file's last save (those the store holds are left as they are).
-type Usage struct {
-	Session    string // piweb's key of the session
-	Path       string // the file, as the lineage compares paths
-	Name       string // its base name
-	Parent     string // the header's parentSession, likewise ("": none)
-	ParentName string // its base name
-	Rows       []Use
+// Update is what a save tells of a file's usage (store.Save.Extra): how
+// the lineage names the file and its source, and the records added since
+// the file's last save (those the store holds are left as they are).
+type Update struct {
+	Session string // piweb's key of the session
+	Link
+	Records []Record
 }
 
-// Use is one entry that counts: it carries usage, or is an assistant
-// message (a turn).
-type Use struct {
-	Off     int64 // the entry's line: its byte offset
-	Pos     int   // and its position in the file (its place in Places)
-	EntryID string
-	Time    int64 // the entry's timestamp as written, Unix ms: with EntryID, what pi's copies keep
-	Bucket  int64 // the start of its 15-minute UTC bucket, Unix ms
-	Model   string
-	Tally
-	Errored bool
-	Aborted bool
+// Ledgers makes the Updates of the files a catalog saves, keeping the
+// ledgers of those saved last that grew, so that each append is read
+// alone (the zero value is empty and ready).
+type Ledgers struct {
+	mu    sync.Mutex
+	order []string // least recently used first
+	byKey map[string]*ledger.Ledger
 }
 
-// Tally is tokens and cost.
-type Tally struct {
-	Turns      int64 // assistant messages
-	Input      int64
-	Output     int64
-	CacheRead  int64
-	CacheWrite int64
-	Cost       float64
-}
+// ledgerFiles is how many files' ledgers Ledgers keeps: those pi is
+// writing to.
+const ledgerFiles = 8
 
-// add adds o to t.
-func (t *Tally) add(o *Tally) {
-	t.Turns += o.Turns
-	t.Input += o.Input
-	t.Output += o.Output
-	t.CacheRead += o.CacheRead
-	t.CacheWrite += o.CacheWrite
-	t.Cost += o.Cost
-}
-
-// onPath reports whether places (two bits an entry, four to a byte, the
-// first entry in the lowest bits: the catalog's packing) put entry pos on
-// the path to the file's last entry: any place but 0.
-func onPath(places []byte, pos int) bool {
-	return pos >= 0 && pos/4 < len(places) && places[pos/4]>>(2*(pos%4))&3 != 0
-}
-
-// offPath is a doc's offpath flag: 1 when places put entry pos off the
-// path (see onPath), else 0.
-func offPath(places []byte, pos int) int {
-	if onPath(places, pos) {
-		return 0
+// Update returns the usage a save of session s (at path, described by
+// m) adds: how the lineage names the file, and the records from position
+// from on (the store holds those before). Which of them are on the path
+// is for the save's places to tell.
+func (lc *Ledgers) Update(path string, s *sessions.Session, m *sessions.Meta, from int) (*Update, error) {
+	r, err := s.Open()
+	if err != nil {
+		return nil, err
 	}
-	return 1
+	defer r.Close()
+	l := lc.get(path, from > 0)
+	if err := l.Update(r); err != nil {
+		return nil, err
+	}
+	up := &Update{Session: m.Key, Link: LinkOf(path, m.ParentSession)}
+	Records(s, r, l, from, func(rec *Record) { up.Records = append(up.Records, *rec) })
+	return up, nil
 }
 
-// usageJob is one save's part in usage, with what the save of its file learnt.
-type usageJob struct {
-	id       int64
-	sv       *Save
-	old, now []byte // the file's places before and after the save
-}
-
-// ref names an entry across copies.
-type ref struct {
-	id string
-	ts int64
+// get returns a ledger for path: the one kept when the file grew since
+// its last save (kept from now on), else a new one.
+func (lc *Ledgers) get(path string, grew bool) *ledger.Ledger {
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
+	l := lc.byKey[path]
+	if k := slices.Index(lc.order, path); k >= 0 {
+		lc.order = slices.Delete(lc.order, k, k+1)
+	}
+	if !grew {
+		delete(lc.byKey, path)
+		return ledger.New()
+	}
+	if l == nil {
+		l = ledger.New()
+		if lc.byKey == nil {
+			lc.byKey = map[string]*ledger.Ledger{}
+		}
+		lc.byKey[path] = l
+	}
+	lc.order = append(lc.order, path)
+	if len(lc.order) > ledgerFiles {
+		delete(lc.byKey, lc.order[0])
+		lc.order = lc.order[1:]
+	}
+	return l
 }
 
 // sumKey names one row of usage_sums.
@@ -133,7 +133,7 @@ type link struct {
 // usageTx keeps usage current within one transaction: changes are noted
 // as they are made, and finish looks again at what they touch.
 type usageTx struct {
-	s     *DB
+	db    *store.DB
 	ctx   context.Context
 	tx    *sql.Tx
 	links map[int64]*link // read or written so far; nil: the file has none
@@ -150,8 +150,8 @@ type usageTx struct {
 // make the file's sums again whole.
 const manyKeys = 16
 
-func (s *DB) newUsageTx(ctx context.Context, tx *sql.Tx) (*usageTx, error) {
-	if s.engine == Postgres {
+func newUsageTx(ctx context.Context, db *store.DB, tx *sql.Tx) (*usageTx, error) {
+	if db.Engine() == store.Postgres {
 		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7306217, hashtext(coalesce(current_schema(), '')))`); err != nil {
 			return nil, err
 		}
@@ -159,50 +159,39 @@ func (s *DB) newUsageTx(ctx context.Context, tx *sql.Tx) (*usageTx, error) {
 	if _, err := tx.ExecContext(ctx, `UPDATE usage_version SET n = n + 1`); err != nil {
 		return nil, err
 	}
-	return &usageTx{s: s, ctx: ctx, tx: tx, links: map[int64]*link{}, moved: map[int64]bool{},
+	return &usageTx{db: db, ctx: ctx, tx: tx, links: map[int64]*link{}, moved: map[int64]bool{},
 		refs: map[ref]bool{}, keys: map[sumKey]bool{}, whole: map[int64]bool{}}, nil
 }
 
-// UsageVersion returns a number that changes whenever the store's usage
-// does (a store made again starts from another): what was read at one
-// number holds while it stays.
-func (s *DB) UsageVersion(ctx context.Context) (int64, error) {
-	var n int64
-	err := s.use(ctx, func(db *sql.DB) error {
-		return db.QueryRowContext(ctx, `SELECT n FROM usage_version`).Scan(&n)
-	})
-	return n, err
-}
+// Tables keeps the usage tables current: the store's Hook (store.DB.SetHook).
+type Tables struct{}
 
-// saveUsage applies the usage of saves already written in tx.
-func (s *DB) saveUsage(ctx context.Context, tx *sql.Tx, jobs []usageJob) error {
-	todo := jobs[:0:0]
-	for _, j := range jobs {
-		if j.sv.Usage != nil || j.sv.Reset || !bytes.Equal(j.old, j.now) {
-			todo = append(todo, j)
+// Saved applies the usage of saves written in tx.
+func (Tables) Saved(ctx context.Context, db *store.DB, tx *sql.Tx, saved []store.Saved) error {
+	todo := saved[:0:0]
+	for _, sv := range saved {
+		if sv.Extra != nil || sv.Reset || !bytes.Equal(sv.Old, sv.Now) {
+			todo = append(todo, sv)
 		}
 	}
 	if len(todo) == 0 {
 		return nil
 	}
-	u, err := s.newUsageTx(ctx, tx)
+	u, err := newUsageTx(ctx, db, tx)
 	if err != nil {
 		return err
 	}
-	for _, j := range todo {
-		if err := u.save(j); err != nil {
+	for _, sv := range todo {
+		if err := u.save(sv); err != nil {
 			return err
 		}
 	}
 	return u.finish()
 }
 
-// removeUsage forgets the usage of the files with ids (being removed in tx).
-func (s *DB) removeUsage(ctx context.Context, tx *sql.Tx, ids []int64) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	u, err := s.newUsageTx(ctx, tx)
+// Removed forgets the usage of the files with ids (being removed in tx).
+func (Tables) Removed(ctx context.Context, db *store.DB, tx *sql.Tx, ids []int64) error {
+	u, err := newUsageTx(ctx, db, tx)
 	if err != nil {
 		return err
 	}
@@ -214,8 +203,22 @@ func (s *DB) removeUsage(ctx context.Context, tx *sql.Tx, ids []int64) error {
 	return u.finish()
 }
 
-// q is s.q.
-func (u *usageTx) q(query string) string { return u.s.q(query) }
+// Stored is the usage the index store keeps.
+type Stored struct{ DB *store.DB }
+
+// UsageVersion returns a number that changes whenever the store's usage
+// does (a store made again starts from another): what was read at one
+// number holds while it stays.
+func (s Stored) UsageVersion(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.DB.Use(ctx, func(db *sql.DB) error {
+		return db.QueryRowContext(ctx, `SELECT n FROM usage_version`).Scan(&n)
+	})
+	return n, err
+}
+
+// q is the store's Rebind.
+func (u *usageTx) q(query string) string { return u.db.Rebind(query) }
 
 func (u *usageTx) exec(query string, args ...any) (sql.Result, error) {
 	return u.tx.ExecContext(u.ctx, u.q(query), args...)
@@ -239,17 +242,20 @@ func (u *usageTx) link(id int64) (*link, error) {
 }
 
 // save applies one save's usage.
-func (u *usageTx) save(j usageJob) error {
-	sv := j.sv
-	if sv.Reset && sv.Usage == nil {
-		return u.drop(j.id) // read again from the start, and not a session (or not told): nothing counts
+func (u *usageTx) save(sv store.Saved) error {
+	up, _ := sv.Extra.(*Update)
+	if sv.Reset && up == nil {
+		return u.drop(sv.ID) // read again from the start, and not a session (or not told): nothing counts
 	}
-	l, err := u.link(j.id)
+	l, err := u.link(sv.ID)
 	if err != nil {
 		return err
 	}
-	if sv.Usage != nil {
-		if l, err = u.setLink(j.id, &sv.File, sv.Usage); err != nil {
+	if up != nil {
+		if u.db.Engine() == store.Postgres {
+			up = pgUpdate(up)
+		}
+		if l, err = u.setLink(sv.ID, &sv.File, up); err != nil {
 			return err
 		}
 	}
@@ -258,36 +264,36 @@ func (u *usageTx) save(j usageJob) error {
 	}
 	linked := l.parent != 0
 	if !linked {
-		if linked, err = u.hasChildren(j.id); err != nil {
+		if linked, err = u.hasChildren(sv.ID); err != nil {
 			return err
 		}
 	}
 	if sv.Reset {
 		if linked {
-			if err := u.refsOf(j.id); err != nil {
+			if err := u.refsOf(sv.ID); err != nil {
 				return err
 			}
 		}
-		if _, err := u.exec(`DELETE FROM usage WHERE file_id = ?`, j.id); err != nil {
+		if _, err := u.exec(`DELETE FROM usage WHERE file_id = ?`, sv.ID); err != nil {
 			return err
 		}
-		u.whole[j.id] = true
-	} else if !bytes.Equal(j.old, j.now) {
-		if err := u.flip(j.id, j.old, j.now, linked); err != nil {
+		u.whole[sv.ID] = true
+	} else if !bytes.Equal(sv.Old, sv.Now) {
+		if err := u.flip(sv.ID, sv.Old, sv.Now, linked); err != nil {
 			return err
 		}
 	}
-	if sv.Usage == nil || len(sv.Usage.Rows) == 0 {
+	if up == nil || len(up.Records) == 0 {
 		return nil
 	}
-	if err := u.insert(j.id, sv.Usage.Rows, j.now); err != nil {
+	if err := u.insert(sv.ID, up.Records, sv.Now); err != nil {
 		return err
 	}
-	for i := range sv.Usage.Rows {
-		r := &sv.Usage.Rows[i]
-		u.touch(sumKey{j.id, r.Bucket, r.Model})
-		if linked && r.EntryID != "" {
-			u.refs[ref{r.EntryID, r.Time}] = true
+	for i := range up.Records {
+		r := &up.Records[i]
+		u.touch(sumKey{sv.ID, r.Start.UnixMilli(), r.Model})
+		if linked && r.ID != "" {
+			u.refs[ref{r.ID, r.Time}] = true
 		}
 	}
 	return nil
@@ -302,7 +308,7 @@ func (u *usageTx) touch(k sumKey) {
 
 // setLink writes file id's row of usage_files as us names it, and
 // resolves its parent again (and that of files the change may concern).
-func (u *usageTx) setLink(id int64, f *File, us *Usage) (*link, error) {
+func (u *usageTx) setLink(id int64, f *store.File, us *Update) (*link, error) {
 	machine := f.Machine
 	old, err := u.link(id)
 	if err != nil {
@@ -436,7 +442,7 @@ func (u *usageTx) refsOf(id int64) error {
 	defer rows.Close()
 	for rows.Next() {
 		var r ref
-		if err := rows.Scan(&r.id, &r.ts); err != nil {
+		if err := rows.Scan(&r.id, &r.time); err != nil {
 			return err
 		}
 		u.refs[r] = true
@@ -488,7 +494,7 @@ func (u *usageTx) flip(id int64, old, now []byte, linked bool) error {
 		}
 		for k := range 4 {
 			p := 4*b + k
-			switch was, is := onPath(old, p), onPath(now, p); {
+			switch was, is := store.OnPath(old, p), store.OnPath(now, p); {
 			case is && !was:
 				on = append(on, p)
 			case was && !is:
@@ -516,7 +522,7 @@ func (u *usageTx) flip(id int64, old, now []byte, linked bool) error {
 				args = append(args, p)
 			}
 			rows, err := u.tx.QueryContext(u.ctx, u.q(`UPDATE usage SET active = ?, resumed = `+resumed+`
-				WHERE file_id = ? AND active <> ? AND pos IN (`+marks(n)+`) RETURNING entry_id, ts, bucket, model, copy`), args...)
+				WHERE file_id = ? AND active <> ? AND pos IN (`+store.Marks(n)+`) RETURNING entry_id, ts, bucket, model, copy`), args...)
 			if err != nil {
 				return err
 			}
@@ -524,7 +530,7 @@ func (u *usageTx) flip(id int64, old, now []byte, linked bool) error {
 				var r ref
 				var k sumKey
 				var copied int
-				if err := rows.Scan(&r.id, &r.ts, &k.bucket, &k.model, &copied); err != nil {
+				if err := rows.Scan(&r.id, &r.time, &k.bucket, &k.model, &copied); err != nil {
 					rows.Close()
 					return err
 				}
@@ -547,14 +553,14 @@ func (u *usageTx) flip(id int64, old, now []byte, linked bool) error {
 
 // insert adds rows of file id that the store does not hold, active as
 // places say, counting where they are until finish looks at their copies.
-func (u *usageTx) insert(id int64, rows []Use, places []byte) error {
+func (u *usageTx) insert(id int64, rows []Record, places []byte) error {
 	flag := func(b bool) int {
 		if b {
 			return 1
 		}
 		return 0
 	}
-	if u.s.engine == Postgres {
+	if u.db.Engine() == store.Postgres {
 		n := len(rows)
 		offs, poss, tss, buckets := make([]int64, n), make([]int32, n), make([]int64, n), make([]int64, n)
 		eids, models := make([]string, n), make([]string, n)
@@ -563,10 +569,10 @@ func (u *usageTx) insert(id int64, rows []Use, places []byte) error {
 		errs, aborts, actives := make([]int32, n), make([]int32, n), make([]int32, n)
 		for i := range rows {
 			r := &rows[i]
-			offs[i], poss[i], tss[i], buckets[i] = r.Off, int32(r.Pos), r.Time, r.Bucket
-			eids[i], models[i] = r.EntryID, r.Model
+			offs[i], poss[i], tss[i], buckets[i] = r.Off, int32(r.Pos), r.Time, r.Start.UnixMilli()
+			eids[i], models[i] = r.ID, r.Model
 			turns[i], ins[i], outs[i], crs[i], cws[i], costs[i] = r.Turns, r.Input, r.Output, r.CacheRead, r.CacheWrite, r.Cost
-			errs[i], aborts[i], actives[i] = int32(flag(r.Errored)), int32(flag(r.Aborted)), int32(flag(onPath(places, r.Pos)))
+			errs[i], aborts[i], actives[i] = int32(flag(r.Errored)), int32(flag(r.Aborted)), int32(flag(store.OnPath(places, r.Pos)))
 		}
 		_, err := u.tx.ExecContext(u.ctx, `INSERT INTO usage (file_id, off, pos, entry_id, ts, bucket, model, turns, input, output,
 			cache_read, cache_write, cost, errored, aborted, active, copy, resumed)
@@ -586,8 +592,8 @@ func (u *usageTx) insert(id int64, rows []Use, places []byte) error {
 	defer st.Close()
 	for i := range rows {
 		r := &rows[i]
-		active := flag(onPath(places, r.Pos))
-		if _, err := st.ExecContext(u.ctx, id, r.Off, r.Pos, r.EntryID, r.Time, r.Bucket, r.Model, r.Turns, r.Input, r.Output,
+		active := flag(store.OnPath(places, r.Pos))
+		if _, err := st.ExecContext(u.ctx, id, r.Off, r.Pos, r.ID, r.Time, r.Start.UnixMilli(), r.Model, r.Turns, r.Input, r.Output,
 			r.CacheRead, r.CacheWrite, r.Cost, flag(r.Errored), flag(r.Aborted), active, active); err != nil {
 			return err
 		}
@@ -673,7 +679,7 @@ func (u *usageTx) recount() error {
 		if byID[r.id] == nil {
 			idList = append(idList, r.id)
 		}
-		byID[r.id] = append(byID[r.id], r.ts)
+		byID[r.id] = append(byID[r.id], r.time)
 	}
 	slices.Sort(idList)
 	for len(idList) > 0 {
@@ -684,14 +690,14 @@ func (u *usageTx) recount() error {
 		var rows *sql.Rows
 		var err error
 		const cols = `SELECT file_id, off, pos, entry_id, ts, active, copy, resumed, bucket, model FROM usage WHERE entry_id `
-		if u.s.engine == Postgres {
+		if u.db.Engine() == store.Postgres {
 			rows, err = u.tx.QueryContext(u.ctx, cols+`= ANY($1::text[])`, chunk)
 		} else {
 			args := make([]any, n)
 			for i, id := range chunk {
 				args[i] = id
 			}
-			rows, err = u.tx.QueryContext(u.ctx, cols+`IN (`+marks(n)+`)`, args...)
+			rows, err = u.tx.QueryContext(u.ctx, cols+`IN (`+store.Marks(n)+`)`, args...)
 		}
 		if err != nil {
 			return err
@@ -700,7 +706,7 @@ func (u *usageTx) recount() error {
 			h := &holder{}
 			var r ref
 			var active, copied, resumed int
-			if err := rows.Scan(&h.file, &h.off, &h.pos, &r.id, &r.ts, &active, &copied, &resumed, &h.bucket, &h.model); err != nil {
+			if err := rows.Scan(&h.file, &h.off, &h.pos, &r.id, &r.time, &active, &copied, &resumed, &h.bucket, &h.model); err != nil {
 				rows.Close()
 				return err
 			}
@@ -834,14 +840,14 @@ func (u *usageTx) sums(id int64, k *sumKey) error {
 	}
 	type sum struct {
 		key             sumKey
-		all, abandoned  Tally
+		all, abandoned  Sums
 		errors, aborted int64
 	}
 	var list []*sum
 	at := map[sumKey]*sum{}
 	for rows.Next() {
 		var key sumKey
-		var t Tally
+		var t Sums
 		var resumed, errored, aborted int64
 		if err := rows.Scan(&key.bucket, &key.model, &t.Turns, &t.Input, &t.Output, &t.CacheRead, &t.CacheWrite, &t.Cost,
 			&resumed, &errored, &aborted); err != nil {
@@ -855,9 +861,9 @@ func (u *usageTx) sums(id int64, k *sumKey) error {
 			at[key] = s
 			list = append(list, s)
 		}
-		s.all.add(&t)
+		s.all.Add(t)
 		if resumed == 0 {
-			s.abandoned.add(&t)
+			s.abandoned.Add(t)
 		}
 		s.errors += errored
 		s.aborted += aborted
@@ -872,7 +878,7 @@ func (u *usageTx) sums(id int64, k *sumKey) error {
 	if len(list) == 0 {
 		return nil
 	}
-	if u.s.engine == Postgres && len(list) > 1 {
+	if u.db.Engine() == store.Postgres && len(list) > 1 {
 		cols := make([][]int64, 13)
 		costs := [2][]float64{}
 		models := make([]string, len(list))
@@ -910,56 +916,18 @@ func (u *usageTx) sums(id int64, k *sumKey) error {
 	return nil
 }
 
-// UsageQuery selects usage sums. Each list, when not empty, names the
-// values a sum may have.
-type UsageQuery struct {
-	// Since and Until bound the buckets' starts, Unix ms: Since ≤ bucket <
-	// Until (0 leaves that side open).
-	Since, Until int64
-	Machines     []string
-	Projects     []string
-	Models       []string
-	Sessions     []string // piweb's keys
-}
-
-// UsageSum is the usage of one file in one 15-minute bucket under one
-// model, each entry counted once (in the file that holds it first).
-type UsageSum struct {
-	Machine   string
-	Session   string // piweb's key
-	SessionID string
-	Project   string
-	Bucket    int64 // Unix ms
-	Model     string
-	Tally
-	Abandoned Tally // the part spent on entries no file resumes
-	Errors    int64
-	Aborted   int64
-}
-
-// UsageSums returns the sums q selects, in no particular order.
-func (s *DB) UsageSums(ctx context.Context, q UsageQuery) ([]UsageSum, error) {
-	var out []UsageSum
-	err := s.use(ctx, func(db *sql.DB) error {
-		out = nil
+// UsageSums returns every file's usage sums, as rows of its machine in
+// the store ("" for this machine's files), in no particular order: one
+// per file, 15-minute bucket and model, each entry counted once (in the
+// file that holds it first).
+func (s Stored) UsageSums(ctx context.Context) ([]Row, error) {
+	var out []Row
+	err := s.DB.Use(ctx, func(db *sql.DB) error {
 		// The files first (a few hundred bytes each), then their sums:
 		// two scans rather than a lookup per sum.
 		type named struct{ machine, session, id, project string }
 		files := map[int64]*named{}
-		where, args := []string{"1 = 1"}, []any{}
-		for _, c := range []struct {
-			col  string
-			list []string
-		}{{"machine", q.Machines}, {"project", q.Projects}, {"session", q.Sessions}} {
-			if len(c.list) > 0 {
-				where = append(where, c.col+" IN ("+marks(len(c.list))+")")
-				for _, v := range c.list {
-					args = append(args, v)
-				}
-			}
-		}
-		rows, err := db.QueryContext(ctx, s.q(`SELECT file_id, machine, session, session_id, project FROM usage_files WHERE `+
-			strings.Join(where, " AND ")), args...)
+		rows, err := db.QueryContext(ctx, `SELECT file_id, machine, session, session_id, project FROM usage_files`)
 		if err != nil {
 			return err
 		}
@@ -974,53 +942,27 @@ func (s *DB) UsageSums(ctx context.Context, q UsageQuery) ([]UsageSum, error) {
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil || len(files) == 0 {
+			out = nil
 			return err
 		}
-		where, args = []string{"1 = 1"}, []any{}
-		if q.Since != 0 {
-			where = append(where, "bucket >= ?")
-			args = append(args, q.Since)
+		// Counted first (an index answers), so the sums, a few hundred
+		// bytes each, are not copied as the list grows.
+		var n int
+		if err := db.QueryRowContext(ctx, `SELECT count(*) FROM usage_sums`).Scan(&n); err != nil {
+			return err
 		}
-		if q.Until != 0 {
-			where = append(where, "bucket < ?")
-			args = append(args, q.Until)
-		}
-		if len(q.Models) > 0 {
-			where = append(where, "model IN ("+marks(len(q.Models))+")")
-			for _, v := range q.Models {
-				args = append(args, v)
-			}
-		}
-		byFile := len(q.Machines)+len(q.Projects)+len(q.Sessions) > 0
-		if len(files) <= 64 && byFile { // a few files: their sums alone
-			where = append(where, "file_id IN ("+marks(len(files))+")")
-			for id := range files {
-				args = append(args, id)
-			}
-			byFile = false
-		}
-		if !byFile {
-			// Counted first (an index answers), so the sums, a few hundred
-			// bytes each, are not copied as the list grows. (Not when sums
-			// of other files would be counted too.)
-			var n int
-			if err := db.QueryRowContext(ctx, s.q(`SELECT count(*) FROM usage_sums WHERE `+strings.Join(where, " AND ")), args...).Scan(&n); err != nil {
-				return err
-			}
-			out = make([]UsageSum, 0, n)
-		}
-		rows, err = db.QueryContext(ctx, s.q(`SELECT file_id, bucket, model, turns, input, output, cache_read, cache_write, cost,
-			ab_turns, ab_input, ab_output, ab_cache_read, ab_cache_write, ab_cost, errors, aborted
-			FROM usage_sums WHERE `+strings.Join(where, " AND ")), args...)
+		out = make([]Row, 0, n)
+		rows, err = db.QueryContext(ctx, `SELECT file_id, bucket, model, turns, input, output, cache_read, cache_write, cost,
+			ab_turns, ab_input, ab_output, ab_cache_read, ab_cache_write, ab_cost, errors, aborted FROM usage_sums`)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var id int64
-			var r UsageSum
+			var id, bucket int64
+			var r Row
 			a := &r.Abandoned
-			if err := rows.Scan(intCol{&id}, intCol{&r.Bucket}, &r.Model, intCol{&r.Turns}, intCol{&r.Input}, intCol{&r.Output},
+			if err := rows.Scan(intCol{&id}, intCol{&bucket}, &r.Model, intCol{&r.Turns}, intCol{&r.Input}, intCol{&r.Output},
 				intCol{&r.CacheRead}, intCol{&r.CacheWrite}, floatCol{&r.Cost}, intCol{&a.Turns}, intCol{&a.Input}, intCol{&a.Output},
 				intCol{&a.CacheRead}, intCol{&a.CacheWrite}, floatCol{&a.Cost}, intCol{&r.Errors}, intCol{&r.Aborted}); err != nil {
 				return err
@@ -1029,6 +971,7 @@ func (s *DB) UsageSums(ctx context.Context, q UsageQuery) ([]UsageSum, error) {
 			if n == nil {
 				continue
 			}
+			r.Start = time.UnixMilli(bucket).UTC()
 			r.Machine, r.Session, r.SessionID, r.Project = n.machine, n.session, n.id, n.project
 			out = append(out, r)
 		}
@@ -1040,17 +983,17 @@ func (s *DB) UsageSums(ctx context.Context, q UsageQuery) ([]UsageSum, error) {
 	return out, nil
 }
 
-// UsageSession is a session the usage sums name: its file's list row.
-type UsageSession struct {
+// StoredSession is a session the usage sums name: its file's list row.
+type StoredSession struct {
 	Machine string
 	Session string // piweb's key
-	Meta    []byte // File.Meta
+	Meta    []byte // store.File.Meta
 }
 
 // UsageSessions returns the list rows of the sessions with the given keys.
-func (s *DB) UsageSessions(ctx context.Context, keys []string) ([]UsageSession, error) {
-	var out []UsageSession
-	err := s.use(ctx, func(db *sql.DB) error {
+func (s Stored) UsageSessions(ctx context.Context, keys []string) ([]StoredSession, error) {
+	var out []StoredSession
+	err := s.DB.Use(ctx, func(db *sql.DB) error {
 		out = nil
 		for rest := keys; len(rest) > 0; {
 			chunk := rest[:min(len(rest), 500)]
@@ -1059,13 +1002,13 @@ func (s *DB) UsageSessions(ctx context.Context, keys []string) ([]UsageSession, 
 			for i, k := range chunk {
 				args[i] = k
 			}
-			rows, err := db.QueryContext(ctx, s.q(`SELECT l.machine, l.session, f.meta FROM usage_files l JOIN files f ON f.id = l.file_id
-				WHERE l.session IN (`+marks(len(chunk))+`)`), args...)
+			rows, err := db.QueryContext(ctx, s.DB.Rebind(`SELECT l.machine, l.session, f.meta FROM usage_files l JOIN files f ON f.id = l.file_id
+				WHERE l.session IN (`+store.Marks(len(chunk))+`)`), args...)
 			if err != nil {
 				return err
 			}
 			for rows.Next() {
-				var us UsageSession
+				var us StoredSession
 				var meta string
 				if err := rows.Scan(&us.Machine, &us.Session, &meta); err != nil {
 					rows.Close()
@@ -1087,127 +1030,17 @@ func (s *DB) UsageSessions(ctx context.Context, keys []string) ([]UsageSession, 
 	return out, nil
 }
 
-// pgUsage returns us with every text valid for PostgreSQL (see pgText).
-func pgUsage(us *Usage, t func(string) string) *Usage {
-	c := *us
+// pgUpdate returns up with every text valid for PostgreSQL (store.PGText).
+func pgUpdate(up *Update) *Update {
+	t := store.PGText
+	c := *up
 	c.Session, c.Path, c.Name, c.Parent, c.ParentName = t(c.Session), t(c.Path), t(c.Name), t(c.Parent), t(c.ParentName)
-	c.Rows = make([]Use, len(us.Rows))
-	for i, r := range us.Rows {
-		r.EntryID, r.Model = t(r.EntryID), t(r.Model)
-		c.Rows[i] = r
+	c.Records = make([]Record, len(up.Records))
+	for i, r := range up.Records {
+		r.ID, r.Model = t(r.ID), t(r.Model)
+		c.Records[i] = r
 	}
 	return &c
-}
-
-// Stamps returns the size and modification time of every file the store
-// knows on machine, by path (their hashes left out): a reader compares
-// them with the files to tell whether the store is current.
-func (s *DB) Stamps(ctx context.Context, machine string) (map[string]Stamp, error) {
-	var out map[string]Stamp
-	err := s.use(ctx, func(db *sql.DB) error {
-		out = map[string]Stamp{}
-		rows, err := db.QueryContext(ctx, s.q(`SELECT path, size, mtime FROM files WHERE machine = ?`), machine)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var p string
-			var st Stamp
-			if err := rows.Scan(&p, &st.Size, &st.ModTime); err != nil {
-				return err
-			}
-			out[p] = st
-		}
-		return rows.Err()
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// usageTables is migration 2, the tables above; the store starts afresh,
-// so every file's usage lands.
-var usageTables = migration{
-	shared: []string{
-		`DELETE FROM labels`,
-		`DELETE FROM docs`,
-		`DELETE FROM files`,
-		// A reader's check that the store is current reads this alone.
-		`CREATE INDEX files_stamp ON files (machine, path, size, mtime)`,
-		`CREATE TABLE usage_files (
-			file_id BIGINT PRIMARY KEY,
-			machine TEXT NOT NULL,
-			session TEXT NOT NULL,
-			session_id TEXT NOT NULL,
-			project TEXT NOT NULL,
-			path TEXT NOT NULL,
-			name TEXT NOT NULL,
-			parent_path TEXT NOT NULL,
-			parent_name TEXT NOT NULL,
-			parent_id BIGINT NOT NULL
-		)`,
-		`CREATE INDEX usage_files_path ON usage_files (machine, path)`,
-		`CREATE INDEX usage_files_name ON usage_files (machine, name)`,
-		`CREATE INDEX usage_files_parent_path ON usage_files (machine, parent_path)`,
-		`CREATE INDEX usage_files_parent_name ON usage_files (machine, parent_name)`,
-		`CREATE INDEX usage_files_parent ON usage_files (parent_id)`,
-		`CREATE INDEX usage_files_session ON usage_files (session)`,
-		`CREATE TABLE usage (
-			file_id BIGINT NOT NULL,
-			off BIGINT NOT NULL,
-			pos INTEGER NOT NULL,
-			entry_id TEXT NOT NULL,
-			ts BIGINT NOT NULL,
-			bucket BIGINT NOT NULL,
-			model TEXT NOT NULL,
-			turns BIGINT NOT NULL,
-			input BIGINT NOT NULL,
-			output BIGINT NOT NULL,
-			cache_read BIGINT NOT NULL,
-			cache_write BIGINT NOT NULL,
-			cost DOUBLE PRECISION NOT NULL,
-			errored INTEGER NOT NULL,
-			aborted INTEGER NOT NULL,
-			active INTEGER NOT NULL,
-			copy INTEGER NOT NULL,
-			resumed INTEGER NOT NULL,
-			PRIMARY KEY (file_id, off)
-		)`,
-		`CREATE INDEX usage_ref ON usage (entry_id, ts)`,
-		`CREATE INDEX usage_key ON usage (file_id, bucket, model)`,
-		`CREATE TABLE usage_sums (
-			file_id BIGINT NOT NULL,
-			bucket BIGINT NOT NULL,
-			model TEXT NOT NULL,
-			turns BIGINT NOT NULL,
-			input BIGINT NOT NULL,
-			output BIGINT NOT NULL,
-			cache_read BIGINT NOT NULL,
-			cache_write BIGINT NOT NULL,
-			cost DOUBLE PRECISION NOT NULL,
-			ab_turns BIGINT NOT NULL,
-			ab_input BIGINT NOT NULL,
-			ab_output BIGINT NOT NULL,
-			ab_cache_read BIGINT NOT NULL,
-			ab_cache_write BIGINT NOT NULL,
-			ab_cost DOUBLE PRECISION NOT NULL,
-			errors BIGINT NOT NULL,
-			aborted BIGINT NOT NULL,
-			PRIMARY KEY (file_id, bucket, model)
-		)`,
-		`CREATE INDEX usage_sums_bucket ON usage_sums (bucket)`,
-		// Counts the transactions that changed usage: a reader keeps
-		// what it read while the count stays.
-		`CREATE TABLE usage_version (id INTEGER PRIMARY KEY, n BIGINT NOT NULL)`,
-	},
-	// The count starts anywhere, so a store made again does not
-	// count through the numbers of the one it replaces.
-	sqlite: []string{`INSERT INTO doc_text (doc_text) VALUES ('delete-all')`,
-		`INSERT INTO usage_version (id, n) VALUES (1, abs(random() % 1000000000000))`},
-	postgres: []string{`DELETE FROM doc_text`,
-		`INSERT INTO usage_version (id, n) VALUES (1, floor(random() * 1e12)::bigint)`},
 }
 
 // intCol scans an integer column into p without the reflection

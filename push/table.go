@@ -1,12 +1,13 @@
-package store
+package push
 
-// Pushed files: the session files other machines send (piweb push), kept
-// as the bytes they sent, in chunks, for a team server to mirror. Each
+// The pushed files in the store: the session files other machines send
+// (piweb push), kept as the bytes they sent, in chunks, for a team server
+// to mirror. Each
 // file has one row (its machine, its path under that machine's sessions
 // root, its generation, how far it was sent) and its bytes in chunks
 // keyed by file, generation and offset. A chunk and its file's counters
 // are written in one transaction, and a write that does not continue the
-// row as the pusher last saw it is refused (ErrPushMoved): a push killed
+// row as the pusher last saw it is refused (ErrMoved): a push killed
 // at any point, or cut off by a restarting server, leaves the row and its
 // chunks agreeing, and the next push goes on from there. On PostgreSQL
 // each chunk also notifies the channel PushChannel names, which Listen
@@ -18,20 +19,19 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/piweb/piweb/store"
 )
 
-// ErrPushMoved says a pushed file's row is no longer what the pusher
+// ErrMoved says a pushed file's row is no longer what the pusher
 // last read (another push of the same machine's file ran meanwhile):
 // nothing was written; read the row again.
-var ErrPushMoved = errors.New("the pushed file changed in the store since it was read (is another push of this machine running?)")
+var ErrMoved = errors.New("the pushed file changed in the store since it was read (is another push of this machine running?)")
 
-// PushedFile is what the store holds of a file pushed from a machine.
-type PushedFile struct {
+// File is what the store holds of a file pushed from a machine.
+type File struct {
 	ID      int64
 	Machine string
 	Path    string // under the machine's sessions root, slash-separated
@@ -52,7 +52,7 @@ type PushedFile struct {
 type Chunk struct {
 	// File is the row after the chunk: Machine, Path, Gen, Consumed, Head,
 	// Tail and Redact as the pusher has them; Sent is Off + len(Data).
-	File PushedFile
+	File File
 	Off  int64
 	Data []byte
 	// PrevGen is the generation the row had when the pusher read it (0:
@@ -61,28 +61,31 @@ type Chunk struct {
 	PrevGen int64
 }
 
+// Table is the store's pushed files (the tables of its schema's step 3).
+type Table struct{ *store.DB }
+
 const pushedColumns = `id, machine, path, gen, consumed, sent, head, tail, redact, pushed`
 
-func scanPushed(sc interface{ Scan(...any) error }) (PushedFile, error) {
-	var f PushedFile
+func scanPushed(sc interface{ Scan(...any) error }) (File, error) {
+	var f File
 	err := sc.Scan(&f.ID, &f.Machine, &f.Path, &f.Gen, &f.Consumed, &f.Sent, &f.Head, &f.Tail, &f.Redact, &f.Pushed)
 	return f, err
 }
 
 // PushedFiles returns the pushed files of the machines named, or of every
 // machine when none is.
-func (s *DB) PushedFiles(ctx context.Context, machines ...string) ([]PushedFile, error) {
-	var out []PushedFile
-	err := s.use(ctx, func(db *sql.DB) error {
+func (s Table) PushedFiles(ctx context.Context, machines ...string) ([]File, error) {
+	var out []File
+	err := s.Use(ctx, func(db *sql.DB) error {
 		out = nil
 		q, args := `SELECT `+pushedColumns+` FROM push_files`, []any{}
 		if len(machines) > 0 {
-			q += ` WHERE machine IN (` + marks(len(machines)) + `)`
+			q += ` WHERE machine IN (` + store.Marks(len(machines)) + `)`
 			for _, m := range machines {
 				args = append(args, m)
 			}
 		}
-		rows, err := db.QueryContext(ctx, s.q(q+` ORDER BY id`), args...)
+		rows, err := db.QueryContext(ctx, s.Rebind(q+` ORDER BY id`), args...)
 		if err != nil {
 			return err
 		}
@@ -100,12 +103,12 @@ func (s *DB) PushedFiles(ctx context.Context, machines ...string) ([]PushedFile,
 }
 
 // PushedFileByID returns the pushed file with id, and false when there is none.
-func (s *DB) PushedFileByID(ctx context.Context, id int64) (PushedFile, bool, error) {
-	var f PushedFile
+func (s Table) PushedFileByID(ctx context.Context, id int64) (File, bool, error) {
+	var f File
 	found := false
-	err := s.use(ctx, func(db *sql.DB) error {
+	err := s.Use(ctx, func(db *sql.DB) error {
 		var err error
-		f, err = scanPushed(db.QueryRowContext(ctx, s.q(`SELECT `+pushedColumns+` FROM push_files WHERE id = ?`), id))
+		f, err = scanPushed(db.QueryRowContext(ctx, s.Rebind(`SELECT `+pushedColumns+` FROM push_files WHERE id = ?`), id))
 		found = err == nil
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
@@ -120,29 +123,29 @@ func (s *DB) PushedFileByID(ctx context.Context, id int64) (PushedFile, bool, er
 // is not written twice. The first chunk of a generation (Off 0) replaces
 // the generation the pusher read (c.PrevGen) and drops its chunks; any
 // other continues the row as it is, at c.Off. A row that moved on
-// otherwise is ErrPushMoved, nothing written.
-func (s *DB) PushChunk(ctx context.Context, c *Chunk) (int64, error) {
+// otherwise is ErrMoved, nothing written.
+func (s Table) PushChunk(ctx context.Context, c *Chunk) (int64, error) {
 	f := c.File
 	f.Sent = c.Off + int64(len(c.Data))
-	if !validText(f.Machine) || !validText(f.Path) || !validText(f.Redact) {
+	if !store.ValidText(f.Machine, f.Path, f.Redact) {
 		return 0, fmt.Errorf("pushed file %q of %q: names must be UTF-8 without NUL", f.Path, f.Machine)
 	}
 	f.Pushed = time.Now().UnixMilli()
 	var id int64
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.Tx(ctx, func(tx *sql.Tx) error {
 		if c.Off == 0 {
 			var gen int64
 			lock := ""
-			if s.engine == Postgres {
+			if s.Engine() == store.Postgres {
 				lock = " FOR UPDATE"
 			}
-			err := tx.QueryRowContext(ctx, s.q(`SELECT id, gen FROM push_files WHERE machine = ? AND path = ?`+lock), f.Machine, f.Path).Scan(&id, &gen)
+			err := tx.QueryRowContext(ctx, s.Rebind(`SELECT id, gen FROM push_files WHERE machine = ? AND path = ?`+lock), f.Machine, f.Path).Scan(&id, &gen)
 			switch {
 			case errors.Is(err, sql.ErrNoRows):
 				if c.PrevGen != 0 {
-					return ErrPushMoved
+					return ErrMoved
 				}
-				err = tx.QueryRowContext(ctx, s.q(`INSERT INTO push_files (machine, path, gen, consumed, sent, head, tail, redact, pushed)
+				err = tx.QueryRowContext(ctx, s.Rebind(`INSERT INTO push_files (machine, path, gen, consumed, sent, head, tail, redact, pushed)
 					VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
 					f.Machine, f.Path, f.Gen, f.Consumed, f.Sent, f.Head, f.Tail, f.Redact, f.Pushed).Scan(&id)
 				if err != nil {
@@ -151,32 +154,32 @@ func (s *DB) PushChunk(ctx context.Context, c *Chunk) (int64, error) {
 			case err != nil:
 				return err
 			case gen != c.PrevGen:
-				return ErrPushMoved
+				return ErrMoved
 			default:
-				if _, err := tx.ExecContext(ctx, s.q(`UPDATE push_files SET gen = ?, consumed = ?, sent = ?, head = ?, tail = ?,
+				if _, err := tx.ExecContext(ctx, s.Rebind(`UPDATE push_files SET gen = ?, consumed = ?, sent = ?, head = ?, tail = ?,
 					redact = ?, pushed = ? WHERE id = ?`), f.Gen, f.Consumed, f.Sent, f.Head, f.Tail, f.Redact, f.Pushed, id); err != nil {
 					return err
 				}
-				if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM push_chunks WHERE file_id = ? AND gen <> ?`), id, f.Gen); err != nil {
+				if _, err := tx.ExecContext(ctx, s.Rebind(`DELETE FROM push_chunks WHERE file_id = ? AND gen <> ?`), id, f.Gen); err != nil {
 					return err
 				}
 			}
 		} else {
-			err := tx.QueryRowContext(ctx, s.q(`UPDATE push_files SET consumed = ?, sent = ?, head = ?, tail = ?, pushed = ?
+			err := tx.QueryRowContext(ctx, s.Rebind(`UPDATE push_files SET consumed = ?, sent = ?, head = ?, tail = ?, pushed = ?
 				WHERE machine = ? AND path = ? AND gen = ? AND sent = ? AND redact = ? RETURNING id`),
 				f.Consumed, f.Sent, f.Head, f.Tail, f.Pushed, f.Machine, f.Path, f.Gen, c.Off, f.Redact).Scan(&id)
 			if errors.Is(err, sql.ErrNoRows) {
-				return ErrPushMoved
+				return ErrMoved
 			}
 			if err != nil {
 				return err
 			}
 		}
-		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO push_chunks (file_id, gen, off, data) VALUES (?, ?, ?, ?)
+		if _, err := tx.ExecContext(ctx, s.Rebind(`INSERT INTO push_chunks (file_id, gen, off, data) VALUES (?, ?, ?, ?)
 			ON CONFLICT (file_id, gen, off) DO NOTHING`), id, f.Gen, c.Off, c.Data); err != nil {
 			return err
 		}
-		if s.engine == Postgres {
+		if s.Engine() == store.Postgres {
 			// Delivered when the transaction commits, and only then.
 			if _, err := tx.ExecContext(ctx, `SELECT pg_notify('piweb_push_' || current_schema(), $1)`, strconv.FormatInt(id, 10)); err != nil {
 				return err
@@ -184,27 +187,10 @@ func (s *DB) PushChunk(ctx context.Context, c *Chunk) (int64, error) {
 		}
 		return nil
 	})
-	if err != nil && uniqueViolation(err) {
-		return 0, ErrPushMoved // another push made the row meanwhile
+	if err != nil && store.UniqueViolation(err) {
+		return 0, ErrMoved // another push made the row meanwhile
 	}
 	return id, err
-}
-
-// uniqueViolation reports whether err is a unique constraint refusing a row.
-func uniqueViolation(err error) bool {
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		return pe.Code == "23505"
-	}
-	return strings.Contains(err.Error(), "UNIQUE constraint failed")
-}
-
-// RedactDSN returns a store's name with its password hidden, for messages.
-func RedactDSN(dsn string) string { return redactDSN(dsn) }
-
-// validText reports whether s can be a PostgreSQL text value.
-func validText(s string) bool {
-	return !strings.ContainsRune(s, 0) && strings.ToValidUTF8(s, "") == s
 }
 
 // chunksPerQuery is how many chunks one query of Chunks reads.
@@ -214,7 +200,7 @@ const chunksPerQuery = 8
 // offset from to the end held, in order: the chunk holding from is cut
 // to start there. A few chunks are read per query, so memory stays small
 // however much is held.
-func (s *DB) Chunks(ctx context.Context, id, gen, from int64, fn func(off int64, data []byte) error) error {
+func (s Table) Chunks(ctx context.Context, id, gen, from int64, fn func(off int64, data []byte) error) error {
 	at := from
 	for {
 		type piece struct {
@@ -222,9 +208,9 @@ func (s *DB) Chunks(ctx context.Context, id, gen, from int64, fn func(off int64,
 			data []byte
 		}
 		var got []piece
-		err := s.use(ctx, func(db *sql.DB) error {
+		err := s.Use(ctx, func(db *sql.DB) error {
 			got = got[:0]
-			rows, err := db.QueryContext(ctx, s.q(`SELECT off, data FROM push_chunks WHERE file_id = ? AND gen = ?
+			rows, err := db.QueryContext(ctx, s.Rebind(`SELECT off, data FROM push_chunks WHERE file_id = ? AND gen = ?
 				AND off >= coalesce((SELECT max(off) FROM push_chunks WHERE file_id = ? AND gen = ? AND off <= ?), 0)
 				ORDER BY off LIMIT ?`), id, gen, id, gen, at, chunksPerQuery)
 			if err != nil {
@@ -266,12 +252,12 @@ func (s *DB) Chunks(ctx context.Context, id, gen, from int64, fn func(off int64,
 // PushChannel returns the name of the PostgreSQL channel PushChunk
 // notifies: one per schema, so that stores sharing a database do not
 // hear each other.
-func (s *DB) PushChannel(ctx context.Context) (string, error) {
-	if s.engine != Postgres {
+func (s Table) PushChannel(ctx context.Context) (string, error) {
+	if s.Engine() != store.Postgres {
 		return "", errors.New("pushes are notified on PostgreSQL only")
 	}
 	var ch string
-	err := s.use(ctx, func(db *sql.DB) error {
+	err := s.Use(ctx, func(db *sql.DB) error {
 		return db.QueryRowContext(ctx, `SELECT 'piweb_push_' || current_schema()`).Scan(&ch)
 	})
 	return ch, err
@@ -282,13 +268,12 @@ func (s *DB) PushChannel(ctx context.Context) (string, error) {
 // once it listens. It returns when ctx is done (nil) or the connection
 // fails (the error, classified): notices sent while nobody listened are
 // lost, so whoever listens again looks at every file once ready is called.
-func (s *DB) Listen(ctx context.Context, ready func(), fn func(id int64)) error {
+func (s Table) Listen(ctx context.Context, ready func(), fn func(id int64)) error {
 	ch, err := s.PushChannel(ctx)
 	if err != nil {
 		return err
 	}
-	_, target, _ := ParseDSN(s.dsn)
-	conn, err := pgx.Connect(ctx, target)
+	conn, err := s.Connect(ctx)
 	if err != nil {
 		return s.listenErr(ctx, err)
 	}
@@ -309,53 +294,9 @@ func (s *DB) Listen(ctx context.Context, ready func(), fn func(id int64)) error 
 }
 
 // listenErr is nil when ctx ended the listening, else err classified.
-func (s *DB) listenErr(ctx context.Context, err error) error {
+func (s Table) listenErr(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return nil
 	}
-	return s.classify(err)
-}
-
-// pushTables is migration 3: files pushed from other machines (piweb
-// push), in chunks, and the login tokens (tokens.go).
-var pushTables = migration{
-	shared: []string{
-		`CREATE TABLE push_files (
-			id {id},
-			machine TEXT NOT NULL,
-			path TEXT NOT NULL,
-			gen BIGINT NOT NULL,
-			consumed BIGINT NOT NULL,
-			sent BIGINT NOT NULL,
-			head BIGINT NOT NULL,
-			tail BIGINT NOT NULL,
-			redact TEXT NOT NULL,
-			pushed BIGINT NOT NULL,
-			UNIQUE (machine, path)
-		)`,
-		`CREATE TABLE push_chunks (
-			file_id BIGINT NOT NULL,
-			gen BIGINT NOT NULL,
-			off BIGINT NOT NULL,
-			data {blob} NOT NULL,
-			PRIMARY KEY (file_id, gen, off)
-		)`,
-		`CREATE TABLE tokens (
-			id {id},
-			name TEXT NOT NULL UNIQUE,
-			lookup TEXT NOT NULL UNIQUE,
-			hash TEXT NOT NULL,
-			created BIGINT NOT NULL,
-			used BIGINT NOT NULL
-		)`,
-	},
-	postgres: []string{
-		// lz4 compresses the chunks several times faster than pglz, the
-		// default (twice the push's throughput); a server without it
-		// (before 14, or built without) keeps pglz.
-		`DO $$ BEGIN
-			ALTER TABLE push_chunks ALTER COLUMN data SET COMPRESSION lz4;
-		EXCEPTION WHEN feature_not_supported OR syntax_error OR invalid_parameter_value THEN NULL;
-		END $$`,
-	},
+	return s.Classify(err)
 }

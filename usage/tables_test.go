@@ -1,13 +1,37 @@
-package store
+package usage
 
 import (
+	"context"
+	"database/sql"
 	"fmt"
 	"math/rand"
 	"path"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/piweb/piweb/internal/storetest"
+	"github.com/piweb/piweb/store"
 )
+
+var ctx = context.Background()
+
+// each runs test against every engine the machine has, each with a new
+// store that keeps the usage tables.
+func each(t *testing.T, test func(t *testing.T, s *store.DB)) {
+	for _, e := range storetest.Engines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			s, err := store.Open(ctx, e.DSN, store.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			s.SetHook(Tables{})
+			test(t, s)
+		})
+	}
+}
 
 // The usage tests keep a model of session files (their entries that
 // count, which are on the path, their headers' parentSession) and check
@@ -19,7 +43,7 @@ type ment struct {
 	id      string
 	ts      int64
 	model   string
-	tally   Tally
+	tally   Sums
 	errored bool
 	aborted bool
 }
@@ -45,28 +69,28 @@ func (f *mfile) places() []byte {
 	return out
 }
 
-// rowsFrom returns the store's rows of entries from position from on.
-func (f *mfile) rowsFrom(from int) []Use {
-	var out []Use
+// rowsFrom returns the records of entries from position from on.
+func (f *mfile) rowsFrom(from int) []Record {
+	var out []Record
 	for i := from; i < len(f.ents); i++ {
 		e := f.ents[i]
-		out = append(out, Use{Off: int64(100 * i), Pos: i, EntryID: e.id, Time: e.ts, Bucket: e.ts / 900_000 * 900_000,
-			Model: e.model, Tally: e.tally, Errored: e.errored, Aborted: e.aborted})
+		out = append(out, Record{Off: int64(100 * i), Pos: i, ID: e.id, Time: e.ts, Start: time.UnixMilli(e.ts / 900_000 * 900_000).UTC(),
+			Model: e.model, Sums: e.tally, Errored: e.errored, Aborted: e.aborted})
 	}
 	return out
 }
 
-func (f *mfile) save(reset bool) *Save {
+func (f *mfile) save(reset bool) *store.Save {
 	from := f.saved
 	if reset {
 		from = 0
 	}
-	us := &Usage{Session: f.session(), Path: f.path, Name: path.Base(f.path), Rows: f.rowsFrom(from)}
+	us := &Update{Session: f.session(), Link: Link{Path: f.path, Name: path.Base(f.path)}, Records: f.rowsFrom(from)}
 	if f.parent != "" {
 		us.Parent, us.ParentName = f.parent, path.Base(f.parent)
 	}
-	sv := &Save{File: File{Machine: f.machine, Path: f.path, Stamp: Stamp{Size: int64(len(f.ents))}, SessionID: "id-" + path.Base(f.path),
-		Project: "proj", Meta: []byte(`{}`)}, Reset: reset, Places: f.places(), Usage: us}
+	sv := &store.Save{File: store.File{Machine: f.machine, Path: f.path, Stamp: store.Stamp{Size: int64(len(f.ents))}, SessionID: "id-" + path.Base(f.path),
+		Project: "proj", Meta: []byte(`{}`)}, Reset: reset, Places: f.places(), Extra: us}
 	f.saved, f.present = len(f.ents), true
 	return sv
 }
@@ -79,7 +103,7 @@ type sumID struct {
 }
 
 type sumVal struct {
-	all, abandoned  Tally
+	all, abandoned  Sums
 	errors, aborted int64
 }
 
@@ -166,9 +190,9 @@ func reference(files []*mfile) map[sumID]sumVal {
 			}
 			id := sumID{f.machine, f.session(), e.ts / 900_000 * 900_000, e.model}
 			v := out[id]
-			v.all.add(&e.tally)
+			v.all.Add(e.tally)
 			if !f.active[i] && !marked[[2]int{k, i}] {
-				v.abandoned.add(&e.tally)
+				v.abandoned.Add(e.tally)
 			}
 			if e.errored {
 				v.errors++
@@ -183,19 +207,19 @@ func reference(files []*mfile) map[sumID]sumVal {
 }
 
 // stored returns the store's sums, as reference does.
-func stored(t *testing.T, s *DB) map[sumID]sumVal {
+func stored(t *testing.T, s *store.DB) map[sumID]sumVal {
 	t.Helper()
-	sums, err := s.UsageSums(ctx, UsageQuery{})
+	sums, err := Stored{s}.UsageSums(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := map[sumID]sumVal{}
 	for _, r := range sums {
-		id := sumID{r.Machine, r.Session, r.Bucket, r.Model}
+		id := sumID{r.Machine, r.Session, r.Start.UnixMilli(), r.Model}
 		if _, ok := out[id]; ok {
 			t.Errorf("two sums of %+v", id)
 		}
-		out[id] = sumVal{r.Tally, r.Abandoned, r.Errors, r.Aborted}
+		out[id] = sumVal{r.Sums, r.Abandoned, r.Errors, r.Aborted}
 	}
 	return out
 }
@@ -228,7 +252,7 @@ func family(r *rand.Rand) []*mfile {
 		n++
 		e := &ment{id: fmt.Sprintf("e%04x", n), ts: 1_700_000_000_000 + int64(n)*(300_000+int64(r.Intn(400_000))),
 			model: []string{"a/x", "b/y", "Tools/summaries"}[r.Intn(3)],
-			tally: Tally{Input: int64(r.Intn(1000)), Output: int64(r.Intn(100)), CacheRead: int64(r.Intn(5000)), CacheWrite: int64(r.Intn(50)),
+			tally: Sums{Input: int64(r.Intn(1000)), Output: int64(r.Intn(100)), CacheRead: int64(r.Intn(5000)), CacheWrite: int64(r.Intn(50)),
 				Cost: float64(r.Intn(512)) / 64}}
 		if e.model != "Tools/summaries" {
 			e.tally.Turns = 1
@@ -276,7 +300,7 @@ func family(r *rand.Rand) []*mfile {
 // model's files in random orders, and checks the store's sums against a
 // count from scratch after every step.
 func TestUsageLineage(t *testing.T) {
-	each(t, func(t *testing.T, s *DB) {
+	each(t, func(t *testing.T, s *store.DB) {
 		for seed := range int64(12) {
 			r := rand.New(rand.NewSource(seed))
 			files := family(r)
@@ -306,7 +330,7 @@ func TestUsageLineage(t *testing.T) {
 					what = "an append"
 					for range 1 + r.Intn(3) {
 						newID++
-						e := &ment{id: fmt.Sprintf("n%04d", newID), ts: 1_800_000_000_000 + int64(newID)*600_000, model: "a/x", tally: Tally{Turns: 1, Input: 7, Cost: 0.125}}
+						e := &ment{id: fmt.Sprintf("n%04d", newID), ts: 1_800_000_000_000 + int64(newID)*600_000, model: "a/x", tally: Sums{Turns: 1, Input: 7, Cost: 0.125}}
 						f.ents = append(f.ents, e)
 						f.active = append(f.active, true)
 					}
@@ -326,7 +350,7 @@ func TestUsageLineage(t *testing.T) {
 					what = "the same save twice"
 					f.saved = max(0, f.saved-2)
 					sv := f.save(false)
-					err = s.SaveMany(ctx, []*Save{sv, sv})
+					err = s.SaveMany(ctx, []*store.Save{sv, sv})
 				case op == 4:
 					what = "removing it"
 					err = s.Remove(ctx, f.machine, f.path)
@@ -334,7 +358,7 @@ func TestUsageLineage(t *testing.T) {
 				default:
 					what = "a save without usage"
 					sv := f.save(false)
-					sv.Usage = nil
+					sv.Extra = nil
 					err = s.Save(ctx, sv)
 				}
 				if err != nil {
@@ -352,7 +376,9 @@ func TestUsageLineage(t *testing.T) {
 			check("removing every file")
 			for _, table := range []string{"usage", "usage_sums", "usage_files"} {
 				var n int
-				if err := s.db.QueryRow(`SELECT count(*) FROM ` + table).Scan(&n); err != nil || n != 0 {
+				if err := s.Use(ctx, func(db *sql.DB) error {
+					return db.QueryRow(`SELECT count(*) FROM ` + table).Scan(&n)
+				}); err != nil || n != 0 {
 					t.Fatalf("%s holds %d rows (%v)", table, n, err)
 				}
 			}
@@ -365,9 +391,9 @@ func TestUsageLineage(t *testing.T) {
 // a branch rewound away in the source and resumed in the fork is not
 // abandoned.
 func TestUsageForkOrder(t *testing.T) {
-	each(t, func(t *testing.T, s *DB) {
+	each(t, func(t *testing.T, s *store.DB) {
 		e := func(id string, cost float64) *ment {
-			return &ment{id: id, ts: 1_700_000_000_000, model: "a/x", tally: Tally{Turns: 1, Cost: cost}}
+			return &ment{id: id, ts: 1_700_000_000_000, model: "a/x", tally: Sums{Turns: 1, Cost: cost}}
 		}
 		a1, a2, a3 := e("a1", 1), e("a2", 2), e("a3", 4)
 		src := &mfile{path: "/r/src.jsonl", ents: []*ment{a1, a2, a3}, active: []bool{true, false, false}}
@@ -406,7 +432,7 @@ func TestUsageForkOrder(t *testing.T) {
 // by two transactions (two workers, or two processes sharing a store)
 // count each entry once.
 func TestUsageConcurrentSaves(t *testing.T) {
-	each(t, func(t *testing.T, s *DB) {
+	each(t, func(t *testing.T, s *store.DB) {
 		r := rand.New(rand.NewSource(1))
 		var files []*mfile
 		for round := range 30 {
@@ -434,25 +460,25 @@ func TestUsageConcurrentSaves(t *testing.T) {
 // TestUsageVersion: the number changes with every change to usage, and
 // only then.
 func TestUsageVersion(t *testing.T) {
-	each(t, func(t *testing.T, s *DB) {
+	each(t, func(t *testing.T, s *store.DB) {
 		version := func() int64 {
 			t.Helper()
-			v, err := s.UsageVersion(ctx)
+			v, err := Stored{s}.UsageVersion(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
 			return v
 		}
-		f := &mfile{path: "/r/v.jsonl", ents: []*ment{{id: "v1", ts: 1, model: "a/x", tally: Tally{Turns: 1, Cost: 1}}}, active: []bool{true}}
+		f := &mfile{path: "/r/v.jsonl", ents: []*ment{{id: "v1", ts: 1, model: "a/x", tally: Sums{Turns: 1, Cost: 1}}}, active: []bool{true}}
 		v0 := version()
 		if err := s.Save(ctx, f.save(false)); err != nil {
 			t.Fatal(err)
 		}
 		v1 := version()
-		if _, err := s.UsageSums(ctx, UsageQuery{}); err != nil || v1 == v0 || version() != v1 {
+		if _, err := (Stored{s}).UsageSums(ctx); err != nil || v1 == v0 || version() != v1 {
 			t.Errorf("a save: %d → %d, then %d after a read (%v)", v0, v1, version(), err)
 		}
-		if err := s.Save(ctx, &Save{File: file("/r/other.jsonl", 1)}); err != nil || version() != v1 {
+		if err := s.Save(ctx, &store.Save{File: store.File{Path: "/r/other.jsonl", Stamp: store.Stamp{Size: 1}, Meta: []byte(`{}`)}}); err != nil || version() != v1 {
 			t.Errorf("a save without usage changed the number: %d → %d (%v)", v1, version(), err)
 		}
 		if err := s.Remove(ctx, "", f.path); err != nil || version() == v1 {
