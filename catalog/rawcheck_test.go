@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,8 +11,10 @@ import (
 
 	"github.com/piweb/piweb/internal/js"
 	"github.com/piweb/piweb/internal/sessiontest"
+	"github.com/piweb/piweb/library"
 	"github.com/piweb/piweb/search"
 	"github.com/piweb/piweb/sessions"
+	"github.com/piweb/piweb/store"
 )
 
 // decoyRoot writes one session of n entries that hold the trigrams of
@@ -36,15 +39,38 @@ func decoyRoot(t *testing.T, n int) string {
 	return root
 }
 
+// limitsStore records the Limit of each search the catalog asks of its store.
+type limitsStore struct {
+	Store
+	limits []int
+}
+
+func (s *limitsStore) Search(ctx context.Context, q store.Query) ([]store.Candidate, error) {
+	s.limits = append(s.limits, q.Limit)
+	return s.Store.Search(ctx, q)
+}
+
 // TestSearchWork: a phrase whose words many entries hold apart decodes
-// only the lines holding it.
+// only the lines holding it; a page asks the store first for about a
+// page of candidates.
 func TestSearchWork(t *testing.T) {
 	engines(t, func(t *testing.T, dsn string) {
-		c, stop := run(t, decoyRoot(t, 100), dsn)
-		defer stop()
+		st := &limitsStore{Store: openStore(t, dsn)}
+		c := New(library.NewLibrary(decoyRoot(t, 100)), Options{Store: st, Logger: quiet()})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- c.Run(ctx) }()
+		defer func() { cancel(); <-done }()
+		<-c.Ready()
+		wait(t, c)
 		d0 := c.counts.decoded.Load()
 		if hits := len(find(t, c, `"fix the"`)); hits != 3 || c.counts.decoded.Load()-d0 != 3 {
 			t.Errorf(`"fix the": %d hits, %d lines decoded; want 3 and 3`, hits, c.counts.decoded.Load()-d0)
+		}
+		st.limits = nil
+		q, _ := search.Parse("box turns")
+		if _, err := c.Search(ctx, q, 20, ""); err != nil || st.limits[0] != 26 {
+			t.Errorf(`"box turns": asked for %v candidates (%v); want 26 first`, st.limits, err)
 		}
 	})
 }

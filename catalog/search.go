@@ -133,7 +133,9 @@ func (c *Catalog) indexed(ctx context.Context, q *search.Query, limit int, curso
 	rs.rc = newRawCheck(sq.Needles)
 	res := Result{Hits: []Hit{}}
 	deadline := time.Now().Add(budget)
-	batch := 64
+	// Batches of candidates: a page's worth and a quarter, then as many as
+	// the hits still wanted need at the rate found so far, and half again.
+	batch, checked := limit+limit/4+1, 0
 	for {
 		sq.Below, sq.Limit = below, batch
 		cands, err := c.st.Search(ctx, sq)
@@ -160,7 +162,12 @@ func (c *Catalog) indexed(ctx context.Context, q *search.Query, limit int, curso
 			res.Partial = rs.partial
 			return res, nil
 		}
-		batch = min(4*batch, 4096)
+		checked += len(cands)
+		grow := 4 * batch
+		if n := len(res.Hits); n > 0 {
+			grow = (limit - n) * checked / n * 3 / 2
+		}
+		batch = min(max(grow, batch), 4096)
 	}
 }
 
