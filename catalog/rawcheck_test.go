@@ -39,10 +39,12 @@ func decoyRoot(t *testing.T, n int) string {
 	return root
 }
 
-// limitsStore records the Limit of each search the catalog asks of its store.
+// limitsStore records the Limit of each search the catalog asks of its
+// store, and counts its questions for copies.
 type limitsStore struct {
 	Store
 	limits []int
+	copies int
 }
 
 func (s *limitsStore) Search(ctx context.Context, q store.Query) ([]store.Candidate, error) {
@@ -50,9 +52,14 @@ func (s *limitsStore) Search(ctx context.Context, q store.Query) ([]store.Candid
 	return s.Store.Search(ctx, q)
 }
 
+func (s *limitsStore) Copies(ctx context.Context, entryID string, part int, ts int64) ([]store.Candidate, error) {
+	s.copies++
+	return s.Store.Copies(ctx, entryID, part, ts)
+}
+
 // TestSearchWork: a phrase whose words many entries hold apart decodes
 // only the lines holding it; a page asks the store first for about a
-// page of candidates.
+// page of candidates, and for the copies of none that has none.
 func TestSearchWork(t *testing.T) {
 	engines(t, func(t *testing.T, dsn string) {
 		st := &limitsStore{Store: openStore(t, dsn)}
@@ -67,10 +74,10 @@ func TestSearchWork(t *testing.T) {
 		if hits := len(find(t, c, `"fix the"`)); hits != 3 || c.counts.decoded.Load()-d0 != 3 {
 			t.Errorf(`"fix the": %d hits, %d lines decoded; want 3 and 3`, hits, c.counts.decoded.Load()-d0)
 		}
-		st.limits = nil
+		st.limits, st.copies = nil, 0
 		q, _ := search.Parse("box turns")
-		if _, err := c.Search(ctx, q, 20, ""); err != nil || st.limits[0] != 26 {
-			t.Errorf(`"box turns": asked for %v candidates (%v); want 26 first`, st.limits, err)
+		if _, err := c.Search(ctx, q, 20, ""); err != nil || st.limits[0] != 26 || st.copies != 0 {
+			t.Errorf(`"box turns": asked for %v candidates and %d times for copies (%v); want 26 first, and none`, st.limits, st.copies, err)
 		}
 	})
 }

@@ -314,7 +314,7 @@ func (rs *searchRun) check(q *search.Query, cd *store.Candidate) (Hit, bool) {
 	}
 	place, label := rs.facts(cd.FileID, cd.Path, cd.Pos, cd.EntryID)
 	h := rs.hit(si, cd.EntryID, p.typ, p.role, snippet, ranges, cd.Time, place, label)
-	if copies == nil && err == nil {
+	if copies == nil && err == nil && cd.Count > 1 {
 		copies, err = rs.c.st.Copies(rs.ctx, cd.EntryID, cd.Part, cd.Time)
 	}
 	if err != nil || len(copies) < 2 {
