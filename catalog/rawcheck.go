@@ -53,7 +53,12 @@ func newRawCheck(needles []string) *rawCheck {
 
 // may reports whether line may hold every needle.
 func (rc *rawCheck) may(line []byte) bool {
-	if rc == nil || bytes.Contains(line, []byte(`\u`)) || bytes.Contains(line, []byte("\u0130")) ||
+	if rc == nil || rc.holds(line) {
+		return true
+	}
+	// Not as written: lower-cased, unless the line spells letters in ways
+	// the check does not read.
+	if bytes.Contains(line, []byte(`\u`)) || bytes.Contains(line, []byte("\u0130")) ||
 		bytes.Contains(line, []byte("\u212a")) || bytes.Contains(line, []byte("\u017f")) {
 		return true
 	}
@@ -63,13 +68,18 @@ func (rc *rawCheck) may(line []byte) bool {
 			rc.low[i] = c + 'a' - 'A'
 		}
 	}
+	return rc.holds(rc.low)
+}
+
+// holds reports whether b holds every run, and every pair joined.
+func (rc *rawCheck) holds(b []byte) bool {
 	for _, r := range rc.runs {
-		if !bytes.Contains(rc.low, r) {
+		if !bytes.Contains(b, r) {
 			return false
 		}
 	}
 	for _, p := range rc.pairs {
-		if !joined(rc.low, p[0], p[1]) {
+		if !joined(b, p[0], p[1]) {
 			return false
 		}
 	}
