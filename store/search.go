@@ -110,21 +110,22 @@ func (s *DB) Search(ctx context.Context, q Query) ([]Candidate, error) {
 		case s.engine == SQLite:
 			from, key = "doc_text t JOIN docs d ON d.id = t.rowid JOIN files f ON f.id = d.file_id", "t.rowid" // FTS5 walks its rowids newest first
 			cond, a = append(cond, "doc_text MATCH ?"), append(a, ftsMatch(needles))
-		default:
-			from, key = "doc_text t JOIN docs d ON d.id = t.id JOIN files f ON f.id = d.file_id", "t.id"
+		case w.scan:
+			// The documents newest first, each text read once the other
+			// filters passed, until the batch is full.
+			has := strings.TrimSuffix(strings.Repeat("strpos(t.text, ?) > 0 AND ", len(needles)), " AND ")
+			cond = append(cond, "(SELECT "+has+" FROM doc_text t WHERE t.id = d.id)")
 			for _, n := range needles {
-				if w.scan {
-					cond, a = append(cond, "strpos(t.text, ?) > 0"), append(a, n)
-				} else {
-					cond, a = append(cond, "t.text LIKE ? ESCAPE '\\'"), append(a, "%"+likeEscape(n)+"%")
-				}
+				a = append(a, n)
 			}
-			if !w.scan {
-				key = "t.id + 0" // not by the key's index: every row the trigram index gives, then sorted
+		default:
+			from, key = "doc_text t JOIN docs d ON d.id = t.id JOIN files f ON f.id = d.file_id", "t.id + 0" // not by the key's index: every row the trigram index gives, then sorted
+			for _, n := range needles {
+				cond, a = append(cond, "t.text LIKE ? ESCAPE '\\'"), append(a, "%"+likeEscape(n)+"%")
 			}
 		}
 		bound := []string{key}
-		if w.scan {
+		if w.scan && key != "d.id" {
 			bound = append(bound, "d.id") // either side of the join may lead
 		}
 		for _, k := range bound {
