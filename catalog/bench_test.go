@@ -245,6 +245,7 @@ func BenchmarkSearch(b *testing.B) {
 				}
 				var times []time.Duration
 				per := map[string][]time.Duration{}
+				work := map[string][4]int64{} // what each query's searches did, summed (searchCounts)
 				scanned := 0
 				for b.Loop() {
 					for _, qs := range benchQueries {
@@ -252,6 +253,8 @@ func BenchmarkSearch(b *testing.B) {
 						if err != nil {
 							b.Fatal(err)
 						}
+						n := &c.counts
+						before := [4]int64{n.candidates.Load(), n.lines.Load(), n.bytes.Load(), n.decoded.Load()}
 						t0 := time.Now()
 						res, err := c.Search(context.Background(), q, 20, "")
 						if err != nil {
@@ -263,11 +266,18 @@ func BenchmarkSearch(b *testing.B) {
 						}
 						times = append(times, time.Since(t0))
 						per[qs] = append(per[qs], time.Since(t0))
+						w := work[qs]
+						for k, v := range [4]int64{n.candidates.Load(), n.lines.Load(), n.bytes.Load(), n.decoded.Load()} {
+							w[k] += v - before[k]
+						}
+						work[qs] = w
 					}
 				}
 				for _, qs := range benchQueries {
 					slices.Sort(per[qs])
-					b.Logf("%-28s median %v", qs, per[qs][len(per[qs])/2])
+					w, runs := work[qs], int64(len(per[qs]))
+					b.Logf("%-28s median %-12v candidates %4d lines read %4d (%5d KB), decoded %4d", qs, per[qs][len(per[qs])/2],
+						w[0]/runs, w[1]/runs, w[2]/runs>>10, w[3]/runs)
 				}
 				slices.Sort(times)
 				pick := func(p float64) float64 { return float64(times[int(p*float64(len(times)-1))].Microseconds()) / 1000 }

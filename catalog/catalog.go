@@ -70,8 +70,9 @@ type Catalog struct {
 	readyOnce sync.Once
 	srchOnce  sync.Once
 
-	prog  progress
-	yield atomic.Pointer[func(context.Context)] // YieldTo's
+	prog   progress
+	yield  atomic.Pointer[func(context.Context)] // YieldTo's
+	counts searchCounts
 
 	mu      sync.Mutex
 	files   map[string]*fileState // what the store holds of each file

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/base64"
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -128,12 +130,16 @@ func (c *Catalog) indexed(ctx context.Context, q *search.Query, limit int, curso
 	}
 	rs := c.newRun(ctx)
 	defer rs.close()
+	rs.rc = newRawCheck(sq.Needles)
 	res := Result{Hits: []Hit{}}
 	deadline := time.Now().Add(budget)
-	batch := 64
+	// Batches of candidates: a page's worth and a quarter, then as many as
+	// the hits still wanted need at the rate found so far, and half again.
+	batch, checked := limit+limit/4+1, 0
 	for {
 		sq.Below, sq.Limit = below, batch
 		cands, err := c.st.Search(ctx, sq)
+		c.counts.candidates.Add(int64(len(cands)))
 		if err != nil {
 			return res, err
 		}
@@ -156,9 +162,19 @@ func (c *Catalog) indexed(ctx context.Context, q *search.Query, limit int, curso
 			res.Partial = rs.partial
 			return res, nil
 		}
-		batch = min(4*batch, 4096)
+		checked += len(cands)
+		grow := 4 * batch
+		if n := len(res.Hits); n > 0 {
+			grow = (limit - n) * checked / n * 3 / 2
+		}
+		batch = min(max(grow, batch), 4096)
 	}
 }
+
+// searchCounts are what searches did (for tests and benchmarks): the
+// candidates the store gave, the lines read for them, their bytes, and
+// the lines decoded (not turned away by their raw bytes).
+type searchCounts struct{ candidates, lines, bytes, decoded atomic.Int64 }
 
 // ascii keeps the strings the store can compare case-insensitively.
 func ascii(ss []string) []string {
@@ -178,7 +194,8 @@ type searchRun struct {
 	ctx     context.Context
 	sess    map[string]*sessInfo
 	files   map[string]*os.File
-	partial bool // a candidate did not hold: the store is behind a file
+	rc      *rawCheck // what candidates' lines must hold
+	partial bool      // a candidate did not hold: the store is behind a file
 }
 
 // sessInfo is what every hit of one session shares.
@@ -213,20 +230,23 @@ func (rs *searchRun) session(path string) *sessInfo {
 }
 
 // line reads the line of a candidate's entry, checking it still is that
-// entry's; nil when it is not (the file changed since it was indexed).
-func (rs *searchRun) line(cd *store.Candidate, version int) (*sessions.Entry, []byte) {
+// entry's; nil when it is not (the file changed since it was indexed). A
+// line rc says cannot match is not decoded: nil, and not gone.
+func (rs *searchRun) line(cd *store.Candidate, version int, rc *rawCheck) (e *sessions.Entry, line []byte, gone bool) {
 	if version < 2 {
 		// Version 1 ids are piweb's, from the file's order: the tree tells.
 		s, err := rs.c.lib.SessionOf(cd.Path)
 		if err != nil || cd.Pos >= len(s.Entries) || s.Entries[cd.Pos].ID != cd.EntryID {
-			return nil, nil
+			return nil, nil, true
 		}
 		e := s.Entries[cd.Pos]
-		line, err := s.Raw(cd.Pos)
-		if err != nil {
-			return nil, nil
+		if line, err = s.Raw(cd.Pos); err != nil {
+			return nil, nil, true
 		}
-		return &e, line
+		if !rc.may(line) {
+			return nil, nil, false
+		}
+		return &e, line, false
 	}
 	f, seen := rs.files[cd.Path]
 	if !seen {
@@ -237,18 +257,24 @@ func (rs *searchRun) line(cd *store.Candidate, version int) (*sessions.Entry, []
 		rs.files[cd.Path] = f
 	}
 	if f == nil {
-		return nil, nil
+		return nil, nil, true
 	}
-	line, err := sessions.ReadLine(f, &sessions.Entry{Off: cd.Off, Len: cd.Len, ID: cd.EntryID}, true)
+	line, err := sessions.ReadLine(f, &sessions.Entry{Off: cd.Off, Len: cd.Len}, false)
 	if err != nil {
-		return nil, nil
+		return nil, nil, true
 	}
-	e, ok := sessions.LineEntry(line, version)
-	if !ok || e.ID != cd.EntryID {
-		return nil, nil
+	rs.c.counts.lines.Add(1)
+	rs.c.counts.bytes.Add(int64(len(line)))
+	if !rc.may(line) && bytes.Contains(line, []byte(cd.EntryID)) { // (a line without the id is decoded: is it still the entry's?)
+		return nil, nil, false
 	}
-	e.Off = cd.Off
-	return &e, line
+	rs.c.counts.decoded.Add(1)
+	le, ok := sessions.LineEntry(line, version)
+	if !ok || le.ID != cd.EntryID {
+		return nil, nil, true
+	}
+	le.Off = cd.Off
+	return &le, line, false
 }
 
 // check returns the hit a candidate makes: its entry still there, its
@@ -259,7 +285,14 @@ func (rs *searchRun) check(q *search.Query, cd *store.Candidate) (Hit, bool) {
 	if si == nil || !q.AllowProject(si.meta.Project) {
 		return Hit{}, false
 	}
-	// The group is the hit of its newest copy: the others are not read.
+	e, line, gone := rs.line(cd, si.meta.Version, rs.rc)
+	if gone {
+		rs.stale(cd.Path)
+	}
+	if e == nil {
+		return Hit{}, false
+	}
+	// The group is the hit of its newest copy.
 	var copies []store.Candidate
 	var err error
 	if cd.Newest != cd.ID {
@@ -269,11 +302,6 @@ func (rs *searchRun) check(q *search.Query, cd *store.Candidate) (Hit, bool) {
 				return Hit{}, false
 			}
 		}
-	}
-	e, line := rs.line(cd, si.meta.Version)
-	if e == nil {
-		rs.stale(cd.Path)
-		return Hit{}, false
 	}
 	p, ok := pieceText(e, line, cd.Part)
 	if !ok {
@@ -286,7 +314,7 @@ func (rs *searchRun) check(q *search.Query, cd *store.Candidate) (Hit, bool) {
 	}
 	place, label := rs.facts(cd.FileID, cd.Path, cd.Pos, cd.EntryID)
 	h := rs.hit(si, cd.EntryID, p.typ, p.role, snippet, ranges, cd.Time, place, label)
-	if copies == nil && err == nil {
+	if copies == nil && err == nil && cd.Count > 1 {
 		copies, err = rs.c.st.Copies(rs.ctx, cd.EntryID, cd.Part, cd.Time)
 	}
 	if err != nil || len(copies) < 2 {
@@ -588,7 +616,7 @@ func (c *Catalog) labeled(ctx context.Context, q *search.Query, limit int, curso
 			continue
 		}
 		cd := &store.Candidate{Doc: store.Doc{FileID: l.FileID, Off: l.Off, Len: l.Len, Pos: l.Pos, EntryID: l.EntryID}, Path: l.Path}
-		e, line := rs.line(cd, si.meta.Version)
+		e, line, _ := rs.line(cd, si.meta.Version, nil)
 		if e == nil || !q.AllowTime(entryTime(e)) {
 			continue
 		}

@@ -45,8 +45,10 @@ type Candidate struct {
 	Path    string
 	Machine string
 	// Newest is the number of the newest copy of the document (see
-	// Copies), its own when it has none; Search gives it.
+	// Copies), its own when it has none, and Count how many copies there
+	// are (1: none but itself); Search gives them.
 	Newest int64
+	Count  int
 }
 
 // Search returns a batch of candidates for q, newest first: every
@@ -108,16 +110,14 @@ func (s *DB) Search(ctx context.Context, q Query) ([]Candidate, error) {
 		case s.engine == SQLite:
 			from, key = "doc_text t JOIN docs d ON d.id = t.rowid JOIN files f ON f.id = d.file_id", "t.rowid" // FTS5 walks its rowids newest first
 			cond, a = append(cond, "doc_text MATCH ?"), append(a, ftsMatch(needles))
-		default:
+		case w.scan: // the documents newest first, until the batch is full
 			for _, n := range needles {
-				if w.scan {
-					cond, a = append(cond, "strpos(d.text, ?) > 0"), append(a, n)
-				} else {
-					cond, a = append(cond, "d.text LIKE ? ESCAPE '\\'"), append(a, "%"+likeEscape(n)+"%")
-				}
+				cond, a = append(cond, "strpos(d.text, ?) > 0"), append(a, n)
 			}
-			if !w.scan {
-				key = "d.id + 0" // not by the key's index: every row the trigram index gives, then sorted
+		default:
+			key = "d.id + 0" // not by the key's index: every row the trigram index gives, then sorted
+			for _, n := range needles {
+				cond, a = append(cond, "d.text LIKE ? ESCAPE '\\'"), append(a, "%"+likeEscape(n)+"%")
 			}
 		}
 		bound := []string{key}
@@ -131,7 +131,8 @@ func (s *DB) Search(ctx context.Context, q Query) ([]Candidate, error) {
 			}
 		}
 		return `SELECT d.id, d.file_id, d.off, d.len, d.pos, d.part, d.entry_id, d.type, d.role, d.ts, f.path, f.machine,
-			(SELECT max(c.id) FROM docs c WHERE c.entry_id = d.entry_id AND c.part = d.part AND c.ts = d.ts)
+			(SELECT max(c.id) FROM docs c WHERE c.entry_id = d.entry_id AND c.part = d.part AND c.ts = d.ts),
+			(SELECT count(*) FROM docs c WHERE c.entry_id = d.entry_id AND c.part = d.part AND c.ts = d.ts)
 			FROM ` + from + ` WHERE ` + strings.Join(append(cond, where...), " AND ") + ` ORDER BY ` + key + ` DESC LIMIT ?`,
 			append(append(a, args...), limit)
 	}
@@ -329,7 +330,7 @@ func scanCandidates(rows *sql.Rows, err error) func(out *[]Candidate) error {
 		for rows.Next() {
 			var c Candidate
 			if err := rows.Scan(&c.ID, &c.FileID, &c.Off, &c.Len, &c.Pos, &c.Part, &c.EntryID, &c.Type, &c.Role,
-				&c.Time, &c.Path, &c.Machine, &c.Newest); err != nil {
+				&c.Time, &c.Path, &c.Machine, &c.Newest, &c.Count); err != nil {
 				return err
 			}
 			*out = append(*out, c)
@@ -345,7 +346,7 @@ func (s *DB) Copies(ctx context.Context, entryID string, part int, ts int64) ([]
 	err := s.use(ctx, func(db *sql.DB) error {
 		out = out[:0]
 		return scanCandidates(db.QueryContext(ctx, s.q(`SELECT d.id, d.file_id, d.off, d.len, d.pos, d.part, d.entry_id,
-			d.type, d.role, d.ts, f.path, f.machine, d.id FROM docs d JOIN files f ON f.id = d.file_id
+			d.type, d.role, d.ts, f.path, f.machine, d.id, 0 FROM docs d JOIN files f ON f.id = d.file_id
 			WHERE d.entry_id = ? AND d.part = ? AND d.ts = ? ORDER BY d.id`), entryID, part, ts))(&out)
 	})
 	return out, err

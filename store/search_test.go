@@ -76,8 +76,8 @@ func want(saves []*Save, keep func(sv *Save, d *Doc) bool) string {
 // search in (PostgreSQL's scanned windows and then its trigram index;
 // SQLite's probe and runs of off-path documents) give every document that
 // holds the needles and passes the filters once, newest first: common,
-// sparse, rare and absent needles, with and without a role, on and off
-// the path.
+// sparse, rare and absent needles, two at once, with and without a role,
+// on and off the path.
 func TestSearchPages(t *testing.T) {
 	each(t, func(t *testing.T, s *DB) {
 		offA := func(pos int) bool { return pos%1000 >= 990 || pos == 5 } // runs and a lone one
@@ -98,18 +98,18 @@ func TestSearchPages(t *testing.T) {
 			{needle: "common"}, {needle: "sparse"}, {needle: "rare"}, {needle: "absent"},
 			{needle: "sparse", role: "user"}, {needle: "rare", role: "assistant"},
 			{needle: "common", offPath: true}, {needle: "rare", offPath: true}, {needle: "sparse", offPath: true},
-			{needle: "sparse", onPath: true}, {offPath: true},
+			{needle: "sparse", onPath: true}, {offPath: true}, {needle: "common sparse", role: "user"},
 		} {
 			q := Query{Limit: 50, OffPath: c.offPath, OnPath: c.onPath}
 			if c.needle != "" {
-				q.Needles = []string{c.needle}
+				q.Needles = strings.Fields(c.needle)
 			}
 			if c.role != "" {
 				q.Roles = []string{c.role}
 			}
 			w := want(saves, func(sv *Save, d *Doc) bool {
 				off := offOf[sv](d.Pos)
-				return strings.Contains(d.Text, c.needle) && (c.role == "" || d.Role == c.role) &&
+				return !slices.ContainsFunc(strings.Fields(c.needle), func(n string) bool { return !strings.Contains(d.Text, n) }) && (c.role == "" || d.Role == c.role) &&
 					(!c.offPath || off) && (!c.onPath || !off)
 			})
 			if got := ids(pages(t, s, q)); got != w {
