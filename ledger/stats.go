@@ -150,6 +150,7 @@ func (l *Ledger) updateLocked(r *sessions.Reader) error {
 	}
 	from := len(l.use)
 	seq := r.Sequential()
+	defer seq.Close()
 	for i := from; i < len(s.Entries); i++ {
 		u, err := readUse(seq, i, l.edits)
 		if err != nil {

@@ -184,11 +184,14 @@ func (r *Reader) Session() *Session { return r.s }
 
 // Sequential returns a Reader of the same file for reading many entries in
 // file order: it reads through a window of the file, 1 MiB at a time,
-// rather than one system call per line. Raw's checks still apply to every line.
+// rather than one system call per line. Raw's checks still apply to every
+// line. Closing it gives its window back for the next (r stays open).
 func (r *Reader) Sequential() *Reader { return &Reader{s: r.s, f: &windowAt{f: r.f}} }
 
-// Close closes the underlying file.
+// Close closes the underlying file; a Sequential reader gives its window
+// back instead (its file is its parent's).
 func (r *Reader) Close() error {
+	r.release()
 	if r.c != nil {
 		return r.c.Close()
 	}
@@ -271,9 +274,16 @@ var windowPool = sync.Pool{New: func() any { return new([windowSize]byte) }}
 // release gives a Sequential reader's window back for another reader;
 // r must not be read again.
 func (r *Reader) release() {
-	if w, ok := r.f.(*windowAt); ok && cap(w.buf) == windowSize {
-		windowPool.Put((*[windowSize]byte)(w.buf[:windowSize]))
-		w.buf = nil
+	var buf *[]byte
+	switch w := r.f.(type) {
+	case *windowAt:
+		buf = &w.buf
+	case *spanAt:
+		buf = &w.buf
+	}
+	if buf != nil && cap(*buf) == windowSize {
+		windowPool.Put((*[windowSize]byte)((*buf)[:windowSize]))
+		*buf = nil
 	}
 }
 
@@ -300,6 +310,48 @@ func (w *windowAt) ReadAt(p []byte, off int64) (int, error) {
 		if n >= len(p) {
 			return copy(p, w.buf), nil
 		}
+	}
+	return w.f.ReadAt(p, off)
+}
+
+// Gathered returns a Reader of the same file for reading the entries at
+// positions, in any order: when their lines lie close together (one span
+// of at most a window, mostly theirs), the span is read at once rather
+// than one system call per line; any other line is read from the file as
+// r reads it. Raw's checks still apply to every line. Closing it gives its
+// window back; r stays open.
+func (r *Reader) Gathered(positions []int) *Reader {
+	lo, hi, lines := int64(-1), int64(0), int64(0)
+	for _, p := range positions {
+		if p < 0 || p >= len(r.s.Entries) {
+			continue
+		}
+		e := &r.s.Entries[p]
+		if lo < 0 || e.Off < lo {
+			lo = e.Off
+		}
+		hi = max(hi, e.Off+int64(e.Len))
+		lines += int64(e.Len)
+	}
+	if lo < 0 || len(positions) < 2 || hi-lo > windowSize || hi-lo > 2*lines+64<<10 {
+		return &Reader{s: r.s, f: r.f} // far apart: line by line
+	}
+	buf := windowPool.Get().(*[windowSize]byte)[:hi-lo]
+	n, _ := r.f.ReadAt(buf, lo)
+	return &Reader{s: r.s, f: &spanAt{f: r.f, buf: buf[:n], off: lo}}
+}
+
+// spanAt serves reads inside a span of a file read once (Gathered), and
+// any other from the file.
+type spanAt struct {
+	f   io.ReaderAt
+	buf []byte
+	off int64 // file offset of buf[0]
+}
+
+func (w *spanAt) ReadAt(p []byte, off int64) (int, error) {
+	if off >= w.off && off+int64(len(p)) <= w.off+int64(len(w.buf)) {
+		return copy(p, w.buf[off-w.off:]), nil
 	}
 	return w.f.ReadAt(p, off)
 }
