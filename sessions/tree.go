@@ -207,6 +207,12 @@ func (r *Reader) Raw(i int) ([]byte, error) { return r.line(i, false) }
 // the id is not found as written (an escaped id, a changed file) gets Raw's check.
 func (r *Reader) RawQuick(i int) ([]byte, error) { return r.line(i, true) }
 
+// RawQuickInto is RawQuick reading into buf when it is large enough: the
+// line returned may be buf's, for a reader of many lines that keeps none.
+func (r *Reader) RawQuickInto(buf []byte, i int) ([]byte, error) {
+	return r.lineInto(buf, i, true, false)
+}
+
 // line reads entry i's line and checks it is still the entry: quickly (its
 // id where the index saw one) when quick, else by parsing its members.
 func (r *Reader) line(i int, quick bool) ([]byte, error) { return r.lineInto(nil, i, quick, false) }
