@@ -277,34 +277,33 @@ const windowSize = 1 << 20
 // windowPool keeps windows between readers (Reader.release).
 var windowPool = sync.Pool{New: func() any { return new([windowSize]byte) }}
 
-// release gives a Sequential reader's window back for another reader;
+// release gives a Sequential or Gathered reader's window back for another reader;
 // r must not be read again.
 func (r *Reader) release() {
-	var buf *[]byte
-	switch w := r.f.(type) {
-	case *windowAt:
-		buf = &w.buf
-	case *spanAt:
-		buf = &w.buf
-	}
-	if buf != nil && cap(*buf) == windowSize {
-		windowPool.Put((*[windowSize]byte)((*buf)[:windowSize]))
-		*buf = nil
+	if w, ok := r.f.(*windowAt); ok && cap(w.buf) == windowSize {
+		windowPool.Put((*[windowSize]byte)(w.buf[:windowSize]))
+		w.buf = nil
 	}
 }
 
 // windowAt serves reads that move forward through a file from a window of
 // it, read 1 MiB at a time. A read the window cannot serve (a long line,
-// the end of the file, a failed read) goes to the file as it is.
+// the end of the file, a failed read) goes to the file as it is. A fixed
+// window (a span Gathered read once) never moves: any read outside it goes
+// to the file.
 type windowAt struct {
-	f   io.ReaderAt
-	buf []byte
-	off int64 // file offset of buf[0]
+	f     io.ReaderAt
+	buf   []byte
+	off   int64 // file offset of buf[0]
+	fixed bool
 }
 
 func (w *windowAt) ReadAt(p []byte, off int64) (int, error) {
 	if off >= w.off && off+int64(len(p)) <= w.off+int64(len(w.buf)) {
 		return copy(p, w.buf[off-w.off:]), nil
+	}
+	if w.fixed {
+		return w.f.ReadAt(p, off)
 	}
 	const size = windowSize
 	if len(p) <= size {
@@ -344,22 +343,7 @@ func (r *Reader) Gathered(positions []int) *Reader {
 	}
 	buf := windowPool.Get().(*[windowSize]byte)[:hi-lo]
 	n, _ := r.f.ReadAt(buf, lo)
-	return &Reader{s: r.s, f: &spanAt{f: r.f, buf: buf[:n], off: lo}}
-}
-
-// spanAt serves reads inside a span of a file read once (Gathered), and
-// any other from the file.
-type spanAt struct {
-	f   io.ReaderAt
-	buf []byte
-	off int64 // file offset of buf[0]
-}
-
-func (w *spanAt) ReadAt(p []byte, off int64) (int, error) {
-	if off >= w.off && off+int64(len(p)) <= w.off+int64(len(w.buf)) {
-		return copy(p, w.buf[off-w.off:]), nil
-	}
-	return w.f.ReadAt(p, off)
+	return &Reader{s: r.s, f: &windowAt{f: r.f, buf: buf[:n], off: lo, fixed: true}}
 }
 
 // NewEntryID returns an id as pi's generateId makes one: the first 8 hex
