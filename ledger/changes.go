@@ -70,6 +70,7 @@ func ChangesOf(r *sessions.Reader, positions []int) (*Changes, error) {
 	out := &Changes{}
 	byPath := map[string]*FileChanges{}
 	seq := r.Sequential()
+	defer seq.Close()
 	for _, p := range positions {
 		e := &r.Session().Entries[p]
 		if e.Type != sessions.TypeMessage || (e.Role != sessions.RoleAssistant && e.Role != sessions.RoleToolResult && e.Role != sessions.RoleBash) {

@@ -150,8 +150,10 @@ func (l *Ledger) updateLocked(r *sessions.Reader) error {
 	}
 	from := len(l.use)
 	seq := r.Sequential()
+	defer seq.Close()
+	var buf []byte // each line read into the last one's bytes: none is kept
 	for i := from; i < len(s.Entries); i++ {
-		u, err := readUse(seq, i, l.edits)
+		u, err := readUse(seq, i, l.edits, &buf)
 		if err != nil {
 			l.use = l.use[:from]
 			return err
@@ -303,8 +305,9 @@ func (l *Ledger) Files(positions []int) []string {
 }
 
 // readUse reads what entry i adds. Only lines that can carry usage or tool
-// calls are read. edits holds the edit and write calls waiting for results.
-func readUse(r *sessions.Reader, i int, edits map[string]string) (Use, error) {
+// calls are read, into *buf when it is large enough (it keeps the larger
+// of the two). edits holds the edit and write calls waiting for results.
+func readUse(r *sessions.Reader, i int, edits map[string]string, buf *[]byte) (Use, error) {
 	e := &r.Session().Entries[i]
 	switch {
 	case e.Type == sessions.TypeMessage && (e.Role == sessions.RoleAssistant || e.Role == sessions.RoleToolResult):
@@ -312,9 +315,12 @@ func readUse(r *sessions.Reader, i int, edits map[string]string) (Use, error) {
 	default:
 		return Use{}, nil
 	}
-	line, err := r.RawQuick(i)
+	line, err := r.RawQuickInto(*buf, i)
 	if err != nil {
 		return Use{}, err
+	}
+	if cap(line) > cap(*buf) {
+		*buf = line[:0]
 	}
 	return useOf(e, line, edits), nil
 }

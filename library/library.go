@@ -17,6 +17,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"runtime"
 	"slices"
@@ -192,10 +193,14 @@ func (l *Library) putLocked(f *file) []Change {
 	return merge(append(out, l.rekeyLocked(id, nil)...))
 }
 
-// setLocked makes s f's current reading (l.mu held).
+// setLocked makes s f's current reading (l.mu held). A reading whose row
+// is the one the library had (a tree read for a page, of an unchanged
+// file) leaves the version as it was: the sessions list stays drawn.
 func (l *Library) setLocked(f *file, s *sessions.Session) {
-	l.version++
 	m := s.Meta()
+	if !sameRow(f.meta, m) {
+		l.version++
+	}
 	f.meta, f.gen, f.mod, f.tail = m, s.Gen(), s.ModTime, m.Unterminated
 	f.snap.Store(s)
 }
@@ -770,6 +775,15 @@ func (l *Library) refresh(path string, load bool) ([]Change, error) {
 		c.Kind, c.NewIDs = KindReload, nil
 	}
 	return []Change{c}, nil
+}
+
+// sameRow reports whether two rows of a file say the same in every field
+// (times the same instant: a row from the store has them in UTC).
+func sameRow(a, b sessions.Meta) bool {
+	for _, m := range []*sessions.Meta{&a, &b} {
+		m.Created, m.Modified, m.FileModified = m.Created.UTC(), m.Modified.UTC(), m.FileModified.UTC()
+	}
+	return reflect.DeepEqual(a, b)
 }
 
 // sameMeta reports whether a file read again says what its row said.

@@ -2,6 +2,7 @@ package library
 
 import (
 	"fmt"
+	"github.com/piweb/piweb/internal/sessiontest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -314,5 +315,56 @@ func TestNextMeta(t *testing.T) {
 			t.Fatalf("step %d: Next's summary\n%+v\na fresh read's\n%+v", k, got, want)
 		}
 		s = n
+	}
+}
+
+// TestReadKeepsVersion: reading a tree whose row the library already had
+// (seeded from the store, with its times in UTC, or dropped from the cache)
+// leaves the library's version as it was, so the sessions list stays drawn;
+// a file that changed moves it on.
+func TestReadKeepsVersion(t *testing.T) {
+	root := t.TempDir()
+	files := chainFiles(t, root, 3, 20)
+	l := NewLibrary(root)
+	for _, f := range files {
+		s, err := sessions.Load(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := s.Meta()
+		m.Created, m.Modified, m.FileModified = m.Created.UTC(), m.Modified.UTC(), m.FileModified.UTC()
+		l.Seed(m) // as the store gives it back
+	}
+	_, v0 := l.Listed()
+	for _, f := range files {
+		if _, err := l.SessionOf(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, v := l.Listed(); v != v0 {
+		t.Errorf("reading the seeded files' trees moved the version from %d to %d", v0, v)
+	}
+	l.Release(files[0])
+	l.SetCacheLimit(1) // every tree dropped but the one read
+	for _, f := range files {
+		if _, err := l.SessionOf(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, v := l.Listed(); v != v0 {
+		t.Errorf("reading dropped trees again moved the version from %d to %d", v0, v)
+	}
+	sessiontest.Append(t, files[1], `{"type":"message","id":"x","parentId":"e19","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"user","content":"more"}}`+"\n")
+	if _, err := l.Refresh(files[1]); err != nil {
+		t.Fatal(err)
+	}
+	metas, v := l.Listed()
+	if v == v0 {
+		t.Error("an appended file left the version as it was")
+	}
+	for _, m := range metas {
+		if m.File == files[1] && m.Entries != 21 {
+			t.Errorf("the appended file's row: %d entries, want 21", m.Entries)
+		}
 	}
 }

@@ -526,6 +526,17 @@ func (l *Layout) Previews(r *sessions.Reader, start, n int) error {
 	start, end := l.clamp(start, n)
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	var want []int
+	for i := start; i < end; i++ {
+		if !l.have[i] {
+			want = append(want, int(l.rows[i].pos))
+		}
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	r = r.Gathered(want) // the rows' lines at once, not one system call each
+	defer r.Close()
 	for i := start; i < end; i++ {
 		if l.have[i] {
 			continue

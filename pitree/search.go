@@ -55,6 +55,7 @@ func (x *SearchIndex) catchUp(s *sessions.Session, r *sessions.Reader) searchVie
 		// Many lines in file order: read them through one window, not one
 		// system call each. Raw's checks still apply to every line.
 		r = r.Sequential()
+		defer r.Close()
 	}
 	var parts []string
 	for i := len(x.end); i < len(s.Entries); i++ {

@@ -200,17 +200,21 @@ func (l *Layout) allCalls(r *sessions.Reader) (map[string]string, error) {
 	return every, nil
 }
 
-// callsOf returns the formatted tool calls of assistant entry a by call id.
+// callsOf returns the formatted tool calls of assistant entry a by call
+// id; an entry the index says holds none (FlagToolCall) is not read.
 func (l *Layout) callsOf(r *sessions.Reader, a int) (map[string]string, error) {
+	if !l.s.Entries[a].Flags.Has(sessions.FlagToolCall) {
+		return nil, nil
+	}
 	if c, ok := l.calls[a]; ok {
 		return c, nil
 	}
-	b, err := r.Body(a)
+	line, err := r.RawQuick(a)
 	if err != nil {
 		return nil, err
 	}
 	calls := map[string]string{}
-	for _, c := range b.Msg.ToolCalls() {
+	for _, c := range sessions.ToolCallsOf(line) {
 		if c.ID != "" {
 			obj := js.ObjectOf(c.Raw) // pi's text conversions need the values as written
 			calls[c.ID] = formatToolCall(obj.Val("name"), c.Args, l.opt.Home)

@@ -85,6 +85,9 @@ const (
 	FlagOddStop
 	// FlagLabelJSON marks a label entry whose truthy label is not a string: Text holds its JSON.
 	FlagLabelJSON
+	// FlagToolCall marks an assistant message whose content holds a tool call
+	// (Content.ToolCalls is not empty): readers of calls skip the others unread.
+	FlagToolCall
 )
 
 // NoTime is Entry.Time for a timestamp JavaScript's Date cannot parse.
@@ -191,6 +194,7 @@ type msgMembers struct {
 	blockType, blockText        []byte
 	contentBegun, contentWalked bool
 	text                        bool // a block of the walked content is a text that is not blank
+	call                        bool // a block of the walked content is a tool call
 
 	// The usage object, read in the same pass (usageWalked) unless its key
 	// was written with escapes or it is not an object.
@@ -223,7 +227,7 @@ func (mm *msgMembers) set(m js.Member) {
 func (r *rawEntry) nested() []*js.Nested {
 	mm := &r.msg
 	blocks := &js.Nested{Key: "content", Each: true,
-		Start: func() { mm.text, mm.contentBegun = false, true },
+		Start: func() { mm.text, mm.call, mm.contentBegun = false, false, true },
 		Begin: func() { mm.blockType, mm.blockText = nil, nil },
 		Fn: func(m js.Member) {
 			if js.KeyIs(m.Key, "type") {
@@ -232,7 +236,10 @@ func (r *rawEntry) nested() []*js.Nested {
 				mm.blockText = m.Val
 			}
 		},
-		End: func() { mm.text = mm.text || isTextBlock(mm.blockType, mm.blockText) },
+		End: func() {
+			mm.text = mm.text || isTextBlock(mm.blockType, mm.blockText)
+			mm.call = mm.call || typeIs(mm.blockType, BlockToolCall)
+		},
 	}
 	cost := &js.Nested{Key: "cost", Start: func() { mm.use.costBegun = true }, Fn: mm.use.setCost}
 	usage := &js.Nested{Key: "usage", Start: func() { mm.use.start(); mm.usageBegun = true }, Fn: mm.use.set, In: []*js.Nested{cost}}
@@ -434,6 +441,9 @@ func (e *Entry) fillMessage(m *msgMembers, in interner) {
 		}
 		if m.contentWalked && m.text || !m.contentWalked && hasText(m.content) {
 			e.Flags |= FlagText
+		}
+		if m.contentWalked && m.call || !m.contentWalked && len(NewContent(m.content).ToolCalls()) > 0 {
+			e.Flags |= FlagToolCall
 		}
 	}
 }

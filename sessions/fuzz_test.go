@@ -187,6 +187,16 @@ func FuzzProject(f *testing.F) {
 			if ok && js.Trim(text) == "" || !ok && text != "" {
 				t.Fatalf("CopyText(%d) = %q, %v", i, text, ok)
 			}
+			// The index's FlagToolCall is the decoded message's tool calls.
+			if e := &s.Entries[i]; e.Type == TypeMessage && e.Role == RoleAssistant {
+				raw, err := r.Raw(i)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if calls := len(ToolCallsOf(raw)) > 0; e.Flags.Has(FlagToolCall) != calls {
+					t.Fatalf("entry %d: FlagToolCall %v, its line holds tool calls: %v", i, !calls, calls)
+				}
+			}
 		}
 		for _, pe := range p.Entries {
 			e := &s.Entries[pe.Pos]

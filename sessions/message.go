@@ -230,7 +230,12 @@ func blockTypeIs(el []byte, typ string) bool {
 			t = m.Val // the last, as JSON.parse keeps
 		}
 	})
-	return len(t) == len(typ)+2 && string(t[1:len(t)-1]) == typ || js.HasBackslash(t) && js.Str(t) == typ
+	return typeIs(t, typ)
+}
+
+// typeIs reports whether the raw JSON value t is the string typ.
+func typeIs(t []byte, typ string) bool {
+	return len(t) == len(typ)+2 && t[0] == '"' && string(t[1:len(t)-1]) == typ || js.HasBackslash(t) && js.Str(t) == typ
 }
 
 // member returns the value of key in object raw (the last, as JSON.parse

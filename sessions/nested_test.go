@@ -37,6 +37,12 @@ func TestMessageReadInOnePass(t *testing.T) {
 		`{"role":"assistant","usage":{"totalTokens":9},"usage":null}`,
 		`{"role":"assistant","us\u0061ge":{"totalTokens":12,"cost":{"total":1e-3}}}`,
 		`{"role":"assistant","usage":{"totalTokens":123456789012345678,"cost":{"total":-0.000001}}}`,
+		`{"role":"assistant","content":[{"type":"text","text":"x"},{"type":"toolC\u0061ll","id":"c1","name":"read","arguments":{}}]}`,
+		`{"role":"assistant","content":[{"type":"toolCall","id":"c2"}],"content":[{"type":"text","text":"later content holds none"}]}`,
+		`{"role":"user","content":[{"type":"toolCall","id":"c3"}]}`,
+		`{"role":"assistant","content":[{"type":"toolCall","type":"text","text":"last type wins"}]}`,
+		`{"role":"assistant","cont\u0065nt":[{"type":"toolCall","id":"c4","name":"bash","arguments":{}}]}`,
+		`{"role":"assistant","content":[["toolCall"],{"type":"toolCall","id":"c5"}]}`,
 	}
 	var lines []string
 	lines = append(lines, `{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}`)
@@ -69,6 +75,16 @@ func TestMessageReadInOnePass(t *testing.T) {
 	for id, text := range want {
 		if i, ok := s.Lookup(id); !ok || s.Entries[i].Flags.Has(FlagText) != text {
 			t.Errorf("%s: FlagText %v, want %v", id, ok && s.Entries[i].Flags.Has(FlagText), text)
+		}
+	}
+	calls := map[string]bool{"e0": false, "e2": true, "e24": true, "e25": false, "e26": false, "e27": false, "e28": true, "e29": true}
+	for id, call := range calls {
+		i, ok := s.Lookup(id)
+		if !ok || s.Entries[i].Flags.Has(FlagToolCall) != call {
+			t.Errorf("%s: FlagToolCall %v, want %v", id, ok && s.Entries[i].Flags.Has(FlagToolCall), call)
+		}
+		if line, err := s.Raw(i); err != nil || (len(ToolCallsOf(line)) > 0) != call && s.Entries[i].Role == RoleAssistant {
+			t.Errorf("%s: ToolCallsOf disagrees with FlagToolCall %v (%v)", id, call, err)
 		}
 	}
 }

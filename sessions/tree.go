@@ -184,11 +184,14 @@ func (r *Reader) Session() *Session { return r.s }
 
 // Sequential returns a Reader of the same file for reading many entries in
 // file order: it reads through a window of the file, 1 MiB at a time,
-// rather than one system call per line. Raw's checks still apply to every line.
+// rather than one system call per line. Raw's checks still apply to every
+// line. Closing it gives its window back for the next (r stays open).
 func (r *Reader) Sequential() *Reader { return &Reader{s: r.s, f: &windowAt{f: r.f}} }
 
-// Close closes the underlying file.
+// Close closes the underlying file; a Sequential reader gives its window
+// back instead (its file is its parent's).
 func (r *Reader) Close() error {
+	r.release()
 	if r.c != nil {
 		return r.c.Close()
 	}
@@ -203,6 +206,12 @@ func (r *Reader) Raw(i int) ([]byte, error) { return r.line(i, false) }
 // as Raw does (the index validated the line when it read it); a line where
 // the id is not found as written (an escaped id, a changed file) gets Raw's check.
 func (r *Reader) RawQuick(i int) ([]byte, error) { return r.line(i, true) }
+
+// RawQuickInto is RawQuick reading into buf when it is large enough: the
+// line returned may be buf's, for a reader of many lines that keeps none.
+func (r *Reader) RawQuickInto(buf []byte, i int) ([]byte, error) {
+	return r.lineInto(buf, i, true, false)
+}
 
 // line reads entry i's line and checks it is still the entry: quickly (its
 // id where the index saw one) when quick, else by parsing its members.
@@ -268,7 +277,7 @@ const windowSize = 1 << 20
 // windowPool keeps windows between readers (Reader.release).
 var windowPool = sync.Pool{New: func() any { return new([windowSize]byte) }}
 
-// release gives a Sequential reader's window back for another reader;
+// release gives a Sequential or Gathered reader's window back for another reader;
 // r must not be read again.
 func (r *Reader) release() {
 	if w, ok := r.f.(*windowAt); ok && cap(w.buf) == windowSize {
@@ -279,16 +288,22 @@ func (r *Reader) release() {
 
 // windowAt serves reads that move forward through a file from a window of
 // it, read 1 MiB at a time. A read the window cannot serve (a long line,
-// the end of the file, a failed read) goes to the file as it is.
+// the end of the file, a failed read) goes to the file as it is. A fixed
+// window (a span Gathered read once) never moves: any read outside it goes
+// to the file.
 type windowAt struct {
-	f   io.ReaderAt
-	buf []byte
-	off int64 // file offset of buf[0]
+	f     io.ReaderAt
+	buf   []byte
+	off   int64 // file offset of buf[0]
+	fixed bool
 }
 
 func (w *windowAt) ReadAt(p []byte, off int64) (int, error) {
 	if off >= w.off && off+int64(len(p)) <= w.off+int64(len(w.buf)) {
 		return copy(p, w.buf[off-w.off:]), nil
+	}
+	if w.fixed {
+		return w.f.ReadAt(p, off)
 	}
 	const size = windowSize
 	if len(p) <= size {
@@ -302,6 +317,33 @@ func (w *windowAt) ReadAt(p []byte, off int64) (int, error) {
 		}
 	}
 	return w.f.ReadAt(p, off)
+}
+
+// Gathered returns a Reader of the same file for reading the entries at
+// positions, in any order: when their lines lie close together (one span
+// of at most a window, mostly theirs), the span is read at once rather
+// than one system call per line; any other line is read from the file as
+// r reads it. Raw's checks still apply to every line. Closing it gives its
+// window back; r stays open.
+func (r *Reader) Gathered(positions []int) *Reader {
+	lo, hi, lines := int64(-1), int64(0), int64(0)
+	for _, p := range positions {
+		if p < 0 || p >= len(r.s.Entries) {
+			continue
+		}
+		e := &r.s.Entries[p]
+		if lo < 0 || e.Off < lo {
+			lo = e.Off
+		}
+		hi = max(hi, e.Off+int64(e.Len))
+		lines += int64(e.Len)
+	}
+	if lo < 0 || len(positions) < 2 || hi-lo > windowSize || hi-lo > 2*lines+64<<10 {
+		return &Reader{s: r.s, f: r.f} // far apart: line by line
+	}
+	buf := windowPool.Get().(*[windowSize]byte)[:hi-lo]
+	n, _ := r.f.ReadAt(buf, lo)
+	return &Reader{s: r.s, f: &windowAt{f: r.f, buf: buf[:n], off: lo, fixed: true}}
 }
 
 // NewEntryID returns an id as pi's generateId makes one: the first 8 hex

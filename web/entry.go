@@ -454,6 +454,8 @@ func markResultTarget(it *views.Item, target int) {
 
 // readBodies reads and decodes the entries at positions page.
 func readBodies(r *sessions.Reader, page []int) ([]*sessions.Body, error) {
+	r = r.Gathered(page) // the page's lines at once, not one system call each
+	defer r.Close()
 	out := make([]*sessions.Body, len(page))
 	for k, i := range page {
 		b, err := r.Body(i)

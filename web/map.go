@@ -55,6 +55,7 @@ func (srv *Server) sessionMap(c echo.Context) error {
 			}
 		}
 		seq := r.Sequential()
+		defer seq.Close()
 		_, err = shape.New(ss).Render(&out, shape.Options{Leaf: leaf, Select: sel, Focus: focus, Hits: hits, Text: func(pos int) string {
 			if b, err := seq.Body(pos); err == nil {
 				return mapText(b)

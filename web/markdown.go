@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bufio"
 	"bytes"
 	"html"
 	"regexp"
@@ -52,14 +53,38 @@ func newMarkdown() *markdown {
 // html renders src to sanitised HTML. On a renderer error it falls back to
 // the escaped text in a <pre>.
 func (m *markdown) render(src string) string {
-	var b bytes.Buffer
-	if err := m.md.Convert([]byte(src), &b); err != nil {
+	mb := mdBuffers.Get().(*mdBuffer)
+	defer mb.put()
+	b := &mb.out
+	mb.w.Reset(b) // goldmark writes through the buffered writer it is given, or makes one
+	err := m.md.Convert([]byte(src), mb.w)
+	if err == nil {
+		err = mb.w.Flush()
+	}
+	if err != nil {
 		b.Reset()
 		b.WriteString("<pre>")
 		b.WriteString(html.EscapeString(src))
 		b.WriteString("</pre>")
 	}
 	return m.policy.Sanitize(b.String())
+}
+
+// mdBuffer is what rendering one message's markdown writes through: kept
+// between messages (a page renders a hundred).
+type mdBuffer struct {
+	out bytes.Buffer
+	w   *bufio.Writer
+}
+
+var mdBuffers = sync.Pool{New: func() any { return &mdBuffer{w: bufio.NewWriter(nil)} }}
+
+// put gives mb back for the next message, unless a long one grew it.
+func (mb *mdBuffer) put() {
+	if mb.out.Cap() <= 1<<20 {
+		mb.out.Reset()
+		mdBuffers.Put(mb)
+	}
 }
 
 // rawHTML renders HTML written in markdown as text: inline tags and HTML

@@ -14,10 +14,14 @@ import (
 	"github.com/piweb/piweb/views"
 )
 
-// Tree windows: rows sent per page, and how many rows above the selected one a first window starts.
+// Tree windows: rows sent per page; a page's first window holds
+// firstRows, from rowsBefore rows above the selected one. The first paint
+// needs no more than a screen or two: the page asks for the next rows
+// before a scroll reaches them (600px ahead), a page of pageRows each time.
 const (
 	pageRows   = 500
-	rowsBefore = 150
+	firstRows  = 200
+	rowsBefore = 80
 )
 
 // treeState parses the tree's query parameters: filter, q, fold, open, leaf, target.
@@ -283,7 +287,7 @@ func (t *tree) around(r *sessions.Reader, sid string) (views.TreeWindow, error) 
 	}
 	k := t.drawn(t.lay.Find(t.target))
 	start := t.spanBack(k, rowsBefore)
-	end := t.span(start, pageRows)
+	end := t.span(start, firstRows)
 	rows, err := t.window(r, start, end)
 	if err != nil {
 		return w, err

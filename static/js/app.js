@@ -318,6 +318,7 @@
         return;
       }
       tree.innerHTML = html;
+      tree.dataset.first = res.headers.get("X-Tree-First") || "0"; // the row the window starts at (the minimap places the selection by it)
       S.version = res.headers.get("X-Tree-Version") || S.version;
       S.open = new Set(decodeURIComponent(res.headers.get("X-Tree-Open") || "").split(",").filter(Boolean)); // with a run opened for the selection
       status(res.headers.get("X-Tree-Total"));
@@ -361,7 +362,10 @@
         const frag = fragment(await res.text());
         const keep = anchor.getBoundingClientRect().top;
         btn.replaceWith(frag);
-        if (dir === "before") tree.scrollTop += anchor.getBoundingClientRect().top - keep;
+        if (dir === "before") {
+          tree.scrollTop += anchor.getBoundingClientRect().top - keep;
+          tree.dataset.first = res.headers.get("X-Tree-First") || "0"; // the window starts earlier now
+        }
         markPath();
         observe();
       } finally {
