@@ -83,9 +83,9 @@ func scanFile(sc interface{ Scan(...any) error }) (f File, places []byte, ok boo
 // leaving out rows whose checksum does not hold (damaged: Damaged counts
 // them); the caller reads those files again.
 func (s *DB) Files(ctx context.Context, machine string) (files []File, damaged int, err error) {
-	err = s.use(ctx, func(db *sql.DB) error {
+	err = s.Use(ctx, func(db *sql.DB) error {
 		files, damaged = nil, 0
-		rows, err := db.QueryContext(ctx, s.q(`SELECT `+fileColumns+` FROM files WHERE machine = ?`), machine)
+		rows, err := db.QueryContext(ctx, s.Rebind(`SELECT `+fileColumns+` FROM files WHERE machine = ?`), machine)
 		if err != nil {
 			return err
 		}
@@ -121,9 +121,9 @@ type Facts struct {
 // or its row is damaged.
 func (s *DB) Facts(ctx context.Context, id int64) (Facts, error) {
 	var out Facts
-	err := s.use(ctx, func(db *sql.DB) error {
+	err := s.Use(ctx, func(db *sql.DB) error {
 		out = Facts{}
-		_, places, ok, err := scanFile(db.QueryRowContext(ctx, s.q(`SELECT `+fileColumns+` FROM files WHERE id = ?`), id))
+		_, places, ok, err := scanFile(db.QueryRowContext(ctx, s.Rebind(`SELECT `+fileColumns+` FROM files WHERE id = ?`), id))
 		if errors.Is(err, sql.ErrNoRows) || err == nil && !ok {
 			return nil
 		}
@@ -131,7 +131,7 @@ func (s *DB) Facts(ctx context.Context, id int64) (Facts, error) {
 			return err
 		}
 		out.Places = places
-		rows, err := db.QueryContext(ctx, s.q(`SELECT entry_id, label FROM labels WHERE file_id = ?`), id)
+		rows, err := db.QueryContext(ctx, s.Rebind(`SELECT entry_id, label FROM labels WHERE file_id = ?`), id)
 		if err != nil {
 			return err
 		}
@@ -283,7 +283,7 @@ func (s *DB) save(ctx context.Context, tx *sql.Tx, sv *Save, texts *[]docText) (
 	f := &sv.File
 	var id int64
 	var oldPlaces []byte
-	err := tx.QueryRowContext(ctx, s.q(`SELECT id, places FROM files WHERE machine = ? AND path = ?`), f.Machine, f.Path).Scan(&id, &oldPlaces)
+	err := tx.QueryRowContext(ctx, s.Rebind(`SELECT id, places FROM files WHERE machine = ? AND path = ?`), f.Machine, f.Path).Scan(&id, &oldPlaces)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		id = 0
@@ -300,13 +300,13 @@ func (s *DB) save(ctx context.Context, tx *sql.Tx, sv *Save, texts *[]docText) (
 	sum := f.sum(places)
 	meta := string(f.Meta)
 	if id == 0 {
-		err = tx.QueryRowContext(ctx, s.q(`INSERT INTO files (machine, path, size, mtime, head, tail, docs, session_id,
+		err = tx.QueryRowContext(ctx, s.Rebind(`INSERT INTO files (machine, path, size, mtime, head, tail, docs, session_id,
 			parent, project, modified, meta, places, problem, checksum) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			RETURNING id`),
 			f.Machine, f.Path, f.Stamp.Size, f.Stamp.ModTime, f.Stamp.Head, f.Stamp.Tail, f.Docs, f.SessionID,
 			f.Parent, f.Project, f.Modified, meta, places, f.Problem, sum).Scan(&id)
 	} else {
-		_, err = tx.ExecContext(ctx, s.q(`UPDATE files SET size = ?, mtime = ?, head = ?, tail = ?, docs = ?, session_id = ?,
+		_, err = tx.ExecContext(ctx, s.Rebind(`UPDATE files SET size = ?, mtime = ?, head = ?, tail = ?, docs = ?, session_id = ?,
 			parent = ?, project = ?, modified = ?, meta = ?, places = ?, problem = ?, checksum = ? WHERE id = ?`),
 			f.Stamp.Size, f.Stamp.ModTime, f.Stamp.Head, f.Stamp.Tail, f.Docs, f.SessionID,
 			f.Parent, f.Project, f.Modified, meta, places, f.Problem, sum, id)
@@ -327,11 +327,11 @@ func (s *DB) save(ctx context.Context, tx *sql.Tx, sv *Save, texts *[]docText) (
 		return job, err
 	}
 	if sv.Labels != nil {
-		if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM labels WHERE file_id = ?`), id); err != nil {
+		if _, err := tx.ExecContext(ctx, s.Rebind(`DELETE FROM labels WHERE file_id = ?`), id); err != nil {
 			return job, err
 		}
 		for _, l := range sv.Labels {
-			if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO labels (file_id, entry_id, label, ts, pos, off, len) VALUES (?, ?, ?, ?, ?, ?, ?)
+			if _, err := tx.ExecContext(ctx, s.Rebind(`INSERT INTO labels (file_id, entry_id, label, ts, pos, off, len) VALUES (?, ?, ?, ?, ?, ?, ?)
 				ON CONFLICT (file_id, entry_id) DO UPDATE SET label = excluded.label, ts = excluded.ts, pos = excluded.pos,
 				off = excluded.off, len = excluded.len`),
 				id, l.EntryID, l.Text, l.Time, l.Pos, l.Off, l.Len); err != nil {
@@ -396,7 +396,7 @@ func (s *DB) flipDocs(ctx context.Context, tx *sql.Tx, id int64, old, now []byte
 			b, _ := json.Marshal(ps)
 			list = string(b)
 		}
-		if _, err := tx.ExecContext(ctx, s.q(`UPDATE docs SET offpath = ? WHERE file_id = ? AND offpath <> ? AND `+in), flag, id, flag, list); err != nil {
+		if _, err := tx.ExecContext(ctx, s.Rebind(`UPDATE docs SET offpath = ? WHERE file_id = ? AND offpath <> ? AND `+in), flag, id, flag, list); err != nil {
 			return err
 		}
 	}
@@ -523,7 +523,7 @@ func (s *DB) TextIndex(ctx context.Context, on bool) error {
 	if s.engine == SQLite {
 		return nil
 	}
-	return s.use(ctx, func(db *sql.DB) error {
+	return s.Use(ctx, func(db *sql.DB) error {
 		_, err := db.ExecContext(ctx, q)
 		return err
 	})
@@ -536,7 +536,7 @@ func (s *DB) dropDocs(ctx context.Context, tx *sql.Tx, id int64) error {
 			return err
 		}
 	}
-	_, err := tx.ExecContext(ctx, s.q(`DELETE FROM docs WHERE file_id = ?`), id)
+	_, err := tx.ExecContext(ctx, s.Rebind(`DELETE FROM docs WHERE file_id = ?`), id)
 	return err
 }
 
@@ -549,7 +549,7 @@ func (s *DB) Remove(ctx context.Context, machine string, paths ...string) error 
 		var ids []int64
 		for _, p := range paths {
 			var id int64
-			err := tx.QueryRowContext(ctx, s.q(`SELECT id FROM files WHERE machine = ? AND path = ?`), machine, p).Scan(&id)
+			err := tx.QueryRowContext(ctx, s.Rebind(`SELECT id FROM files WHERE machine = ? AND path = ?`), machine, p).Scan(&id)
 			if errors.Is(err, sql.ErrNoRows) {
 				continue
 			}
@@ -560,7 +560,7 @@ func (s *DB) Remove(ctx context.Context, machine string, paths ...string) error 
 				return err
 			}
 			for _, q := range []string{`DELETE FROM labels WHERE file_id = ?`, `DELETE FROM files WHERE id = ?`} {
-				if _, err := tx.ExecContext(ctx, s.q(q), id); err != nil {
+				if _, err := tx.ExecContext(ctx, s.Rebind(q), id); err != nil {
 					return err
 				}
 			}
@@ -577,7 +577,7 @@ func (s *DB) Remove(ctx context.Context, machine string, paths ...string) error 
 // (lower-cased; none: all), with their files, newest first, at most limit.
 func (s *DB) Labels(ctx context.Context, machine string, words []string, limit int) ([]FileLabel, error) {
 	var out []FileLabel
-	err := s.use(ctx, func(db *sql.DB) error {
+	err := s.Use(ctx, func(db *sql.DB) error {
 		out = nil
 		where := []string{"f.machine = ?"}
 		args := []any{machine}
@@ -586,7 +586,7 @@ func (s *DB) Labels(ctx context.Context, machine string, words []string, limit i
 			args = append(args, "%"+likeEscape(w)+"%")
 		}
 		args = append(args, limit)
-		rows, err := db.QueryContext(ctx, s.q(`SELECT f.path, f.id, l.entry_id, l.label, l.ts, l.pos, l.off, l.len FROM labels l
+		rows, err := db.QueryContext(ctx, s.Rebind(`SELECT f.path, f.id, l.entry_id, l.label, l.ts, l.pos, l.off, l.len FROM labels l
 			JOIN files f ON f.id = l.file_id WHERE `+strings.Join(where, " AND ")+` ORDER BY l.ts DESC LIMIT ?`), args...)
 		if err != nil {
 			return err
@@ -637,9 +637,9 @@ func offPath(places []byte, pos int) int {
 // them with the files to tell whether the store is current.
 func (s *DB) Stamps(ctx context.Context, machine string) (map[string]Stamp, error) {
 	var out map[string]Stamp
-	err := s.use(ctx, func(db *sql.DB) error {
+	err := s.Use(ctx, func(db *sql.DB) error {
 		out = map[string]Stamp{}
-		rows, err := db.QueryContext(ctx, s.q(`SELECT path, size, mtime FROM files WHERE machine = ?`), machine)
+		rows, err := db.QueryContext(ctx, s.Rebind(`SELECT path, size, mtime FROM files WHERE machine = ?`), machine)
 		if err != nil {
 			return err
 		}

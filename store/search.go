@@ -1,10 +1,12 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -57,22 +59,12 @@ type Candidate struct {
 // Shorter needles, negations and regular expressions are the caller's to
 // check on the real text.
 func (s *DB) Search(ctx context.Context, q Query) ([]Candidate, error) {
+	// The filters on files first: a project's searches on SQLite also
+	// use them alone (see windows).
 	where, args := []string{}, []any{}
 	if !q.Any {
 		where = append(where, "f.machine = ?")
 		args = append(args, q.Machine)
-	}
-	if len(q.Roles) > 0 {
-		where = append(where, "d.role IN ("+marks(len(q.Roles))+")")
-		for _, r := range q.Roles {
-			args = append(args, r)
-		}
-	}
-	if len(q.NotRoles) > 0 {
-		where = append(where, "d.role NOT IN ("+marks(len(q.NotRoles))+")")
-		for _, r := range q.NotRoles {
-			args = append(args, r)
-		}
 	}
 	if len(q.Projects) > 0 {
 		var or []string
@@ -85,6 +77,22 @@ func (s *DB) Search(ctx context.Context, q Query) ([]Candidate, error) {
 	for _, p := range q.NotProjects {
 		where = append(where, "lower(f.project) NOT LIKE ? ESCAPE '\\'")
 		args = append(args, "%"+likeEscape(p)+"%")
+	}
+	var files *fileFilter
+	if len(q.Projects) > 0 && s.engine == SQLite {
+		files = &fileFilter{strings.Join(where, " AND "), slices.Clone(args)}
+	}
+	if len(q.Roles) > 0 {
+		where = append(where, "d.role IN ("+Marks(len(q.Roles))+")")
+		for _, r := range q.Roles {
+			args = append(args, r)
+		}
+	}
+	if len(q.NotRoles) > 0 {
+		where = append(where, "d.role NOT IN ("+Marks(len(q.NotRoles))+")")
+		for _, r := range q.NotRoles {
+			args = append(args, r)
+		}
 	}
 	if q.OffPath {
 		where = append(where, "d.offpath = 1")
@@ -142,14 +150,14 @@ func (s *DB) Search(ctx context.Context, q Query) ([]Candidate, error) {
 		hi = math.MaxInt64
 	}
 	var out []Candidate
-	err := s.use(ctx, func(db *sql.DB) error {
+	err := s.Use(ctx, func(db *sql.DB) error {
 		out = out[:0]
 		conn, err := db.Conn(ctx)
 		if err != nil {
 			return err
 		}
 		defer conn.Close()
-		ws := windows{s: s, ctx: ctx, conn: conn, hi: hi, offPath: q.OffPath, needles: needles, filtered: len(where) > 0}
+		ws := windows{s: s, ctx: ctx, conn: conn, hi: hi, offPath: q.OffPath, files: files, needles: needles, filtered: len(where) > 0}
 		for len(out) < limit {
 			w, err := ws.next()
 			if err != nil || w.hi <= w.lo {
@@ -162,7 +170,7 @@ func (s *DB) Search(ctx context.Context, q Query) ([]Candidate, error) {
 				a = append([]any{pgx.QueryExecModeExec}, a...)
 			}
 			n := len(out)
-			if err := scanCandidates(conn.QueryContext(ctx, s.q(qs), a...))(&out); err != nil {
+			if err := scanCandidates(conn.QueryContext(ctx, s.Rebind(qs), a...))(&out); err != nil {
 				return err
 			}
 			ws.found = len(out) > n
@@ -190,12 +198,14 @@ const (
 // windows gives the ranges of ids to search below hi, newest first, until
 // an empty one. A window of SQLite searches through its full-text index,
 // which walks its ids newest first and stops when the batch is full:
-//   - without needles, or a search on path: one window, every id below hi;
-//   - off-path with needles: the newest probeRows texts that hold them
-//     (all of them when there are no more: the needles are rare); then
-//     only runs of off-path documents' ids, so that a search among few
-//     off-path documents does not walk every text holding common needles
-//     (FTS5 cannot seek to them one by one: a seek costs a window's setup).
+//   - without needles, or with no filter but on the path: one window,
+//     every id below hi;
+//   - off-path, or in projects, with needles: the newest probeRows texts
+//     that hold them (all of them when there are no more: the needles
+//     are rare); then only the ranges of the projects' files' ids, or
+//     runs of off-path documents' ids, so that a search among few such
+//     documents does not walk every text holding common needles (FTS5
+//     cannot seek to them one by one: a seek costs a window's setup).
 //
 // PostgreSQL's planner cannot tell how common a substring is: for a
 // common one it would check every row the trigram index gives, then sort
@@ -209,6 +219,7 @@ type windows struct {
 	conn    *sql.Conn
 	hi      int64
 	offPath bool
+	files   *fileFilter // the projects' files (SQLite searches their ranges)
 	needles []string
 	// filtered: the query has filters besides its needles; found: the
 	// last window gave candidates.
@@ -217,9 +228,10 @@ type windows struct {
 	started, index, done bool
 	last                 window // the last window read
 	size                 int64
-	runs                 bool    // the rest is runs of off-path documents
-	ids                  []int64 // off-path ids fetched, newest first, not yet searched
-	more                 bool    // there may be more than ids
+	runs                 bool     // the rest is runs of off-path documents, or spans
+	spans                []window // the projects' files' ranges not yet searched, newest first
+	ids                  []int64  // off-path ids fetched, newest first, not yet searched
+	more                 bool     // there may be more than ids
 }
 
 func (ws *windows) next() (window, error) {
@@ -228,9 +240,11 @@ func (ws *windows) next() (window, error) {
 	switch {
 	case ws.done:
 		return window{}, nil
+	case ws.runs && ws.files != nil:
+		return ws.span()
 	case ws.runs:
 		return ws.run()
-	case len(ws.needles) == 0 || ws.s.engine == SQLite && !ws.offPath:
+	case len(ws.needles) == 0 || ws.s.engine == SQLite && !ws.offPath && ws.files == nil:
 		ws.done = true
 		return window{hi: ws.hi}, nil
 	case ws.s.engine == SQLite:
@@ -244,6 +258,9 @@ func (ws *windows) next() (window, error) {
 		}
 		w := window{lo: lo, hi: ws.hi}
 		ws.hi, ws.runs, ws.more = lo, true, true
+		if ws.files != nil {
+			return w, ws.findSpans()
+		}
 		return w, nil
 	case first:
 		var top int64
@@ -288,10 +305,57 @@ func (ws *windows) next() (window, error) {
 	return ws.last, nil
 }
 
+// fileFilter is a condition on files (alias f) and its arguments.
+type fileFilter struct {
+	where string
+	args  []any
+}
+
+// findSpans reads the ranges of ids below ws.hi of the files ws.files
+// picks, each a file's first to last document (by the docs_file index),
+// and merges them newest first.
+func (ws *windows) findSpans() error {
+	rows, err := ws.conn.QueryContext(ws.ctx, ws.s.Rebind(`SELECT lo, hi FROM (SELECT
+		(SELECT min(id) FROM docs WHERE file_id = f.id) AS lo, (SELECT max(id) FROM docs WHERE file_id = f.id) AS hi
+		FROM files f WHERE `+ws.files.where+`) x WHERE lo < ?`), append(slices.Clone(ws.files.args), ws.hi)...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var spans []window
+	for rows.Next() {
+		var w window
+		if err := rows.Scan(&w.lo, &w.hi); err != nil {
+			return err
+		}
+		w.hi = min(w.hi+1, ws.hi)
+		spans = append(spans, w)
+	}
+	slices.SortFunc(spans, func(a, b window) int { return cmp.Compare(b.hi, a.hi) })
+	for _, w := range spans {
+		if k := len(ws.spans) - 1; k >= 0 && w.hi >= ws.spans[k].lo-offRun {
+			ws.spans[k].lo = min(ws.spans[k].lo, w.lo)
+			continue
+		}
+		ws.spans = append(ws.spans, w)
+	}
+	return rows.Err()
+}
+
+// span returns the next range of the projects' files' ids.
+func (ws *windows) span() (window, error) {
+	if len(ws.spans) == 0 {
+		return window{}, nil
+	}
+	w := ws.spans[0]
+	ws.spans = ws.spans[1:]
+	return w, nil
+}
+
 // run returns the window of the next run of off-path documents.
 func (ws *windows) run() (window, error) {
 	if len(ws.ids) == 0 && ws.more {
-		rows, err := ws.conn.QueryContext(ws.ctx, ws.s.q(`SELECT id FROM docs WHERE offpath = 1 AND id < ? ORDER BY id DESC LIMIT 1024`), ws.hi)
+		rows, err := ws.conn.QueryContext(ws.ctx, ws.s.Rebind(`SELECT id FROM docs WHERE offpath = 1 AND id < ? ORDER BY id DESC LIMIT 1024`), ws.hi)
 		if err != nil {
 			return window{}, err
 		}
@@ -343,9 +407,9 @@ func scanCandidates(rows *sql.Rows, err error) func(out *[]Candidate) error {
 // every file of every machine (a fork's copies of an entry), by number.
 func (s *DB) Copies(ctx context.Context, entryID string, part int, ts int64) ([]Candidate, error) {
 	var out []Candidate
-	err := s.use(ctx, func(db *sql.DB) error {
+	err := s.Use(ctx, func(db *sql.DB) error {
 		out = out[:0]
-		return scanCandidates(db.QueryContext(ctx, s.q(`SELECT d.id, d.file_id, d.off, d.len, d.pos, d.part, d.entry_id,
+		return scanCandidates(db.QueryContext(ctx, s.Rebind(`SELECT d.id, d.file_id, d.off, d.len, d.pos, d.part, d.entry_id,
 			d.type, d.role, d.ts, f.path, f.machine, d.id, 0 FROM docs d JOIN files f ON f.id = d.file_id
 			WHERE d.entry_id = ? AND d.part = ? AND d.ts = ? ORDER BY d.id`), entryID, part, ts))(&out)
 	})
@@ -396,5 +460,5 @@ func addTrigram(t string, seen map[string]bool, terms *[]string) {
 	*terms = append(*terms, `"`+strings.ReplaceAll(t, `"`, `""`)+`"`)
 }
 
-// marks is n placeholders separated by commas.
-func marks(n int) string { return strings.TrimSuffix(strings.Repeat("?, ", n), ", ") }
+// Marks returns n placeholders separated by commas.
+func Marks(n int) string { return strings.TrimSuffix(strings.Repeat("?, ", n), ", ") }

@@ -119,6 +119,57 @@ func TestSearchPages(t *testing.T) {
 	})
 }
 
+// TestProjectSpans: a project's searches give every document of its files
+// that holds the needles, newest first, however far below the other
+// projects' its files lie (SQLite searches the newest texts, then only the
+// ranges of the project's files' ids), with appends that leave a file's
+// documents in two ranges and a file of the project among others'.
+func TestProjectSpans(t *testing.T) {
+	each(t, func(t *testing.T, s *DB) {
+		none := func(int) bool { return false }
+		mk := func(path, project string, n int) *Save {
+			sv, _ := bigFile(path, n, none)
+			sv.File.Project = project
+			return sv
+		}
+		old := mk("/r/old.jsonl", "--home-old--", 3000)
+		busy := mk("/r/busy.jsonl", "--home-busy--", 6000)
+		oldMore := mk("/r/old.jsonl", "--home-old--", 3500)
+		oldMore.Docs = oldMore.Docs[3000:] // appended after busy's
+		other := mk("/r/other.jsonl", "--home-old--", 200)
+		last := mk("/r/last.jsonl", "--home-busy--", 5000)
+		saves := []*Save{old, busy, oldMore, other, last}
+		for _, sv := range saves {
+			if err := s.Save(ctx, sv); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, c := range []struct {
+			needle, project, notProject, role string
+		}{
+			{needle: "common", project: "old"}, {needle: "sparse", project: "old"}, {needle: "rare", project: "old"},
+			{needle: "common", project: "old", role: "user"}, {needle: "common", project: "busy"},
+			{needle: "common", project: "home", notProject: "busy"}, {needle: "absent", project: "old"},
+		} {
+			q := Query{Needles: []string{c.needle}, Projects: []string{c.project}, Limit: 30}
+			if c.notProject != "" {
+				q.NotProjects = []string{c.notProject}
+			}
+			if c.role != "" {
+				q.Roles = []string{c.role}
+			}
+			w := want(saves, func(sv *Save, d *Doc) bool {
+				p := sv.File.Project
+				return strings.Contains(d.Text, c.needle) && strings.Contains(p, c.project) &&
+					(c.notProject == "" || !strings.Contains(p, c.notProject)) && (c.role == "" || d.Role == c.role)
+			})
+			if got := ids(pages(t, s, q)); got != w {
+				t.Errorf("%+v:\n got %.300s\nwant %.300s", c, got, w)
+			}
+		}
+	})
+}
+
 // TestOffPathFollowsPlaces: the store narrows off-path searches by each
 // document's flag, which follows its file's places through appends,
 // rewinds, resets and the migration that added it to older stores.
@@ -183,7 +234,7 @@ func TestOffPathFollowsPlaces(t *testing.T) {
 var undo = map[int]map[string][]string{
 	4: {SQLite: {`DROP INDEX docs_offpath`, `ALTER TABLE docs DROP COLUMN offpath`},
 		Postgres: {`DROP INDEX docs_offpath`, `ALTER TABLE docs DROP COLUMN offpath`}},
-	5: {Postgres: {`CREATE TABLE doc_text (id BIGINT PRIMARY KEY, text TEXT NOT NULL)`, `INSERT INTO doc_text SELECT id, text FROM docs`,
+	5: {SQLite: {`DROP INDEX docs_file`}, Postgres: {`CREATE TABLE doc_text (id BIGINT PRIMARY KEY, text TEXT NOT NULL)`, `INSERT INTO doc_text SELECT id, text FROM docs`,
 		`ALTER TABLE docs DROP COLUMN text`, `CREATE INDEX doc_text_trgm ON doc_text USING gin (text gin_trgm_ops)`}},
 }
 

@@ -295,7 +295,7 @@ func (s *DB) up() {
 
 // Ping reports whether the store can be used now.
 func (s *DB) Ping(ctx context.Context) error {
-	return s.use(ctx, func(db *sql.DB) error { return db.PingContext(ctx) })
+	return s.Use(ctx, func(db *sql.DB) error { return db.PingContext(ctx) })
 }
 
 // removeDB deletes an SQLite database file and its WAL and shared-memory
@@ -319,9 +319,6 @@ func removeDB(path string) error {
 	return nil
 }
 
-// use is Use.
-func (s *DB) use(ctx context.Context, fn func(db *sql.DB) error) error { return s.Use(ctx, fn) }
-
 // Tx runs fn in one transaction, committed when fn returns nil (as Use).
 func (s *DB) Tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	return s.Use(ctx, func(db *sql.DB) error {
@@ -336,9 +333,6 @@ func (s *DB) Tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		return tx.Commit()
 	})
 }
-
-// q is Rebind.
-func (s *DB) q(query string) string { return s.Rebind(query) }
 
 // Rebind rewrites a query written with ? placeholders for the engine.
 func (s *DB) Rebind(query string) string {
@@ -363,7 +357,7 @@ func (s *DB) Rebind(query string) string {
 func (s *DB) Size(ctx context.Context) (int64, error) {
 	if s.engine == SQLite {
 		var n int64
-		err := s.use(ctx, func(db *sql.DB) error {
+		err := s.Use(ctx, func(db *sql.DB) error {
 			_, err := db.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
 			return err
 		})
@@ -375,15 +369,12 @@ func (s *DB) Size(ctx context.Context) (int64, error) {
 		return n, err
 	}
 	var n int64
-	err := s.use(ctx, func(db *sql.DB) error {
+	err := s.Use(ctx, func(db *sql.DB) error {
 		return db.QueryRowContext(ctx, `SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c
 			JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND c.relkind = 'r'`).Scan(&n)
 	})
 	return n, err
 }
-
-// Marks returns n placeholders separated by commas.
-func Marks(n int) string { return marks(n) }
 
 // PGText returns s as a PostgreSQL text value takes it: NUL characters
 // removed (a session's strings may hold them), invalid UTF-8 replaced.

@@ -188,12 +188,12 @@ func TestDamagedRow(t *testing.T) {
 		s.Save(ctx, &Save{File: file("/r/b.jsonl", 200)})
 		for _, damage := range []string{`UPDATE files SET meta = '{"key":"evil"}' WHERE path = '/r/a.jsonl'`,
 			`UPDATE files SET places = ? WHERE path = '/r/b.jsonl'`} {
-			err := s.use(ctx, func(db *sql.DB) error {
+			err := s.Use(ctx, func(db *sql.DB) error {
 				var args []any
 				if strings.Contains(damage, "?") {
 					args = append(args, []byte{9})
 				}
-				_, err := db.Exec(s.q(damage), args...)
+				_, err := db.Exec(s.Rebind(damage), args...)
 				return err
 			})
 			if err != nil {
@@ -301,8 +301,8 @@ func TestForeignFile(t *testing.T) {
 // TestNewerSchema: a store made by a newer piweb is left alone.
 func TestNewerSchema(t *testing.T) {
 	each(t, func(t *testing.T, s *DB) {
-		err := s.use(ctx, func(db *sql.DB) error {
-			_, err := db.Exec(s.q(`INSERT INTO schema_version (version) VALUES (?)`), SchemaVersion+1)
+		err := s.Use(ctx, func(db *sql.DB) error {
+			_, err := db.Exec(s.Rebind(`INSERT INTO schema_version (version) VALUES (?)`), SchemaVersion+1)
 			return err
 		})
 		if err != nil {
