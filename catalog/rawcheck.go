@@ -3,8 +3,9 @@ package catalog
 import (
 	"bytes"
 	"strings"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/piweb/piweb/search"
 )
 
 // rawCheck tells from a line's bytes, before any decoding, that no text
@@ -146,19 +147,14 @@ func valueEnd(low []byte, i, j int) bool {
 }
 
 // blankAt returns the length of the white space at low[i] as a line holds
-// it (a blank byte or rune, or an escaped one), 0 when there is none.
+// it (a rune Normalize writes as a space, or an escaped one), 0 when there
+// is none.
 func blankAt(low []byte, i int) int {
-	c := low[i]
-	switch {
-	case c <= ' ' || c == 0x7f:
-		return 1
-	case c == '\\' && i+1 < len(low) && strings.IndexByte("ntrbf", low[i+1]) >= 0:
+	if low[i] == '\\' && i+1 < len(low) && strings.IndexByte("ntrbf", low[i+1]) >= 0 {
 		return 2
-	case c >= utf8.RuneSelf:
-		r, n := utf8.DecodeRune(low[i:])
-		if unicode.IsSpace(r) || unicode.IsControl(r) {
-			return n
-		}
+	}
+	if r, n := utf8.DecodeRune(low[i:]); search.Blank(r) {
+		return n
 	}
 	return 0
 }

@@ -42,7 +42,7 @@ func Normalize(text string) string {
 			r, size = utf8.DecodeRuneInString(text[i:])
 		}
 		i += size
-		if blank(r) {
+		if Blank(r) {
 			space = true
 			continue
 		}
@@ -62,9 +62,9 @@ func Normalize(text string) string {
 	return b.String()
 }
 
-// blank reports whether Normalize writes r as white space: white space
+// Blank reports whether Normalize writes r as white space: white space
 // and control characters.
-func blank(r rune) bool {
+func Blank(r rune) bool {
 	return r <= ' ' || r == 0x7f || r >= utf8.RuneSelf && (unicode.IsSpace(r) || unicode.IsControl(r))
 }
 

@@ -184,7 +184,7 @@ func required(re *syntax.Regexp) []string {
 	for _, s := range out {
 		// As Normalize writes a text: a regular expression's literal may
 		// hold control characters (\0, \x01), which the index holds as spaces.
-		if s = strings.Join(strings.FieldsFunc(s, blank), " "); s != "" {
+		if s = strings.Join(strings.FieldsFunc(s, Blank), " "); s != "" {
 			keep = append(keep, s)
 		}
 	}
