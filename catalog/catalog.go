@@ -145,7 +145,7 @@ func Loaded(lib *library.Library, opt Options) *Catalog {
 	c := New(lib, opt)
 	c.markReady()
 	if c.st == nil {
-		c.markSearched()
+		c.markSearched(context.Background())
 	}
 	return c
 }
@@ -180,7 +180,18 @@ func (c *Catalog) markReady() {
 	})
 }
 
-func (c *Catalog) markSearched() { c.srchOnce.Do(func() { close(c.searched) }) }
+// markSearched marks the first build done, once: the store's text index
+// made first (when there is a store).
+func (c *Catalog) markSearched(ctx context.Context) {
+	c.srchOnce.Do(func() {
+		if c.st != nil {
+			if err := c.st.TextIndex(ctx, true); err != nil && ctx.Err() == nil {
+				c.log.Warn("index store: cannot make the text index (searches read every text until the next start)", "err", err)
+			}
+		}
+		close(c.searched)
+	})
+}
 
 // Progress returns how far indexing is.
 func (c *Catalog) Progress() Progress {
@@ -228,7 +239,7 @@ func (c *Catalog) Run(ctx context.Context) error {
 		return err
 	}
 	if c.st == nil {
-		c.markSearched()
+		c.markSearched(ctx)
 		<-ctx.Done()
 		return nil
 	}

@@ -187,12 +187,7 @@ func (c *Catalog) checkSearched(ctx context.Context) {
 	idle := len(c.queue) == 0 && len(c.busy) == 0
 	c.mu.Unlock()
 	if idle && !c.Indexing() {
-		c.srchOnce.Do(func() {
-			if err := c.st.TextIndex(ctx, true); err != nil && ctx.Err() == nil {
-				c.log.Warn("index store: cannot make the text index (searches read every text until the next start)", "err", err)
-			}
-			close(c.searched)
-		})
+		c.markSearched(ctx)
 	}
 }
 
