@@ -192,7 +192,7 @@ const (
 	scanFirst = 1024    // rows of PostgreSQL's first window
 	fewOff    = 1 << 15 // off-path documents few enough to search by their runs
 	probeRows = 4096    // texts holding the needles SQLite walks before it asks where off-path documents are
-	offRun    = 256     // how far apart two off-path documents may be numbered and still be searched in one window
+	offRun    = 256     // how far apart two off-path documents, or two files' ranges, may be numbered and still be searched in one window
 )
 
 // windows gives the ranges of ids to search below hi, newest first, until
