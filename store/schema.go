@@ -234,13 +234,25 @@ var migrations = []migration{
 			`ALTER TABLE docs ADD PRIMARY KEY (id), ADD UNIQUE (file_id, off, part)`,
 			`CREATE INDEX docs_entry ON docs (entry_id)`,
 			`CREATE INDEX docs_offpath ON docs (id) WHERE offpath = 1`,
+			`CREATE INDEX IF NOT EXISTS docs_trgm ON docs USING gin (text gin_trgm_ops)`,
+		},
+	},
+	{ // 6: PostgreSQL indexes each text's distinct words (see wordSet), not
+		// the text: the same trigrams, a third of the time to build; and
+		// finds each file's first and last document (see windows)
+		postgres: []string{
+			`ALTER TABLE docs ADD COLUMN words TEXT NOT NULL DEFAULT ''`,
+			`CREATE INDEX docs_file ON docs (file_id, id)`,
+			`DROP INDEX IF EXISTS docs_trgm`,
+			`UPDATE docs SET words = array_to_string(ARRAY(SELECT DISTINCT w FROM unnest(string_to_array(text, ' ')) w WHERE w <> ''), ' ')`,
 			textIndex,
 		},
 	},
 }
 
-// textIndex is PostgreSQL's trigram index of the texts (see TextIndex).
-const textIndex = `CREATE INDEX IF NOT EXISTS docs_trgm ON docs USING gin (text gin_trgm_ops)`
+// textIndex is PostgreSQL's trigram index of the texts' words (see
+// TextIndex).
+const textIndex = `CREATE INDEX IF NOT EXISTS docs_trgm ON docs USING gin (words gin_trgm_ops)`
 
 // SchemaVersion is the version of the schema this piweb writes.
 var SchemaVersion = len(migrations)

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
-	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -79,7 +78,7 @@ func (s *DB) Search(ctx context.Context, q Query) ([]Candidate, error) {
 		args = append(args, "%"+likeEscape(p)+"%")
 	}
 	var files *fileFilter
-	if len(q.Projects) > 0 && s.engine == SQLite {
+	if len(q.Projects) > 0 {
 		files = &fileFilter{strings.Join(where, " AND "), slices.Clone(args)}
 	}
 	if len(q.Roles) > 0 {
@@ -107,7 +106,10 @@ func (s *DB) Search(ctx context.Context, q Query) ([]Candidate, error) {
 		where = append(where, "d.ts < ?")
 		args = append(args, q.Before)
 	}
-	needles := indexable(q.Needles)
+	needles, phrases := indexable(q.Needles), []string(nil)
+	if s.engine == Postgres {
+		needles, phrases = pgNeedles(q.Needles)
+	}
 	// query is the search for ids in w: where the needles are, by the
 	// engine's index, or (PostgreSQL, w.scan) by reading each text of w.
 	query := func(w window, limit int) (string, []any) {
@@ -119,14 +121,10 @@ func (s *DB) Search(ctx context.Context, q Query) ([]Candidate, error) {
 			from, key = "doc_text t JOIN docs d ON d.id = t.rowid JOIN files f ON f.id = d.file_id", "t.rowid" // FTS5 walks its rowids newest first
 			cond, a = append(cond, "doc_text MATCH ?"), append(a, ftsMatch(needles))
 		case w.scan: // the documents newest first, until the batch is full
-			for _, n := range needles {
-				cond, a = append(cond, "strpos(d.text, ?) > 0"), append(a, n)
-			}
+			cond, a = pgConds("d.", needles, phrases, false)
 		default:
 			key = "d.id + 0" // not by the key's index: every row the trigram index gives, then sorted
-			for _, n := range needles {
-				cond, a = append(cond, "d.text LIKE ? ESCAPE '\\'"), append(a, "%"+likeEscape(n)+"%")
-			}
+			cond, a = pgConds("d.", needles, phrases, true)
 		}
 		bound := []string{key}
 		if w.scan && key != "d.id" {
@@ -157,7 +155,7 @@ func (s *DB) Search(ctx context.Context, q Query) ([]Candidate, error) {
 			return err
 		}
 		defer conn.Close()
-		ws := windows{s: s, ctx: ctx, conn: conn, hi: hi, offPath: q.OffPath, files: files, needles: needles, filtered: len(where) > 0}
+		ws := windows{s: s, ctx: ctx, conn: conn, hi: hi, offPath: q.OffPath, files: files, needles: needles, phrases: phrases, filtered: len(where) > 0}
 		for len(out) < limit {
 			w, err := ws.next()
 			if err != nil || w.hi <= w.lo {
@@ -212,15 +210,17 @@ const (
 // them. So the newest texts are read first, in windows of rows that
 // double; once a window holds none of the needles (they are rare), the
 // trigram index answers for the rest. Off-path searches among few
-// off-path documents read only their runs.
+// off-path documents read only their runs; a project's searches read only
+// its files' ranges, newest first.
 type windows struct {
 	s       *DB
 	ctx     context.Context
 	conn    *sql.Conn
 	hi      int64
 	offPath bool
-	files   *fileFilter // the projects' files (SQLite searches their ranges)
+	files   *fileFilter // the projects' files (whose ranges are searched)
 	needles []string
+	phrases []string // PostgreSQL's needles of more than one word (see pgNeedles)
 	// filtered: the query has filters besides its needles; found: the
 	// last window gave candidates.
 	filtered, found bool
@@ -262,6 +262,12 @@ func (ws *windows) next() (window, error) {
 			return w, ws.findSpans()
 		}
 		return w, nil
+	case ws.files != nil: // PostgreSQL: only the projects' files' ranges, read
+		ws.runs = true
+		if err := ws.findSpans(); err != nil {
+			return window{}, err
+		}
+		return ws.span()
 	case first:
 		var top int64
 		if err := ws.conn.QueryRowContext(ws.ctx, `SELECT coalesce(max(id), 0) FROM docs`).Scan(&top); err != nil {
@@ -286,11 +292,9 @@ func (ws *windows) next() (window, error) {
 		}
 		rare := !ws.filtered
 		if ws.filtered { // was it the filters? The texts of the window are at hand.
-			cond, args := []string{"id >= $1", "id < $2"}, []any{ws.last.lo, ws.last.hi}
-			for k, n := range ws.needles {
-				cond, args = append(cond, fmt.Sprintf("strpos(text, $%d) > 0", k+3)), append(args, n)
-			}
-			if err := ws.conn.QueryRowContext(ws.ctx, `SELECT NOT EXISTS (SELECT 1 FROM docs WHERE `+strings.Join(cond, " AND ")+`)`,
+			cond, args := pgConds("", ws.needles, ws.phrases, false)
+			cond, args = append(cond, "id >= ?", "id < ?"), append(args, ws.last.lo, ws.last.hi)
+			if err := ws.conn.QueryRowContext(ws.ctx, ws.s.Rebind(`SELECT NOT EXISTS (SELECT 1 FROM docs WHERE `+strings.Join(cond, " AND ")+`)`),
 				args...).Scan(&rare); err != nil {
 				return window{}, err
 			}
@@ -328,7 +332,7 @@ func (ws *windows) findSpans() error {
 		if err := rows.Scan(&w.lo, &w.hi); err != nil {
 			return err
 		}
-		w.hi = min(w.hi+1, ws.hi)
+		w.hi, w.scan = min(w.hi+1, ws.hi), true
 		spans = append(spans, w)
 	}
 	slices.SortFunc(spans, func(a, b window) int { return cmp.Compare(b.hi, a.hi) })
@@ -426,6 +430,48 @@ func indexable(needles []string) []string {
 		}
 	}
 	return out
+}
+
+// pgNeedles returns the words of needles (their runs between spaces)
+// that PostgreSQL's trigram index of each text's words narrows by (see
+// wordSet), each once, and the needles of more than one word, whose texts
+// it reads; none of either when no word is long enough.
+func pgNeedles(needles []string) (words, phrases []string) {
+	for _, n := range needles {
+		for w := range strings.SplitSeq(n, " ") {
+			if utf8.RuneCountInString(w) >= 3 && !slices.Contains(words, w) {
+				words = append(words, w)
+			}
+		}
+		if strings.Contains(strings.TrimSpace(n), " ") {
+			phrases = append(phrases, n)
+		}
+	}
+	if len(words) == 0 {
+		return nil, nil
+	}
+	return words, phrases
+}
+
+// pgConds returns PostgreSQL's conditions (with their arguments) that a
+// document's words hold each of words, through the trigram index (like)
+// or read one by one, then that its text holds each phrase. A word,
+// without spaces, is in the text exactly when it is within one of its
+// words; a phrase, in the text alone. Columns are named after prefix.
+func pgConds(prefix string, words, phrases []string, like bool) ([]string, []any) {
+	var cond []string
+	var args []any
+	for _, w := range words {
+		if like {
+			cond, args = append(cond, prefix+"words LIKE ? ESCAPE '\\'"), append(args, "%"+likeEscape(w)+"%")
+		} else {
+			cond, args = append(cond, "strpos("+prefix+"words, ?) > 0"), append(args, w)
+		}
+	}
+	for _, p := range phrases {
+		cond, args = append(cond, "strpos("+prefix+"text, ?) > 0"), append(args, p)
+	}
+	return cond, args
 }
 
 // maxTrigrams bounds the trigrams one needle adds to an FTS5 query: a few

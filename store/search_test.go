@@ -236,6 +236,7 @@ var undo = map[int]map[string][]string{
 		Postgres: {`DROP INDEX docs_offpath`, `ALTER TABLE docs DROP COLUMN offpath`}},
 	5: {SQLite: {`DROP INDEX docs_file`}, Postgres: {`CREATE TABLE doc_text (id BIGINT PRIMARY KEY, text TEXT NOT NULL)`, `INSERT INTO doc_text SELECT id, text FROM docs`,
 		`ALTER TABLE docs DROP COLUMN text`, `CREATE INDEX doc_text_trgm ON doc_text USING gin (text gin_trgm_ops)`}},
+	6: {Postgres: {`DROP INDEX docs_file`, `DROP INDEX docs_trgm`, `ALTER TABLE docs DROP COLUMN words`, `CREATE INDEX docs_trgm ON docs USING gin (text gin_trgm_ops)`}},
 }
 
 // remigrate takes s back to schema version v, then brings it up to date.
@@ -289,6 +290,108 @@ func TestTextsMigrate(t *testing.T) {
 		got := pages(t, s, Query{Needles: []string{"rare"}, Limit: 3})
 		if len(got) != 8 || got[0].Path != "/r/c.jsonl" || got[0].EntryID != "/r/c.jsonl#2" {
 			t.Errorf("rare after a save: %+v", got)
+		}
+	})
+}
+
+// TestWordSets: PostgreSQL's trigram index covers each text's distinct
+// words (a store of schema 5 has them made), a needle's words narrow, and
+// a needle of several words is found only where the text holds it; SQLite
+// narrows by some of a needle's trigrams, the caller checking the rest.
+func TestWordSets(t *testing.T) {
+	for _, c := range []struct{ text, want string }{
+		{"", ""}, {"one", "one"}, {"a b a c b", "a b c"}, {" x  y x ", "x y"},
+		{"ls -la ls -la: ok", "ls -la -la: ok"},
+	} {
+		if got := wordSet(c.text, map[string]struct{}{}); got != c.want {
+			t.Errorf("wordSet(%q) = %q, want %q", c.text, got, c.want)
+		}
+	}
+	for _, c := range []struct{ needles, words, phrases []string }{
+		{[]string{"go test", "test ./...", "tests"}, []string{"test", "./...", "tests"}, []string{"go test", "test ./..."}},
+		{[]string{"is a", "ab"}, nil, nil}, // no word to narrow by
+		{[]string{"of the kind"}, []string{"the", "kind"}, []string{"of the kind"}},
+	} {
+		if w, p := pgNeedles(c.needles); !slices.Equal(w, c.words) || !slices.Equal(p, c.phrases) {
+			t.Errorf("pgNeedles(%q) = %q, %q; want %q, %q", c.needles, w, p, c.words, c.phrases)
+		}
+	}
+	each(t, func(t *testing.T, s *DB) {
+		sv := &Save{File: file("/r/w.jsonl", 400)}
+		for i, text := range []string{
+			"the encoding is base64, the digest() returns base64",
+			"base64 first, then the encoding",
+			"nothing of the kind",
+			"encoding encoding encoding",
+		} {
+			d := doc(int64(100*i), 0, fmt.Sprintf("e%d", i), "user", int64(i), text)
+			d.Pos = i
+			sv.Docs = append(sv.Docs, d)
+		}
+		if err := s.Save(ctx, sv); err != nil {
+			t.Fatal(err)
+		}
+		stored := func() []string {
+			var out []string
+			rows, err := s.db.QueryContext(ctx, `SELECT words FROM docs ORDER BY id`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var x string
+				if err := rows.Scan(&x); err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, x)
+			}
+			return out
+		}
+		want := []string{"the encoding is base64, digest() returns base64", "base64 first, then the encoding", "nothing of the kind", "encoding"}
+		if s.engine == Postgres {
+			if got := stored(); !slices.Equal(got, want) {
+				t.Errorf("stored %q, want %q", got, want)
+			}
+		}
+		for _, c := range []struct {
+			needles          []string
+			sqlite, postgres []string
+		}{
+			{[]string{"ncoding is"}, []string{"e0"}, []string{"e0"}},
+			{[]string{"the encoding"}, []string{"e1", "e0"}, []string{"e1", "e0"}},
+			{[]string{"encoding", "base64"}, []string{"e1", "e0"}, []string{"e1", "e0"}},
+			{[]string{"4, the dig"}, []string{"e0"}, []string{"e0"}},
+			{[]string{"base64 first"}, []string{"e1"}, []string{"e1"}},
+			{[]string{"encoding base64"}, []string{"e0"}, nil}, // SQLite: some of its trigrams are in e0
+			{[]string{"of the"}, []string{"e2"}, []string{"e2"}},
+			{[]string{"kinds"}, nil, nil},
+		} {
+			want := c.sqlite
+			if s.engine == Postgres {
+				want = c.postgres
+			}
+			var got []string
+			for _, x := range pages(t, s, Query{Needles: c.needles, Limit: 10}) {
+				got = append(got, x.EntryID)
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("%q: %q, want %q", c.needles, got, want)
+			}
+		}
+		if s.engine == Postgres {
+			remigrate(t, s, 5)
+			sorted := func(ts []string) []string { // the migration's word sets are in any order
+				var out []string
+				for _, t := range ts {
+					ws := strings.Fields(t)
+					slices.Sort(ws)
+					out = append(out, strings.Join(ws, " "))
+				}
+				return out
+			}
+			if got := stored(); !slices.Equal(sorted(got), sorted(want)) {
+				t.Errorf("after the migration: %q, want %q", got, want)
+			}
 		}
 	})
 }
