@@ -9,8 +9,9 @@
 //     without positions (detail=none): small, and any substring of three
 //     characters or more narrows the candidates.
 //   - PostgreSQL (pgx), for a larger store and for teams. Texts are kept
-//     in their docs' rows and indexed by a pg_trgm GIN index, made once
-//     they are in after a first build (TextIndex).
+//     in their docs' rows with their distinct words beside them, which a
+//     pg_trgm GIN index covers (made once they are in after a first
+//     build: TextIndex); a phrase is then checked on the text.
 //
 // What it stores. Per session file (File): where it is (machine and
 // path), the Stamp of the bytes last read (size, modification time and

@@ -5,6 +5,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/piweb/piweb/search"
 )
 
 // bigFile is a file of n entries, one text each: "entry N" plus "common"
@@ -429,6 +432,52 @@ func TestTextIndexLater(t *testing.T) {
 		}
 		if err := s.TextIndex(ctx, false); err != nil || indexed() != (s.engine == Postgres) {
 			t.Fatalf("a store holding texts: %v, indexed %v", err, indexed())
+		}
+	})
+}
+
+// FuzzWordSet: every word pgNeedles gives for a substring of a normalized
+// text is within the text's word set (so PostgreSQL's index finds it),
+// every phrase within the text, and the set holds each word once.
+func FuzzWordSet(f *testing.F) {
+	for _, s := range []string{"the encoding is base64, the digest() returns base64", "a  b\tc\u00a0a", "ÉTÉ été x\x00y", "ls -la ls"} {
+		f.Add(s, uint(0), uint(9))
+	}
+	f.Fuzz(func(t *testing.T, raw string, i, j uint) {
+		text := PGText(search.Normalize(raw))
+		if len(text) == 0 {
+			return
+		}
+		a, b := int(i%uint(len(text))), int(j%uint(len(text)+1))
+		if a > b {
+			a, b = b, a
+		}
+		if !utf8.RuneStart(text[a]) || b < len(text) && !utf8.RuneStart(text[b]) {
+			return
+		}
+		set := wordSet(text, map[string]struct{}{})
+		words, phrases := pgNeedles([]string{text[a:b]})
+		for _, w := range words {
+			if !strings.Contains(set, w) {
+				t.Fatalf("%q holds %q, its word set %q does not hold %q", text, text[a:b], set, w)
+			}
+		}
+		for _, p := range phrases {
+			if !strings.Contains(text, p) {
+				t.Fatalf("phrase %q not in %q", p, text)
+			}
+		}
+		seen := map[string]bool{}
+		for _, w := range strings.Split(set, " ") {
+			if w == "" && set != "" || seen[w] {
+				t.Fatalf("word set %q of %q: %q empty or twice", set, text, w)
+			}
+			seen[w] = true
+		}
+		for _, w := range strings.Fields(text) {
+			if !seen[w] {
+				t.Fatalf("word set %q of %q misses %q", set, text, w)
+			}
 		}
 	})
 }
