@@ -292,12 +292,11 @@ func (ws *windows) next() (window, error) {
 		}
 		rare := !ws.filtered
 		if ws.filtered { // was it the filters? The texts of the window are at hand.
-			cond, args := pgConds("", ws.needles, ws.phrases, false)
-			cond, args = append(cond, "id >= ?", "id < ?"), append(args, ws.last.lo, ws.last.hi)
-			if err := ws.conn.QueryRowContext(ws.ctx, ws.s.Rebind(`SELECT NOT EXISTS (SELECT 1 FROM docs WHERE `+strings.Join(cond, " AND ")+`)`),
-				args...).Scan(&rare); err != nil {
+			held, err := ws.holds(ws.last)
+			if err != nil {
 				return window{}, err
 			}
+			rare = !held
 		}
 		if rare {
 			ws.index = true
@@ -346,14 +345,32 @@ func (ws *windows) findSpans() error {
 	return rows.Err()
 }
 
-// span returns the next range of the projects' files' ids.
+// span returns the next range of the projects' files' ids. On
+// PostgreSQL, once a range held no candidate and none of its texts holds
+// the needles (they are rare), the trigram index answers for the rest.
 func (ws *windows) span() (window, error) {
+	if ws.s.engine == Postgres && ws.last.hi > 0 && !ws.found {
+		held, err := ws.holds(ws.last)
+		if err != nil || !held {
+			ws.done = true
+			return window{hi: ws.last.lo}, err
+		}
+	}
 	if len(ws.spans) == 0 {
 		return window{}, nil
 	}
-	w := ws.spans[0]
-	ws.spans = ws.spans[1:]
-	return w, nil
+	ws.last, ws.spans = ws.spans[0], ws.spans[1:]
+	return ws.last, nil
+}
+
+// holds reports whether a text of w holds the needles (PostgreSQL),
+// whatever the filters.
+func (ws *windows) holds(w window) (bool, error) {
+	cond, args := pgConds("", ws.needles, ws.phrases, false)
+	cond, args = append(cond, "id >= ?", "id < ?"), append(args, w.lo, w.hi)
+	var held bool
+	err := ws.conn.QueryRowContext(ws.ctx, ws.s.Rebind(`SELECT EXISTS (SELECT 1 FROM docs WHERE `+strings.Join(cond, " AND ")+`)`), args...).Scan(&held)
+	return held, err
 }
 
 // run returns the window of the next run of off-path documents.

@@ -141,7 +141,8 @@ func TestProjectSpans(t *testing.T) {
 		oldMore.Docs = oldMore.Docs[3000:] // appended after busy's
 		other := mk("/r/other.jsonl", "--home-old--", 200)
 		last := mk("/r/last.jsonl", "--home-busy--", 5000)
-		saves := []*Save{old, busy, oldMore, other, last}
+		newest := mk("/r/newest.jsonl", "--home-old--", 300)
+		saves := []*Save{old, busy, oldMore, other, last, newest}
 		for _, sv := range saves {
 			if err := s.Save(ctx, sv); err != nil {
 				t.Fatal(err)
@@ -153,6 +154,9 @@ func TestProjectSpans(t *testing.T) {
 			{needle: "common", project: "old"}, {needle: "sparse", project: "old"}, {needle: "rare", project: "old"},
 			{needle: "common", project: "old", role: "user"}, {needle: "common", project: "busy"},
 			{needle: "common", project: "home", notProject: "busy"}, {needle: "absent", project: "old"},
+			// Not in the project's newest file (entries 0 to 299): on
+			// PostgreSQL the trigram index answers for the rest.
+			{needle: "entry 2999", project: "old"}, {needle: "entry 3100", project: "old"}, {needle: "entry 3100 common", project: "old"},
 		} {
 			q := Query{Needles: []string{c.needle}, Projects: []string{c.project}, Limit: 30}
 			if c.notProject != "" {
