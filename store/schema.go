@@ -239,12 +239,16 @@ var migrations = []migration{
 	},
 	{ // 6: PostgreSQL indexes each text's distinct words (see wordSet), not
 		// the text: the same trigrams, a third of the time to build; and
-		// finds each file's first and last document (see windows)
+		// finds each file's first and last document (see windows). Its
+		// store starts afresh, filled again as on a first start (in the
+		// background, pages served meanwhile): making the words here would
+		// hold piweb's start for about 90 s per GB of sessions.
 		postgres: []string{
-			`ALTER TABLE docs ADD COLUMN words TEXT NOT NULL DEFAULT ''`,
+			`TRUNCATE labels, docs, files, usage, usage_sums, usage_files`,
+			`UPDATE usage_version SET n = n + 1`,
+			`ALTER TABLE docs ADD COLUMN words TEXT NOT NULL`,
 			`CREATE INDEX docs_file ON docs (file_id, id)`,
 			`DROP INDEX IF EXISTS docs_trgm`,
-			`UPDATE docs SET words = array_to_string(ARRAY(SELECT DISTINCT w FROM unnest(string_to_array(text, ' ')) w WHERE w <> ''), ' ')`,
 			textIndex,
 		},
 	},
