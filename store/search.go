@@ -16,7 +16,8 @@ import (
 type Query struct {
 	// Needles are normalized literals (search.Query.Needles) every text
 	// must hold; the engine's index narrows by those of three characters
-	// or more, the caller checks the rest on the real text.
+	// or more (PostgreSQL: by their words of three or more, see
+	// pgNeedles), the caller checks the rest on the real text.
 	Needles []string
 	Roles   []string // any of these roles (none: any)
 	// NotRoles are roles to leave out.
@@ -53,13 +54,13 @@ type Candidate struct {
 }
 
 // Search returns a batch of candidates for q, newest first: every
-// document whose text holds all of q's needles of three characters or
-// more (found by the engine's full-text index) and passes its filters.
-// Shorter needles, negations and regular expressions are the caller's to
-// check on the real text.
+// document whose text holds all of q's needles the engine's full-text
+// index narrows by (see Query.Needles) and passes its filters. The other
+// needles, negations and regular expressions are the caller's to check
+// on the real text.
 func (s *DB) Search(ctx context.Context, q Query) ([]Candidate, error) {
-	// The filters on files first: a project's searches on SQLite also
-	// use them alone (see windows).
+	// The filters on files first: a project's searches also use them
+	// alone (see windows).
 	where, args := []string{}, []any{}
 	if !q.Any {
 		where = append(where, "f.machine = ?")
