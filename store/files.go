@@ -454,7 +454,7 @@ const bulkRows = 100
 func (s *DB) addDocsBulk(ctx context.Context, tx *sql.Tx, id, next int64, docs []Doc, places []byte, texts *[]docText) error {
 	insert := func(n int) string {
 		return `INSERT INTO docs (id, file_id, off, len, pos, part, entry_id, type, role, ts, offpath) VALUES ` +
-			strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), ", n), ", ")
+			strings.TrimSuffix(strings.Repeat("("+Marks(11)+"), ", n), ", ")
 	}
 	full, err := tx.PrepareContext(ctx, insert(bulkRows))
 	if err != nil {
