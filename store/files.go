@@ -545,8 +545,11 @@ func (s *DB) TextIndex(ctx context.Context, on bool) error {
 	if s.engine == SQLite {
 		return nil
 	}
-	return s.Use(ctx, func(db *sql.DB) error {
-		_, err := db.ExecContext(ctx, q)
+	return s.Tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, trgmPath)
+		if err == nil {
+			_, err = tx.ExecContext(ctx, q)
+		}
 		return err
 	})
 }

@@ -258,6 +258,12 @@ var migrations = []migration{
 // TextIndex).
 const textIndex = `CREATE INDEX IF NOT EXISTS docs_trgm ON docs USING gin (words gin_trgm_ops)`
 
+// trgmPath adds, for the transaction, the schema pg_trgm lives in to the
+// search path (when it is not on it: a store in a schema of its own, the
+// extension in public), so that its operator class is found.
+const trgmPath = `SELECT set_config('search_path', current_setting('search_path') || ', ' || quote_ident(n.nspname), true)
+	FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm'`
+
 // SchemaVersion is the version of the schema this piweb writes.
 var SchemaVersion = len(migrations)
 
@@ -310,7 +316,11 @@ func (s *DB) migrateLocked(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		for _, stmt := range s.statements(migrations[v]) {
+		stmts := s.statements(migrations[v])
+		if s.engine == Postgres {
+			stmts = append([]string{trgmPath}, stmts...)
+		}
+		for _, stmt := range stmts {
 			if _, err := tx.ExecContext(ctx, stmt); err != nil {
 				tx.Rollback()
 				return fmt.Errorf("schema step %d: %w", v+1, err)

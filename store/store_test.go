@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -333,5 +334,50 @@ func TestParseDSN(t *testing.T) {
 		if err != nil && strings.Contains(err.Error(), "secret") {
 			t.Errorf("%q: the password is in the message %v", c.dsn, err)
 		}
+	}
+}
+
+// TestOwnSchema: a PostgreSQL store in a schema of its own, pg_trgm in
+// another schema (public) that is not on the search path, is made and
+// indexed as any other.
+func TestOwnSchema(t *testing.T) {
+	dsn, ok := storetest.Postgres(t)
+	if !ok {
+		t.Skip("no PostgreSQL")
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	own, _, _ := strings.Cut(q.Get("search_path"), ",")
+	q.Set("search_path", own)
+	u.RawQuery = q.Encode()
+	s, err := Open(ctx, u.String(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var trgm string
+	if err := s.db.QueryRowContext(ctx, `SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+		WHERE e.extname = 'pg_trgm'`).Scan(&trgm); err != nil || trgm == own {
+		t.Fatalf("pg_trgm in %q (%v); the test wants it outside the store's schema %q", trgm, err, own)
+	}
+	if err := s.TextIndex(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	sv, _ := bigFile("/r/a.jsonl", 3000, func(int) bool { return false })
+	if err := s.Save(ctx, sv); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.TextIndex(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM pg_indexes WHERE schemaname = $1 AND indexname = 'docs_trgm'`, own).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("the trigram index in %s: %d (%v)", own, n, err)
+	}
+	if got := ids(pages(t, s, Query{Needles: []string{"rare"}, Limit: 2})); got != "/r/a.jsonl#2991/0 /r/a.jsonl#1994/0 /r/a.jsonl#997/0 /r/a.jsonl#0/0" {
+		t.Errorf("rare: %q", got)
 	}
 }
