@@ -162,6 +162,49 @@ func TestSaveIdempotent(t *testing.T) {
 	})
 }
 
+// TestSaveLargeFile: a file of more texts than one statement sends
+// (pgChunk) is stored whole, once however often it is saved, and a save
+// some of whose docs another process wrote first adds only the others.
+func TestSaveLargeFile(t *testing.T) {
+	each(t, func(t *testing.T, s *DB) {
+		long := strings.Repeat("padding words ", 2000) // 28 kB a text: 3 MB in all
+		var all []Doc
+		for i := range 110 {
+			d := doc(int64(100*i), i%2, fmt.Sprintf("e%d", i/2*2), "user", int64(i), fmt.Sprintf("text%03d %s", i, long))
+			d.Off = int64(100 * (i / 2)) // two parts an entry
+			all = append(all, d)
+		}
+		found := func(want int) {
+			t.Helper()
+			got := pages(t, s, Query{Needles: []string{"padding words"}, Limit: 50})
+			seen := map[string]bool{}
+			for _, c := range got {
+				seen[fmt.Sprintf("%d/%d", c.Off, c.Part)] = true
+			}
+			if len(got) != want || len(seen) != want {
+				t.Fatalf("%d documents (%d distinct), want %d", len(got), len(seen), want)
+			}
+		}
+		// Another process saved the first half before this one saves all.
+		if err := s.Save(ctx, &Save{File: file("/r/big.jsonl", 100), Docs: all[:54]}); err != nil {
+			t.Fatal(err)
+		}
+		found(54)
+		for range 2 {
+			if err := s.Save(ctx, &Save{File: file("/r/big.jsonl", 200), Docs: all}); err != nil {
+				t.Fatal(err)
+			}
+			found(110)
+		}
+		for _, k := range []int{0, 57, 109} {
+			got, err := s.Search(ctx, Query{Needles: []string{fmt.Sprintf("text%03d", k)}, Limit: 5})
+			if err != nil || len(got) != 1 || got[0].Off != all[k].Off || got[0].Part != all[k].Part {
+				t.Errorf("text%03d: %+v %v", k, got, err)
+			}
+		}
+	})
+}
+
 func TestCopies(t *testing.T) {
 	each(t, func(t *testing.T, s *DB) {
 		s.Save(ctx, &Save{File: file("/r/a.jsonl", 200), Docs: []Doc{doc(0, 0, "e1", "user", 7, "shared text")}})

@@ -34,7 +34,8 @@ var teamQueries = []string{"handler", "refactor handler", "error build fails", `
 // 1 GiB, or $PIWEB_BENCH_BYTES) pushed from four machines (its files dealt
 // between four roots) with `piweb --from` (a process of its own), and
 // reports how long it took to mirror and index everything (ready-s), its
-// resident memory then (rss-MB) and at its peak (peak-MB), the p95 of the
+// resident memory then (rss-MB), at its peak until then (ready-peak-MB:
+// mirroring and indexing) and at its peak over its life (peak-MB), the p95 of the
 // searches in teamQueries (search-p95-ms, each query 5 times), and of 200
 // clients loading the sessions page 4,000 times (list-p95-ms; a request
 // that takes over a minute counts as one and as a list-timeout).
@@ -115,6 +116,7 @@ func teamServerRun(b *testing.B, bin, dsn string) {
 	}
 	b.ReportMetric(time.Since(began).Seconds(), "ready-s")
 	b.ReportMetric(float64(sessiontest.ProcKB(srv.Process.Pid, "VmRSS"))/1024, "rss-MB")
+	b.ReportMetric(float64(sessiontest.ProcKB(srv.Process.Pid, "VmHWM"))/1024, "ready-peak-MB")
 
 	var lat []time.Duration
 	for range 5 {
