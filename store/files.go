@@ -411,7 +411,16 @@ func (s *DB) addDocs(ctx context.Context, tx *sql.Tx, id int64, docs []Doc, plac
 		return nil
 	}
 	if s.engine == Postgres {
-		return s.addDocsPG(ctx, tx, id, docs, places)
+		for start, end := 0, 0; start < len(docs); start = end {
+			size := 0
+			for end = start; end < len(docs) && (end == start || size+len(docs[end].Text) <= pgChunk); end++ {
+				size += len(docs[end].Text)
+			}
+			if err := s.addDocsPG(ctx, tx, id, docs[start:end], places); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	// The transaction holds SQLite's write lock: when no doc of the file
 	// from the first offset on is held (another process did not index
@@ -489,48 +498,33 @@ func (s *DB) addDocsBulk(ctx context.Context, tx *sql.Tx, id, next int64, docs [
 // times them at once.
 const pgChunk = 1 << 20
 
-// addDocsPG is addDocs on PostgreSQL, texts in the docs' rows: the rows
-// go in arrays, up to pgChunk bytes of texts a statement. The file's row,
-// written first, is locked until the commit, so when no doc of the file
-// from the first offset on is held, none will be: they go in without ON
-// CONFLICT's check of each row.
+// addDocsPG is addDocs on PostgreSQL for up to pgChunk bytes of texts,
+// kept in the docs' rows: the rows go in arrays, in one statement. The
+// file's row, written first, is locked until the commit, so when no doc
+// of the file from the first offset on is held, none will be: they go in
+// without ON CONFLICT's check of each row.
 func (s *DB) addDocsPG(ctx context.Context, tx *sql.Tx, id int64, docs []Doc, places []byte) error {
+	n := len(docs)
+	offs, tss, lens, poss, parts, offpaths := make([]int64, n), make([]int64, n), make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n)
+	eids, types, roles, texts, words := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	seen := map[string]struct{}{}
+	for i := range docs {
+		d := &docs[i]
+		offs[i], tss[i], lens[i], poss[i], parts[i], offpaths[i] = d.Off, d.Time, int32(d.Len), int32(d.Pos), int32(d.Part), int32(offPath(places, d.Pos))
+		eids[i], types[i], roles[i], texts[i], words[i] = d.EntryID, d.Type, d.Role, d.Text, wordSet(d.Text, seen)
+	}
 	const ins = `INSERT INTO docs (file_id, off, ts, len, pos, part, offpath, entry_id, type, role, text, words)
 		SELECT $1, * FROM unnest($2::bigint[], $3::bigint[], $4::int[], $5::int[], $6::int[], $7::int[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[])`
-	seen, conflict := map[string]struct{}{}, ""
-	for start, end := 0, 0; start < len(docs); start = end {
-		size := 0
-		for end = start; end < len(docs) && (end == start || size+len(docs[end].Text) <= pgChunk); end++ {
-			size += len(docs[end].Text)
-		}
-		chunk := docs[start:end]
-		n := len(chunk)
-		offs, tss, lens, poss, parts, offpaths := make([]int64, n), make([]int64, n), make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n)
-		eids, types, roles, texts, words := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		for i := range chunk {
-			d := &chunk[i]
-			offs[i], tss[i], lens[i], poss[i], parts[i], offpaths[i] = d.Off, d.Time, int32(d.Len), int32(d.Pos), int32(d.Part), int32(offPath(places, d.Pos))
-			eids[i], types[i], roles[i], texts[i], words[i] = d.EntryID, d.Type, d.Role, d.Text, wordSet(d.Text, seen)
-		}
-		args := []any{id, offs, tss, lens, poss, parts, offpaths, eids, types, roles, texts, words}
-		if start == 0 {
-			res, err := tx.ExecContext(ctx, ins+` WHERE NOT EXISTS (SELECT 1 FROM docs WHERE file_id = $1 AND off >= $13)`, append(args, docs[0].Off)...)
-			if err != nil {
-				return err
-			}
-			if k, err := res.RowsAffected(); err != nil || k > 0 {
-				if err != nil {
-					return err
-				}
-				continue // none is held: the rest go in as they are
-			}
-			conflict = ` ON CONFLICT (file_id, off, part) DO NOTHING` // some are: row by row, this chunk again too
-		}
-		if _, err := tx.ExecContext(ctx, ins+conflict, args...); err != nil {
-			return err
-		}
+	args := []any{id, offs, tss, lens, poss, parts, offpaths, eids, types, roles, texts, words}
+	res, err := tx.ExecContext(ctx, ins+` WHERE NOT EXISTS (SELECT 1 FROM docs WHERE file_id = $1 AND off >= $13)`, append(args, docs[0].Off)...)
+	if err != nil {
+		return err
 	}
-	return nil
+	if k, err := res.RowsAffected(); err != nil || k > 0 {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, ins+` ON CONFLICT (file_id, off, part) DO NOTHING`, args...)
+	return err
 }
 
 // wordSet returns the distinct words of a normalized text (its runs
