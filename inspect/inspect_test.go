@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/piweb/piweb/internal/readtest"
 	"github.com/piweb/piweb/sessions"
 )
 
@@ -32,7 +33,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := allLeaves(data, name+".jsonl")
+			got := allLeaves(t, data, name+".jsonl")
 			golden := strings.TrimSuffix(f, ".jsonl") + ".golden"
 			if *update {
 				if err := os.WriteFile(golden, got, 0o644); err != nil {
@@ -53,11 +54,15 @@ func TestGolden(t *testing.T) {
 
 // allLeaves returns what Write prints of the session in data at each of
 // its entries, at pi's leaf and at an unknown leaf, or why it cannot.
-func allLeaves(data []byte, name string) []byte {
+func allLeaves(t testing.TB, data []byte, name string) []byte {
 	var b bytes.Buffer
-	s, err := sessions.ParseBytes(data, name)
+	s, err := readtest.Parse(t, data, name)
 	if err != nil {
-		fmt.Fprintf(&b, "load error: %v\n", err)
+		msg := err.Error()
+		if s != nil { // the error names the temporary file; the goldens, the fixture
+			msg = strings.ReplaceAll(msg, s.File, name)
+		}
+		fmt.Fprintf(&b, "load error: %s\n", msg)
 		return b.Bytes()
 	}
 	leaves := []string{"", "nope"}
@@ -243,7 +248,7 @@ func (w failWriter) Write([]byte) (int, error) { return 0, w.err }
 // parse returns the session of lines.
 func parse(t *testing.T, lines ...string) *sessions.Session {
 	t.Helper()
-	s, err := sessions.ParseBytes([]byte(strings.Join(lines, "\n")+"\n"), "s.jsonl")
+	s, err := readtest.Parse(t, []byte(strings.Join(lines, "\n")+"\n"), "s.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}

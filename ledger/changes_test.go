@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/piweb/piweb/internal/oracle"
+	"github.com/piweb/piweb/internal/readtest"
 	st "github.com/piweb/piweb/internal/sessiontest"
 	"github.com/piweb/piweb/patch"
 	"github.com/piweb/piweb/sessions"
@@ -57,7 +58,7 @@ func TestChanges(t *testing.T) {
 		call("x1", "u1", 15, "write", map[string]string{"path": "/w/other.go", "content": "package other\n"}),
 		result("x2", "x1", 16, "x1", "write", false, nil),
 	)
-	s, err := sessions.ParseBytes([]byte(content), "changes.jsonl")
+	s, err := readtest.Parse(t, []byte(content), "changes.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}

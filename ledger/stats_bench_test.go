@@ -155,11 +155,7 @@ func BenchmarkCompare50k(b *testing.B) {
 // BenchmarkLedgerAppend: keeping the subtree sums as pi appends one entry to the 100k chain.
 func BenchmarkLedgerAppend(b *testing.B) {
 	p, _ := sessiontest.ChainFile(b)
-	data, err := os.ReadFile(p)
-	if err != nil {
-		b.Fatal(err)
-	}
-	s, err := sessions.ParseBytes(data, "chain.jsonl")
+	s, err := sessions.Load(p)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/piweb/piweb/internal/oracle"
+	"github.com/piweb/piweb/internal/readtest"
 	"github.com/piweb/piweb/internal/sessiontest"
 	"github.com/piweb/piweb/sessions"
 )
@@ -196,7 +197,7 @@ func FuzzStats(f *testing.F) {
 		call("a2", "r1", 3, "edit", map[string]any{"path": "/w/a", "edits": []map[string]string{{"oldText": "x", "newText": "y"}}}),
 		result("r2", "a2", 4, "a2", "edit", false, map[string]string{"diff": "-1 x\n+1 y", "patch": "--- /w/a\n+++ /w/a\n@@ -1 +1 @@\n-x\n+y\n"})))
 	f.Fuzz(func(t *testing.T, content string) {
-		s, err := sessions.ParseBytes([]byte(content), "f.jsonl")
+		s, err := readtest.Parse(t, []byte(content), "f.jsonl")
 		if err != nil || len(s.Entries) == 0 {
 			return
 		}

@@ -52,7 +52,7 @@ func TestMessageReadInOnePass(t *testing.T) {
 	// Two message members: the second is the message, as in JSON.parse.
 	lines = append(lines, `{"type":"message","id":"d1","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"assistant","content":[{"type":"text","text":"gone"}]},"message":{"role":"assistant","content":[]}}`,
 		`{"type":"message","id":"d2","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"assistant","content":[]},"mess\u0061ge":{"role":"assistant","content":[{"type":"text","text":"kept"}]}}`)
-	s, err := ParseBytes([]byte(strings.Join(lines, "\n")+"\n"), "one-pass.jsonl")
+	s, err := tParseBytes(t, []byte(strings.Join(lines, "\n")+"\n"), "one-pass.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,14 +26,22 @@ var (
 	tLines = sessiontest.Lines
 )
 
-// tParse indexes content from memory and fails the test on error.
+// tParse loads content from a temporary file and fails the test on error.
 func tParse(t testing.TB, content string) *Session {
 	t.Helper()
-	s, err := ParseBytes([]byte(content), "test.jsonl")
+	s, err := tParseBytes(t, []byte(content), "test.jsonl")
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
 	}
 	return s
+}
+
+// tParseBytes writes data to a file named name (a plain file name) in a
+// temporary folder and loads it (package readtest's Parse, which these
+// tests cannot import).
+func tParseBytes(t testing.TB, data []byte, name string) (*Session, error) {
+	t.Helper()
+	return Load(tWrite(t, t.TempDir(), name, string(data)))
 }
 
 // tWrite writes content to name under dir and returns its path.
@@ -346,27 +354,20 @@ func TestPartialLastLine(t *testing.T) {
 		{"falsy value", "0", []string{"a1"}, []string{"3:not-object", "3:unterminated"}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			for _, fromFile := range []bool{false, true} {
-				var s *Session
-				if fromFile {
-					s, _ = tLoad(t, base+c.tail)
-				} else {
-					s = tParse(t, base+c.tail)
-				}
-				if got := tAllIDs(s); !slices.Equal(got, c.ids) {
-					t.Fatalf("ids = %v, want %v", got, c.ids)
-				}
-				if got := tDiags(s); !slices.Equal(got, c.diags) {
-					t.Errorf("diagnostics = %v, want %v", s.Diags, c.diags)
-				}
-				if got := s.Entries[len(s.Entries)-1].Flags.Has(FlagUnterminated); got != c.flagged {
-					t.Errorf("last entry unterminated = %v, want %v", got, c.flagged)
-				}
-				if s.Size != int64(len(base)) {
-					t.Errorf("Size = %d, want %d (just past the last complete line)", s.Size, len(base))
-				}
-				tCheckTree(t, s)
+			s, _ := tLoad(t, base+c.tail)
+			if got := tAllIDs(s); !slices.Equal(got, c.ids) {
+				t.Fatalf("ids = %v, want %v", got, c.ids)
 			}
+			if got := tDiags(s); !slices.Equal(got, c.diags) {
+				t.Errorf("diagnostics = %v, want %v", s.Diags, c.diags)
+			}
+			if got := s.Entries[len(s.Entries)-1].Flags.Has(FlagUnterminated); got != c.flagged {
+				t.Errorf("last entry unterminated = %v, want %v", got, c.flagged)
+			}
+			if s.Size != int64(len(base)) {
+				t.Errorf("Size = %d, want %d (just past the last complete line)", s.Size, len(base))
+			}
+			tCheckTree(t, s)
 		})
 	}
 }
@@ -390,9 +391,6 @@ func TestNotSession(t *testing.T) {
 		"unterminated header only": tHeader[:len(tHeader)-1],
 	} {
 		t.Run(name, func(t *testing.T) {
-			if _, err := ParseBytes([]byte(content), "x.jsonl"); !errors.Is(err, ErrNotSession) {
-				t.Errorf("Parse: err = %v, want ErrNotSession", err)
-			}
 			p := tWrite(t, t.TempDir(), "x.jsonl", content)
 			if _, err := Load(p); !errors.Is(err, ErrNotSession) {
 				t.Errorf("Load: err = %v, want ErrNotSession", err)

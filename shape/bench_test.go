@@ -29,7 +29,8 @@ func BenchmarkMap(b *testing.B) {
 			parent = id
 		}
 	}
-	branches := lines.String()
+	dir := b.TempDir()
+	branches := sessiontest.File(b, dir, "b.jsonl", lines.String())
 	// Rewinds: a 50,000-entry path with a 5-entry abandoned attempt every
 	// 5 entries (10,000 branches): the attempts share one lane.
 	lines.Reset()
@@ -48,14 +49,14 @@ func BenchmarkMap(b *testing.B) {
 			}
 		}
 	}
-	rewinds := lines.String()
+	rewinds := sessiontest.File(b, dir, "r.jsonl", lines.String())
 	for _, c := range []struct {
 		name string
 		load func() (*sessions.Session, error)
 	}{
 		{"chain100k", func() (*sessions.Session, error) { return sessions.Load(chain) }},
-		{"branches10k", func() (*sessions.Session, error) { return sessions.ParseBytes([]byte(branches), "b.jsonl") }},
-		{"rewinds10k", func() (*sessions.Session, error) { return sessions.ParseBytes([]byte(rewinds), "r.jsonl") }},
+		{"branches10k", func() (*sessions.Session, error) { return sessions.Load(branches) }},
+		{"rewinds10k", func() (*sessions.Session, error) { return sessions.Load(rewinds) }},
 	} {
 		s, err := c.load()
 		if err != nil {

@@ -13,8 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/piweb/piweb/internal/readtest"
 	"github.com/piweb/piweb/internal/sessiontest"
-	"github.com/piweb/piweb/sessions"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden SVG files")
@@ -37,7 +37,7 @@ var tree = sessiontest.Lines(sessiontest.Header,
 
 func render(t *testing.T, content string, o Options) (string, Stats, *Layout) {
 	t.Helper()
-	s, err := sessions.ParseBytes([]byte(content), "t.jsonl")
+	s, err := readtest.Parse(t, []byte(content), "t.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestLaneReuse(t *testing.T) {
 		sessiontest.User("y1", "m10", 32, "later try"), sessiontest.Asst("y2", "y1", 33, "short"),
 		sessiontest.User("z1", "m10", 34, "beside"),
 	)
-	s, err := sessions.ParseBytes([]byte(sessiontest.Lines(lines...)), "t.jsonl")
+	s, err := readtest.Parse(t, []byte(sessiontest.Lines(lines...)), "t.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +242,7 @@ func TestRewindsFold(t *testing.T) {
 			lines = append(lines, sessiontest.Asst(fmt.Sprintf("x%d", i), fmt.Sprintf("m%d", i-1), 2, "an attempt"))
 		}
 	}
-	s, err := sessions.ParseBytes([]byte(sessiontest.Lines(lines...)), "t.jsonl")
+	s, err := readtest.Parse(t, []byte(sessiontest.Lines(lines...)), "t.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/piweb/piweb/sessions"
+	"github.com/piweb/piweb/internal/readtest"
 )
 
 func TestLabelOrder(t *testing.T) {
@@ -24,7 +24,7 @@ func TestLabelOrder(t *testing.T) {
 		`{"type":"label","id":"l6","parentId":"l5","timestamp":"2025-01-01T00:00:09.000Z","targetId":"A","label":"a2"}`,
 		`{"type":"label","id":"l7","parentId":"l6","timestamp":"2025-01-01T00:00:10.000Z","targetId":"Z","label":""}`,
 	}
-	s, err := sessions.ParseBytes([]byte(strings.Join(lines, "\n")+"\n"), "order")
+	s, err := readtest.Parse(t, []byte(strings.Join(lines, "\n")+"\n"), "order")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,7 +46,7 @@ func TestExport(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			e, err := sessions.ParseBytes(data, "export")
+			e, err := readtest.Parse(t, data, "export")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -98,7 +98,7 @@ func TestExportRedact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, err := sessions.ParseBytes(plain, "plain")
+	ref, err := readtest.Parse(t, plain, "plain")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestExportRedact(t *testing.T) {
 					t.Fatalf("line %d is not JSON: %s", k+1, line)
 				}
 			}
-			e, err := sessions.ParseBytes(data, "redacted")
+			e, err := readtest.Parse(t, data, "redacted")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -252,7 +252,7 @@ func TestBranchForRenderers(t *testing.T) {
 	if b.Entries[2].Label != "start2" || b.Entries[3].Label != "again" || b.Entries[6].Label != "alt" {
 		t.Errorf("labels not attached: %+v", b.Entries)
 	}
-	bs, err := sessions.ParseBytes(b.JSONL(), b.ID+".jsonl")
+	bs, err := readtest.Parse(t, b.JSONL(), b.ID+".jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,7 +318,7 @@ func TestWhole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bs, err := sessions.ParseBytes(b.JSONL(), b.ID+".jsonl")
+	bs, err := readtest.Parse(t, b.JSONL(), b.ID+".jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -393,7 +393,7 @@ func Export(s *sessions.Session, leafID string, opts Redact) ([]byte, error) {
 // TestBranchToWritesTheBranch: BranchTo writes exactly the lines Branch
 // keeps (ids aside: each makes a new session id and time).
 func TestBranchToWritesTheBranch(t *testing.T) {
-	s, err := sessions.ParseBytes([]byte(sessiontest.String(11, 400, sessiontest.Options{})), "b.jsonl")
+	s, err := readtest.Parse(t, []byte(sessiontest.String(11, 400, sessiontest.Options{})), "b.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}

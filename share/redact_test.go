@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/piweb/piweb/internal/readtest"
 	"github.com/piweb/piweb/sessions"
 )
 
@@ -78,7 +79,7 @@ func TestRedactContent(t *testing.T) {
 			want: `{"type":"message","message":{"role":"bashExecution","command":"ls","output":"[tool output redacted]","exitCode":0}}`,
 		},
 	}
-	s, err := sessions.ParseBytes([]byte(`{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/x"}`+"\n"), "empty")
+	s, err := readtest.Parse(t, []byte(`{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/x"}`+"\n"), "empty")
 	if err != nil {
 		t.Fatal(err)
 	}

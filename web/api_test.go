@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/piweb/piweb/inspect"
+	"github.com/piweb/piweb/internal/readtest"
 	"github.com/piweb/piweb/library"
 	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/watcher"
@@ -654,7 +655,7 @@ func TestAPIOddFiles(t *testing.T) {
 		t.Errorf("fork of a v2 file: %v", err)
 	}
 	rec = get(t, srv, "/api/sessions/sess-v2/export")
-	if s, err := sessions.ParseBytes(rec.Body.Bytes(), "x.jsonl"); rec.Code != 200 || err != nil || s.Header.Version != 3 {
+	if s, err := readtest.Parse(t, rec.Body.Bytes(), "x.jsonl"); rec.Code != 200 || err != nil || s.Header.Version != 3 {
 		t.Errorf("export of a v2 file: status %d, %v", rec.Code, err)
 	}
 }

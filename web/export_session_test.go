@@ -19,6 +19,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/piweb/piweb/internal/readtest"
 	"github.com/piweb/piweb/internal/suite"
 	"github.com/piweb/piweb/share"
 
@@ -125,14 +126,14 @@ func TestExportWholeGolden(t *testing.T) {
 // streamed: the redacted session held whole (share.Whole), every run's
 // items built at once, so a tool call pairs with its result wherever in
 // the run it is. The streamed page must not differ from it.
-func wholeInMemory(s *Server, key string, red share.Redact) ([]byte, error) {
+func wholeInMemory(t testing.TB, s *Server, key string, red share.Redact) ([]byte, error) {
 	var out bytes.Buffer
 	err := s.view(key, func(ss *sessions.Session, _ *sessions.Reader) error {
 		b, err := share.Whole(ss, red)
 		if err != nil {
 			return err
 		}
-		bs, err := sessions.ParseBytes(b.JSONL(), b.ID+".jsonl")
+		bs, err := readtest.Parse(t, b.JSONL(), b.ID+".jsonl")
 		if err != nil {
 			return err
 		}
@@ -294,7 +295,7 @@ func TestExportWholeStreamed(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := wholeInMemory(s, m.Key, q.red)
+			want, err := wholeInMemory(t, s, m.Key, q.red)
 			if err != nil {
 				t.Fatalf("%s %q in memory: %v", m.Key, red, err)
 			}

@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/piweb/piweb/inspect"
+	"github.com/piweb/piweb/internal/readtest"
 	"github.com/piweb/piweb/library"
 	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/share"
@@ -57,7 +58,7 @@ func TestExportJSONL(t *testing.T) {
 		if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "application/x-ndjson") {
 			t.Errorf("Content-Type %q", ct)
 		}
-		s, err := sessions.ParseBytes(rec.Body.Bytes(), "export.jsonl")
+		s, err := readtest.Parse(t, rec.Body.Bytes(), "export.jsonl")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -204,7 +205,7 @@ func TestExportRedaction(t *testing.T) {
 			}
 			if strings.Contains(tt.query, "html") {
 				checkOffline(t, body)
-			} else if _, err := sessions.ParseBytes([]byte(body), "x.jsonl"); err != nil {
+			} else if _, err := readtest.Parse(t, []byte(body), "x.jsonl"); err != nil {
 				t.Errorf("the redacted JSONL is not a session: %v", err)
 			}
 		})

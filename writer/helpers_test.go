@@ -21,7 +21,7 @@ func rootOf(s *sessions.Session) string {
 
 // ownIndex is the index of a session nobody else changes.
 func ownIndex(s *sessions.Session) Index {
-	if s == nil || s.InMemory() || s.File == "" {
+	if s == nil || s.File == "" {
 		return nil
 	}
 	return func(fn func(*sessions.Session)) { fn(s) }
@@ -41,7 +41,7 @@ func rewind(s *sessions.Session, targetID, summary string, guard Guard) (string,
 
 // forkOf forks s's file at entryID (see Fork).
 func forkOf(s *sessions.Session, entryID string) (newID, newFile string, err error) {
-	if s == nil || s.InMemory() {
+	if s == nil {
 		return "", "", errNotFile
 	}
 	return Fork(rootOf(s), s.File, entryID)
@@ -49,7 +49,7 @@ func forkOf(s *sessions.Session, entryID string) (newID, newFile string, err err
 
 // upgradeOf upgrades s's file (see Upgrade).
 func upgradeOf(s *sessions.Session) (backup string, err error) {
-	if s == nil || s.InMemory() || s.File == "" {
+	if s == nil || s.File == "" {
 		return "", errNotFile
 	}
 	return Upgrade(rootOf(s), s.File)
@@ -73,7 +73,7 @@ func saveOf(s *sessions.Session, name string, data []byte) (string, error) {
 
 // saveOfTo saves what write writes beside s's file (see SaveBeside).
 func saveOfTo(s *sessions.Session, name string, write func(io.Writer) error) (string, error) {
-	if s == nil || s.InMemory() {
+	if s == nil {
 		return "", errNotFile
 	}
 	return SaveBeside(rootOf(s), s.File, name, write)

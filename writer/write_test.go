@@ -165,15 +165,13 @@ func TestWriteRefusals(t *testing.T) {
 }
 
 func TestWriteNeedsAFile(t *testing.T) {
-	s, err := sessions.ParseBytes(sessiontest.ReadFile(t, sessiontest.CopyFixture(t, "basic.jsonl")), "mem")
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := readtest.LoadFile(t, sessiontest.CopyFixture(t, "basic.jsonl"))
+	s.File = "" // an index that names no file
 	if _, err := label(s, "a1000001", "x"); !errors.Is(err, errNotFile) {
-		t.Errorf("Label on a parsed session: %v, want errNotFile", err)
+		t.Errorf("Label on a session without a file: %v, want errNotFile", err)
 	}
 	if _, _, err := forkOf(s, "a1000001"); !errors.Is(err, errNotFile) {
-		t.Errorf("Fork on a parsed session: %v, want errNotFile", err)
+		t.Errorf("Fork on a session without a file: %v, want errNotFile", err)
 	}
 	missing := filepath.Join(t.TempDir(), "gone.jsonl")
 	if _, err := label(&sessions.Session{File: missing}, "a1000001", "x"); !errors.Is(err, os.ErrNotExist) {

@@ -1,5 +1,5 @@
 // Package readtest holds test helpers for the packages above sessions
-// (writer, library, share): a session read from a temporary file, its
+// (writer, library, share, web...): a session read from a temporary file, its
 // reading collected whole as pi's is, comparisons of two indexes, and
 // the decoding of written lines.
 // sessions' own tests keep their own copies: they cannot import this
@@ -11,6 +11,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -89,6 +91,21 @@ func Load(t testing.TB, content string) (*sessions.Session, string) {
 		t.Fatalf("Load: %v", err)
 	}
 	return s, p
+}
+
+// Parse writes data to a file named name (a plain file name; "s.jsonl"
+// when it is not one) in a temporary folder and loads it as the library
+// does (sessions.Load): the session piweb would read from those bytes.
+func Parse(t testing.TB, data []byte, name string) (*sessions.Session, error) {
+	t.Helper()
+	if name == "" || name == "." || name == ".." || name != filepath.Base(name) {
+		name = "s.jsonl"
+	}
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return sessions.Load(p)
 }
 
 // LoadFile loads the session file at path, failing the test on error.
