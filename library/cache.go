@@ -89,7 +89,7 @@ func (c *cache) touch(f *file) {
 func (c *cache) release(f *file) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if el, ok := c.slots[f]; ok && el.Value.(*slot).cold && !f.pinned {
+	if el, ok := c.slots[f]; ok && el.Value.(*slot).cold {
 		c.removeLocked(el)
 	}
 }
@@ -117,7 +117,7 @@ func (c *cache) trimLocked(keep *file, now time.Time) {
 	for el := c.lru.Back(); el != nil; {
 		sl := el.Value.(*slot)
 		prev := el.Prev()
-		if sl.f != keep && !sl.f.pinned && (c.size > c.limit || sl.cold && c.cold > c.limit/4 || now.Sub(sl.used) > cacheIdle) {
+		if sl.f != keep && (c.size > c.limit || sl.cold && c.cold > c.limit/4 || now.Sub(sl.used) > cacheIdle) {
 			c.removeLocked(el)
 		}
 		el = prev
@@ -132,9 +132,7 @@ func (c *cache) removeLocked(el *list.Element) {
 	if sl.cold {
 		c.cold -= sl.cost
 	}
-	if !sl.f.pinned {
-		sl.f.snap.Store(nil)
-	}
+	sl.f.snap.Store(nil)
 }
 
 // idle drops the trees nobody used for cacheIdle, and runs again while any is loaded.

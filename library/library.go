@@ -74,8 +74,6 @@ type file struct {
 
 	read sync.Mutex                       // one read of the file at a time
 	snap atomic.Pointer[sessions.Session] // its tree, when loaded (see cache.go)
-	// pinned: the tree cannot be read again (parsed from memory): never dropped.
-	pinned bool
 }
 
 // problem is a file under the root that could not be indexed, as it was when tried.
@@ -168,7 +166,6 @@ func (l *Library) Add(s *sessions.Session) {
 		f = &file{path: s.File, meta: s.Meta()}
 		all = l.putLocked(f)
 	}
-	f.pinned = s.InMemory()
 	l.setLocked(f, s)
 	l.mu.Unlock()
 	l.cache.put(f, s)
@@ -719,8 +716,6 @@ func (l *Library) refresh(path string, load bool) ([]Change, error) {
 		if err == nil && next == old {
 			return []Change{{Key: f.key, File: path, Gen: old.Gen()}}, nil
 		}
-	case f.pinned:
-		return nil, nil
 	case err == nil && !load && st.Size() == f.meta.Size && st.ModTime().Equal(f.mod) && !f.tail:
 		return []Change{{Key: f.key, File: path, Gen: f.gen}}, nil
 	default:

@@ -62,7 +62,7 @@ func (l *Library) locate(key string) (file, root string, err error) {
 	if where := l.readOnly.Load(); where != nil {
 		return "", "", &sessions.Error{Kind: sessions.ErrElsewhere, Key: key, Detail: (*where)(f.path)}
 	}
-	if f.pinned || f.path == "" {
+	if f.path == "" {
 		return "", "", &sessions.Error{Kind: sessions.ErrReadOnly, Key: key, Version: f.meta.Version, Detail: "a demo session held in memory"}
 	}
 	root = l.Root

@@ -26,9 +26,6 @@ var ErrOutsideRoot = errors.New("not a regular file inside the sessions root (sy
 // Root returns the folder the library read s in ("" when read with Load or made by hand).
 func (s *Session) Root() string { return s.root }
 
-// InMemory reports whether s was read from memory (ParseBytes, Library.Add), not from its file.
-func (s *Session) InMemory() bool { return s.data != nil }
-
 // openFile opens the session's file for reading, inside its root when it has one.
 func (s *Session) openFile() (*os.File, error) {
 	if s.root == "" {

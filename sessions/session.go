@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -61,7 +60,7 @@ const (
 // Session is the in-memory index of one session file: header, entries in
 // file order with their byte offsets, and the tree and labels derived from them.
 type Session struct {
-	File    string // the file path (or a name, for sessions parsed from memory)
+	File    string // the file path
 	Header  Header
 	Entries []Entry
 	Diags   []Diagnostic
@@ -71,7 +70,6 @@ type Session struct {
 	// FirstMessage is the text of the first user message with text, as pi's session list shows it.
 	FirstMessage string
 
-	data        []byte // contents, for sessions parsed from memory
 	tail        []byte // last bytes before Size, to notice rewrites
 	head        []byte // first bytes of the header line, to notice a replaced file
 	headOff     int64
@@ -205,28 +203,6 @@ func (s *Session) reserve(f io.ReaderAt, size int64) error {
 	}
 	s.Entries = make([]Entry, 0, lines)
 	return nil
-}
-
-// ParseBytes indexes a session held in memory (the session keeps data, not
-// a copy). piweb reads files; the tests of every package read sessions
-// they make this way, which is why it is exported (.ci/run's deadcode step
-// names it as the one exception).
-func ParseBytes(data []byte, name string) (*Session, error) {
-	s := &Session{File: name, data: data}
-	if len(data) < math.MaxInt32 {
-		ends := lineEnds(data)
-		defer putEnds(ends)
-		s.Entries = make([]Entry, 0, len(*ends)+1)
-		s.parseLines(data, *ends)
-	} else if err := s.readSized(bytes.NewReader(data), 0, 1<<20); err != nil {
-		return nil, err
-	}
-	if s.Header.ID == "" {
-		return s, s.notSession(name)
-	}
-	s.rebuild()
-	s.fresh()
-	return s, nil
 }
 
 // readSized consumes r from offset off (the reader is positioned there),

@@ -164,19 +164,19 @@ type Reader struct {
 	c io.Closer
 }
 
-// Open returns a Reader over the session's file (or in-memory data).
+// Open returns a Reader over the session's file.
 func (s *Session) Open() (*Reader, error) {
-	if s.data != nil {
-		return NewReader(s, bytes.NewReader(s.data)), nil
-	}
 	f, err := s.openFile()
 	if err != nil {
 		return nil, err
 	}
-	return &Reader{s: s, f: f, c: f}, nil
+	r := NewReader(s, f)
+	r.c = f // closed with r
+	return r, nil
 }
 
-// NewReader returns a Reader of s that reads its lines from f.
+// NewReader returns a Reader of s that reads its lines from f, which the
+// caller closes (tests give one that counts or fails reads).
 func NewReader(s *Session, f io.ReaderAt) *Reader { return &Reader{s: s, f: f} }
 
 // Session returns the session r reads.

@@ -25,9 +25,6 @@ func (d Delta) Changed() bool { return d.Reloaded || len(d.New) > 0 }
 // lock. When the file is as s read it, Next returns s.
 func (s *Session) Next() (*Session, Delta, error) {
 	d := Delta{OldLeaf: s.Leaf()}
-	if s.data != nil {
-		return s, d, nil // parsed from memory: nothing on disk to follow
-	}
 	f, err := s.openFile()
 	if err != nil {
 		return s, d, err
