@@ -157,21 +157,6 @@ func (l *Library) Seed(m sessions.Meta) {
 	l.publish(all...)
 }
 
-// Add puts a session parsed elsewhere (demo sessions) in the library and publishes it.
-func (l *Library) Add(s *sessions.Session) {
-	l.mu.Lock()
-	f := l.files[s.File]
-	var all []Change
-	if f == nil {
-		f = &file{path: s.File, meta: s.Meta()}
-		all = l.putLocked(f)
-	}
-	l.setLocked(f, s)
-	l.mu.Unlock()
-	l.cache.put(f, s)
-	l.publish(all...)
-}
-
 // putLocked adds f to the maps (l.mu held) and returns the changes of keys.
 func (l *Library) putLocked(f *file) []Change {
 	l.version++

@@ -63,7 +63,7 @@ func (l *Library) locate(key string) (file, root string, err error) {
 		return "", "", &sessions.Error{Kind: sessions.ErrElsewhere, Key: key, Detail: (*where)(f.path)}
 	}
 	if f.path == "" {
-		return "", "", &sessions.Error{Kind: sessions.ErrReadOnly, Key: key, Version: f.meta.Version, Detail: "a demo session held in memory"}
+		return "", "", &sessions.Error{Kind: sessions.ErrReadOnly, Key: key, Version: f.meta.Version, Detail: "the session names no file"}
 	}
 	root = l.Root
 	if root == "" {

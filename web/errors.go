@@ -212,7 +212,7 @@ func readOnly(key string, version int, err error) *pageError {
 	case version > 3:
 		pe.msg = fmt.Sprintf("This session file is in version %d, newer than the format piweb knows (3), so piweb only shows it and never writes to it.", version)
 	default:
-		pe.msg = "This session cannot be changed: it is not a file piweb can write to (the demo sessions are held in memory)."
+		pe.msg = "This session cannot be changed: it is not a file piweb can write to."
 	}
 	return pe
 }
