@@ -11,7 +11,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -101,11 +100,7 @@ func Parse(t testing.TB, data []byte, name string) (*sessions.Session, error) {
 	if name == "" || name == "." || name == ".." || name != filepath.Base(name) {
 		name = "s.jsonl"
 	}
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return sessions.Load(p)
+	return sessions.Load(sessiontest.File(t, t.TempDir(), name, string(data)))
 }
 
 // LoadFile loads the session file at path, failing the test on error.
