@@ -118,6 +118,9 @@ func testSearch(t *testing.T, dsn string) {
 		{"gecko", []string{"n1:name:path"}},
 		{"zebra", []string{"m0:model:compacted"}},
 		{`"grep -rn wombat"`, []string{"a2:toolCall:path"}},
+		{`"returns base64"`, []string{"r1:toolResult:path"}},
+		{`"encoding base64"`, nil},     // both words in r1, not the phrase (PostgreSQL narrows by words)
+		{`"cache abandonedidea"`, nil}, // nor in u1
 		{"re:plat[y]pus", []string{"r1:toolResult:path"}},
 		{`re:digest\(\) returns b[a-z]+64`, []string{"r1:toolResult:path"}},
 		{"is:offpath abandonedidea", []string{"a1:text:offpath", "u1:text:offpath"}},

@@ -8,10 +8,10 @@
 //     trigram tokenizer, contentless (the store keeps no copy of them) and
 //     without positions (detail=none): small, and any substring of three
 //     characters or more narrows the candidates.
-//   - PostgreSQL (pgx), for a larger store and for teams. Texts are kept
-//     in their docs' rows with their distinct words beside them, which a
+//   - PostgreSQL (pgx), for a larger store and for teams. Neither keeps
+//     the texts: each doc's row holds its text's distinct words, which a
 //     pg_trgm GIN index covers (made once they are in after a first
-//     build: TextIndex); a phrase is then checked on the text.
+//     build: TextIndex); a phrase narrows by its words.
 //
 // What it stores. Per session file (File): where it is (machine and
 // path), the Stamp of the bytes last read (size, modification time and
@@ -22,7 +22,8 @@
 // searchable piece of an entry (Doc): its file, byte offset and length,
 // position, part, entry id, type, role and time, whether the entry is off
 // the path (as the file's places say: is:offpath narrows in the engine),
-// and its text, normalized (search.Normalize) for the engine's index. Per
+// and its text, normalized (search.Normalize), for the engine's index
+// only (PostgreSQL keeps its distinct words). Per
 // file, the labels in force.
 //
 // What is the truth. The session files. A File is only as good as the

@@ -492,31 +492,32 @@ func (s *DB) addDocsBulk(ctx context.Context, tx *sql.Tx, id, next int64, docs [
 	return nil
 }
 
-// pgChunk bounds the bytes of texts one PostgreSQL statement of addDocsPG
-// sends: pgx encodes a statement's arrays in one growing buffer, so a
-// file of many megabytes of texts in one statement would hold several
-// times them at once.
+// pgChunk bounds the bytes of texts whose words one PostgreSQL statement
+// of addDocsPG sends: pgx encodes a statement's arrays in one growing
+// buffer, so a file of many megabytes of texts in one statement would
+// hold several times them at once.
 const pgChunk = 1 << 20
 
 // addDocsPG is addDocs on PostgreSQL for up to pgChunk bytes of texts,
-// kept in the docs' rows: the rows go in arrays, in one statement. The
+// whose word sets (not the texts) are kept in the docs' rows: the rows go
+// in arrays, in one statement. The
 // file's row, written first, is locked until the commit, so when no doc
 // of the file from the first offset on is held, none will be: they go in
 // without ON CONFLICT's check of each row.
 func (s *DB) addDocsPG(ctx context.Context, tx *sql.Tx, id int64, docs []Doc, places []byte) error {
 	n := len(docs)
 	offs, tss, lens, poss, parts, offpaths := make([]int64, n), make([]int64, n), make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n)
-	eids, types, roles, texts, words := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	eids, types, roles, words := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	seen := map[string]struct{}{}
 	for i := range docs {
 		d := &docs[i]
 		offs[i], tss[i], lens[i], poss[i], parts[i], offpaths[i] = d.Off, d.Time, int32(d.Len), int32(d.Pos), int32(d.Part), int32(offPath(places, d.Pos))
-		eids[i], types[i], roles[i], texts[i], words[i] = d.EntryID, d.Type, d.Role, d.Text, wordSet(d.Text, seen)
+		eids[i], types[i], roles[i], words[i] = d.EntryID, d.Type, d.Role, wordSet(d.Text, seen)
 	}
-	const ins = `INSERT INTO docs (file_id, off, ts, len, pos, part, offpath, entry_id, type, role, text, words)
-		SELECT $1, * FROM unnest($2::bigint[], $3::bigint[], $4::int[], $5::int[], $6::int[], $7::int[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[])`
-	args := []any{id, offs, tss, lens, poss, parts, offpaths, eids, types, roles, texts, words}
-	res, err := tx.ExecContext(ctx, ins+` WHERE NOT EXISTS (SELECT 1 FROM docs WHERE file_id = $1 AND off >= $13)`, append(args, docs[0].Off)...)
+	const ins = `INSERT INTO docs (file_id, off, ts, len, pos, part, offpath, entry_id, type, role, words)
+		SELECT $1, * FROM unnest($2::bigint[], $3::bigint[], $4::int[], $5::int[], $6::int[], $7::int[], $8::text[], $9::text[], $10::text[], $11::text[])`
+	args := []any{id, offs, tss, lens, poss, parts, offpaths, eids, types, roles, words}
+	res, err := tx.ExecContext(ctx, ins+` WHERE NOT EXISTS (SELECT 1 FROM docs WHERE file_id = $1 AND off >= $12)`, append(args, docs[0].Off)...)
 	if err != nil {
 		return err
 	}

@@ -107,9 +107,9 @@ func (s *DB) Search(ctx context.Context, q Query) ([]Candidate, error) {
 		where = append(where, "d.ts < ?")
 		args = append(args, q.Before)
 	}
-	needles, phrases := indexable(q.Needles), []string(nil)
+	needles := indexable(q.Needles)
 	if s.engine == Postgres {
-		needles, phrases = pgNeedles(q.Needles)
+		needles = pgNeedles(q.Needles)
 	}
 	// query is the search for ids in w: where the needles are, by the
 	// engine's index, or (PostgreSQL, w.scan) by reading each text of w.
@@ -122,10 +122,10 @@ func (s *DB) Search(ctx context.Context, q Query) ([]Candidate, error) {
 			from, key = "doc_text t JOIN docs d ON d.id = t.rowid JOIN files f ON f.id = d.file_id", "t.rowid" // FTS5 walks its rowids newest first
 			cond, a = append(cond, "doc_text MATCH ?"), append(a, ftsMatch(needles))
 		case w.scan: // the documents newest first, until the batch is full
-			cond, a = pgConds("d.", needles, phrases, false)
+			cond, a = pgConds("d.", needles, false)
 		default:
 			key = "d.id + 0" // not by the key's index: every row the trigram index gives, then sorted
-			cond, a = pgConds("d.", needles, phrases, true)
+			cond, a = pgConds("d.", needles, true)
 		}
 		bound := []string{key}
 		if w.scan && key != "d.id" {
@@ -156,7 +156,7 @@ func (s *DB) Search(ctx context.Context, q Query) ([]Candidate, error) {
 			return err
 		}
 		defer conn.Close()
-		ws := windows{s: s, ctx: ctx, conn: conn, hi: hi, offPath: q.OffPath, files: files, needles: needles, phrases: phrases, filtered: len(where) > 0}
+		ws := windows{s: s, ctx: ctx, conn: conn, hi: hi, offPath: q.OffPath, files: files, needles: needles, filtered: len(where) > 0}
 		for len(out) < limit {
 			w, err := ws.next()
 			if err != nil || w.hi <= w.lo {
@@ -221,7 +221,6 @@ type windows struct {
 	offPath bool
 	files   *fileFilter // the projects' files (whose ranges are searched)
 	needles []string
-	phrases []string // PostgreSQL's needles of more than one word (see pgNeedles)
 	// filtered: the query has filters besides its needles; found: the
 	// last window gave candidates.
 	filtered, found bool
@@ -367,7 +366,7 @@ func (ws *windows) span() (window, error) {
 // holds reports whether a text of w holds the needles (PostgreSQL),
 // whatever the filters.
 func (ws *windows) holds(w window) (bool, error) {
-	cond, args := pgConds("", ws.needles, ws.phrases, false)
+	cond, args := pgConds("", ws.needles, false)
 	cond, args = append(cond, "id >= ?", "id < ?"), append(args, w.lo, w.hi)
 	var held bool
 	err := ws.conn.QueryRowContext(ws.ctx, ws.s.Rebind(`SELECT EXISTS (SELECT 1 FROM docs WHERE `+strings.Join(cond, " AND ")+`)`), args...).Scan(&held)
@@ -452,31 +451,25 @@ func indexable(needles []string) []string {
 
 // pgNeedles returns the words of needles (their runs between spaces)
 // that PostgreSQL's trigram index of each text's words narrows by (see
-// wordSet), each once, and the needles of more than one word, whose texts
-// it reads; none of either when no word is long enough.
-func pgNeedles(needles []string) (words, phrases []string) {
+// wordSet), each once. A phrase narrows by its words alone: the store
+// keeps no texts, and the caller checks it on the entry's text.
+func pgNeedles(needles []string) []string {
+	var words []string
 	for _, n := range needles {
 		for w := range strings.SplitSeq(n, " ") {
 			if utf8.RuneCountInString(w) >= 3 && !slices.Contains(words, w) {
 				words = append(words, w)
 			}
 		}
-		if strings.Contains(strings.TrimSpace(n), " ") {
-			phrases = append(phrases, n)
-		}
 	}
-	if len(words) == 0 {
-		return nil, nil
-	}
-	return words, phrases
+	return words
 }
 
 // pgConds returns PostgreSQL's conditions (with their arguments) that a
 // document's words hold each of words, through the trigram index (like)
-// or read one by one, then that its text holds each phrase. A word,
-// without spaces, is in the text exactly when it is within one of its
-// words; a phrase, in the text alone. Columns are named after prefix.
-func pgConds(prefix string, words, phrases []string, like bool) ([]string, []any) {
+// or read one by one. A word, without spaces, is in the text exactly
+// when it is within one of its words. Columns are named after prefix.
+func pgConds(prefix string, words []string, like bool) ([]string, []any) {
 	var cond []string
 	var args []any
 	for _, w := range words {
@@ -485,9 +478,6 @@ func pgConds(prefix string, words, phrases []string, like bool) ([]string, []any
 		} else {
 			cond, args = append(cond, "strpos("+prefix+"words, ?) > 0"), append(args, w)
 		}
-	}
-	for _, p := range phrases {
-		cond, args = append(cond, "strpos("+prefix+"text, ?) > 0"), append(args, p)
 	}
 	return cond, args
 }
