@@ -292,17 +292,6 @@ func (rs *searchRun) check(q *search.Query, cd *store.Candidate) (Hit, bool) {
 	if e == nil {
 		return Hit{}, false
 	}
-	// The group is the hit of its newest copy.
-	var copies []store.Candidate
-	var err error
-	if cd.Newest != cd.ID {
-		copies, err = rs.c.st.Copies(rs.ctx, cd.EntryID, cd.Part, cd.Time)
-		if newest := len(copies) - 1; err == nil && newest > 0 && copies[newest].ID != cd.ID {
-			if nsi := rs.session(copies[newest].Path); nsi != nil && q.AllowProject(nsi.meta.Project) {
-				return Hit{}, false
-			}
-		}
-	}
 	p, ok := pieceText(e, line, cd.Part)
 	if !ok {
 		rs.stale(cd.Path)
@@ -312,11 +301,19 @@ func (rs *searchRun) check(q *search.Query, cd *store.Candidate) (Hit, bool) {
 	if !ok {
 		return Hit{}, false
 	}
+	// The group is the hit of its newest copy.
+	var copies []store.Candidate
+	var err error
+	if cd.Copied {
+		copies, err = rs.c.st.Copies(rs.ctx, cd.EntryID, cd.Part, cd.Time)
+		if newest := len(copies) - 1; err == nil && newest > 0 && copies[newest].ID != cd.ID {
+			if nsi := rs.session(copies[newest].Path); nsi != nil && q.AllowProject(nsi.meta.Project) {
+				return Hit{}, false
+			}
+		}
+	}
 	place, label := rs.facts(cd.FileID, cd.Path, cd.Pos, cd.EntryID)
 	h := rs.hit(si, cd.EntryID, p.typ, p.role, snippet, ranges, cd.Time, place, label)
-	if copies == nil && err == nil && cd.Count > 1 {
-		copies, err = rs.c.st.Copies(rs.ctx, cd.EntryID, cd.Part, cd.Time)
-	}
 	if err != nil || len(copies) < 2 {
 		return h, keep(q, place, label)
 	}
