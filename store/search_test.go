@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strings"
@@ -283,6 +284,36 @@ func afresh(t *testing.T, s *DB, saves ...*Save) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// TestMigrationsKeepPushes: a store of schema 3 (the first with pushes
+// and tokens) brought up to date keeps every pushed chunk and login token,
+// PostgreSQL's too, whose index starts afresh: only the index is made again.
+func TestMigrationsKeepPushes(t *testing.T) {
+	each(t, func(t *testing.T, s *DB) {
+		chunk := []byte("{\"type\":\"session\"}\n")
+		for _, q := range []string{
+			`INSERT INTO push_files (machine, path, gen, consumed, sent, head, tail, redact, pushed) VALUES ('m', '/p.jsonl', 1, 21, 21, 7, 9, '', 3)`,
+			`INSERT INTO push_chunks (file_id, gen, off, data) SELECT id, 1, 0, ? FROM push_files`,
+			`INSERT INTO tokens (name, lookup, hash, created, used) VALUES ('alice', 'l', 'h', 1, 2)`,
+		} {
+			var args []any
+			if strings.Contains(q, "?") {
+				args = append(args, chunk)
+			}
+			if _, err := s.db.ExecContext(ctx, s.Rebind(q), args...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		remigrate(t, s, 3)
+		var path, name string
+		var sent int64
+		var data []byte
+		err := s.db.QueryRowContext(ctx, `SELECT f.path, f.sent, c.data, t.name FROM push_files f JOIN push_chunks c ON c.file_id = f.id, tokens t`).Scan(&path, &sent, &data, &name)
+		if err != nil || path != "/p.jsonl" || sent != 21 || !bytes.Equal(data, chunk) || name != "alice" {
+			t.Errorf("after the migrations: %q %d %q %q %v", path, sent, data, name, err)
+		}
+	})
 }
 
 // TestTextsMigrate: a store of schema 4 (PostgreSQL: texts in a table of
