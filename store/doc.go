@@ -8,8 +8,8 @@
 //     trigram tokenizer, contentless (the store keeps no copy of them) and
 //     without positions (detail=none): small, and any substring of three
 //     characters or more narrows the candidates.
-//   - PostgreSQL (pgx), for a larger store and for teams. Neither keeps
-//     the texts: each doc's row holds its text's distinct words, which a
+//   - PostgreSQL (pgx), for a larger store and for teams. It keeps no
+//     texts either: each doc's row holds its text's distinct words, which a
 //     pg_trgm GIN index covers (made once they are in after a first
 //     build: TextIndex); a phrase narrows by its words.
 //
