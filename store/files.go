@@ -500,10 +500,10 @@ const pgChunk = 1 << 20
 
 // addDocsPG is addDocs on PostgreSQL for up to pgChunk bytes of texts,
 // whose word sets (not the texts) are kept in the docs' rows: the rows go
-// in arrays, in one statement. The
-// file's row, written first, is locked until the commit, so when no doc
-// of the file from the first offset on is held, none will be: they go in
-// without ON CONFLICT's check of each row.
+// in arrays, in one statement. The file's row, written first, is locked
+// until the commit, so when no doc of the file from the first offset on
+// is held, none will be: they go in without ON CONFLICT's check of each
+// row.
 func (s *DB) addDocsPG(ctx context.Context, tx *sql.Tx, id int64, docs []Doc, places []byte) error {
 	n := len(docs)
 	offs, tss, lens, poss, parts, offpaths := make([]int64, n), make([]int64, n), make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n)
@@ -556,12 +556,12 @@ func wordSet(text string, seen map[string]struct{}) string {
 // the tables the build filled, so that the planner knows their sizes
 // before the first searches. SQLite: nothing.
 func (s *DB) TextIndex(ctx context.Context, on bool) error {
+	if s.engine == SQLite {
+		return nil
+	}
 	q := textIndex
 	if !on {
 		q = `DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM docs) THEN DROP INDEX IF EXISTS docs_trgm; END IF; END $$`
-	}
-	if s.engine == SQLite {
-		return nil
 	}
 	made := false
 	err := s.Tx(ctx, func(tx *sql.Tx) error {
