@@ -29,9 +29,10 @@
 // What is the truth. The session files. A File is only as good as the
 // caller's check that the file still has that Stamp, and every candidate
 // Search gives is to be checked on the entry's real text, read again from
-// the file (the catalog does). Writes are idempotent, keyed by file, byte
-// offset and part, so two processes sharing one store never double an
-// entry. The whole store may be deleted at any time, costing a slower
+// the file (the catalog does). Writes are idempotent, keyed by file and
+// byte offset: a save adds only the lines past the last its file's texts
+// hold (saves of one file take turns), so two processes sharing one store
+// never double an entry. The whole store may be deleted at any time, costing a slower
 // start: an SQLite store whose file is deleted, replaced, damaged or of
 // another program is made again, empty (OnReset tells the caller to put
 // everything back).

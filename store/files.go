@@ -182,7 +182,8 @@ type Save struct {
 	File File
 	// Reset drops the file's stored texts first (it was read again from the start).
 	Reset bool
-	// Docs are texts to add; one the store holds (same offset and part) is left as it is.
+	// Docs are texts to add, in the order of their lines; those at or
+	// before the last line whose texts the store holds are left out.
 	Docs []Doc
 	// Labels replaces the file's labels, unless nil.
 	Labels []Label
@@ -403,10 +404,24 @@ func (s *DB) flipDocs(ctx context.Context, tx *sql.Tx, id int64, old, now []byte
 	return nil
 }
 
-// addDocs inserts the docs of file id that the store does not hold yet,
-// their offpath flags as places say, and adds their texts to texts
-// (indexed last: see addTexts).
+// addDocs inserts the docs of file id past the last one the store holds
+// (another process may have saved the same lines first), their offpath
+// flags as places say, and adds their texts to texts (indexed last: see
+// addTexts). A file's docs are numbered in the order of their lines:
+// saves of one file take turns (its row, written first, stays locked
+// until the commit), and each adds only lines past the last.
 func (s *DB) addDocs(ctx context.Context, tx *sql.Tx, id int64, docs []Doc, places []byte, texts *[]docText) error {
+	if len(docs) == 0 {
+		return nil
+	}
+	var last int64
+	err := tx.QueryRowContext(ctx, s.Rebind(`SELECT off FROM docs WHERE file_id = ? ORDER BY id DESC LIMIT 1`), id).Scan(&last)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	for err == nil && len(docs) > 0 && docs[0].Off <= last {
+		docs = docs[1:]
+	}
 	if len(docs) == 0 {
 		return nil
 	}
@@ -422,44 +437,20 @@ func (s *DB) addDocs(ctx context.Context, tx *sql.Tx, id int64, docs []Doc, plac
 		}
 		return nil
 	}
-	// The transaction holds SQLite's write lock: when no doc of the file
-	// from the first offset on is held (another process did not index
-	// them first), they go in many to a statement, numbered here.
-	var held int
-	var top int64
-	if err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM docs WHERE file_id = ? AND off >= ?), coalesce((SELECT max(id) FROM docs), 0)`,
-		id, docs[0].Off).Scan(&held, &top); err != nil {
+	// The transaction holds SQLite's write lock: the docs are numbered
+	// here, many to a statement.
+	var next int64
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) + 1 FROM docs`).Scan(&next); err != nil {
 		return err
 	}
-	if held == 0 {
-		return s.addDocsBulk(ctx, tx, id, top+1, docs, places, texts)
-	}
-	ins, err := tx.PrepareContext(ctx, `INSERT INTO docs (file_id, off, len, pos, part, entry_id, type, role, ts, offpath)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (file_id, off, part) DO NOTHING RETURNING id`)
-	if err != nil {
-		return err
-	}
-	defer ins.Close()
-	for i := range docs {
-		d := &docs[i]
-		var did int64
-		err := ins.QueryRowContext(ctx, id, d.Off, d.Len, d.Pos, d.Part, d.EntryID, d.Type, d.Role, d.Time, offPath(places, d.Pos)).Scan(&did)
-		if errors.Is(err, sql.ErrNoRows) {
-			continue // held already (another process wrote it)
-		}
-		if err != nil {
-			return err
-		}
-		*texts = append(*texts, docText{did, d.Text})
-	}
-	return nil
+	return s.addDocsBulk(ctx, tx, id, next, docs, places, texts)
 }
 
 // bulkRows is how many docs one SQLite INSERT writes.
 const bulkRows = 100
 
 // addDocsBulk inserts docs of file id numbered from next, bulkRows to a
-// statement (SQLite), none of them held yet.
+// statement (SQLite).
 func (s *DB) addDocsBulk(ctx context.Context, tx *sql.Tx, id, next int64, docs []Doc, places []byte, texts *[]docText) error {
 	insert := func(n int) string {
 		return `INSERT INTO docs (id, file_id, off, len, pos, part, entry_id, type, role, ts, offpath) VALUES ` +
@@ -500,10 +491,7 @@ const pgChunk = 1 << 20
 
 // addDocsPG is addDocs on PostgreSQL for up to pgChunk bytes of texts,
 // whose word sets (not the texts) are kept in the docs' rows: the rows go
-// in arrays, in one statement. The file's row, written first, is locked
-// until the commit, so when no doc of the file from the first offset on
-// is held, none will be: they go in without ON CONFLICT's check of each
-// row.
+// in arrays, in one statement, numbered in their order.
 func (s *DB) addDocsPG(ctx context.Context, tx *sql.Tx, id int64, docs []Doc, places []byte) error {
 	n := len(docs)
 	offs, tss, lens, poss, parts, offpaths := make([]int64, n), make([]int64, n), make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n)
@@ -514,17 +502,11 @@ func (s *DB) addDocsPG(ctx context.Context, tx *sql.Tx, id int64, docs []Doc, pl
 		offs[i], tss[i], lens[i], poss[i], parts[i], offpaths[i] = d.Off, d.Time, int32(d.Len), int32(d.Pos), int32(d.Part), int32(offPath(places, d.Pos))
 		eids[i], types[i], roles[i], words[i] = d.EntryID, d.Type, d.Role, wordSet(d.Text, seen)
 	}
-	const ins = `INSERT INTO docs (file_id, off, ts, len, pos, part, offpath, entry_id, type, role, words)
-		SELECT $1, * FROM unnest($2::bigint[], $3::bigint[], $4::int[], $5::int[], $6::int[], $7::int[], $8::text[], $9::text[], $10::text[], $11::text[])`
-	args := []any{id, offs, tss, lens, poss, parts, offpaths, eids, types, roles, words}
-	res, err := tx.ExecContext(ctx, ins+` WHERE NOT EXISTS (SELECT 1 FROM docs WHERE file_id = $1 AND off >= $12)`, append(args, docs[0].Off)...)
-	if err != nil {
-		return err
-	}
-	if k, err := res.RowsAffected(); err != nil || k > 0 {
-		return err
-	}
-	_, err = tx.ExecContext(ctx, ins+` ON CONFLICT (file_id, off, part) DO NOTHING`, args...)
+	_, err := tx.ExecContext(ctx, `INSERT INTO docs (file_id, off, ts, len, pos, part, offpath, entry_id, type, role, words)
+		SELECT $1, off, ts, len, pos, part, offpath, entry_id, type, role, words FROM unnest($2::bigint[], $3::bigint[], $4::int[],
+		$5::int[], $6::int[], $7::int[], $8::text[], $9::text[], $10::text[], $11::text[])
+		WITH ORDINALITY AS u (off, ts, len, pos, part, offpath, entry_id, type, role, words, k) ORDER BY k`,
+		id, offs, tss, lens, poss, parts, offpaths, eids, types, roles, words)
 	return err
 }
 

@@ -270,6 +270,22 @@ var migrations = []migration{
 			textIndex,
 		},
 	},
+	{ // 8: no unique key of file, offset and part (a tenth of PostgreSQL's
+		// store): a save adds only the docs past its file's last one (see
+		// addDocs). SQLite's key, part of the table, goes with a copy of it.
+		sqlite: []string{
+			`CREATE TABLE docs8 (id INTEGER PRIMARY KEY, file_id BIGINT NOT NULL, off BIGINT NOT NULL, len INTEGER NOT NULL,
+				pos INTEGER NOT NULL, part INTEGER NOT NULL, entry_id TEXT NOT NULL, type TEXT NOT NULL, role TEXT NOT NULL,
+				ts BIGINT NOT NULL, offpath INTEGER NOT NULL DEFAULT 0)`,
+			`INSERT INTO docs8 SELECT id, file_id, off, len, pos, part, entry_id, type, role, ts, offpath FROM docs`,
+			`DROP TABLE docs`,
+			`ALTER TABLE docs8 RENAME TO docs`,
+			`CREATE INDEX docs_entry ON docs (entry_id)`,
+			`CREATE INDEX docs_offpath ON docs (id) WHERE offpath = 1`,
+			`CREATE INDEX docs_file ON docs (file_id, id)`,
+		},
+		postgres: []string{`ALTER TABLE docs DROP CONSTRAINT IF EXISTS docs_file_id_off_part_key`},
+	},
 }
 
 // textIndex is PostgreSQL's trigram index of the texts' words (see

@@ -248,6 +248,7 @@ var undo = map[int]map[string][]string{
 		`ALTER TABLE docs DROP COLUMN text`, `CREATE INDEX doc_text_trgm ON doc_text USING gin (text gin_trgm_ops)`}},
 	6: {Postgres: {`DROP INDEX docs_file`, `DROP INDEX docs_trgm`, `ALTER TABLE docs DROP COLUMN words`, `CREATE INDEX docs_trgm ON docs USING gin (text gin_trgm_ops)`}},
 	7: {Postgres: {`ALTER TABLE docs ADD COLUMN text TEXT NOT NULL DEFAULT ''`}},
+	8: {SQLite: {`CREATE UNIQUE INDEX docs_key ON docs (file_id, off, part)`}, Postgres: {`ALTER TABLE docs ADD UNIQUE (file_id, off, part)`}},
 }
 
 // remigrate takes s back to schema version v, then brings it up to date.

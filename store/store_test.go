@@ -184,6 +184,11 @@ func TestSaveLargeFile(t *testing.T) {
 			if len(got) != want || len(seen) != want {
 				t.Fatalf("%d documents (%d distinct), want %d", len(got), len(seen), want)
 			}
+			for k := 1; k < len(got); k++ { // numbered in the order of their lines
+				if a, b := got[k-1], got[k]; a.Off < b.Off || a.Off == b.Off && a.Part < b.Part {
+					t.Fatalf("doc %d/%d numbered before %d/%d", a.Off, a.Part, b.Off, b.Part)
+				}
+			}
 		}
 		// Another process saved the first half before this one saves all.
 		if err := s.Save(ctx, &Save{File: file("/r/big.jsonl", 100), Docs: all[:54]}); err != nil {
