@@ -345,6 +345,9 @@ func (s *DB) migrateLocked(ctx context.Context) error {
 	if version > len(migrations) {
 		return fmt.Errorf("%w (schema %d; this one knows %d): run the newer piweb, or point --store elsewhere", errNewer, version, len(migrations))
 	}
+	if version > 0 && version < len(migrations) { // (a step may copy a table: seconds per GB)
+		s.log.Info("index store: bringing its schema up to date, once", "store", s.String(), "from", version, "to", len(migrations))
+	}
 	for v := version; v < len(migrations); v++ {
 		tx, err := conn.BeginTx(ctx, nil)
 		if err != nil {

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -306,7 +307,12 @@ func TestMigrationsKeepPushes(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		var logged bytes.Buffer
+		s.log = slog.New(slog.NewTextHandler(&logged, nil))
 		remigrate(t, s, 3)
+		if n := strings.Count(logged.String(), "up to date, once"); n != 1 || !strings.Contains(logged.String(), fmt.Sprintf("from=3 to=%d", SchemaVersion)) {
+			t.Errorf("the upgrade said %d times what it did: %q", n, logged.String())
+		}
 		var path, name string
 		var sent int64
 		var data []byte
