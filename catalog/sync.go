@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"hash/fnv"
 	"io"
 	"os"
 	"time"
@@ -221,7 +220,7 @@ func (c *Catalog) prepare(path string) (*store.Save, uint64, error) {
 		return nil, 0, err
 	}
 	defer f.Close()
-	stamp, err := stampAt(f, s.Size, s.ModTime)
+	stamp, err := store.StampAt(f, s.Size, s.ModTime)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -290,36 +289,11 @@ func labelsOf(s *sessions.Session) []store.Label {
 	return out
 }
 
-// stampSpan is how many of a file's first and last bytes a stamp hashes.
-const stampSpan = 4096
-
-// stampAt returns the stamp of the first size bytes of r, modified at mod.
-func stampAt(r io.ReaderAt, size int64, mod time.Time) (store.Stamp, error) {
-	st := store.Stamp{Size: size, ModTime: mod.UnixNano()}
-	var err error
-	if st.Head, err = hashAt(r, 0, min(stampSpan, size)); err != nil {
-		return st, err
-	}
-	st.Tail, err = hashAt(r, max(0, size-stampSpan), min(stampSpan, size))
-	return st, err
-}
-
 // holds reports whether r still begins with the bytes st describes (the
 // file was appended to, if anything, rather than rewritten).
 func holds(r io.ReaderAt, st store.Stamp) bool {
-	now, err := stampAt(r, st.Size, time.Unix(0, st.ModTime))
+	now, err := store.StampAt(r, st.Size, time.Unix(0, st.ModTime))
 	return err == nil && now.Head == st.Head && now.Tail == st.Tail
-}
-
-// hashAt hashes n bytes of r from off.
-func hashAt(r io.ReaderAt, off, n int64) (int64, error) {
-	buf := make([]byte, n)
-	if _, err := r.ReadAt(buf, off); err != nil && !(errors.Is(err, io.EOF) && n == 0) {
-		return 0, err
-	}
-	h := fnv.New64a()
-	h.Write(buf)
-	return int64(h.Sum64() >> 1), nil
 }
 
 // entryTime returns an entry's time in Unix ms, 0 when it has none.

@@ -32,17 +32,18 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/piweb/piweb/library"
 	"github.com/piweb/piweb/share"
+	"github.com/piweb/piweb/store"
 )
 
 // Store is where pushes go: store.DB on PostgreSQL.
@@ -334,9 +335,6 @@ type fileError struct{ err error }
 func (e *fileError) Error() string { return e.err.Error() }
 func (e *fileError) Unwrap() error { return e.err }
 
-// stampSpan is how many of the first and last bytes consumed are hashed.
-const stampSpan = 4096
-
 // send sends what path (rel under the root) has past what the store holds.
 func (p *Pusher) send(ctx context.Context, path, rel string, st *Stats, prog *progress) error {
 	f, err := os.Open(path)
@@ -477,24 +475,11 @@ func (p *Pusher) report(pr Progress) {
 	}
 }
 
-// stamp returns the hashes of the first and last bytes of f's first n bytes.
+// stamp returns the hashes of the first and last bytes of f's first n
+// bytes (as the store stamps a file).
 func stamp(f io.ReaderAt, n int64) (head, tail int64, err error) {
-	if head, err = hashAt(f, 0, min(stampSpan, n)); err != nil {
-		return 0, 0, err
-	}
-	tail, err = hashAt(f, max(0, n-stampSpan), min(stampSpan, n))
-	return head, tail, err
-}
-
-// hashAt hashes n bytes of r from off.
-func hashAt(r io.ReaderAt, off, n int64) (int64, error) {
-	buf := make([]byte, n)
-	if _, err := r.ReadAt(buf, off); err != nil && !(errors.Is(err, io.EOF) && n == 0) {
-		return 0, err
-	}
-	h := fnv.New64a()
-	h.Write(buf)
-	return int64(h.Sum64() >> 1), nil
+	st, err := store.StampAt(f, n, time.Time{})
+	return st.Head, st.Tail, err
 }
 
 // newGen returns a new generation number: random, positive, not prev.

@@ -7,7 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"hash/crc64"
+	"hash/fnv"
+	"io"
 	"strings"
+	"time"
 )
 
 // Stamp identifies the bytes of a session file that were read: its size
@@ -19,6 +22,31 @@ type Stamp struct {
 	ModTime int64 // ns
 	Head    int64 // hash of the first bytes
 	Tail    int64 // hash of the last bytes before Size
+}
+
+// stampSpan is how many of a file's first and last bytes a stamp hashes.
+const stampSpan = 4096
+
+// StampAt returns the stamp of the first size bytes of r, modified at mod.
+func StampAt(r io.ReaderAt, size int64, mod time.Time) (Stamp, error) {
+	st := Stamp{Size: size, ModTime: mod.UnixNano()}
+	var err error
+	if st.Head, err = hashAt(r, 0, min(stampSpan, size)); err != nil {
+		return st, err
+	}
+	st.Tail, err = hashAt(r, max(0, size-stampSpan), min(stampSpan, size))
+	return st, err
+}
+
+// hashAt hashes n bytes of r from off.
+func hashAt(r io.ReaderAt, off, n int64) (int64, error) {
+	buf := make([]byte, n)
+	if _, err := r.ReadAt(buf, off); err != nil && !(errors.Is(err, io.EOF) && n == 0) {
+		return 0, err
+	}
+	h := fnv.New64a()
+	h.Write(buf)
+	return int64(h.Sum64() >> 1), nil
 }
 
 // File is what the store keeps of one session file.

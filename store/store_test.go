@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/piweb/piweb/internal/storetest"
 	"github.com/piweb/piweb/search"
@@ -427,5 +428,36 @@ func TestOwnSchema(t *testing.T) {
 	}
 	if got := ids(pages(t, s, Query{Needles: []string{"rare"}, Limit: 2})); got != "/r/a.jsonl#2991/0 /r/a.jsonl#1994/0 /r/a.jsonl#997/0 /r/a.jsonl#0/0" {
 		t.Errorf("rare: %q", got)
+	}
+}
+
+// TestStampAt: a file's stamp up to a size holds after appends, and not
+// after its first or last bytes up to that size changed.
+func TestStampAt(t *testing.T) {
+	base := strings.Repeat("a line of a session\n", 500) // 10 kB: head and tail apart
+	at := func(content string, size int64) Stamp {
+		st, err := StampAt(strings.NewReader(content), size, time.Unix(0, 7))
+		if err != nil || st.Size != size || st.ModTime != 7 {
+			t.Fatalf("%+v %v", st, err)
+		}
+		return st
+	}
+	n := int64(len(base))
+	was := at(base, n)
+	for _, c := range []struct {
+		name    string
+		content string
+		same    bool
+	}{
+		{"appended", base + "more\n", true},
+		{"head rewritten", "A" + base[1:], false},
+		{"tail rewritten", base[:n-2] + "!\n", false},
+	} {
+		if got := at(c.content, n); (got == was) != c.same {
+			t.Errorf("%s: %+v against %+v", c.name, got, was)
+		}
+	}
+	if empty := at("", 0); empty.Head != empty.Tail {
+		t.Errorf("an empty file: %+v", empty)
 	}
 }
