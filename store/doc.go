@@ -32,10 +32,10 @@
 // the file (the catalog does). Writes are idempotent, keyed by file and
 // byte offset: a save adds only the lines past the last its file's texts
 // hold (saves of one file take turns), so two processes sharing one store
-// never double an entry. The whole store may be deleted at any time, costing a slower
-// start: an SQLite store whose file is deleted, replaced, damaged or of
-// another program is made again, empty (OnReset tells the caller to put
-// everything back).
+// never double an entry. The whole store may be deleted at any time,
+// costing a slower start: an SQLite store whose file is deleted, replaced,
+// damaged or of another program is made again, empty (OnReset tells the
+// caller to put everything back).
 //
 // Tables of other features. The schema is one list of numbered steps
 // (schema.go), but packages named for their job keep their own tables'
