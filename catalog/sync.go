@@ -261,7 +261,7 @@ func (c *Catalog) prepare(path string) (*store.Save, uint64, error) {
 				text = text[:maxText]
 			}
 			sv.Docs = append(sv.Docs, store.Doc{Off: e.Off, Len: e.Len, Pos: pos, Part: p.part, EntryID: e.ID,
-				Type: p.typ, Role: p.role, Time: entryTime(e), Text: search.Normalize(text)})
+				Role: p.role, Time: entryTime(e), Text: search.Normalize(text)})
 		}
 		return nil
 	})

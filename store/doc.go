@@ -17,14 +17,14 @@
 // path), the Stamp of the bytes last read (size, modification time and
 // hashes of its first and last bytes), its row of the sessions list
 // (opaque JSON), where each entry lies relative to the path pi resumes
-// (an opaque blob), and a checksum over all of that, so a damaged row
-// is noticed and read again from the file rather than trusted. Per
-// searchable piece of an entry (Doc): its file, byte offset and length,
-// position, part, entry id, type, role and time, whether the entry is off
-// the path (as the file's places say: is:offpath narrows in the engine),
-// and its text, normalized (search.Normalize), for the engine's index
-// only (PostgreSQL keeps its distinct words). Per
-// file, the labels in force.
+// (an opaque blob), the numbers of its first and last docs, and a
+// checksum over all of that, so a damaged row is noticed and read again
+// from the file rather than trusted. Per searchable piece of an entry
+// (Doc): its file, byte offset and length, position, part, entry id,
+// role and time, whether the entry is off the path (as the file's places
+// say: is:offpath narrows in the engine), and its text, normalized
+// (search.Normalize), for the engine's index only (PostgreSQL keeps its
+// distinct words). Per file, the labels in force.
 //
 // What is the truth. The session files. A File is only as good as the
 // caller's check that the file still has that Stamp, and every candidate
@@ -37,9 +37,10 @@
 // damaged or of another program is made again, empty (OnReset tells the
 // caller to put everything back).
 //
-// Tables of other features. The schema is one list of numbered steps
-// (schema.go), but packages named for their job keep their own tables'
-// rows: push the pushed files (push.Table), auth the login tokens
+// Tables of other features. The schema is one (schema.go: the tables of
+// a version, then numbered steps; a store of an older version has its
+// index made again, its pushes and tokens kept), but packages named for
+// their job keep their own tables' rows: push the pushed files (push.Table), auth the login tokens
 // (auth.Table), usage what sessions cost (usage.Tables, kept current in
 // the transaction of every Save and Remove through the store's Hook).
 // They use the store through Use and Tx (its reconnecting and its

@@ -66,9 +66,9 @@ type File struct {
 	Problem   string // why the file is not a session ("" when it is)
 }
 
-// sum is the checksum of the row's columns (places included), so that a
-// damaged row is noticed and not trusted.
-func (f *File) sum(places []byte) int64 {
+// sum is the checksum of the row's columns (places and the span of its
+// docs' numbers included), so that a damaged row is noticed and not trusted.
+func (f *File) sum(places []byte, lo, hi int64) int64 {
 	h := crc64.New(crc64.MakeTable(crc64.ECMA))
 	var b [8]byte
 	num := func(v int64) { binary.LittleEndian.PutUint64(b[:], uint64(v)); h.Write(b[:]) }
@@ -87,24 +87,37 @@ func (f *File) sum(places []byte) int64 {
 	str(string(f.Meta))
 	str(string(places))
 	str(f.Problem)
+	num(lo)
+	num(hi)
 	return int64(h.Sum64() >> 1) // fits every engine's BIGINT
 }
 
 // fileColumns are the columns scanFile reads.
 const fileColumns = `id, machine, path, size, mtime, head, tail, docs, session_id, parent, project, modified, meta, places,
-	problem, checksum`
+	problem, lo, hi, checksum`
 
-// scanFile reads a row of fileColumns: the file, its places, and whether
-// its checksum holds (else the row is damaged).
-func scanFile(sc interface{ Scan(...any) error }) (f File, places []byte, ok bool, err error) {
+// fileRow is a row of fileColumns: the file, its places, the numbers of
+// its first and last docs, and whether its checksum holds (else the row
+// is damaged).
+type fileRow struct {
+	File
+	places []byte
+	lo, hi int64
+	ok     bool
+}
+
+// scanFile reads a row of fileColumns.
+func scanFile(sc interface{ Scan(...any) error }) (r fileRow, err error) {
 	var meta string
 	var sum int64
+	f := &r.File
 	if err := sc.Scan(&f.ID, &f.Machine, &f.Path, &f.Stamp.Size, &f.Stamp.ModTime, &f.Stamp.Head, &f.Stamp.Tail,
-		&f.Docs, &f.SessionID, &f.Parent, &f.Project, &f.Modified, &meta, &places, &f.Problem, &sum); err != nil {
-		return File{}, nil, false, err
+		&f.Docs, &f.SessionID, &f.Parent, &f.Project, &f.Modified, &meta, &r.places, &f.Problem, &r.lo, &r.hi, &sum); err != nil {
+		return fileRow{}, err
 	}
 	f.Meta = []byte(meta)
-	return f, places, f.sum(places) == sum, nil
+	r.ok = f.sum(r.places, r.lo, r.hi) == sum
+	return r, nil
 }
 
 // Files returns every file the store knows on machine (places aside),
@@ -119,15 +132,15 @@ func (s *DB) Files(ctx context.Context, machine string) (files []File, damaged i
 		}
 		defer rows.Close()
 		for rows.Next() {
-			f, _, ok, err := scanFile(rows)
+			r, err := scanFile(rows)
 			if err != nil {
 				return err
 			}
-			if !ok {
+			if !r.ok {
 				damaged++
 				continue
 			}
-			files = append(files, f)
+			files = append(files, r.File)
 		}
 		return rows.Err()
 	})
@@ -151,14 +164,14 @@ func (s *DB) Facts(ctx context.Context, id int64) (Facts, error) {
 	var out Facts
 	err := s.Use(ctx, func(db *sql.DB) error {
 		out = Facts{}
-		_, places, ok, err := scanFile(db.QueryRowContext(ctx, s.Rebind(`SELECT `+fileColumns+` FROM files WHERE id = ?`), id))
-		if errors.Is(err, sql.ErrNoRows) || err == nil && !ok {
+		r, err := scanFile(db.QueryRowContext(ctx, s.Rebind(`SELECT `+fileColumns+` FROM files WHERE id = ?`), id))
+		if errors.Is(err, sql.ErrNoRows) || err == nil && !r.ok {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		out.Places = places
+		out.Places = r.places
 		rows, err := db.QueryContext(ctx, s.Rebind(`SELECT entry_id, label FROM labels WHERE file_id = ?`), id)
 		if err != nil {
 			return err
@@ -188,7 +201,6 @@ type Doc struct {
 	Pos     int // the entry's position in the file
 	Part    int // which piece of the entry
 	EntryID string
-	Type    string
 	Role    string
 	Time    int64  // the entry's time, Unix ms
 	Text    string // normalized (search.Normalize), for the index; not read back
@@ -305,20 +317,31 @@ func (s *DB) addTexts(ctx context.Context, tx *sql.Tx, texts []docText) error {
 	return nil
 }
 
+// save writes one file's change in tx. Saves of one file take turns:
+// its row stays locked until the commit (PostgreSQL: FOR UPDATE; SQLite
+// has one writer), so each adds only the docs past the other's.
 func (s *DB) save(ctx context.Context, tx *sql.Tx, sv *Save, texts *[]docText) (Saved, error) {
+	lock := ""
 	if s.engine == Postgres {
-		sv = pgText(sv)
+		sv, lock = pgText(sv), " FOR UPDATE"
 	}
 	f := &sv.File
-	var id int64
-	var oldPlaces []byte
-	err := tx.QueryRowContext(ctx, s.Rebind(`SELECT id, places FROM files WHERE machine = ? AND path = ?`), f.Machine, f.Path).Scan(&id, &oldPlaces)
+	old, err := scanFile(tx.QueryRowContext(ctx, s.Rebind(`SELECT `+fileColumns+` FROM files WHERE machine = ? AND path = ?`+lock),
+		f.Machine, f.Path))
 	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		id = 0
-	case err != nil:
+	case errors.Is(err, sql.ErrNoRows): // a row to number the docs by, written whole below
+		old.ok = true
+		err = tx.QueryRowContext(ctx, s.Rebind(`INSERT INTO files (machine, path, size, mtime, head, tail, docs, session_id,
+			parent, project, modified, meta, problem, checksum) VALUES (?, ?, 0, 0, 0, 0, 0, '', '', '', 0, '', '', 0) RETURNING id`),
+			f.Machine, f.Path).Scan(&old.ID)
+	case err == nil && !old.ok: // damaged: where its docs are numbered is read from them
+		err = tx.QueryRowContext(ctx, s.Rebind(`SELECT coalesce(min(id), 0), coalesce(max(id), 0) FROM docs WHERE file_id = ?`),
+			old.ID).Scan(&old.lo, &old.hi)
+	}
+	if err != nil {
 		return Saved{}, err
 	}
+	id, lo, hi, oldPlaces := old.ID, old.lo, old.hi, old.places
 	places := sv.Places
 	if places == nil {
 		places = oldPlaces
@@ -326,33 +349,24 @@ func (s *DB) save(ctx context.Context, tx *sql.Tx, sv *Save, texts *[]docText) (
 	if places == nil {
 		places = []byte{}
 	}
-	sum := f.sum(places)
-	meta := string(f.Meta)
-	if id == 0 {
-		err = tx.QueryRowContext(ctx, s.Rebind(`INSERT INTO files (machine, path, size, mtime, head, tail, docs, session_id,
-			parent, project, modified, meta, places, problem, checksum) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-			RETURNING id`),
-			f.Machine, f.Path, f.Stamp.Size, f.Stamp.ModTime, f.Stamp.Head, f.Stamp.Tail, f.Docs, f.SessionID,
-			f.Parent, f.Project, f.Modified, meta, places, f.Problem, sum).Scan(&id)
-	} else {
-		_, err = tx.ExecContext(ctx, s.Rebind(`UPDATE files SET size = ?, mtime = ?, head = ?, tail = ?, docs = ?, session_id = ?,
-			parent = ?, project = ?, modified = ?, meta = ?, places = ?, problem = ?, checksum = ? WHERE id = ?`),
-			f.Stamp.Size, f.Stamp.ModTime, f.Stamp.Head, f.Stamp.Tail, f.Docs, f.SessionID,
-			f.Parent, f.Project, f.Modified, meta, places, f.Problem, sum, id)
-	}
-	if err != nil {
-		return Saved{}, err
-	}
 	f.ID = id
 	job := Saved{Save: sv, ID: id, Old: oldPlaces, Now: places}
 	if sv.Reset {
 		if err := s.dropDocs(ctx, tx, id); err != nil {
 			return job, err
 		}
+		lo, hi = 0, 0
 	} else if err := s.flipDocs(ctx, tx, id, oldPlaces, places); err != nil {
 		return job, err
 	}
-	if err := s.addDocs(ctx, tx, id, sv.Docs, places, texts); err != nil {
+	if err := s.addDocs(ctx, tx, id, sv.Docs, places, texts, &lo, &hi); err != nil {
+		return job, err
+	}
+	_, err = tx.ExecContext(ctx, s.Rebind(`UPDATE files SET size = ?, mtime = ?, head = ?, tail = ?, docs = ?, session_id = ?,
+		parent = ?, project = ?, modified = ?, meta = ?, places = ?, problem = ?, lo = ?, hi = ?, checksum = ? WHERE id = ?`),
+		f.Stamp.Size, f.Stamp.ModTime, f.Stamp.Head, f.Stamp.Tail, f.Docs, f.SessionID, f.Parent, f.Project, f.Modified,
+		string(f.Meta), places, f.Problem, lo, hi, f.sum(places, lo, hi), id)
+	if err != nil {
 		return job, err
 	}
 	if sv.Labels != nil {
@@ -382,7 +396,7 @@ func pgText(sv *Save) *Save {
 	f.Meta = []byte(t(string(f.Meta)))
 	c.Docs = make([]Doc, len(sv.Docs))
 	for i, d := range sv.Docs {
-		d.EntryID, d.Type, d.Role, d.Text = t(d.EntryID), t(d.Type), t(d.Role), t(d.Text)
+		d.EntryID, d.Role, d.Text = t(d.EntryID), t(d.Role), t(d.Text)
 		c.Docs[i] = d
 	}
 	if sv.Labels != nil {
@@ -433,70 +447,79 @@ func (s *DB) flipDocs(ctx context.Context, tx *sql.Tx, id int64, old, now []byte
 }
 
 // addDocs inserts the docs of file id past the last one the store holds
-// (another process may have saved the same lines first), their offpath
-// flags as places say, and adds their texts to texts (indexed last: see
-// addTexts). A file's docs are numbered in the order of their lines:
-// saves of one file take turns (its row, written first, stays locked
-// until the commit), and each adds only lines past the last.
-func (s *DB) addDocs(ctx context.Context, tx *sql.Tx, id int64, docs []Doc, places []byte, texts *[]docText) error {
+// (another process may have saved the same lines first), numbered in the
+// order of their lines, their offpath flags as places say, and adds their
+// texts to texts (indexed last: see addTexts). lo and hi are the numbers
+// of the file's first and last docs (0: none), kept current.
+func (s *DB) addDocs(ctx context.Context, tx *sql.Tx, id int64, docs []Doc, places []byte, texts *[]docText, lo, hi *int64) error {
 	if len(docs) == 0 {
 		return nil
 	}
-	var last int64
-	err := tx.QueryRowContext(ctx, s.Rebind(`SELECT off FROM docs WHERE file_id = ? ORDER BY id DESC LIMIT 1`), id).Scan(&last)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return err
+	if *hi > 0 {
+		var last int64
+		err := tx.QueryRowContext(ctx, s.Rebind(`SELECT off FROM docs WHERE id = ?`), *hi).Scan(&last)
+		if errors.Is(err, sql.ErrNoRows) { // (gone: the file's docs say)
+			err = tx.QueryRowContext(ctx, s.Rebind(`SELECT coalesce(max(off), -1) FROM docs WHERE file_id = ?`), id).Scan(&last)
+		}
+		if err != nil {
+			return err
+		}
+		for len(docs) > 0 && docs[0].Off <= last {
+			docs = docs[1:]
+		}
 	}
-	for err == nil && len(docs) > 0 && docs[0].Off <= last {
-		docs = docs[1:]
-	}
-	if len(docs) == 0 {
-		return nil
-	}
-	if s.engine == Postgres {
-		for start, end := 0, 0; start < len(docs); start = end {
+	for start, end := 0, 0; start < len(docs); start = end {
+		var first, next int64
+		var err error
+		if s.engine == Postgres {
 			size := 0
 			for end = start; end < len(docs) && (end == start || size+len(docs[end].Text) <= pgChunk); end++ {
 				size += len(docs[end].Text)
 			}
-			if err := s.addDocsPG(ctx, tx, id, docs[start:end], places); err != nil {
-				return err
-			}
+			first, next, err = s.addDocsPG(ctx, tx, id, docs[start:end], places)
+		} else {
+			end = len(docs)
+			first, next, err = s.addDocsBulk(ctx, tx, id, docs, places, texts)
 		}
-		return nil
+		if err != nil {
+			return err
+		}
+		if *lo == 0 {
+			*lo = first
+		}
+		*hi = next
 	}
-	// The transaction holds SQLite's write lock: the docs are numbered
-	// here, many to a statement.
-	var next int64
-	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) + 1 FROM docs`).Scan(&next); err != nil {
-		return err
-	}
-	return s.addDocsBulk(ctx, tx, id, next, docs, places, texts)
+	return nil
 }
 
 // bulkRows is how many docs one SQLite INSERT writes.
 const bulkRows = 100
 
-// addDocsBulk inserts docs of file id numbered from next, bulkRows to a
-// statement (SQLite).
-func (s *DB) addDocsBulk(ctx context.Context, tx *sql.Tx, id, next int64, docs []Doc, places []byte, texts *[]docText) error {
+// addDocsBulk inserts docs of file id, bulkRows to a statement (SQLite),
+// and returns the first and last numbers it gave them. The transaction
+// holds SQLite's write lock: the docs are numbered here.
+func (s *DB) addDocsBulk(ctx context.Context, tx *sql.Tx, id int64, docs []Doc, places []byte, texts *[]docText) (int64, int64, error) {
+	var next int64
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) + 1 FROM docs`).Scan(&next); err != nil {
+		return 0, 0, err
+	}
 	insert := func(n int) string {
-		return `INSERT INTO docs (id, file_id, off, len, pos, part, entry_id, type, role, ts, offpath) VALUES ` +
-			strings.TrimSuffix(strings.Repeat("("+Marks(11)+"), ", n), ", ")
+		return `INSERT INTO docs (id, file_id, off, len, pos, part, entry_id, role, ts, offpath) VALUES ` +
+			strings.TrimSuffix(strings.Repeat("("+Marks(10)+"), ", n), ", ")
 	}
 	full, err := tx.PrepareContext(ctx, insert(bulkRows))
 	if err != nil {
-		return err
+		return 0, 0, err
 	}
 	defer full.Close()
-	args := make([]any, 0, 11*bulkRows)
+	args := make([]any, 0, 10*bulkRows)
 	for start := 0; start < len(docs); start += bulkRows {
 		chunk := docs[start:min(len(docs), start+bulkRows)]
 		args = args[:0]
 		for i := range chunk {
 			d := &chunk[i]
 			did := next + int64(start+i)
-			args = append(args, did, id, d.Off, d.Len, d.Pos, d.Part, d.EntryID, d.Type, d.Role, d.Time, offPath(places, d.Pos))
+			args = append(args, did, id, d.Off, d.Len, d.Pos, d.Part, d.EntryID, d.Role, d.Time, offPath(places, d.Pos))
 			*texts = append(*texts, docText{did, d.Text})
 		}
 		if len(chunk) == bulkRows {
@@ -505,10 +528,10 @@ func (s *DB) addDocsBulk(ctx context.Context, tx *sql.Tx, id, next int64, docs [
 			_, err = tx.ExecContext(ctx, insert(len(chunk)), args...)
 		}
 		if err != nil {
-			return err
+			return 0, 0, err
 		}
 	}
-	return nil
+	return next, next + int64(len(docs)) - 1, nil
 }
 
 // pgChunk bounds the bytes of texts whose words one PostgreSQL statement
@@ -519,23 +542,25 @@ const pgChunk = 1 << 20
 
 // addDocsPG is addDocs on PostgreSQL for up to pgChunk bytes of texts,
 // whose word sets (not the texts) are kept in the docs' rows: the rows go
-// in arrays, in one statement, numbered in their order.
-func (s *DB) addDocsPG(ctx context.Context, tx *sql.Tx, id int64, docs []Doc, places []byte) error {
+// in arrays, in one statement, numbered in their order. It returns the
+// first and last numbers they were given.
+func (s *DB) addDocsPG(ctx context.Context, tx *sql.Tx, id int64, docs []Doc, places []byte) (first, last int64, err error) {
 	n := len(docs)
 	offs, tss, lens, poss, parts, offpaths := make([]int64, n), make([]int64, n), make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n)
-	eids, types, roles, words := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	eids, roles, words := make([]string, n), make([]string, n), make([]string, n)
 	seen := map[string]struct{}{}
 	for i := range docs {
 		d := &docs[i]
 		offs[i], tss[i], lens[i], poss[i], parts[i], offpaths[i] = d.Off, d.Time, int32(d.Len), int32(d.Pos), int32(d.Part), int32(offPath(places, d.Pos))
-		eids[i], types[i], roles[i], words[i] = d.EntryID, d.Type, d.Role, wordSet(d.Text, seen)
+		eids[i], roles[i], words[i] = d.EntryID, d.Role, wordSet(d.Text, seen)
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO docs (file_id, off, ts, len, pos, part, offpath, entry_id, type, role, words)
-		SELECT $1, off, ts, len, pos, part, offpath, entry_id, type, role, words FROM unnest($2::bigint[], $3::bigint[], $4::int[],
-		$5::int[], $6::int[], $7::int[], $8::text[], $9::text[], $10::text[], $11::text[])
-		WITH ORDINALITY AS u (off, ts, len, pos, part, offpath, entry_id, type, role, words, k) ORDER BY k`,
-		id, offs, tss, lens, poss, parts, offpaths, eids, types, roles, words)
-	return err
+	err = tx.QueryRowContext(ctx, `WITH d AS (INSERT INTO docs (file_id, off, ts, len, pos, part, offpath, entry_id, role, words)
+		SELECT $1, off, ts, len, pos, part, offpath, entry_id, role, words FROM unnest($2::bigint[], $3::bigint[], $4::int[],
+		$5::int[], $6::int[], $7::int[], $8::text[], $9::text[], $10::text[])
+		WITH ORDINALITY AS u (off, ts, len, pos, part, offpath, entry_id, role, words, k) ORDER BY k RETURNING id)
+		SELECT min(id), max(id) FROM d`,
+		id, offs, tss, lens, poss, parts, offpaths, eids, roles, words).Scan(&first, &last)
+	return first, last, err
 }
 
 // wordSet returns the distinct words of a normalized text (its runs

@@ -135,7 +135,7 @@ func (s *DB) Search(ctx context.Context, q Query) ([]Candidate, error) {
 				cond, a = append(cond, k+" >= ?"), append(a, w.lo)
 			}
 		}
-		return `SELECT d.id, d.file_id, d.off, d.len, d.pos, d.part, d.entry_id, d.type, d.role, d.ts, f.path, f.machine,
+		return `SELECT d.id, d.file_id, d.off, d.len, d.pos, d.part, d.entry_id, d.role, d.ts, f.path, f.machine,
 			EXISTS (SELECT 1 FROM docs c WHERE c.entry_id = d.entry_id AND c.part = d.part AND c.ts = d.ts AND c.id <> d.id)
 			FROM ` + from + ` WHERE ` + strings.Join(append(cond, where...), " AND ") + ` ORDER BY ` + key + ` DESC LIMIT ?`,
 			append(append(a, args...), limit)
@@ -312,12 +312,11 @@ type fileFilter struct {
 }
 
 // findSpans reads the ranges of ids below ws.hi of the files ws.files
-// picks, each a file's first to last document (by the docs_file index),
-// and merges them newest first.
+// picks, each a file's first to last document (as its row says), and
+// merges them newest first.
 func (ws *windows) findSpans() error {
-	rows, err := ws.conn.QueryContext(ws.ctx, ws.s.Rebind(`SELECT lo, hi FROM (SELECT
-		(SELECT min(id) FROM docs WHERE file_id = f.id) AS lo, (SELECT max(id) FROM docs WHERE file_id = f.id) AS hi
-		FROM files f WHERE `+ws.files.where+`) x WHERE lo < ?`), append(slices.Clone(ws.files.args), ws.hi)...)
+	rows, err := ws.conn.QueryContext(ws.ctx, ws.s.Rebind(`SELECT f.lo, f.hi FROM files f WHERE `+ws.files.where+` AND f.hi > 0 AND f.lo < ?`),
+		append(slices.Clone(ws.files.args), ws.hi)...)
 	if err != nil {
 		return err
 	}
@@ -411,7 +410,7 @@ func scanCandidates(rows *sql.Rows, err error) func(out *[]Candidate) error {
 		defer rows.Close()
 		for rows.Next() {
 			var c Candidate
-			if err := rows.Scan(&c.ID, &c.FileID, &c.Off, &c.Len, &c.Pos, &c.Part, &c.EntryID, &c.Type, &c.Role,
+			if err := rows.Scan(&c.ID, &c.FileID, &c.Off, &c.Len, &c.Pos, &c.Part, &c.EntryID, &c.Role,
 				&c.Time, &c.Path, &c.Machine, &c.Copied); err != nil {
 				return err
 			}
@@ -428,7 +427,7 @@ func (s *DB) Copies(ctx context.Context, entryID string, part int, ts int64) ([]
 	err := s.Use(ctx, func(db *sql.DB) error {
 		out = out[:0]
 		return scanCandidates(db.QueryContext(ctx, s.Rebind(`SELECT d.id, d.file_id, d.off, d.len, d.pos, d.part, d.entry_id,
-			d.type, d.role, d.ts, f.path, f.machine, true FROM docs d JOIN files f ON f.id = d.file_id
+			d.role, d.ts, f.path, f.machine, true FROM docs d JOIN files f ON f.id = d.file_id
 			WHERE d.entry_id = ? AND d.part = ? AND d.ts = ? ORDER BY d.id`), entryID, part, ts))(&out)
 	})
 	return out, err

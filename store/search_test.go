@@ -236,35 +236,22 @@ func TestOffPathFollowsPlaces(t *testing.T) {
 		check("after a reset", first, 50)
 
 		// A store of schema 3 (no flags) gets them from the places
-		// (PostgreSQL's starts afresh: the file saved again).
+		// (the store starts afresh at schema 9: the file saved again).
 		remigrate(t, s, 3)
 		afresh(t, s, reset)
 		check("migrated", first, 50)
 	})
 }
 
-// undo takes a store from each schema version back to the one before,
-// by engine (none: only the version goes).
-var undo = map[int]map[string][]string{
-	4: {SQLite: {`DROP INDEX docs_offpath`, `ALTER TABLE docs DROP COLUMN offpath`},
-		Postgres: {`DROP INDEX docs_offpath`, `ALTER TABLE docs DROP COLUMN offpath`}},
-	5: {SQLite: {`DROP INDEX docs_file`}, Postgres: {`CREATE TABLE doc_text (id BIGINT PRIMARY KEY, text TEXT NOT NULL)`, `INSERT INTO doc_text SELECT id, text FROM docs`,
-		`ALTER TABLE docs DROP COLUMN text`, `CREATE INDEX doc_text_trgm ON doc_text USING gin (text gin_trgm_ops)`}},
-	6: {Postgres: {`DROP INDEX docs_file`, `DROP INDEX docs_trgm`, `ALTER TABLE docs DROP COLUMN words`, `CREATE INDEX docs_trgm ON docs USING gin (text gin_trgm_ops)`}},
-	7: {Postgres: {`ALTER TABLE docs ADD COLUMN text TEXT NOT NULL DEFAULT ''`}},
-	8: {SQLite: {`CREATE UNIQUE INDEX docs_key ON docs (file_id, off, part)`}, Postgres: {`ALTER TABLE docs ADD UNIQUE (file_id, off, part)`}},
-}
-
-// remigrate takes s back to schema version v, then brings it up to date.
+// remigrate makes s a store of schema v, its tables as they are, then
+// brings it up to date (the index starts afresh: see afresh).
 func remigrate(t *testing.T, s *DB, v int) {
 	t.Helper()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for k := SchemaVersion; k > v; k-- {
-		for _, q := range append(undo[k][s.engine], fmt.Sprintf(`DELETE FROM schema_version WHERE version = %d`, k)) {
-			if _, err := s.db.ExecContext(ctx, q); err != nil {
-				t.Fatal(err)
-			}
+	for _, q := range []string{`DELETE FROM schema_version`, fmt.Sprintf(`INSERT INTO schema_version (version) VALUES (%d)`, v)} {
+		if _, err := s.db.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
 		}
 	}
 	s.ready = false
@@ -273,16 +260,12 @@ func remigrate(t *testing.T, s *DB, v int) {
 	}
 }
 
-// afresh checks that a PostgreSQL store migrated from before schema 7
-// holds no file (it starts afresh), then saves saves again; SQLite's kept
-// everything.
+// afresh checks that a store migrated from before schema 9 holds no
+// file (it starts afresh), then saves saves again.
 func afresh(t *testing.T, s *DB, saves ...*Save) {
 	t.Helper()
-	if s.engine == SQLite {
-		return
-	}
 	if files, _, err := s.Files(ctx, ""); err != nil || len(files) > 0 {
-		t.Fatalf("after schema 7: %d files (%v), want none", len(files), err)
+		t.Fatalf("after schema 9: %d files (%v), want none", len(files), err)
 	}
 	for _, sv := range saves {
 		if err := s.Save(ctx, sv); err != nil {
@@ -293,7 +276,7 @@ func afresh(t *testing.T, s *DB, saves ...*Save) {
 
 // TestMigrationsKeepPushes: a store of schema 3 (the first with pushes
 // and tokens) brought up to date keeps every pushed chunk and login token,
-// PostgreSQL's too, whose index starts afresh: only the index is made again.
+// though the index starts afresh: only the index is made again.
 func TestMigrationsKeepPushes(t *testing.T) {
 	each(t, func(t *testing.T, s *DB) {
 		chunk := []byte("{\"type\":\"session\"}\n")
@@ -327,8 +310,7 @@ func TestMigrationsKeepPushes(t *testing.T) {
 }
 
 // TestTextsMigrate: a store of schema 4 (PostgreSQL: texts in a table of
-// their own) finds the same: SQLite's keeps its texts, flags and numbers;
-// PostgreSQL's starts afresh at schema 7 and finds the same once the
+// their own) starts afresh at schema 9 and finds the same once the
 // files are saved again.
 func TestTextsMigrate(t *testing.T) {
 	each(t, func(t *testing.T, s *DB) {
@@ -343,12 +325,7 @@ func TestTextsMigrate(t *testing.T) {
 		}
 		queries := []Query{{Needles: []string{"common"}, Limit: 500}, {Needles: []string{"rare"}, Limit: 3},
 			{Needles: []string{"sparse", "entry 1"}, OffPath: true, Limit: 7}, {Roles: []string{"user"}, Limit: 900}}
-		found := func(q Query) string {
-			if s.engine == Postgres {
-				return ids(pages(t, s, q)) // numbered afresh
-			}
-			return fmt.Sprint(pages(t, s, q))
-		}
+		found := func(q Query) string { return ids(pages(t, s, q)) } // numbered afresh
 		var before []string
 		for _, q := range queries {
 			before = append(before, found(q))

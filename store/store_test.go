@@ -34,7 +34,7 @@ func each(t *testing.T, test func(t *testing.T, s *DB)) {
 }
 
 func doc(off int64, part int, id, role string, ts int64, text string) Doc {
-	return Doc{Off: off, Len: 10, Pos: int(off / 100), Part: part, EntryID: id, Type: "text", Role: role, Time: ts, Text: search.Normalize(text)}
+	return Doc{Off: off, Len: 10, Pos: int(off / 100), Part: part, EntryID: id, Role: role, Time: ts, Text: search.Normalize(text)}
 }
 
 func file(path string, size int64) File {
@@ -202,6 +202,21 @@ func TestSaveLargeFile(t *testing.T) {
 			}
 			found(110)
 		}
+		// A row whose numbers are damaged is not trusted: the docs say
+		// where the file's are, and the save mends it.
+		if _, err := s.db.ExecContext(ctx, `UPDATE files SET hi = lo`); err != nil {
+			t.Fatal(err)
+		}
+		if _, damaged, _ := s.Files(ctx, ""); damaged != 1 {
+			t.Errorf("%d damaged rows, want 1", damaged)
+		}
+		if err := s.Save(ctx, &Save{File: file("/r/big.jsonl", 200), Docs: all}); err != nil {
+			t.Fatal(err)
+		}
+		found(110)
+		if files, damaged, _ := s.Files(ctx, ""); damaged != 0 || len(files) != 1 {
+			t.Errorf("after the save: %d files, %d damaged", len(files), damaged)
+		}
 		for _, k := range []int{0, 57, 109} {
 			got, err := s.Search(ctx, Query{Needles: []string{fmt.Sprintf("text%03d", k)}, Limit: 5})
 			if err != nil || len(got) != 1 || got[0].Off != all[k].Off || got[0].Part != all[k].Part {
@@ -236,8 +251,9 @@ func TestDamagedRow(t *testing.T) {
 	each(t, func(t *testing.T, s *DB) {
 		s.Save(ctx, &Save{File: file("/r/a.jsonl", 200), Places: []byte{1}})
 		s.Save(ctx, &Save{File: file("/r/b.jsonl", 200)})
+		s.Save(ctx, &Save{File: file("/r/c.jsonl", 200), Docs: []Doc{doc(0, 0, "c1", "user", 1, "one"), doc(100, 0, "c2", "user", 2, "two")}})
 		for _, damage := range []string{`UPDATE files SET meta = '{"key":"evil"}' WHERE path = '/r/a.jsonl'`,
-			`UPDATE files SET places = ? WHERE path = '/r/b.jsonl'`} {
+			`UPDATE files SET places = ? WHERE path = '/r/b.jsonl'`, `UPDATE files SET lo = hi WHERE path = '/r/c.jsonl'`} {
 			err := s.Use(ctx, func(db *sql.DB) error {
 				var args []any
 				if strings.Contains(damage, "?") {
@@ -251,7 +267,7 @@ func TestDamagedRow(t *testing.T) {
 			}
 		}
 		files, damaged, err := s.Files(ctx, "")
-		if err != nil || damaged != 2 || len(files) != 0 {
+		if err != nil || damaged != 3 || len(files) != 0 {
 			t.Errorf("Files: %+v, %d damaged, %v", files, damaged, err)
 		}
 	})
@@ -428,6 +444,51 @@ func TestOwnSchema(t *testing.T) {
 	}
 	if got := ids(pages(t, s, Query{Needles: []string{"rare"}, Limit: 2})); got != "/r/a.jsonl#2991/0 /r/a.jsonl#1994/0 /r/a.jsonl#997/0 /r/a.jsonl#0/0" {
 		t.Errorf("rare: %q", got)
+	}
+}
+
+// TestUpgradeOwnSchema: a PostgreSQL store brought up to date drops its
+// index's tables in its own schema only, never a table of that name in a
+// schema further along its search path (another store's).
+func TestUpgradeOwnSchema(t *testing.T) {
+	other, ok := storetest.Postgres(t)
+	if !ok {
+		t.Skip("no PostgreSQL")
+	}
+	mine, _ := storetest.Postgres(t)
+	schema := func(dsn string) string {
+		u, _ := url.Parse(dsn)
+		s, _, _ := strings.Cut(u.Query().Get("search_path"), ",")
+		return s
+	}
+	o, err := Open(ctx, other, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	if err := o.Save(ctx, &Save{File: file("/r/o.jsonl", 100), Docs: []Doc{doc(0, 0, "o1", "user", 1, "kept")}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.db.ExecContext(ctx, `CREATE TABLE doc_text (id BIGINT)`); err != nil { // (as stores before schema 5 had)
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(mine)
+	q := u.Query()
+	q.Set("search_path", schema(mine)+","+schema(other)+",public")
+	u.RawQuery = q.Encode()
+	s, err := Open(ctx, u.String(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	remigrate(t, s, 3)
+	var n int
+	if err := o.db.QueryRowContext(ctx, `SELECT count(*) FROM pg_tables WHERE schemaname = $1 AND tablename IN ('doc_text', 'docs', 'files')`,
+		schema(other)).Scan(&n); err != nil || n != 3 {
+		t.Errorf("the other store's tables: %d of 3 left (%v)", n, err)
+	}
+	if got, err := o.Search(ctx, Query{Needles: []string{"kept"}, Limit: 5}); err != nil || ids(got) != "o1/0" {
+		t.Errorf("the other store finds %q (%v)", ids(got), err)
 	}
 }
 
