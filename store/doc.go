@@ -40,9 +40,10 @@
 // Tables of other features. The schema is one (schema.go: the tables of
 // a version, then numbered steps; a store of an older version has its
 // index made again, its pushes and tokens kept), but packages named for
-// their job keep their own tables' rows: push the pushed files (push.Table), auth the login tokens
-// (auth.Table), usage what sessions cost (usage.Tables, kept current in
-// the transaction of every Save and Remove through the store's Hook).
+// their job keep their own tables' rows: push the pushed files
+// (push.Table), auth the login tokens (auth.Table), usage what sessions
+// cost (usage.Tables, kept current in the transaction of every Save and
+// Remove through the store's Hook).
 // They use the store through Use and Tx (its reconnecting and its
 // errors' kinds), Rebind (the engine's placeholders) and Engine.
 //

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/binary"
@@ -452,10 +453,7 @@ func (s *DB) flipDocs(ctx context.Context, tx *sql.Tx, id int64, old, now []byte
 // texts to texts (indexed last: see addTexts). lo and hi are the numbers
 // of the file's first and last docs (0: none), kept current.
 func (s *DB) addDocs(ctx context.Context, tx *sql.Tx, id int64, docs []Doc, places []byte, texts *[]docText, lo, hi *int64) error {
-	if len(docs) == 0 {
-		return nil
-	}
-	if *hi > 0 {
+	if *hi > 0 && len(docs) > 0 {
 		var last int64
 		err := tx.QueryRowContext(ctx, s.Rebind(`SELECT off FROM docs WHERE id = ?`), *hi).Scan(&last)
 		if errors.Is(err, sql.ErrNoRows) { // (gone: the file's docs say)
@@ -468,26 +466,26 @@ func (s *DB) addDocs(ctx context.Context, tx *sql.Tx, id int64, docs []Doc, plac
 			docs = docs[1:]
 		}
 	}
-	for start, end := 0, 0; start < len(docs); start = end {
-		var first, next int64
-		var err error
-		if s.engine == Postgres {
-			size := 0
-			for end = start; end < len(docs) && (end == start || size+len(docs[end].Text) <= pgChunk); end++ {
-				size += len(docs[end].Text)
-			}
-			first, next, err = s.addDocsPG(ctx, tx, id, docs[start:end], places)
-		} else {
-			end = len(docs)
-			first, next, err = s.addDocsBulk(ctx, tx, id, docs, places, texts)
+	if len(docs) == 0 {
+		return nil
+	}
+	added := func(first, last int64, err error) error { // a chunk's numbers
+		if err == nil {
+			*lo, *hi = cmp.Or(*lo, first), last
 		}
-		if err != nil {
+		return err
+	}
+	if s.engine == SQLite {
+		return added(s.addDocsBulk(ctx, tx, id, docs, places, texts))
+	}
+	for start, end := 0, 0; start < len(docs); start = end {
+		size := 0
+		for end = start; end < len(docs) && (end == start || size+len(docs[end].Text) <= pgChunk); end++ {
+			size += len(docs[end].Text)
+		}
+		if err := added(s.addDocsPG(ctx, tx, id, docs[start:end], places)); err != nil {
 			return err
 		}
-		if *lo == 0 {
-			*lo = first
-		}
-		*hi = next
 	}
 	return nil
 }

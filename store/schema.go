@@ -259,9 +259,9 @@ func (s *DB) migrate(ctx context.Context) error {
 // migrateLocked brings the store's schema up to date, with s.mu held: an
 // empty store gets tables, an older one its index made again (tables,
 // after dropIndex), then the steps it has not run, each in a transaction
-// of its own. Two processes starting at once
-// on one PostgreSQL store take turns (an advisory lock, of the store's
-// schema: stores in other schemas of the database do not wait).
+// of its own. Two processes starting at once on one PostgreSQL store take
+// turns (an advisory lock, of the store's schema: stores in other schemas
+// of the database do not wait).
 func (s *DB) migrateLocked(ctx context.Context) error {
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
@@ -285,16 +285,17 @@ func (s *DB) migrateLocked(ctx context.Context) error {
 		s.log.Info("index store: bringing its schema up to date, once", "store", s.String(), "from", version, "to", SchemaVersion,
 			"afresh", version < schemaBase)
 	}
-	for v := version; v < SchemaVersion; v = max(v+1, schemaBase) {
-		m := tables
+	for v := version; v < SchemaVersion; {
+		m, next := tables, schemaBase
 		if v >= schemaBase {
-			m = steps[v-schemaBase]
+			m, next = steps[v-schemaBase], v+1
 		} else if v > 0 { // the index goes, and is made again
 			m.shared = append(s.dropIndex(), m.shared...)
 		}
-		if err := s.run(ctx, conn, m, max(v+1, schemaBase)); err != nil {
+		if err := s.run(ctx, conn, m, next); err != nil {
 			return err
 		}
+		v = next
 	}
 	s.ready = true
 	return nil
