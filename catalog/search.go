@@ -410,8 +410,9 @@ func placeName(p uint8) string {
 // factCache keeps the store's facts of the files searches met, until the
 // catalog saves those files again.
 type factCache struct {
-	mu sync.Mutex
-	m  map[int64]*cachedFacts
+	mu  sync.Mutex
+	m   map[int64]*cachedFacts
+	gen uint64 // counts forgets: facts read before the last one are not kept
 }
 
 type cachedFacts struct {
@@ -425,12 +426,17 @@ func (fc *factCache) get(ctx context.Context, st Store, id int64, path string) s
 		fc.mu.Unlock()
 		return cf.f
 	}
+	gen := fc.gen
 	fc.mu.Unlock()
 	f, err := st.Facts(ctx, id)
 	if err != nil {
 		return store.Facts{}
 	}
 	fc.mu.Lock()
+	if fc.gen != gen { // a save landed meanwhile: f may be older than it
+		fc.mu.Unlock()
+		return f
+	}
 	if fc.m == nil || len(fc.m) > 1024 {
 		fc.m = map[int64]*cachedFacts{}
 	}
@@ -439,12 +445,20 @@ func (fc *factCache) get(ctx context.Context, st Store, id int64, path string) s
 	return f
 }
 
-// forget drops the facts of path.
-func (fc *factCache) forget(path string) {
+// forget drops the facts of paths.
+func (fc *factCache) forget(paths ...string) {
 	fc.mu.Lock()
 	defer fc.mu.Unlock()
+	fc.gen++
+	if len(fc.m) == 0 {
+		return
+	}
+	drop := make(map[string]bool, len(paths))
+	for _, p := range paths {
+		drop[p] = true
+	}
 	for id, cf := range fc.m {
-		if cf.path == path {
+		if drop[cf.path] {
 			delete(fc.m, id)
 		}
 	}
@@ -453,6 +467,7 @@ func (fc *factCache) forget(path string) {
 func (fc *factCache) clear() {
 	fc.mu.Lock()
 	fc.m = nil
+	fc.gen++
 	fc.mu.Unlock()
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/piweb/piweb/internal/sessiontest"
 	"github.com/piweb/piweb/library"
 	"github.com/piweb/piweb/search"
+	"github.com/piweb/piweb/store"
 )
 
 // handRoot writes one session with a branch, a compaction, a label, a
@@ -151,6 +152,13 @@ func testSearch(t *testing.T, dsn string) {
 	sessiontest.Append(t, file, sessiontest.Lines(sessiontest.User("u4", "n1", 12, "freshword arrives")))
 	c.lib.Refresh(file)
 	wait(t, c)
+	c.facts.mu.Lock()
+	for id, cf := range c.facts.m {
+		if cf.path == file {
+			t.Errorf("file %d's facts from before the save are still cached once the catalog caught up", id)
+		}
+	}
+	c.facts.mu.Unlock()
 	if got := hitIDs(find(t, c, "freshword")); !slices.Equal(got, []string{"u4:text:path"}) {
 		t.Errorf("appended: %v", got)
 	}
@@ -175,6 +183,54 @@ func testSearch(t *testing.T, dsn string) {
 func TestSearch(t *testing.T) {
 	engines(t, testSearch)
 	t.Run("scan", func(t *testing.T) { testSearch(t, "") })
+}
+
+// forgetting is a store whose Facts calls during first (a save landing
+// while a search reads a file's facts).
+type forgetting struct {
+	Store
+	during func()
+}
+
+func (f forgetting) Facts(ctx context.Context, id int64) (store.Facts, error) {
+	f.during()
+	return f.Store.Facts(ctx, id)
+}
+
+// TestFactCacheRace: facts read while a save of their file lands are not
+// cached (they may predate it); facts read without one are.
+func TestFactCacheRace(t *testing.T) {
+	engines(t, func(t *testing.T, dsn string) {
+		root, file := handRoot(t)
+		st := openStore(t, dsn)
+		_, stop := start(t, root, st, nil)
+		defer stop()
+		ctx := context.Background()
+		files, _, err := st.Files(ctx, "")
+		if err != nil || len(files) != 1 {
+			t.Fatalf("files: %v %v", files, err)
+		}
+		id := files[0].ID
+		var fc factCache
+		if f := fc.get(ctx, forgetting{Store: st, during: func() { fc.forget(file) }}, id, file); len(f.Places) == 0 {
+			t.Fatalf("no places read: %+v", f)
+		}
+		if _, ok := fc.m[id]; ok {
+			t.Error("facts read while the file was saved were cached")
+		}
+		fc.get(ctx, st, id, file)
+		if _, ok := fc.m[id]; !ok {
+			t.Error("facts read undisturbed were not cached")
+		}
+		fc.forget("elsewhere.jsonl")
+		if _, ok := fc.m[id]; !ok {
+			t.Error("another file's save dropped these facts")
+		}
+		fc.forget("elsewhere.jsonl", file)
+		if _, ok := fc.m[id]; ok {
+			t.Error("the file's save left its facts cached")
+		}
+	})
 }
 
 // TestSearchStoreClosed: a search that meets a closed store answers by

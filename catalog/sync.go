@@ -106,6 +106,10 @@ func (c *Catalog) saveBatch(ctx context.Context, batch []string) {
 		c.giveWay(ctx)
 		err = c.st.SaveMany(ctx, saves)
 	}
+	if err == nil {
+		// Before any waiter wakes: a search after Wait reads the new facts.
+		c.facts.forget(append(saved, gone...)...)
+	}
 	c.mu.Lock()
 	for _, p := range batch {
 		delete(c.busy, p)
@@ -145,9 +149,6 @@ func (c *Catalog) saveBatch(ctx context.Context, batch []string) {
 			c.log.Info("index store works again")
 		}
 		c.prog.searchDone.Add(int64(len(saved) + len(gone)))
-		for _, p := range append(saved, gone...) {
-			c.facts.forget(p)
-		}
 	}
 	c.checkSearched(ctx)
 }
