@@ -14,9 +14,9 @@
 // Matching (Query.Excerpt) is pi's picker's: a word or phrase
 // matches anywhere inside the text, case ignored (simple Unicode
 // lower-casing; diacritics are not ignored), and a run of white space in a
-// phrase matches any run of white space. A regular expression follows
-// JavaScript's syntax where RE2 can express it, matches anywhere, case
-// ignored, and runs under a time budget (Query.Budget) over bounded runes,
+// phrase matches any run of white space. A regular expression is read as pi
+// reads it (JavaScript's syntax without the u flag) where RE2 can express
+// it, matches anywhere, case ignored, and runs under a time budget (Query.Budget) over bounded runes,
 // so no input makes it run away.
 //
 // Index side: Query.Needles lists literal strings every matching text

@@ -25,7 +25,9 @@ func FuzzParse(f *testing.F) {
 		{"\"\u00a0x\"", "\u00a0x"},
 		{"İ", "i̇"},
 		{"re:ses+ion tre{1,2}", "a sesssion treee"},
-		{"re:(?i)x(ab)+Y{2,}z", "XABABYYYZ"},
+		{"re:x(ab)+Y{2,}z", "XABABYYYZ"},
+		{`re:[[:alpha:]]\u{3}\101\cJ.[^]`, ":]uuuA\nxy"},
+		{`re:\uD83D\uDE00[\s\S-]\p{L}\b`, "\U0001F600\u00a0p{L}"},
 	} {
 		f.Add(s[0], s[1])
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"regexp/syntax"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -41,86 +42,299 @@ func compileRegex(pat string) (*regexp.Regexp, []string, error) {
 	return compiled, required(simple), nil
 }
 
-// fromJS rewrites JavaScript's regular expression syntax as RE2 spells
-// it: \uXXXX and \u{X…} as \x{…}, \0 as \x00, \cX as the control
-// character, [^] (any character) and [] (none). Look-ahead, look-behind
-// and back-references have no RE2 form: they are refused by name.
+// fromJS rewrites a pattern as JavaScript reads it for pi (new
+// RegExp(pattern, "i"): no u flag, so with the web's legacy syntax) in
+// RE2's syntax, so that it matches what pi's would, bar the differences
+// docs/search.md lists. What RE2 spells otherwise is rewritten: \uXXXX
+// (a surrogate pair as its character), \xHH, octal escapes, \cX, [^] (any
+// character) and [] (none); JavaScript's . (no line terminator) and \s
+// (Unicode white space); and what JavaScript reads as a literal but RE2
+// would not: an unknown escape (\p, \z, \Q), \u without four hex digits,
+// a [ inside a class ([[:alpha:]]). A group JavaScript has no syntax for,
+// such as (?i), is an error, as in pi; look-around and back-references,
+// which RE2 cannot run, are refused by name.
 func fromJS(p string) (string, error) {
+	rs := []rune(p)
+	groups, named := countGroups(rs)
 	var b strings.Builder
-	inClass := false
-	for i := 0; i < len(p); i++ {
-		c := p[i]
-		switch {
-		case c == '\\' && i+1 < len(p):
-			n := p[i+1]
-			switch {
-			case n == 'u' && i+2 < len(p) && p[i+2] == '{':
-				end := strings.IndexByte(p[i+3:], '}')
-				if end < 0 {
-					return "", fmt.Errorf("\\u{ without its closing }")
-				}
-				fmt.Fprintf(&b, `\x{%s}`, p[i+3:i+3+end])
-				i += 3 + end
-			case n == 'u' && i+5 < len(p) && isHex(p[i+2:i+6]):
-				fmt.Fprintf(&b, `\x{%s}`, p[i+2:i+6])
-				i += 5
-			case n == 'c' && i+2 < len(p) && isLetter(p[i+2]):
-				fmt.Fprintf(&b, `\x{%x}`, p[i+2]%32)
-				i += 2
-			case n == '0' && (i+2 >= len(p) || p[i+2] < '0' || p[i+2] > '9'):
-				b.WriteString(`\x00`)
-				i++
-			case n >= '1' && n <= '9' && !inClass:
-				return "", fmt.Errorf("back-references (\\%c) are JavaScript syntax RE2 cannot run", n)
-			case n == 'k' && i+2 < len(p) && p[i+2] == '<':
-				return "", fmt.Errorf("named back-references (\\k<…>) are JavaScript syntax RE2 cannot run")
-			case n == '/' || n == '-' && !inClass:
-				b.WriteByte(n) // JavaScript allows these escapes; RE2 needs none
-				i++
-			default:
-				b.WriteByte(c)
-				b.WriteByte(n)
-				i++
+	assertion := "" // the last item, if ^, $, \b or \B, which take no quantifier
+	for i := 0; i < len(rs); i++ {
+		if assertion != "" && isQuantifier(rs[i:]) {
+			return "", fmt.Errorf("nothing to repeat: %s takes no quantifier", assertion)
+		}
+		c := rs[i]
+		switch assertion = ""; {
+		case c == '^' || c == '$':
+			assertion = string(c)
+		case c == '\\' && i+1 < len(rs) && (rs[i+1] == 'b' || rs[i+1] == 'B'):
+			assertion = string(rs[i : i+2])
+		}
+		switch c {
+		case '\\':
+			if err := jsEscape(&b, rs, &i, false, groups, named); err != nil {
+				return "", err
 			}
-		case inClass:
-			if c == ']' {
-				inClass = false
+		case '[':
+			if err := jsClass(&b, rs, &i, named); err != nil {
+				return "", err
 			}
-			b.WriteByte(c)
-		case c == '[':
-			switch {
-			case strings.HasPrefix(p[i:], "[^]"):
-				b.WriteString(`(?s:.)`)
-				i += 2
-			case strings.HasPrefix(p[i:], "[]"):
-				b.WriteString(`[^\x00-\x{10FFFF}]`)
-				i++
-			default:
-				inClass = true
-				b.WriteByte(c)
-				if i+1 < len(p) && p[i+1] == '^' {
-					b.WriteByte('^')
-					i++
-				}
-				if i+1 < len(p) && p[i+1] == ']' { // a ] first in a class is literal
-					b.WriteString(`\]`)
-					i++
-				}
+		case '(':
+			if err := jsGroup(&b, rs, &i); err != nil {
+				return "", err
 			}
-		case c == '(' && strings.HasPrefix(p[i:], "(?="), c == '(' && strings.HasPrefix(p[i:], "(?!"):
-			return "", fmt.Errorf("look-ahead %s…) is JavaScript syntax RE2 cannot run", p[i:i+3])
-		case c == '(' && strings.HasPrefix(p[i:], "(?<="), c == '(' && strings.HasPrefix(p[i:], "(?<!"):
-			return "", fmt.Errorf("look-behind %s…) is JavaScript syntax RE2 cannot run", p[i:i+4])
+		case '.':
+			b.WriteString(`[^\n\r\x{2028}\x{2029}]`)
 		default:
-			b.WriteByte(c)
+			b.WriteRune(c)
 		}
 	}
 	return b.String(), nil
 }
 
-func isHex(s string) bool {
-	for k := 0; k < len(s); k++ {
-		c := s[k]
+// isQuantifier reports whether rs begins with a quantifier: *, +, ?, or
+// braces JavaScript reads as one ({2}, {2,}, {2,3}; other braces are
+// literal).
+func isQuantifier(rs []rune) bool {
+	if len(rs) > 0 && (rs[0] == '*' || rs[0] == '+' || rs[0] == '?') {
+		return true
+	}
+	s := string(rs)
+	end := strings.IndexByte(s, '}')
+	if !strings.HasPrefix(s, "{") || end < 0 {
+		return false
+	}
+	lo, hi, comma := strings.Cut(s[1:end], ",")
+	digits := func(d string) bool { return d != "" && strings.Trim(d, "0123456789") == "" }
+	return digits(lo) && (!comma || hi == "" || digits(hi))
+}
+
+// JavaScript's white space (\s): RE2's \s lacks \v and all beyond ASCII.
+const (
+	jsSpace    = `\t-\r \x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}\x{feff}`
+	jsNotSpace = `\x00-\x08\x0e-\x1f!-\x{9f}\x{a1}-\x{167f}\x{1681}-\x{1fff}\x{200b}-\x{2027}\x{202a}-\x{202e}\x{2030}-\x{205e}\x{2060}-\x{2fff}\x{3001}-\x{fefe}\x{ff00}-\x{10ffff}`
+)
+
+// never matches no character (JavaScript's []).
+const never = `[^\x00-\x{10FFFF}]`
+
+// countGroups counts the capturing groups of a pattern (a back-reference
+// names one of them; a larger number is an octal escape) and says whether
+// any is named (then \k is a named back-reference).
+func countGroups(rs []rune) (n int, named bool) {
+	inClass := false
+	for i := 0; i < len(rs); i++ {
+		switch {
+		case rs[i] == '\\':
+			i++
+		case inClass:
+			inClass = rs[i] != ']'
+		case rs[i] == '[':
+			inClass = true
+		case rs[i] == '(' && (i+1 >= len(rs) || rs[i+1] != '?'):
+			n++
+		case rs[i] == '(' && i+3 < len(rs) && rs[i+2] == '<' && rs[i+3] != '=' && rs[i+3] != '!':
+			n++
+			named = true
+		}
+	}
+	return n, named
+}
+
+// jsGroup writes the group that opens at rs[*i].
+func jsGroup(b *strings.Builder, rs []rune, i *int) error {
+	rest := string(rs[*i:min(*i+4, len(rs))])
+	switch {
+	case !strings.HasPrefix(rest, "(?"):
+		b.WriteByte('(')
+	case strings.HasPrefix(rest, "(?:"):
+		b.WriteString("(?:")
+		*i += 2
+	case strings.HasPrefix(rest, "(?="), strings.HasPrefix(rest, "(?!"):
+		return fmt.Errorf("look-ahead %s…) is JavaScript syntax RE2 cannot run", rest[:3])
+	case strings.HasPrefix(rest, "(?<="), strings.HasPrefix(rest, "(?<!"):
+		return fmt.Errorf("look-behind %s…) is JavaScript syntax RE2 cannot run", rest[:4])
+	case strings.HasPrefix(rest, "(?<"):
+		b.WriteString("(?P<")
+		*i += 2
+	default:
+		return fmt.Errorf("%s is not a JavaScript group: write (…), (?:…) or (?<name>…); case is ignored already", rest[:min(3, len(rest))])
+	}
+	return nil
+}
+
+// jsClass writes the character class that opens at rs[*i], as JavaScript
+// reads it: [ and an escaped letter stand for themselves, \b is a
+// backspace, and a - next to a class escape (\d) is a literal.
+func jsClass(b *strings.Builder, rs []rune, i *int, named bool) error {
+	j := *i + 1
+	neg := j < len(rs) && rs[j] == '^'
+	if neg {
+		j++
+	}
+	if j < len(rs) && rs[j] == ']' { // [] matches nothing, [^] anything
+		if neg {
+			b.WriteString(`(?s:.)`)
+		} else {
+			b.WriteString(never)
+		}
+		*i = j
+		return nil
+	}
+	b.WriteByte('[')
+	if neg {
+		b.WriteByte('^')
+	}
+	// A - between two characters makes a range; next to a class escape
+	// (\d), after a range or at either end it is itself.
+	const (
+		start = iota
+		char
+		set
+		rangeEnd
+	)
+	prev, inRange := start, false
+	for ; j < len(rs) && rs[j] != ']'; j++ {
+		c, item := rs[j], char
+		switch {
+		case c == '\\' && j+1 < len(rs):
+			n := rs[j+1]
+			switch n {
+			case 'd', 'D', 'w', 'W':
+				b.WriteRune(c)
+				b.WriteRune(n)
+				j++
+				item = set
+			case 's':
+				b.WriteString(jsSpace)
+				j++
+				item = set
+			case 'S':
+				b.WriteString(jsNotSpace)
+				j++
+				item = set
+			case 'b':
+				b.WriteString(`\x08`)
+				j++
+			case 'c':
+				if j+2 < len(rs) && (isLetter(rs[j+2]) || rs[j+2] >= '0' && rs[j+2] <= '9' || rs[j+2] == '_') {
+					fmt.Fprintf(b, `\x{%x}`, rs[j+2]%32)
+					j += 2
+				} else {
+					b.WriteString(`\\`) // a literal \, then c as itself
+				}
+			default:
+				if err := jsEscape(b, rs, &j, true, 0, named); err != nil {
+					return err
+				}
+			}
+		case c == '-' && prev == char && !inRange && j+1 < len(rs) && rs[j+1] != ']' &&
+			!(rs[j+1] == '\\' && j+2 < len(rs) && strings.ContainsRune("dDwWsS", rs[j+2])):
+			b.WriteByte('-')
+			inRange = true
+			continue
+		default:
+			literalRune(b, c)
+		}
+		if inRange {
+			item, inRange = rangeEnd, false
+		}
+		prev = item
+	}
+	if j < len(rs) {
+		b.WriteByte(']')
+	}
+	*i = j
+	return nil
+}
+
+// jsEscape writes the escape at rs[*i] (a backslash) as JavaScript reads
+// it, outside a class or in one. groups and named are countGroups'.
+func jsEscape(b *strings.Builder, rs []rune, i *int, inClass bool, groups int, named bool) error {
+	if *i+1 >= len(rs) {
+		return fmt.Errorf("\\ at the end of the pattern")
+	}
+	n := rs[*i+1]
+	next := func(k int) rune { // rs[*i+k], or 0 beyond it
+		if *i+k < len(rs) {
+			return rs[*i+k]
+		}
+		return 0
+	}
+	*i++
+	switch {
+	case strings.ContainsRune("dDwWbBfnrtv", n) && !(inClass && n == 'B'):
+		b.WriteByte('\\')
+		b.WriteRune(n)
+	case n == 's':
+		b.WriteString("[" + jsSpace + "]")
+	case n == 'S':
+		b.WriteString("[" + jsNotSpace + "]")
+	case n >= '1' && n <= '9' && !inClass && backRef(rs[*i:]) <= groups:
+		return fmt.Errorf("back-references (\\%d) are JavaScript syntax RE2 cannot run", backRef(rs[*i:]))
+	case n >= '0' && n <= '7': // an octal escape: up to \377
+		v, k := int(n-'0'), 1
+		for ; k < 3 && next(k) >= '0' && next(k) <= '7' && v*8+int(next(k)-'0') <= 0377; k++ {
+			v = v*8 + int(next(k)-'0')
+		}
+		*i += k - 1
+		fmt.Fprintf(b, `\x{%x}`, v)
+	case n == 'c' && isLetter(next(1)):
+		fmt.Fprintf(b, `\x{%x}`, next(1)%32)
+		*i++
+	case n == 'c':
+		b.WriteString(`\\`) // a literal \, then c as itself
+		*i--
+	case n == 'x' && isHex(next(1), next(2)):
+		fmt.Fprintf(b, `\x{%c%c}`, next(1), next(2))
+		*i += 2
+	case n == 'u' && isHex(next(1), next(2), next(3), next(4)):
+		u := hexValue(rs[*i+1 : *i+5])
+		*i += 4
+		if u >= 0xd800 && u < 0xdc00 && next(1) == '\\' && next(2) == 'u' && isHex(next(3), next(4), next(5), next(6)) {
+			if lo := hexValue(rs[*i+3 : *i+7]); lo >= 0xdc00 && lo < 0xe000 {
+				u = 0x10000 + (u-0xd800)<<10 + (lo - 0xdc00)
+				*i += 6
+			}
+		}
+		if u >= 0xd800 && u < 0xe000 {
+			u = utf8.RuneError // a lone surrogate: as a text's JSON decodes one
+		}
+		fmt.Fprintf(b, `\x{%x}`, u)
+	case n == 'k' && named:
+		return fmt.Errorf("named back-references (\\k<…>) are JavaScript syntax RE2 cannot run")
+	default: // any other character stands for itself
+		literalRune(b, n)
+	}
+	return nil
+}
+
+// literalRune writes r to stand for itself, in a class or out of one.
+func literalRune(b *strings.Builder, r rune) {
+	if r < utf8.RuneSelf && !isLetter(r) && (r < '0' || r > '9') { // RE2 reads \ and any such as itself
+		b.WriteByte('\\')
+	}
+	b.WriteRune(r)
+}
+
+// backRef returns the number the digits at the start of rs spell.
+func backRef(rs []rune) int {
+	v := 0
+	for _, r := range rs {
+		if r < '0' || r > '9' || v > 1<<20 {
+			break
+		}
+		v = v*10 + int(r-'0')
+	}
+	return v
+}
+
+func hexValue(rs []rune) int {
+	v, _ := strconv.ParseInt(string(rs), 16, 32)
+	return int(v)
+}
+
+func isHex(rs ...rune) bool {
+	for _, c := range rs {
 		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
 			return false
 		}
@@ -128,7 +342,7 @@ func isHex(s string) bool {
 	return true
 }
 
-func isLetter(c byte) bool { return 'a' <= c&^0x20 && c&^0x20 <= 'z' }
+func isLetter(c rune) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
 
 // required returns literal strings that every match of re contains,
 // lower-cased, each as long as the pattern allows: runs of literals in a
