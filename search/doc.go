@@ -11,10 +11,11 @@
 // JavaScript syntax RE2 cannot run, an unknown role or date) gives an
 // *Error naming the problem, never a panic.
 //
-// Matching (Query.Excerpt) is pi's picker's: a word or phrase
-// matches anywhere inside the text, case ignored (simple Unicode
-// lower-casing; diacritics are not ignored), and a run of white space in a
-// phrase matches any run of white space. A regular expression is read as pi
+// Matching (Query.Excerpt) is pi's picker's: words part at JavaScript's
+// white space (U+3000 too), a word or phrase matches anywhere inside the
+// text, case ignored (simple Unicode lower-casing, ς as σ; diacritics are
+// not ignored), and a run of white space in a phrase matches any run of
+// white space. A regular expression is read as pi
 // reads it (JavaScript's syntax without the u flag) where RE2 can express
 // it, matches anywhere, case ignored, and runs under a time budget (Query.Budget) over bounded runes,
 // so no input makes it run away.

@@ -24,6 +24,7 @@ func FuzzParse(f *testing.F) {
 		{"ǂroleuser", "ǂroleuser"},
 		{"\"\u00a0x\"", "\u00a0x"},
 		{"İ", "i̇"},
+		{"ΔΌΣ İs:x 東京\u3000大阪", "Οδός İs:x 大阪と東京"},
 		{"re:ses+ion tre{1,2}", "a sesssion treee"},
 		{"re:x(ab)+Y{2,}z", "XABABYYYZ"},
 		{`re:[[:alpha:]]\u{3}\101\cJ.[^]`, ":]uuuA\nxy"},

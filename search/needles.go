@@ -13,12 +13,22 @@ import (
 // every text holding all of them finds a superset of q's matches.
 func (q *Query) Needles() []string {
 	var out []string
+	add := func(n string) {
+		// Without σ: a store made before σ and ς were one letter holds ς.
+		for _, p := range strings.Split(n, "σ") {
+			if strings.TrimSpace(p) != "" {
+				out = append(out, p)
+			}
+		}
+	}
 	for i := range q.Text {
 		t := &q.Text[i]
 		if t.Kind == Regex {
-			out = append(out, t.lits...)
+			for _, l := range t.lits {
+				add(l)
+			}
 		} else if t.needle != "" {
-			out = append(out, t.needle)
+			add(t.needle)
 		}
 	}
 	return out
@@ -68,13 +78,18 @@ func Blank(r rune) bool {
 	return r <= ' ' || r == 0x7f || r >= utf8.RuneSelf && (unicode.IsSpace(r) || unicode.IsControl(r))
 }
 
-// lower is simple Unicode lower-casing of one rune.
+// lower is simple Unicode lower-casing of one rune, with the final sigma
+// (ς) as σ: pi's picker lower-cases a Σ that ends a word as ς, and σ
+// elsewhere, so the two are one letter to a search.
 func lower(r rune) rune {
 	if r < utf8.RuneSelf {
 		if 'A' <= r && r <= 'Z' {
 			return r + 'a' - 'A'
 		}
 		return r
+	}
+	if r == 'ς' {
+		return 'σ'
 	}
 	return unicode.ToLower(r)
 }

@@ -148,15 +148,15 @@ var filterKeys = []string{"project", "role", "after", "before", "is", "label", "
 
 func (p *parser) parse() error {
 	for {
-		for p.i < len(p.s) && isSpace(p.s[p.i]) {
-			p.i++
+		for n := spaceAt(p.s, p.i); n > 0; n = spaceAt(p.s, p.i) {
+			p.i += n
 		}
 		if p.i >= len(p.s) {
 			return nil
 		}
 		start := p.i
 		neg := false
-		if p.s[p.i] == '-' && p.i+1 < len(p.s) && !isSpace(p.s[p.i+1]) {
+		if p.s[p.i] == '-' && p.i+1 < len(p.s) && spaceAt(p.s, p.i+1) == 0 {
 			neg = true
 			p.i++
 		}
@@ -183,8 +183,7 @@ func (p *parser) parse() error {
 			}
 			continue
 		}
-		if k := strings.ToLower(w[:strings.IndexByte(w+":", ':')]); len(k) < len(w) && isFilterKey(k) {
-			v := w[len(k)+1:]
+		if k, v, ok := filterWord(w); ok {
 			if v == "" && p.i < len(p.s) && p.s[p.i] == '"' {
 				var err error
 				if v, err = p.quoted(); err != nil {
@@ -205,22 +204,41 @@ func (p *parser) parse() error {
 	}
 }
 
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+// spaceAt returns the length of the white space rune at s[i], 0 when there
+// is none: JavaScript's \s, at which pi's picker splits a query (so U+3000,
+// an input method's space, parts two words).
+func spaceAt(s string, i int) int {
+	if i >= len(s) {
+		return 0
+	}
+	if c := s[i]; c < utf8.RuneSelf {
+		return b2i(c == ' ' || '\t' <= c && c <= '\r')
+	}
+	r, n := utf8.DecodeRuneInString(s[i:])
+	if r == '\ufeff' || r != 0x85 && unicode.IsSpace(r) {
+		return n
+	}
+	return 0
+}
 
-func isFilterKey(k string) bool {
+// filterWord splits a word key:value at its colon, when key is a filter's
+// (case aside, ASCII only: "İs:" is a word).
+func filterWord(w string) (key, value string, ok bool) {
+	k, v, found := strings.Cut(w, ":")
 	for _, f := range filterKeys {
-		if k == f {
-			return true
+		if found && len(k) == len(f) && strings.EqualFold(k, f) { // of the same bytes: ASCII
+			return f, v, true
 		}
 	}
-	return false
+	return "", "", false
 }
 
 // bare reads a word up to white space or a quote.
 func (p *parser) bare() string {
 	start := p.i
-	for p.i < len(p.s) && !isSpace(p.s[p.i]) && p.s[p.i] != '"' {
-		p.i++
+	for p.i < len(p.s) && spaceAt(p.s, p.i) == 0 && p.s[p.i] != '"' {
+		_, n := utf8.DecodeRuneInString(p.s[p.i:])
+		p.i += n
 	}
 	return p.s[start:p.i]
 }

@@ -204,7 +204,11 @@ func TestMatch(t *testing.T) {
 		{`re:[^]`, "\n", true, []string{"\n"}},
 		{`re:a\/b`, "a/b", true, []string{"a/b"}},
 		{"x -re:\\d{3}", "x 12", true, []string{"x"}},
-		{"k", "\u212a", true, []string{"\u212a"}}, // Kelvin sign lower-cases to k
+		{"k", "\u212a", true, []string{"\u212a"}},   // Kelvin sign lower-cases to k
+		{"ΔΌΣ", "στην Οδός", true, []string{"δός"}}, // pi lower-cases a final Σ as ς
+		{"οδοσ", "ΟΔΟΣ", true, []string{"ΟΔΟΣ"}},
+		{"東京\u3000大阪", "大阪と東京", true, []string{"大阪", "東京"}}, // an input method's space parts words, as in pi
+		{"İs", "İstanbul", true, []string{"İs"}},            // a word, not the filter is:
 		{"role:user", "anything", true, nil},
 	} {
 		q := mustParse(t, c.q)
@@ -319,6 +323,7 @@ func TestNeedles(t *testing.T) {
 		{`re:ses+ion tre{1,2}`, "ses|sion tre"},
 		{`re:HeLLo+ world`, "hello|o world"},
 		{`re:\x41\u0062c`, "abc"},
+		{"ΟΔΟΣ ςx", "οδο|x"}, // σ aside: a store may hold ς
 		{`re:x?y*`, ""},
 		{`re:[ab]c`, "c"},
 		{`re:Hello\s+World`, "hello|world"},
@@ -336,6 +341,7 @@ func TestNormalize(t *testing.T) {
 		"\u00a0Ünï\u2003cödé": " ünï cödé",
 		"a\xffb":              "a\ufffdb",
 		"\u212a":              "k",
+		"Οδός":                "οδόσ",
 	} {
 		if got := Normalize(in); got != want {
 			t.Errorf("Normalize(%q) = %q, want %q", in, got, want)
