@@ -31,7 +31,7 @@ func handRoot(t *testing.T) (root, file string) {
 		sessiontest.Entry("message", "r1", "a2", 6, `,"message":{"role":"toolResult","toolCallId":"t1","toolName":"bash","content":[{"type":"text","text":"src/x.go: platypus found, base64 encoding digest() returns base64"}],"isError":false,"timestamp":6}`),
 		sessiontest.Entry("compaction", "c1", "r1", 7, `,"summary":"summary of narwhal work","firstKeptEntryId":"a2","tokensBefore":100`),
 		sessiontest.Entry("label", "l1", "c1", 8, `,"targetId":"a2","label":"keeper"`),
-		sessiontest.User("u3", "l1", 9, "recentword here, Οδός Αθηνάς"),
+		sessiontest.User("u3", "l1", 9, "recentword here, Οδός Αθηνάς, in 5 μseconds"),
 		sessiontest.Entry("message", "b1", "u3", 10, `,"message":{"role":"bashExecution","command":"make lynx","output":"built ok","exitCode":0,"cancelled":false,"truncated":false,"timestamp":10}`),
 		sessiontest.Entry("session_info", "n1", "b1", 11, `,"name":"Gecko session"`),
 	)), 0o644)
@@ -139,6 +139,7 @@ func testSearch(t *testing.T, dsn string) {
 		{"ΑΘΗΝΆΣ", []string{"u3:text:path"}}, // σ and ς are one letter (pi lower-cases a final Σ as ς)
 		{"ΔΌΣ", []string{"u3:text:path"}},
 		{"θηνάσ", []string{"u3:text:path"}},
+		{"re:5 µsecond", []string{"u3:text:path"}}, // the micro sign: case ignored, Greek mu (as in pi)
 	}
 	for _, tc := range cases {
 		got := hitIDs(find(t, c, tc.q))

@@ -13,12 +13,12 @@
 //
 // Matching (Query.Excerpt) is pi's picker's: words part at JavaScript's
 // white space (U+3000 too), a word or phrase matches anywhere inside the
-// text, case ignored (simple Unicode lower-casing, ς as σ; diacritics are
-// not ignored), and a run of white space in a phrase matches any run of
-// white space. A regular expression is read as pi
-// reads it (JavaScript's syntax without the u flag) where RE2 can express
-// it, matches anywhere, case ignored, and runs under a time budget (Query.Budget) over bounded runes,
-// so no input makes it run away.
+// text, case ignored (each rune as the lower case of its upper case: ς as
+// σ, ſ as s; diacritics are not ignored), and a run of white space in a
+// phrase matches any run of white space. A regular expression is read as
+// pi reads it (JavaScript's syntax without the u flag) where RE2 can
+// express it, matches anywhere, case ignored, and runs under a time budget
+// (Query.Budget) over bounded runes, so no input makes it run away.
 //
 // Index side: Query.Needles lists literal strings every matching text
 // must contain (the words, the phrases, and the literals a regular

@@ -13,22 +13,12 @@ import (
 // every text holding all of them finds a superset of q's matches.
 func (q *Query) Needles() []string {
 	var out []string
-	add := func(n string) {
-		// Without σ: a store made before σ and ς were one letter holds ς.
-		for _, p := range strings.Split(n, "σ") {
-			if strings.TrimSpace(p) != "" {
-				out = append(out, p)
-			}
-		}
-	}
 	for i := range q.Text {
 		t := &q.Text[i]
 		if t.Kind == Regex {
-			for _, l := range t.lits {
-				add(l)
-			}
+			out = append(out, t.lits...)
 		} else if t.needle != "" {
-			add(t.needle)
+			out = append(out, t.needle)
 		}
 	}
 	return out
@@ -78,9 +68,11 @@ func Blank(r rune) bool {
 	return r <= ' ' || r == 0x7f || r >= utf8.RuneSelf && (unicode.IsSpace(r) || unicode.IsControl(r))
 }
 
-// lower is simple Unicode lower-casing of one rune, with the final sigma
-// (ς) as σ: pi's picker lower-cases a Σ that ends a word as ς, and σ
-// elsewhere, so the two are one letter to a search.
+// lower folds one rune for a search: the lower case of its upper case, so
+// that the letters case folding makes one (RE2's, for a regular
+// expression) lower alike: ς and σ (pi's picker lower-cases a Σ that ends
+// a word as ς), µ and μ, ſ and s, ϑ and θ. Turkish ı, whose upper case is
+// I, stays itself, as case folding leaves it.
 func lower(r rune) rune {
 	if r < utf8.RuneSelf {
 		if 'A' <= r && r <= 'Z' {
@@ -88,8 +80,8 @@ func lower(r rune) rune {
 		}
 		return r
 	}
-	if r == 'ς' {
-		return 'σ'
+	if r == 'ı' {
+		return r
 	}
-	return unicode.ToLower(r)
+	return unicode.ToLower(unicode.ToUpper(r))
 }

@@ -323,7 +323,8 @@ func TestNeedles(t *testing.T) {
 		{`re:ses+ion tre{1,2}`, "ses|sion tre"},
 		{`re:HeLLo+ world`, "hello|o world"},
 		{`re:\x41\u0062c`, "abc"},
-		{"ΟΔΟΣ ςx", "οδο|x"}, // σ aside: a store may hold ς
+		{"ΟΔΟΣ ςx", "οδοσ|σx"},
+		{`re:µs ſ`, "μs s"}, // as Normalize folds what RE2's case folding matches
 		{`re:x?y*`, ""},
 		{`re:[ab]c`, "c"},
 		{`re:Hello\s+World`, "hello|world"},
@@ -342,6 +343,7 @@ func TestNormalize(t *testing.T) {
 		"a\xffb":              "a\ufffdb",
 		"\u212a":              "k",
 		"Οδός":                "οδόσ",
+		"µs ſ ϑ ᲀ ı":          "μs s θ в ı",
 	} {
 		if got := Normalize(in); got != want {
 			t.Errorf("Normalize(%q) = %q, want %q", in, got, want)

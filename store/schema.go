@@ -19,8 +19,9 @@ type migration struct {
 
 // schemaBase is the version of the schema that tables makes. A store of
 // an older one starts afresh: its index is dropped and made again (filled
-// again as on a first start), and its pushes and tokens are kept.
-const schemaBase = 9
+// again as on a first start), and its pushes and tokens are kept. (10:
+// the texts are folded anew, search.Normalize's ς as σ and ſ as s.)
+const schemaBase = 10
 
 // steps are the changes of the schema after schemaBase, in order; a
 // store's version is schemaBase and how many it has run. Never edit one
