@@ -38,7 +38,6 @@ var regexTexts = []string{
 // it, or is one RE2 cannot run (look-around, back-references, too many
 // repeats), refused by name.
 func TestRegexAsPi(t *testing.T) {
-	pkg := oracle.Package(t)
 	r := rand.New(rand.NewPCG(27, 1))
 	tokens := []string{`a`, `b`, `A`, `.`, `\s`, `\S`, `\d`, `\w`, `\b`, `\B`, `[ab]`, `[^a]`, `[[:alpha:]]`, `[\s]`, `[\S]`,
 		`[a-c]`, `[\d-z]`, `[-.]`, `\p{L}`, `\z`, `\Q`, `\x41`, `\x4`, `\u0041`, `\u{2}`, `\101`, `\8`, `\0`, `\cA`, `\c1`, `\c`,
@@ -54,19 +53,13 @@ func TestRegexAsPi(t *testing.T) {
 			patterns = append(patterns, p)
 		}
 	}
-	in, _ := json.Marshal(map[string]any{"patterns": patterns, "texts": regexTexts})
-	cmd := exec.Command("node", filepath.Join(oracle.Dir(t), "regex.mjs"), pkg)
-	cmd.Stdin = bytes.NewReader(in)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("regex.mjs: %v\n%s", err, oracle.Stderr(err))
-	}
 	var pi []struct {
 		Error   string    `json:"error"`
 		Matches []*string `json:"matches"`
 	}
-	if err := json.Unmarshal(out, &pi); err != nil || len(pi) != len(patterns) {
-		t.Fatalf("regex.mjs printed %d answers (%v)", len(pi), err)
+	askPi(t, "regex.mjs", map[string]any{"patterns": patterns, "texts": regexTexts}, &pi)
+	if len(pi) != len(patterns) {
+		t.Fatalf("regex.mjs printed %d answers for %d patterns", len(pi), len(patterns))
 	}
 	bad := 0
 	for k, p := range patterns {
@@ -107,4 +100,21 @@ func show(s *string) string {
 	}
 	b, _ := json.Marshal(*s)
 	return string(b)
+}
+
+// askPi runs a script of conformance/ on pi's package with in as JSON on
+// its stdin, and decodes what it prints into out.
+func askPi(t *testing.T, script string, in, out any) {
+	t.Helper()
+	pkg := oracle.Package(t)
+	b, _ := json.Marshal(in)
+	cmd := exec.Command("node", filepath.Join(oracle.Dir(t), script), pkg)
+	cmd.Stdin = bytes.NewReader(b)
+	got, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", script, err, oracle.Stderr(err))
+	}
+	if err := json.Unmarshal(got, out); err != nil {
+		t.Fatalf("%s printed %q: %v", script, got, err)
+	}
 }

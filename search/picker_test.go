@@ -1,17 +1,11 @@
 package search
 
 import (
-	"bytes"
-	"encoding/json"
 	"math/rand/v2"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/piweb/piweb/internal/oracle"
 )
 
 // pickerTexts are texts whose case and white space JavaScript and Go may
@@ -28,7 +22,6 @@ var pickerTexts = []string{
 // matchSession on a session of that text): words and phrases from the
 // texts themselves, cut anywhere and cased anyhow.
 func TestMatchAsPi(t *testing.T) {
-	pkg := oracle.Package(t)
 	r := rand.New(rand.NewPCG(27, 2))
 	piece := func() string {
 		rs := []rune(pickerTexts[r.IntN(len(pickerTexts))])
@@ -62,19 +55,13 @@ func TestMatchAsPi(t *testing.T) {
 		}
 		queries = append(queries, q)
 	}
-	in, _ := json.Marshal(map[string]any{"queries": queries, "texts": pickerTexts})
-	cmd := exec.Command("node", filepath.Join(oracle.Dir(t), "picker.mjs"), pkg)
-	cmd.Stdin = bytes.NewReader(in)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("picker.mjs: %v\n%s", err, oracle.Stderr(err))
-	}
 	var pi []struct {
 		Error string `json:"error"`
 		Found []bool `json:"found"`
 	}
-	if err := json.Unmarshal(out, &pi); err != nil || len(pi) != len(queries) {
-		t.Fatalf("picker.mjs printed %d answers (%v)", len(pi), err)
+	askPi(t, "picker.mjs", map[string]any{"queries": queries, "texts": pickerTexts}, &pi)
+	if len(pi) != len(queries) {
+		t.Fatalf("picker.mjs printed %d answers for %d queries", len(pi), len(queries))
 	}
 	bad := 0
 	for k, query := range queries {
