@@ -63,7 +63,7 @@ func TestRegexAsPi(t *testing.T) {
 	}
 	bad := 0
 	for k, p := range patterns {
-		re, _, err := compileRegex(strings.TrimSpace(p)) // as the query's parser, and pi's
+		re, _, err := compileRegex(strings.TrimFunc(p, isSpace)) // as the query's parser, and pi's
 
 		want := pi[k]
 		switch {

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -168,7 +167,7 @@ func (f *folded) skipSpace(i int) int {
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(f.s[i:])
-		if !unicode.IsSpace(r) {
+		if !isSpace(r) {
 			return i
 		}
 		i += size

@@ -63,10 +63,14 @@ func Normalize(text string) string {
 }
 
 // Blank reports whether Normalize writes r as white space: white space
-// and control characters.
+// (JavaScript's U+FEFF too) and control characters.
 func Blank(r rune) bool {
-	return r <= ' ' || r == 0x7f || r >= utf8.RuneSelf && (unicode.IsSpace(r) || unicode.IsControl(r))
+	return r <= ' ' || r == 0x7f || r >= utf8.RuneSelf && (isSpace(r) || unicode.IsControl(r))
 }
+
+// isSpace reports whether r is white space to a phrase: Unicode's, and
+// U+FEFF, which JavaScript's \s (pi's picker) counts too.
+func isSpace(r rune) bool { return unicode.IsSpace(r) || r == '\ufeff' }
 
 // lower folds one rune for a search: the lower case of its upper case, so
 // that the letters case folding makes one (RE2's, for a regular

@@ -12,7 +12,7 @@ import (
 // read differently.
 var pickerTexts = []string{
 	"İstanbul ISTANBUL istanbul", "ΟΔΟΣ οδος Οδός ΣΑΣ", "Straße STRASSE strasse", "ǅemal ǄEMAL ǆemal",
-	"\u212a kelvin K k", "ﬁle FILE ﬀ", "ＡＢＣ ａｂｃ", "i\u0307 I\u0307", "a\u00a0b a\u2028b a\u3000b a\u200bb",
+	"\u212a kelvin K k", "ﬁle FILE ﬀ", "ＡＢＣ ａｂｃ", "i\u0307 I\u0307", "a\u00a0b a\u2028b a\u3000b a\ufeffb a\u200bb",
 	"tab\tnew\nline  two  spaces", "東京\u3000大阪 東京と大阪", "ÅNGSTRÖM Ångström \u212b", "Ωmega ωmega \u2126", "ĲSSEL ĳssel", "MAẞ maß",
 	"encoding base64 digest() returns", "Ꭰ ꭰ Cherokee", "Ⴀ ⴀ Georgian", "ǈ Ǉ ǉ", "ΐ ΰ", "ſ long s",
 }
@@ -50,7 +50,7 @@ func TestMatchAsPi(t *testing.T) {
 		}
 		q := b.String()
 		// piweb's own syntax aside: filters, negation, control characters.
-		if strings.ContainsAny(q, ":\u2028\u200b\u0307") || strings.HasPrefix(q, "-") || strings.Contains(q, " -") || strings.TrimSpace(strings.ReplaceAll(q, `"`, "")) == "" || !utf8.ValidString(q) {
+		if strings.ContainsAny(q, ":\u2028\u200b\u0307") || strings.HasPrefix(q, "-") || strings.Contains(q, " -") || strings.TrimFunc(strings.ReplaceAll(q, `"`, ""), isSpace) == "" || !utf8.ValidString(q) {
 			continue
 		}
 		queries = append(queries, q)

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -165,7 +164,7 @@ func (p *parser) parse() error {
 			if err != nil {
 				return err
 			}
-			if strings.TrimSpace(v) == "" {
+			if strings.TrimFunc(v, isSpace) == "" {
 				continue // "" asks for nothing, as in pi's picker
 			}
 			if err := p.add(start, neg, Token{Kind: Phrase, Value: v}); err != nil {
@@ -176,7 +175,7 @@ func (p *parser) parse() error {
 		w := p.bare()
 		if len(w) >= 3 && strings.EqualFold(w[:3], "re:") {
 			// As pi's parseSearchQuery: the rest of the query is one pattern.
-			rest := strings.TrimSpace(p.s[start+len("-")*b2i(neg)+3:])
+			rest := strings.TrimFunc(p.s[start+len("-")*b2i(neg)+3:], isSpace)
 			p.i = len(p.s)
 			if err := p.filter(start, neg, "re", rest); err != nil {
 				return err
@@ -215,7 +214,7 @@ func spaceAt(s string, i int) int {
 		return b2i(c == ' ' || '\t' <= c && c <= '\r')
 	}
 	r, n := utf8.DecodeRuneInString(s[i:])
-	if r == '\ufeff' || r != 0x85 && unicode.IsSpace(r) {
+	if r != 0x85 && isSpace(r) {
 		return n
 	}
 	return 0
@@ -411,10 +410,10 @@ func lowerString(s string) string {
 
 // collapseSpace turns every run of white space into one space.
 func collapseSpace(s string) string {
-	if !strings.ContainsFunc(s, unicode.IsSpace) {
+	if !strings.ContainsFunc(s, isSpace) {
 		return s
 	}
-	return strings.Join(strings.Fields(s), " ")
+	return strings.Join(strings.FieldsFunc(s, isSpace), " ")
 }
 
 // AllowRole reports whether role passes the query's role: filters.

@@ -209,6 +209,8 @@ func TestMatch(t *testing.T) {
 		{"οδοσ", "ΟΔΟΣ", true, []string{"ΟΔΟΣ"}},
 		{"東京\u3000大阪", "大阪と東京", true, []string{"大阪", "東京"}}, // an input method's space parts words, as in pi
 		{"İs", "İstanbul", true, []string{"İs"}},            // a word, not the filter is:
+		{`"a b"`, "a\ufeffb", true, []string{"a\ufeffb"}},   // U+FEFF is white space to pi (JavaScript's \s)
+		{"\"a\ufeffb\"", "a b", true, []string{"a b"}},
 		{"role:user", "anything", true, nil},
 	} {
 		q := mustParse(t, c.q)
@@ -344,6 +346,7 @@ func TestNormalize(t *testing.T) {
 		"\u212a":              "k",
 		"Οδός":                "οδόσ",
 		"µs ſ ϑ ᲀ ı":          "μs s θ в ı",
+		"a\ufeffb":            "a b",
 	} {
 		if got := Normalize(in); got != want {
 			t.Errorf("Normalize(%q) = %q, want %q", in, got, want)
