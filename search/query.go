@@ -213,8 +213,7 @@ func spaceAt(s string, i int) int {
 	if c := s[i]; c < utf8.RuneSelf {
 		return b2i(c == ' ' || '\t' <= c && c <= '\r')
 	}
-	r, n := utf8.DecodeRuneInString(s[i:])
-	if r != 0x85 && isSpace(r) {
+	if r, n := utf8.DecodeRuneInString(s[i:]); isSpace(r) { // (U+0085, a control character, is refused before)
 		return n
 	}
 	return 0
@@ -397,7 +396,7 @@ func b2i(b bool) int {
 	return 0
 }
 
-// lowerString lower-cases s rune by rune (simple case mapping, as matching does).
+// lowerString folds s rune by rune, as matching does (see lower).
 func lowerString(s string) string {
 	for k := 0; k < len(s); k++ {
 		c := s[k]

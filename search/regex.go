@@ -71,7 +71,7 @@ func fromJS(p string) (string, error) {
 		}
 		switch c {
 		case '\\':
-			if err := jsEscape(&b, rs, &i, false, groups, named); err != nil {
+			if _, err := jsEscape(&b, rs, &i, false, groups, named); err != nil {
 				return "", err
 			}
 		case '[':
@@ -197,35 +197,12 @@ func jsClass(b *strings.Builder, rs []rune, i *int, named bool) error {
 		c, item := rs[j], char
 		switch {
 		case c == '\\' && j+1 < len(rs):
-			n := rs[j+1]
-			switch n {
-			case 'd', 'D', 'w', 'W':
-				b.WriteRune(c)
-				b.WriteRune(n)
-				j++
+			isSet, err := jsEscape(b, rs, &j, true, 0, named)
+			if err != nil {
+				return err
+			}
+			if isSet {
 				item = set
-			case 's':
-				b.WriteString(jsSpace)
-				j++
-				item = set
-			case 'S':
-				b.WriteString(jsNotSpace)
-				j++
-				item = set
-			case 'b':
-				b.WriteString(`\x08`)
-				j++
-			case 'c':
-				if j+2 < len(rs) && (isLetter(rs[j+2]) || rs[j+2] >= '0' && rs[j+2] <= '9' || rs[j+2] == '_') {
-					fmt.Fprintf(b, `\x{%x}`, rs[j+2]%32)
-					j += 2
-				} else {
-					b.WriteString(`\\`) // a literal \, then c as itself
-				}
-			default:
-				if err := jsEscape(b, rs, &j, true, 0, named); err != nil {
-					return err
-				}
 			}
 		case c == '-' && prev == char && !inRange && j+1 < len(rs) && rs[j+1] != ']' &&
 			!(rs[j+1] == '\\' && j+2 < len(rs) && strings.ContainsRune("dDwWsS", rs[j+2])):
@@ -248,10 +225,12 @@ func jsClass(b *strings.Builder, rs []rune, i *int, named bool) error {
 }
 
 // jsEscape writes the escape at rs[*i] (a backslash) as JavaScript reads
-// it, outside a class or in one. groups and named are countGroups'.
-func jsEscape(b *strings.Builder, rs []rune, i *int, inClass bool, groups int, named bool) error {
+// it, outside a class or in one (where \b is a backspace, \B a B, and \c
+// also takes a digit or _), and says whether it stands for a set of
+// characters (\d, \s, …). groups and named are countGroups'.
+func jsEscape(b *strings.Builder, rs []rune, i *int, inClass bool, groups int, named bool) (set bool, err error) {
 	if *i+1 >= len(rs) {
-		return fmt.Errorf("\\ at the end of the pattern")
+		return false, fmt.Errorf("\\ at the end of the pattern")
 	}
 	n := rs[*i+1]
 	next := func(k int) rune { // rs[*i+k], or 0 beyond it
@@ -262,15 +241,27 @@ func jsEscape(b *strings.Builder, rs []rune, i *int, inClass bool, groups int, n
 	}
 	*i++
 	switch {
-	case strings.ContainsRune("dDwWbBfnrtv", n) && !(inClass && n == 'B'):
+	case inClass && n == 'b':
+		b.WriteString(`\x08`)
+	case strings.ContainsRune("dDwW", n):
 		b.WriteByte('\\')
 		b.WriteRune(n)
-	case n == 's':
-		b.WriteString("[" + jsSpace + "]")
-	case n == 'S':
-		b.WriteString("[" + jsNotSpace + "]")
+		return true, nil
+	case n == 's' || n == 'S':
+		sp := jsSpace
+		if n == 'S' {
+			sp = jsNotSpace
+		}
+		if !inClass {
+			sp = "[" + sp + "]"
+		}
+		b.WriteString(sp)
+		return true, nil
+	case strings.ContainsRune("fnrtv", n) || strings.ContainsRune("bB", n) && !inClass:
+		b.WriteByte('\\')
+		b.WriteRune(n)
 	case n >= '1' && n <= '9' && !inClass && backRef(rs[*i:]) <= groups:
-		return fmt.Errorf("back-references (\\%d) are JavaScript syntax RE2 cannot run", backRef(rs[*i:]))
+		return false, fmt.Errorf("back-references (\\%d) are JavaScript syntax RE2 cannot run", backRef(rs[*i:]))
 	case n >= '0' && n <= '7': // an octal escape: up to \377
 		v, k := int(n-'0'), 1
 		for ; k < 3 && next(k) >= '0' && next(k) <= '7' && v*8+int(next(k)-'0') <= 0377; k++ {
@@ -278,7 +269,7 @@ func jsEscape(b *strings.Builder, rs []rune, i *int, inClass bool, groups int, n
 		}
 		*i += k - 1
 		fmt.Fprintf(b, `\x{%x}`, v)
-	case n == 'c' && isLetter(next(1)):
+	case n == 'c' && (isLetter(next(1)) || inClass && (next(1) >= '0' && next(1) <= '9' || next(1) == '_')):
 		fmt.Fprintf(b, `\x{%x}`, next(1)%32)
 		*i++
 	case n == 'c':
@@ -301,11 +292,11 @@ func jsEscape(b *strings.Builder, rs []rune, i *int, inClass bool, groups int, n
 		}
 		fmt.Fprintf(b, `\x{%x}`, u)
 	case n == 'k' && named:
-		return fmt.Errorf("named back-references (\\k<…>) are JavaScript syntax RE2 cannot run")
+		return false, fmt.Errorf("named back-references (\\k<…>) are JavaScript syntax RE2 cannot run")
 	default: // any other character stands for itself
 		literalRune(b, n)
 	}
-	return nil
+	return false, nil
 }
 
 // literalRune writes r to stand for itself, in a class or out of one.
