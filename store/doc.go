@@ -9,9 +9,11 @@
 //     without positions (detail=none): small, and any substring of three
 //     characters or more narrows the candidates.
 //   - PostgreSQL (pgx), for a larger store and for teams. It keeps no
-//     texts either: each doc's row holds its text's distinct words, which a
-//     pg_trgm GIN index covers (made once they are in after a first
-//     build: TextIndex); a phrase narrows by its words.
+//     texts either, but the distinct words of runs of a file's docs (a
+//     row of texts for up to 8 short ones, fewer long ones: textRuns),
+//     which a pg_trgm GIN index covers (made once they are in after a
+//     first build: TextIndex). A search gives every doc of a run whose
+//     words hold the needles; a phrase narrows by its words.
 //
 // What it stores. Per session file (File): where it is (machine and
 // path), the Stamp of the bytes last read (size, modification time and
@@ -23,8 +25,8 @@
 // (Doc): its file, byte offset and length, position, part, entry id,
 // role and time, whether the entry is off the path (as the file's places
 // say: is:offpath narrows in the engine), and its text, normalized
-// (search.Normalize), for the engine's index only (PostgreSQL keeps its
-// distinct words). Per file, the labels in force.
+// (search.Normalize), for the engine's index only (PostgreSQL keeps the
+// distinct words of its run). Per file, the labels in force.
 //
 // What is the truth. The session files. A File is only as good as the
 // caller's check that the file still has that Stamp, and every candidate

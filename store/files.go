@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"hash/crc64"
 	"hash/fnv"
 	"io"
@@ -538,37 +539,96 @@ func (s *DB) addDocsBulk(ctx context.Context, tx *sql.Tx, id int64, docs []Doc, 
 // hold several times them at once.
 const pgChunk = 1 << 20
 
-// addDocsPG is addDocs on PostgreSQL for up to pgChunk bytes of texts,
-// whose word sets (not the texts) are kept in the docs' rows: the rows go
-// in arrays, in one statement, numbered in their order. It returns the
-// first and last numbers they were given.
+// addDocsPG is addDocs on PostgreSQL for up to pgChunk bytes of texts:
+// it numbers the docs (in their order, though another process's may lie
+// between them), cuts them into runs (see textRuns), and writes the docs'
+// rows and the runs' words in arrays, a statement each. It returns the
+// first and last numbers the docs were given.
 func (s *DB) addDocsPG(ctx context.Context, tx *sql.Tx, id int64, docs []Doc, places []byte) (first, last int64, err error) {
 	n := len(docs)
+	rows, err := tx.QueryContext(ctx, `SELECT nextval(q.seq) FROM (SELECT pg_get_serial_sequence(quote_ident(current_schema()) || '.docs', 'id')::regclass
+		AS seq) q, generate_series(1, $1) ORDER BY 1`, n)
+	if err != nil {
+		return 0, 0, err
+	}
+	ids := make([]int64, 0, n)
+	for rows.Next() {
+		var i int64
+		if err := rows.Scan(&i); err != nil {
+			rows.Close()
+			return 0, 0, err
+		}
+		ids = append(ids, i)
+	}
+	if err := rows.Err(); err != nil {
+		return 0, 0, err
+	}
+	if len(ids) != n {
+		return 0, 0, fmt.Errorf("index store: %d docs numbered of %d", len(ids), n)
+	}
+	los, his, words, runs := textRuns(docs, ids)
 	offs, tss, lens, poss, parts, offpaths := make([]int64, n), make([]int64, n), make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n)
-	eids, roles, words := make([]string, n), make([]string, n), make([]string, n)
-	seen := map[string]struct{}{}
+	eids, roles := make([]string, n), make([]string, n)
 	for i := range docs {
 		d := &docs[i]
 		offs[i], tss[i], lens[i], poss[i], parts[i], offpaths[i] = d.Off, d.Time, int32(d.Len), int32(d.Pos), int32(d.Part), int32(offPath(places, d.Pos))
-		eids[i], roles[i], words[i] = d.EntryID, d.Role, wordSet(d.Text, seen)
+		eids[i], roles[i] = d.EntryID, d.Role
 	}
-	err = tx.QueryRowContext(ctx, `WITH d AS (INSERT INTO docs (file_id, off, ts, len, pos, part, offpath, entry_id, role, words)
-		SELECT $1, off, ts, len, pos, part, offpath, entry_id, role, words FROM unnest($2::bigint[], $3::bigint[], $4::int[],
-		$5::int[], $6::int[], $7::int[], $8::text[], $9::text[], $10::text[])
-		WITH ORDINALITY AS u (off, ts, len, pos, part, offpath, entry_id, role, words, k) ORDER BY k RETURNING id)
-		SELECT min(id), max(id) FROM d`,
-		id, offs, tss, lens, poss, parts, offpaths, eids, roles, words).Scan(&first, &last)
-	return first, last, err
+	_, err = tx.ExecContext(ctx, `INSERT INTO docs (id, file_id, off, ts, len, pos, part, offpath, run, entry_id, role)
+		SELECT id, $1, off, ts, len, pos, part, offpath, run, entry_id, role FROM unnest($2::bigint[], $3::bigint[], $4::bigint[],
+		$5::int[], $6::int[], $7::int[], $8::int[], $9::int[], $10::text[], $11::text[])
+		AS u (id, off, ts, len, pos, part, offpath, run, entry_id, role)`,
+		id, ids, offs, tss, lens, poss, parts, offpaths, runs, eids, roles)
+	if err == nil {
+		_, err = tx.ExecContext(ctx, `INSERT INTO texts (hi, lo, words) SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[])`,
+			his, los, words)
+	}
+	return ids[0], ids[n-1], err
 }
 
-// wordSet returns the distinct words of a normalized text (its runs
-// between spaces), each once, in order: what PostgreSQL's trigram index
-// covers of a text. The same trigrams as the text's, in a fifth of the
-// characters or less (texts repeat their words): the index takes a third
-// of the time to build. seen is scratch.
-func wordSet(text string, seen map[string]struct{}) string {
-	clear(seen)
+// Runs of docs whose words one row of texts holds (PostgreSQL): at most
+// textDocs docs, numbered within textSpan of each other, and a doc joins
+// a run only while its words are under textWords bytes. A run's words
+// narrow its docs as each doc's would, and short texts (most of a
+// session's entries) take far less room together than a row each: a
+// conversation repeats its words. Long texts gain little from sharing a
+// row, and would make more candidates: they keep runs of their own. A
+// search reads a candidate run's docs, and the caller checks each on its
+// text.
+const (
+	textDocs  = 8
+	textSpan  = 64
+	textWords = 512
+)
+
+// textRuns cuts docs, numbered ids (ascending: in their order, though
+// another process's may lie between them), into runs, and returns each
+// run's first and last numbers and its distinct words, and each doc's
+// run: how far its run's last number is past its own.
+func textRuns(docs []Doc, ids []int64) (los, his []int64, words []string, runs []int32) {
+	seen := map[string]struct{}{}
 	var b strings.Builder
+	runs = make([]int32, len(docs))
+	for start, end := 0, 0; start < len(docs); start = end {
+		clear(seen)
+		b.Reset()
+		for end = start; end < len(docs) && (end == start || end-start < textDocs && ids[end]-ids[start] < textSpan && b.Len() < textWords); end++ {
+			addWords(&b, docs[end].Text, seen)
+		}
+		for k := start; k < end; k++ {
+			runs[k] = int32(ids[end-1] - ids[k])
+		}
+		los, his, words = append(los, ids[start]), append(his, ids[end-1]), append(words, b.String())
+	}
+	return los, his, words, runs
+}
+
+// addWords writes to b the words of a normalized text (its runs between
+// spaces) not yet in seen, each once, in order, separated by spaces: what
+// PostgreSQL's trigram index covers of a text. The same trigrams as the
+// text's, in a fraction of the characters (texts repeat their words): the
+// index takes a fraction of the time to build.
+func addWords(b *strings.Builder, text string, seen map[string]struct{}) {
 	for w := range strings.SplitSeq(text, " ") {
 		if _, dup := seen[w]; dup || w == "" {
 			continue
@@ -579,7 +639,6 @@ func wordSet(text string, seen map[string]struct{}) string {
 		}
 		b.WriteString(w)
 	}
-	return b.String()
 }
 
 // TextIndex, on PostgreSQL, drops the trigram index of a store that holds
@@ -594,11 +653,11 @@ func (s *DB) TextIndex(ctx context.Context, on bool) error {
 	}
 	q := textIndex
 	if !on {
-		q = `DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM docs) THEN DROP INDEX IF EXISTS docs_trgm; END IF; END $$`
+		q = `DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM texts) THEN DROP INDEX IF EXISTS texts_trgm; END IF; END $$`
 	}
 	made := false
 	err := s.Tx(ctx, func(tx *sql.Tx) error {
-		err := tx.QueryRowContext(ctx, `SELECT to_regclass('docs_trgm') IS NULL`).Scan(&made)
+		err := tx.QueryRowContext(ctx, `SELECT to_regclass('texts_trgm') IS NULL`).Scan(&made)
 		if err == nil {
 			_, err = tx.ExecContext(ctx, trgmPath)
 		}
@@ -611,17 +670,19 @@ func (s *DB) TextIndex(ctx context.Context, on bool) error {
 		return err
 	}
 	return s.Use(ctx, func(db *sql.DB) error {
-		_, err := db.ExecContext(ctx, `ANALYZE docs, files, labels`)
+		_, err := db.ExecContext(ctx, `ANALYZE docs, texts, files, labels`)
 		return err
 	})
 }
 
-// dropDocs deletes the texts of file id.
+// dropDocs deletes the docs of file id, and their texts.
 func (s *DB) dropDocs(ctx context.Context, tx *sql.Tx, id int64) error {
-	if s.engine == SQLite {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM doc_text WHERE rowid IN (SELECT id FROM docs WHERE file_id = ?)`, id); err != nil {
-			return err
-		}
+	texts := `DELETE FROM doc_text WHERE rowid IN (SELECT id FROM docs WHERE file_id = ?)`
+	if s.engine == Postgres {
+		texts = `DELETE FROM texts WHERE hi IN (SELECT id + run FROM docs WHERE file_id = $1)`
+	}
+	if _, err := tx.ExecContext(ctx, texts, id); err != nil {
+		return err
 	}
 	_, err := tx.ExecContext(ctx, s.Rebind(`DELETE FROM docs WHERE file_id = ?`), id)
 	return err

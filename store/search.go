@@ -119,11 +119,21 @@ func (s *DB) Search(ctx context.Context, q Query) ([]Candidate, error) {
 		case s.engine == SQLite:
 			from, key = "doc_text t JOIN docs d ON d.id = t.rowid JOIN files f ON f.id = d.file_id", "t.rowid" // FTS5 walks its rowids newest first
 			cond, a = append(cond, "doc_text MATCH ?"), append(a, ftsMatch(needles))
-		case w.scan: // the documents newest first, until the batch is full
-			cond, a = pgConds("d.", needles, false)
+		case w.scan:
+			// The documents newest first, until the batch is full, each
+			// run's words read through its key (OFFSET 0 keeps the planner
+			// from making the EXISTS a join, which would sort every
+			// document of the window first).
+			held, ha := pgConds("t.", needles, false)
+			cond, a = append(cond, "EXISTS (SELECT 1 FROM texts t WHERE t.hi = d.id + d.run AND "+strings.Join(held, " AND ")+" OFFSET 0)"), ha
 		default:
-			key = "d.id + 0" // not by the key's index: every row the trigram index gives, then sorted
-			cond, a = pgConds("d.", needles, true)
+			// Every run the trigram index gives, then its docs by their
+			// key's range (OFFSET 0: not a join the planner would guess
+			// at), sorted.
+			from = "texts t CROSS JOIN LATERAL (SELECT * FROM docs d WHERE d.id BETWEEN t.lo AND t.hi AND d.id + d.run = t.hi OFFSET 0) d" +
+				" JOIN files f ON f.id = d.file_id"
+			cond, a = pgConds("t.", needles, true)
+			cond, a = textBounds("t.", w, cond, a)
 		}
 		bound := []string{key}
 		if w.scan && key != "d.id" {
@@ -359,14 +369,27 @@ func (ws *windows) span() (window, error) {
 	return ws.last, nil
 }
 
-// holds reports whether a text of w holds the needles (PostgreSQL),
-// whatever the filters.
+// holds reports whether a run of texts about w holds the needles
+// (PostgreSQL), whatever the filters.
 func (ws *windows) holds(w window) (bool, error) {
 	cond, args := pgConds("", ws.needles, false)
-	cond, args = append(cond, "id >= ?", "id < ?"), append(args, w.lo, w.hi)
+	cond, args = textBounds("", w, cond, args)
 	var held bool
-	err := ws.conn.QueryRowContext(ws.ctx, ws.s.Rebind(`SELECT EXISTS (SELECT 1 FROM docs WHERE `+strings.Join(cond, " AND ")+`)`), args...).Scan(&held)
+	err := ws.conn.QueryRowContext(ws.ctx, ws.s.Rebind(`SELECT EXISTS (SELECT 1 FROM texts WHERE `+strings.Join(cond, " AND ")+`)`), args...).Scan(&held)
 	return held, err
+}
+
+// textBounds adds to cond the bounds of the runs of texts that hold docs
+// numbered within w: their last number at or past w.lo and below w.hi
+// and textSpan (no run is wider), their first below w.hi.
+func textBounds(prefix string, w window, cond []string, args []any) ([]string, []any) {
+	if w.lo > 0 {
+		cond, args = append(cond, prefix+"hi >= ?"), append(args, w.lo)
+	}
+	if w.hi < math.MaxInt64-textSpan {
+		cond, args = append(cond, prefix+"hi < ?", prefix+"lo < ?"), append(args, w.hi+textSpan, w.hi)
+	}
+	return cond, args
 }
 
 // run returns the window of the next run of off-path documents.
@@ -446,8 +469,8 @@ func indexable(needles []string) []string {
 }
 
 // pgNeedles returns the words of needles (their runs between spaces)
-// that PostgreSQL's trigram index of each text's words narrows by (see
-// wordSet), each once. A phrase narrows by its words alone: the store
+// that PostgreSQL's trigram index of the texts' words narrows by (see
+// addWords), each once. A phrase narrows by its words alone: the store
 // keeps no texts, and the caller checks it on the entry's text.
 func pgNeedles(needles []string) []string {
 	var words []string
@@ -462,7 +485,7 @@ func pgNeedles(needles []string) []string {
 }
 
 // pgConds returns PostgreSQL's conditions (with their arguments) that a
-// document's words hold each of words, through the trigram index (like)
+// run's words hold each of words, through the trigram index (like)
 // or read one by one. A word, without spaces, is in the text exactly
 // when it is within one of its words. Columns are named after prefix.
 func pgConds(prefix string, words []string, like bool) ([]string, []any) {

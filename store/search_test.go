@@ -117,7 +117,7 @@ func TestSearchPages(t *testing.T) {
 				return !slices.ContainsFunc(strings.Fields(c.needle), func(n string) bool { return !strings.Contains(d.Text, n) }) && (c.role == "" || d.Role == c.role) &&
 					(!c.offPath || off) && (!c.onPath || !off)
 			})
-			if got := ids(pages(t, s, q)); got != w {
+			if got := ids(held(pages(t, s, q), q.Needles, saves...)); got != w {
 				t.Errorf("%+v:\n got %.300s\nwant %.300s", c, got, w)
 			}
 		}
@@ -175,7 +175,7 @@ func TestProjectSpans(t *testing.T) {
 				return strings.Contains(d.Text, c.needle) && strings.Contains(p, c.project) &&
 					(c.notProject == "" || !strings.Contains(p, c.notProject)) && (c.role == "" || d.Role == c.role)
 			})
-			if got := ids(pages(t, s, q)); got != w {
+			if got := ids(held(pages(t, s, q), q.Needles, saves...)); got != w {
 				t.Errorf("%+v:\n got %.300s\nwant %.300s", c, got, w)
 			}
 		}
@@ -344,7 +344,7 @@ func TestTextsMigrate(t *testing.T) {
 		if err := s.Save(ctx, more); err != nil {
 			t.Fatal(err)
 		}
-		got := pages(t, s, Query{Needles: []string{"rare"}, Limit: 3})
+		got := held(pages(t, s, Query{Needles: []string{"rare"}, Limit: 3}), []string{"rare"}, append(saves, more)...)
 		if len(got) != 8 || got[0].Path != "/r/c.jsonl" || got[0].EntryID != "/r/c.jsonl#2" {
 			t.Errorf("rare after a save: %+v", got)
 		}
@@ -361,8 +361,8 @@ func TestWordSets(t *testing.T) {
 		{"", ""}, {"one", "one"}, {"a b a c b", "a b c"}, {" x  y x ", "x y"},
 		{"ls -la ls -la: ok", "ls -la -la: ok"},
 	} {
-		if got := wordSet(c.text, map[string]struct{}{}); got != c.want {
-			t.Errorf("wordSet(%q) = %q, want %q", c.text, got, c.want)
+		if got := wordsOf(c.text); got != c.want {
+			t.Errorf("addWords(%q) = %q, want %q", c.text, got, c.want)
 		}
 	}
 	for _, c := range []struct{ needles, words []string }{
@@ -386,12 +386,16 @@ func TestWordSets(t *testing.T) {
 			d.Pos = i
 			sv.Docs = append(sv.Docs, d)
 		}
-		if err := s.Save(ctx, sv); err != nil {
-			t.Fatal(err)
+		for k := range sv.Docs { // a save a doc: a run of texts each (see TestTextRuns)
+			one := *sv
+			one.Docs = sv.Docs[:k+1]
+			if err := s.Save(ctx, &one); err != nil {
+				t.Fatal(err)
+			}
 		}
 		stored := func() []string {
 			var out []string
-			rows, err := s.db.QueryContext(ctx, `SELECT words FROM docs ORDER BY id`)
+			rows, err := s.db.QueryContext(ctx, `SELECT words FROM texts ORDER BY hi`)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -441,8 +445,8 @@ func TestWordSets(t *testing.T) {
 			if got := stored(); len(got) > 0 {
 				t.Errorf("after the migration: %q, want none", got)
 			}
-			afresh(t, s, sv)
-			if got := stored(); !slices.Equal(got, want) {
+			afresh(t, s, sv) // one save: one run
+			if got, want := stored(), []string{"the encoding is base64, digest() returns base64 first, then nothing of kind"}; !slices.Equal(got, want) {
 				t.Errorf("saved again after the migration: %q, want %q", got, want)
 			}
 		}
@@ -460,7 +464,7 @@ func TestTextIndexLater(t *testing.T) {
 				return false
 			}
 			if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM pg_indexes WHERE schemaname = current_schema()
-				AND indexname = 'docs_trgm'`).Scan(&n); err != nil {
+				AND indexname = 'texts_trgm'`).Scan(&n); err != nil {
 				t.Fatal(err)
 			}
 			return n == 1
@@ -473,7 +477,7 @@ func TestTextIndexLater(t *testing.T) {
 			t.Fatal(err)
 		}
 		q := Query{Needles: []string{"rare"}, Limit: 2}
-		without := ids(pages(t, s, q))
+		without := ids(held(pages(t, s, q), q.Needles, sv))
 		if err := s.TextIndex(ctx, true); err != nil || indexed() != (s.engine == Postgres) {
 			t.Fatalf("made: %v, indexed %v", err, indexed())
 		}
@@ -484,13 +488,65 @@ func TestTextIndexLater(t *testing.T) {
 				t.Errorf("docs' statistics: %d columns (%v)", n, err)
 			}
 		}
-		if got := ids(pages(t, s, q)); got != without || got != "/r/a.jsonl#2991/0 /r/a.jsonl#1994/0 /r/a.jsonl#997/0 /r/a.jsonl#0/0" {
+		if got := ids(held(pages(t, s, q), q.Needles, sv)); got != without || got != "/r/a.jsonl#2991/0 /r/a.jsonl#1994/0 /r/a.jsonl#997/0 /r/a.jsonl#0/0" {
 			t.Errorf("rare: %q indexed, %q before", got, without)
 		}
 		if err := s.TextIndex(ctx, false); err != nil || indexed() != (s.engine == Postgres) {
 			t.Fatalf("a store holding texts: %v, indexed %v", err, indexed())
 		}
 	})
+}
+
+// wordsOf returns a text's word set, as addWords writes it.
+func wordsOf(text string) string {
+	var b strings.Builder
+	addWords(&b, text, map[string]struct{}{})
+	return b.String()
+}
+
+// TestTextRuns: PostgreSQL's rows of texts hold runs of at most textDocs
+// docs numbered within textSpan, each run's distinct words once; every
+// doc is in exactly one run, which its run gives.
+func TestTextRuns(t *testing.T) {
+	docs := make([]Doc, 20)
+	ids := make([]int64, 20)
+	for i := range docs {
+		docs[i].Text = fmt.Sprintf("w%d shared", i%3)
+		ids[i] = int64(100 + i)
+	}
+	ids[12], ids[13], ids[14] = 112, 300, 301 // another process's docs numbered between
+	for i := 15; i < 20; i++ {
+		ids[i] = int64(287 + i)
+	}
+	los, his, words, runs := textRuns(docs, ids)
+	wantLo, wantHi := []int64{100, 108, 300}, []int64{107, 112, 306}
+	if !slices.Equal(los, wantLo) || !slices.Equal(his, wantHi) {
+		t.Fatalf("runs %v–%v, want %v–%v", los, his, wantLo, wantHi)
+	}
+	if words[0] != "w0 shared w1 w2" || words[2] != "w1 shared w2 w0" {
+		t.Errorf("words %q", words)
+	}
+	for i, d := range docs {
+		in := 0
+		for k := range los {
+			if los[k] <= ids[i] && ids[i] <= his[k] && strings.Contains(words[k], strings.Fields(d.Text)[0]) {
+				in++
+				if ids[i]+int64(runs[i]) != his[k] {
+					t.Errorf("doc %d (%d): run %d, its run ends at %d", i, ids[i], runs[i], his[k])
+				}
+			}
+		}
+		if in != 1 {
+			t.Errorf("doc %d (%d) in %d runs holding its words", i, ids[i], in)
+		}
+	}
+	// Long texts: a run grows while its words are under textWords bytes.
+	long := strings.Repeat("x", textWords/2)
+	docs = []Doc{{Text: long + "a"}, {Text: long + "b"}, {Text: long + "c"}, {Text: "short"}, {Text: long + "d"}, {Text: "end"}}
+	los, his, _, _ = textRuns(docs, []int64{1, 2, 3, 4, 5, 6})
+	if wantLo, wantHi = []int64{1, 3, 6}, []int64{2, 5, 6}; !slices.Equal(los, wantLo) || !slices.Equal(his, wantHi) {
+		t.Errorf("long texts: runs %v–%v, want %v–%v", los, his, wantLo, wantHi)
+	}
 }
 
 // FuzzWordSet: every word pgNeedles gives for a substring of a normalized
@@ -512,7 +568,7 @@ func FuzzWordSet(f *testing.F) {
 		if !utf8.RuneStart(text[a]) || b < len(text) && !utf8.RuneStart(text[b]) {
 			return
 		}
-		set := wordSet(text, map[string]struct{}{})
+		set := wordsOf(text)
 		for _, w := range pgNeedles([]string{text[a:b]}) {
 			if !strings.Contains(set, w) {
 				t.Fatalf("%q holds %q, its word set %q does not hold %q", text, text[a:b], set, w)
@@ -528,6 +584,52 @@ func FuzzWordSet(f *testing.F) {
 		for _, w := range strings.Fields(text) {
 			if !seen[w] {
 				t.Fatalf("word set %q of %q misses %q", set, text, w)
+			}
+		}
+	})
+}
+
+// TestConcurrentSaves: files saved at once (PostgreSQL may number their
+// docs in turn, so that runs of texts see other files' numbers between
+// theirs) are each found whole, every doc once, by scans and by the
+// trigram index alike.
+func TestConcurrentSaves(t *testing.T) {
+	each(t, func(t *testing.T, s *DB) {
+		none := func(int) bool { return false }
+		var saves []*Save
+		for k := range 4 {
+			sv, _ := bigFile(fmt.Sprintf("/r/c%d.jsonl", k), 1500, none)
+			saves = append(saves, sv)
+		}
+		errs := make(chan error, len(saves))
+		for _, sv := range saves {
+			go func() {
+				var err error
+				for start := 0; start < len(sv.Docs) && err == nil; start += 100 { // appends: many saves each
+					one := *sv
+					one.Docs = sv.Docs[:start+100]
+					err = s.Save(ctx, &one)
+				}
+				errs <- err
+			}()
+		}
+		for range saves {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.TextIndex(ctx, true); err != nil {
+			t.Fatal(err)
+		}
+		for _, needle := range []string{"common", "sparse", "rare", "entry 1499"} {
+			q := Query{Needles: []string{needle}, Any: true, Limit: 40}
+			w := want(saves, func(_ *Save, d *Doc) bool { return strings.Contains(d.Text, needle) })
+			got := held(pages(t, s, q), q.Needles, saves...)
+			slices.SortFunc(got, func(a, b Candidate) int { return strings.Compare(a.EntryID, b.EntryID) })
+			gotIDs, wantIDs := strings.Fields(ids(got)), strings.Fields(w)
+			slices.Sort(wantIDs)
+			if !slices.Equal(gotIDs, wantIDs) {
+				t.Errorf("%s: %d found, want %d", needle, len(gotIDs), len(wantIDs))
 			}
 		}
 	})
