@@ -322,23 +322,46 @@ type fileFilter struct {
 }
 
 // findSpans reads the ranges of ids below ws.hi of the files ws.files
-// picks, each a file's first to last document (as its row says), and
+// picks, each a file's first to last document (as its row says, when its
+// checksum holds; a damaged row's are read from its documents), and
 // merges them newest first.
 func (ws *windows) findSpans() error {
-	rows, err := ws.conn.QueryContext(ws.ctx, ws.s.Rebind(`SELECT f.lo, f.hi FROM files f WHERE `+ws.files.where+` AND f.hi > 0 AND f.lo < ?`),
-		append(slices.Clone(ws.files.args), ws.hi)...)
+	var spans []window
+	add := func(lo, hi int64) {
+		if hi > 0 && lo < ws.hi {
+			spans = append(spans, window{lo: lo, hi: min(hi+1, ws.hi), scan: true})
+		}
+	}
+	var damaged []int64
+	err := func() error {
+		rows, err := ws.conn.QueryContext(ws.ctx, ws.s.Rebind(`SELECT `+fileColumns+` FROM files f WHERE `+ws.files.where), ws.files.args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			r, err := scanFile(rows)
+			if err != nil {
+				return err
+			}
+			if !r.ok {
+				damaged = append(damaged, r.ID)
+				continue
+			}
+			add(r.lo, r.hi)
+		}
+		return rows.Err()
+	}()
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
-	var spans []window
-	for rows.Next() {
-		var w window
-		if err := rows.Scan(&w.lo, &w.hi); err != nil {
+	for _, id := range damaged {
+		var lo, hi int64
+		if err := ws.conn.QueryRowContext(ws.ctx, ws.s.Rebind(`SELECT coalesce(min(id), 0), coalesce(max(id), 0) FROM docs WHERE file_id = ?`),
+			id).Scan(&lo, &hi); err != nil {
 			return err
 		}
-		w.hi, w.scan = min(w.hi+1, ws.hi), true
-		spans = append(spans, w)
+		add(lo, hi)
 	}
 	slices.SortFunc(spans, func(a, b window) int { return cmp.Compare(b.hi, a.hi) })
 	for _, w := range spans {
@@ -348,7 +371,7 @@ func (ws *windows) findSpans() error {
 		}
 		ws.spans = append(ws.spans, w)
 	}
-	return rows.Err()
+	return nil
 }
 
 // span returns the next range of the projects' files' ids. On

@@ -128,7 +128,8 @@ func TestSearchPages(t *testing.T) {
 // that holds the needles, newest first, however far below the other
 // projects' its files lie (SQLite searches the newest texts, then only the
 // ranges of the project's files' ids), with appends that leave a file's
-// documents in two ranges and a file of the project among others'.
+// documents in two ranges, a file of the project among others', and a
+// row whose numbers are damaged.
 func TestProjectSpans(t *testing.T) {
 	each(t, func(t *testing.T, s *DB) {
 		if raceOn && s.engine == SQLite {
@@ -178,6 +179,16 @@ func TestProjectSpans(t *testing.T) {
 			if got := ids(held(pages(t, s, q), q.Needles, saves...)); got != w {
 				t.Errorf("%+v:\n got %.300s\nwant %.300s", c, got, w)
 			}
+		}
+		// A damaged row's numbers are not trusted: its documents say
+		// where the file's are.
+		if _, err := s.db.ExecContext(ctx, `UPDATE files SET hi = 0 WHERE path = '/r/old.jsonl'`); err != nil {
+			t.Fatal(err)
+		}
+		q := Query{Needles: []string{"common"}, Projects: []string{"old"}, Limit: 500}
+		w := want(saves, func(sv *Save, d *Doc) bool { return strings.Contains(sv.File.Project, "old") })
+		if got := ids(held(pages(t, s, q), q.Needles, saves...)); got != w {
+			t.Errorf("a damaged row:\n got %.300s\nwant %.300s", got, w)
 		}
 	})
 }
