@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -124,7 +125,9 @@ func TestRawCheck(t *testing.T) {
 }
 
 // FuzzRawCheck: the raw check passes a line for every needle its pieces'
-// texts hold (every substring of a text as Normalize writes it).
+// texts hold (every substring of a text as Normalize writes it), as read
+// (search checks the bytes before it makes them valid UTF-8) and made
+// valid.
 func FuzzRawCheck(f *testing.F) {
 	for _, l := range oddLines {
 		f.Add([]byte(l))
@@ -133,6 +136,7 @@ func FuzzRawCheck(f *testing.F) {
 		f.Add([]byte(l))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
+		raw := bytes.Clone(line)
 		line = js.ToValidUTF8(line)
 		e, ok := sessions.LineEntry(line, 3)
 		if !ok {
@@ -145,8 +149,8 @@ func FuzzRawCheck(f *testing.F) {
 					if !utf8.RuneStart(text[i]) || j < len(text) && !utf8.RuneStart(text[j]) {
 						continue
 					}
-					if n := text[i:j]; !newRawCheck([]string{n}).may(line) {
-						t.Fatalf("%q holds %q (of %q), the raw check says it cannot", line, n, text)
+					if n, rc := text[i:j], newRawCheck([]string{text[i:j]}); !rc.may(line) || !rc.may(raw) {
+						t.Fatalf("%q holds %q (of %q), the raw check says it cannot", raw, n, text)
 					}
 				}
 			}

@@ -16,6 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/piweb/piweb/internal/js"
 	"github.com/piweb/piweb/search"
 	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/store"
@@ -196,6 +197,7 @@ type searchRun struct {
 	files   map[string]*os.File
 	rc      *rawCheck // what candidates' lines must hold
 	partial bool      // a candidate did not hold: the store is behind a file
+	buf     []byte    // the last line read
 }
 
 // sessInfo is what every hit of one session shares.
@@ -259,15 +261,20 @@ func (rs *searchRun) line(cd *store.Candidate, version int, rc *rawCheck) (e *se
 	if f == nil {
 		return nil, nil, true
 	}
-	line, err := sessions.ReadLine(f, &sessions.Entry{Off: cd.Off, Len: cd.Len}, false)
+	// The raw bytes, in a buffer the run reuses: most lines are turned
+	// away by them (rawCheck reads only ASCII, which making the line valid
+	// UTF-8 leaves as it is), and only those decoded are kept.
+	raw, err := sessions.ReadRawLine(f, &sessions.Entry{Off: cd.Off, Len: cd.Len}, rs.buf)
 	if err != nil {
 		return nil, nil, true
 	}
+	rs.buf = raw[:0]
 	rs.c.counts.lines.Add(1)
-	rs.c.counts.bytes.Add(int64(len(line)))
-	if !rc.may(line) && bytes.Contains(line, []byte(cd.EntryID)) { // (a line without the id is decoded: is it still the entry's?)
+	rs.c.counts.bytes.Add(int64(len(raw)))
+	if !rc.may(raw) && bytes.Contains(raw, []byte(cd.EntryID)) { // (a line without the id is decoded: is it still the entry's?)
 		return nil, nil, false
 	}
+	line = js.ToValidUTF8(bytes.Clone(raw))
 	rs.c.counts.decoded.Add(1)
 	le, ok := sessions.LineEntry(line, version)
 	if !ok || le.ID != cd.EntryID {

@@ -46,23 +46,21 @@ func ReadLines(s *Session, from int, fn func(pos int, e *Entry, line []byte) err
 	return nil
 }
 
-// ReadLine reads entry e's line from f, checking (with checkID) the line
-// is still e's; ErrChanged when it is not.
-func ReadLine(f io.ReaderAt, e *Entry, checkID bool) ([]byte, error) {
-	line := make([]byte, e.Len)
+// ReadRawLine reads entry e's line from f into buf (grown when too
+// short), as its bytes are: not yet made valid UTF-8 (js.ToValidUTF8
+// does, before it is decoded); ErrChanged when the file is shorter.
+func ReadRawLine(f io.ReaderAt, e *Entry, buf []byte) ([]byte, error) {
+	if cap(buf) < e.Len {
+		buf = make([]byte, e.Len)
+	}
+	line := buf[:e.Len]
 	if _, err := f.ReadAt(line, e.Off); err != nil {
 		if err == io.EOF {
 			return nil, ErrChanged
 		}
 		return nil, err
 	}
-	if e.ID != "" && checkID {
-		var got rawEntry
-		if _, err := js.EachMember(line, 0, got.set); err != nil || js.Str(got.id) != e.ID {
-			return nil, ErrChanged
-		}
-	}
-	return js.ToValidUTF8(line), nil
+	return line, nil
 }
 
 // LineEntry reads the index record of one entry line of a version version
