@@ -122,13 +122,9 @@ func scanFile(sc interface{ Scan(...any) error }) (r fileRow, err error) {
 	return r, nil
 }
 
-// Files returns every file the store knows on machine (places aside),
-// leaving out rows whose checksum does not hold (damaged: Damaged counts
-// them); the caller reads those files again.
-func (s *DB) Files(ctx context.Context, machine string) (files []File, damaged int, err error) {
-	err = s.Use(ctx, func(db *sql.DB) error {
-		files, damaged = nil, 0
-		rows, err := db.QueryContext(ctx, s.Rebind(`SELECT `+fileColumns+` FROM files WHERE machine = ?`), machine)
+// eachFile calls fn with each row of a query of fileColumns.
+func eachFile(rows *sql.Rows, err error) func(fn func(r fileRow)) error {
+	return func(fn func(r fileRow)) error {
 		if err != nil {
 			return err
 		}
@@ -138,13 +134,25 @@ func (s *DB) Files(ctx context.Context, machine string) (files []File, damaged i
 			if err != nil {
 				return err
 			}
-			if !r.ok {
-				damaged++
-				continue
-			}
-			files = append(files, r.File)
+			fn(r)
 		}
 		return rows.Err()
+	}
+}
+
+// Files returns every file the store knows on machine (places aside),
+// leaving out rows whose checksum does not hold (damaged: Damaged counts
+// them); the caller reads those files again.
+func (s *DB) Files(ctx context.Context, machine string) (files []File, damaged int, err error) {
+	err = s.Use(ctx, func(db *sql.DB) error {
+		files, damaged = nil, 0
+		return eachFile(db.QueryContext(ctx, s.Rebind(`SELECT `+fileColumns+` FROM files WHERE machine = ?`), machine))(func(r fileRow) {
+			if !r.ok {
+				damaged++
+				return
+			}
+			files = append(files, r.File)
+		})
 	})
 	if err != nil {
 		return nil, 0, err // never the rows read before the failure

@@ -333,25 +333,13 @@ func (ws *windows) findSpans() error {
 		}
 	}
 	var damaged []int64
-	err := func() error {
-		rows, err := ws.conn.QueryContext(ws.ctx, ws.s.Rebind(`SELECT `+fileColumns+` FROM files f WHERE `+ws.files.where), ws.files.args...)
-		if err != nil {
-			return err
+	err := eachFile(ws.conn.QueryContext(ws.ctx, ws.s.Rebind(`SELECT `+fileColumns+` FROM files f WHERE `+ws.files.where), ws.files.args...))(func(r fileRow) {
+		if !r.ok {
+			damaged = append(damaged, r.ID)
+			return
 		}
-		defer rows.Close()
-		for rows.Next() {
-			r, err := scanFile(rows)
-			if err != nil {
-				return err
-			}
-			if !r.ok {
-				damaged = append(damaged, r.ID)
-				continue
-			}
-			add(r.lo, r.hi)
-		}
-		return rows.Err()
-	}()
+		add(r.lo, r.hi)
+	})
 	if err != nil {
 		return err
 	}
