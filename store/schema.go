@@ -5,37 +5,46 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
 // migration is a change of the schema, the same on both engines: shared
 // statements (with {id} and {blob} written per engine) and, where the
-// engines differ (the full-text index), statements of each.
+// engines differ (the full-text index), statements of each; or, for a
+// step, the engine whose index starts afresh there (afresh: as tables
+// makes it, after dropIndex).
 type migration struct {
 	shared   []string
 	sqlite   []string
 	postgres []string
+	afresh   string
 }
 
-// schemaBase is the version of the schema that tables makes. A store of
-// an older one starts afresh: its index is dropped and made again (filled
-// again as on a first start), and its pushes and tokens are kept. (11:
-// PostgreSQL keeps the words of runs of docs, texts, not of each doc.)
-const schemaBase = 11
+// schemaBase is the first version steps go on from. A store of an older
+// one starts afresh: its index is dropped and made again as tables makes
+// it (filled again as on a first start), and its pushes and tokens are
+// kept. (10: the texts are folded anew, search.Normalize's ς as σ and ſ
+// as s.)
+const schemaBase = 10
 
 // steps are the changes of the schema after schemaBase, in order; a
 // store's version is schemaBase and how many it has run. Never edit one
 // that shipped: add the next.
-var steps []migration
+var steps = []migration{
+	// 11: PostgreSQL keeps the words of runs of docs (texts), not of each
+	// doc, so its index starts afresh; SQLite's is as it was.
+	{afresh: Postgres},
+}
 
 // SchemaVersion is the version of the schema this piweb writes.
 var SchemaVersion = schemaBase + len(steps)
 
-// tables make the schema of schemaBase: the index of the session files
-// (files, docs, labels, usage: package usage's Tables), made again
-// whenever a store of an older schema is opened, and the tables kept
-// through every upgrade (IF NOT EXISTS): pushed files in chunks (package
-// push) and login tokens (package auth).
+// tables make the index of the session files as this piweb keeps it
+// (files, docs, labels, usage: package usage's Tables), made in a new
+// store, in one older than schemaBase, and where a step's afresh says,
+// and the tables kept through every upgrade (IF NOT EXISTS): pushed
+// files in chunks (package push) and login tokens (package auth).
 var tables = migration{
 	shared: []string{
 		// Each file's row: its stamp and list row, where its entries lie
@@ -287,15 +296,22 @@ func (s *DB) migrateLocked(ctx context.Context) error {
 	if version > SchemaVersion {
 		return fmt.Errorf("%w (schema %d; this one knows %d): run the newer piweb, or point --store elsewhere", errNewer, version, SchemaVersion)
 	}
+	// afresh: at version v, the index of a store that has one goes, and is
+	// made again (older than schemaBase, or a step's afresh says so).
+	afresh := func(v int) bool {
+		return version > 0 && (v < schemaBase || steps[v-schemaBase].afresh == s.engine)
+	}
 	if version > 0 && version < SchemaVersion {
 		s.log.Info("index store: bringing its schema up to date, once", "store", s.String(), "from", version, "to", SchemaVersion,
-			"afresh", version < schemaBase)
+			"afresh", afresh(version) || slices.ContainsFunc(steps[max(0, version-schemaBase):], func(m migration) bool { return m.afresh == s.engine }))
 	}
 	for v := version; v < SchemaVersion; {
 		m, next := tables, schemaBase
 		if v >= schemaBase {
 			m, next = steps[v-schemaBase], v+1
-		} else if v > 0 { // the index goes, and is made again
+		}
+		if afresh(v) {
+			m = tables
 			m.shared = append(s.dropIndex(), m.shared...)
 		}
 		if err := s.run(ctx, conn, m, next); err != nil {

@@ -645,3 +645,34 @@ func TestConcurrentSaves(t *testing.T) {
 		}
 	})
 }
+
+// TestSchema11: a store of schema 10 brought up to date keeps SQLite's
+// index as it is (nothing of it changed), and starts PostgreSQL's afresh
+// (its words are kept by runs since 11); a new store runs no step twice.
+func TestSchema11(t *testing.T) {
+	each(t, func(t *testing.T, s *DB) {
+		var n int
+		if err := s.db.QueryRowContext(ctx, `SELECT max(version) FROM schema_version`).Scan(&n); err != nil || n != SchemaVersion || SchemaVersion != 11 {
+			t.Fatalf("a new store at %d (%v), want %d = 11", n, err, SchemaVersion)
+		}
+		sv, _ := bigFile("/r/a.jsonl", 1000, func(int) bool { return false })
+		if err := s.Save(ctx, sv); err != nil {
+			t.Fatal(err)
+		}
+		remigrate(t, s, 10)
+		files, _, err := s.Files(ctx, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.engine == SQLite && len(files) != 1 || s.engine == Postgres && len(files) != 0 {
+			t.Fatalf("%s after schema 11: %d files", s.engine, len(files))
+		}
+		if s.engine == Postgres {
+			afresh(t, s, sv)
+		}
+		q := Query{Needles: []string{"rare"}, Limit: 10}
+		if got := ids(held(pages(t, s, q), q.Needles, sv)); got != "/r/a.jsonl#997/0 /r/a.jsonl#0/0" {
+			t.Errorf("rare after schema 11: %q", got)
+		}
+	})
+}
