@@ -140,6 +140,32 @@ func eachFile(rows *sql.Rows, err error) func(fn func(r fileRow)) error {
 	}
 }
 
+// docSpan returns the numbers of file id's first and last docs (0, 0:
+// none), as the docs say: a damaged row's are not trusted.
+func (s *DB) docSpan(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}, id int64) (lo, hi int64, err error) {
+	err = q.QueryRowContext(ctx, s.Rebind(`SELECT coalesce(min(id), 0), coalesce(max(id), 0) FROM docs WHERE file_id = ?`), id).Scan(&lo, &hi)
+	return lo, hi, err
+}
+
+// scanIDs returns the numbers a query of one BIGINT column gives.
+func scanIDs(rows *sql.Rows, err error) ([]int64, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
 // Files returns every file the store knows on machine (places aside),
 // leaving out rows whose checksum does not hold (damaged: Damaged counts
 // them); the caller reads those files again.
@@ -345,8 +371,7 @@ func (s *DB) save(ctx context.Context, tx *sql.Tx, sv *Save, texts *[]docText) (
 			parent, project, modified, meta, problem, checksum) VALUES (?, ?, 0, 0, 0, 0, 0, '', '', '', 0, '', '', 0) RETURNING id`),
 			f.Machine, f.Path).Scan(&old.ID)
 	case err == nil && !old.ok: // damaged: where its docs are numbered is read from them
-		err = tx.QueryRowContext(ctx, s.Rebind(`SELECT coalesce(min(id), 0), coalesce(max(id), 0) FROM docs WHERE file_id = ?`),
-			old.ID).Scan(&old.lo, &old.hi)
+		old.lo, old.hi, err = s.docSpan(ctx, tx, old.ID)
 	}
 	if err != nil {
 		return Saved{}, err
@@ -554,21 +579,9 @@ const pgChunk = 1 << 20
 // first and last numbers the docs were given.
 func (s *DB) addDocsPG(ctx context.Context, tx *sql.Tx, id int64, docs []Doc, places []byte) (first, last int64, err error) {
 	n := len(docs)
-	rows, err := tx.QueryContext(ctx, `SELECT nextval(q.seq) FROM (SELECT pg_get_serial_sequence(quote_ident(current_schema()) || '.docs', 'id')::regclass
-		AS seq) q, generate_series(1, $1) ORDER BY 1`, n)
+	ids, err := scanIDs(tx.QueryContext(ctx, `SELECT nextval(q.seq) FROM (SELECT pg_get_serial_sequence(quote_ident(current_schema()) || '.docs', 'id')::regclass
+		AS seq) q, generate_series(1, $1) ORDER BY 1`, n))
 	if err != nil {
-		return 0, 0, err
-	}
-	ids := make([]int64, 0, n)
-	for rows.Next() {
-		var i int64
-		if err := rows.Scan(&i); err != nil {
-			rows.Close()
-			return 0, 0, err
-		}
-		ids = append(ids, i)
-	}
-	if err := rows.Err(); err != nil {
 		return 0, 0, err
 	}
 	if len(ids) != n {

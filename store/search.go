@@ -344,9 +344,8 @@ func (ws *windows) findSpans() error {
 		return err
 	}
 	for _, id := range damaged {
-		var lo, hi int64
-		if err := ws.conn.QueryRowContext(ws.ctx, ws.s.Rebind(`SELECT coalesce(min(id), 0), coalesce(max(id), 0) FROM docs WHERE file_id = ?`),
-			id).Scan(&lo, &hi); err != nil {
+		lo, hi, err := ws.s.docSpan(ws.ctx, ws.conn, id)
+		if err != nil {
 			return err
 		}
 		add(lo, hi)
@@ -406,22 +405,11 @@ func textBounds(prefix string, w window, cond []string, args []any) ([]string, [
 // run returns the window of the next run of off-path documents.
 func (ws *windows) run() (window, error) {
 	if len(ws.ids) == 0 && ws.more {
-		rows, err := ws.conn.QueryContext(ws.ctx, ws.s.Rebind(`SELECT id FROM docs WHERE offpath = 1 AND id < ? ORDER BY id DESC LIMIT 1024`), ws.hi)
+		ids, err := scanIDs(ws.conn.QueryContext(ws.ctx, ws.s.Rebind(`SELECT id FROM docs WHERE offpath = 1 AND id < ? ORDER BY id DESC LIMIT 1024`), ws.hi))
 		if err != nil {
 			return window{}, err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var id int64
-			if err := rows.Scan(&id); err != nil {
-				return window{}, err
-			}
-			ws.ids = append(ws.ids, id)
-		}
-		ws.more = len(ws.ids) == 1024
-		if err := rows.Err(); err != nil {
-			return window{}, err
-		}
+		ws.ids, ws.more = ids, len(ids) == 1024
 	}
 	if len(ws.ids) == 0 {
 		return window{}, nil
