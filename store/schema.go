@@ -296,23 +296,25 @@ func (s *DB) migrateLocked(ctx context.Context) error {
 	if version > SchemaVersion {
 		return fmt.Errorf("%w (schema %d; this one knows %d): run the newer piweb, or point --store elsewhere", errNewer, version, SchemaVersion)
 	}
-	// afresh: at version v, the index of a store that has one goes, and is
-	// made again (older than schemaBase, or a step's afresh says so).
-	afresh := func(v int) bool {
-		return version > 0 && (v < schemaBase || steps[v-schemaBase].afresh == s.engine)
-	}
 	if version > 0 && version < SchemaVersion {
 		s.log.Info("index store: bringing its schema up to date, once", "store", s.String(), "from", version, "to", SchemaVersion,
-			"afresh", afresh(version) || slices.ContainsFunc(steps[max(0, version-schemaBase):], func(m migration) bool { return m.afresh == s.engine }))
+			"afresh", version < schemaBase || slices.ContainsFunc(steps[version-schemaBase:], func(m migration) bool { return m.afresh == s.engine }))
 	}
+	made := false // tables ran: a later step's afresh finds the index as it makes it
 	for v := version; v < SchemaVersion; {
 		m, next := tables, schemaBase
 		if v >= schemaBase {
 			m, next = steps[v-schemaBase], v+1
 		}
-		if afresh(v) {
-			m = tables
-			m.shared = append(s.dropIndex(), m.shared...)
+		if v < schemaBase || m.afresh == s.engine { // the index is made here (again, in a store that had one)
+			m = migration{}
+			if !made {
+				m = tables
+				if v > 0 {
+					m.shared = append(s.dropIndex(), m.shared...)
+				}
+			}
+			made = true
 		}
 		if err := s.run(ctx, conn, m, next); err != nil {
 			return err
