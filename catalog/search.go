@@ -403,7 +403,7 @@ func keep(q *search.Query, place, label string) bool {
 	return q.AllowLabel(label)
 }
 
-// placeName is the name of a place (see Places).
+// placeName is the name of a place (see sessions.Session.Places).
 func placeName(p uint8) string {
 	switch p {
 	case 1:
@@ -478,40 +478,6 @@ func (fc *factCache) clear() {
 	fc.mu.Unlock()
 }
 
-// Places marks every entry of s: 0 off the active path, 1 on it, 2 on it
-// but compacted away (before the first kept entry of the path's last
-// compaction). Linear in the entries.
-func Places(s *sessions.Session) []uint8 {
-	out := make([]uint8, len(s.Entries))
-	path := s.Path(s.Leaf())
-	for _, i := range path {
-		out[i] = 1
-	}
-	for k := len(path) - 1; k >= 0; k-- {
-		e := &s.Entries[path[k]]
-		if e.Type != sessions.TypeCompaction || e.FirstKept() == "" {
-			continue
-		}
-		kept := -1
-		if j, ok := s.Lookup(e.FirstKept()); ok {
-			for m := 0; m < k; m++ {
-				if path[m] == j {
-					kept = m
-					break
-				}
-			}
-		}
-		if kept < 0 {
-			kept = k // the kept entry is not on the path: all before the compaction
-		}
-		for m := 0; m < kept; m++ {
-			out[path[m]] = 2
-		}
-		break
-	}
-	return out
-}
-
 // scanBudget bounds one page of a search without a store.
 const (
 	scanBudget = 2 * time.Second
@@ -571,7 +537,7 @@ func (c *Catalog) scan(ctx context.Context, q *search.Query, limit int, cursor s
 					continue
 				}
 				if places == nil {
-					places = Places(s)
+					places = s.Places()
 				}
 				place, label := placeName(places[pos]), s.LabelOf(pos)
 				if !keep(q, place, label) {
@@ -643,7 +609,7 @@ func (c *Catalog) labeled(ctx context.Context, q *search.Query, limit int, curso
 		if l.FileID != 0 {
 			place, _ = rs.facts(l.FileID, l.Path, l.Pos, l.EntryID)
 		} else if s, err := c.lib.SessionOf(l.Path); err == nil && l.Pos < len(s.Entries) {
-			place = placeName(Places(s)[l.Pos])
+			place = placeName(s.Places()[l.Pos])
 		}
 		if !keep(q, place, l.Text) {
 			continue

@@ -249,7 +249,7 @@ func (c *Catalog) prepare(path string) (*store.Save, uint64, error) {
 		File: store.File{Path: path, Stamp: stamp, Docs: len(s.Entries), SessionID: m.ID, Parent: m.ParentSession,
 			Project: m.Project, Modified: m.Modified.UnixMilli(), Meta: meta},
 		Reset:  reset,
-		Places: packPlaces(Places(s)),
+		Places: packPlaces(s.Places()),
 		Labels: labelsOf(s),
 	}
 	if sv.Extra, err = c.ledgers.Update(path, s, &m, from); err != nil {

@@ -108,22 +108,10 @@ func (r *Reader) project(leaf int, seq *Reader, buf *[]byte, fn func(Projected) 
 	// Entries in context: the latest compaction, the kept entries before it, everything after.
 	entries := path
 	kept := map[int]bool{}
-	comp := -1
-	for k, i := range path {
-		if s.Entries[i].Type == TypeCompaction {
-			comp = k
-		}
-	}
-	if comp >= 0 {
-		c := &s.Entries[path[comp]]
+	if comp, from := s.lastCompaction(path); comp >= 0 {
 		entries = []int{path[comp]}
-		found := false
-		for _, i := range path[:comp] {
-			e := &s.Entries[i]
-			if e.ID != "" && e.ID == c.FirstKept() {
-				found = true
-			}
-			if found && !(e.Type == TypeMessage && e.Role == "system") {
+		for _, i := range path[from:comp] {
+			if e := &s.Entries[i]; !(e.Type == TypeMessage && e.Role == "system") {
 				entries = append(entries, i)
 				kept[i] = true
 			}

@@ -113,6 +113,44 @@ func (s *Session) Path(leaf int) []int {
 	return path
 }
 
+// Places marks every entry: 0 off the path to the leaf, 1 on it, 2 on it
+// but compacted away (before the entries its last compaction keeps: the
+// model sees only the summary). Linear in the entries.
+func (s *Session) Places() []uint8 {
+	out := make([]uint8, len(s.Entries))
+	path := s.Path(s.Leaf())
+	_, kept := s.lastCompaction(path)
+	for k, i := range path {
+		out[i] = 1
+		if k < kept {
+			out[i] = 2
+		}
+	}
+	return out
+}
+
+// lastCompaction returns where path's last compaction is in it (-1:
+// none) and where the entries it keeps begin: its firstKeptEntryId, or
+// the compaction itself when that is not on the path before it.
+func (s *Session) lastCompaction(path []int) (comp, kept int) {
+	comp = -1
+	for k, i := range path {
+		if s.Entries[i].Type == TypeCompaction {
+			comp = k
+		}
+	}
+	if comp < 0 {
+		return -1, 0
+	}
+	first := s.Entries[path[comp]].FirstKept()
+	for k, i := range path[:comp] {
+		if id := s.Entries[i].ID; id != "" && id == first {
+			return comp, k
+		}
+	}
+	return comp, comp
+}
+
 // OnPath returns a set of the positions on the root-to-leaf path.
 func (s *Session) OnPath(leaf int) map[int]bool {
 	on := map[int]bool{}

@@ -371,7 +371,7 @@ func targetNote(ss *sessions.Session, target int) string {
 	if target < 0 || target >= len(ss.Entries) {
 		return ""
 	}
-	switch catalog.Places(ss)[target] {
+	switch ss.Places()[target] {
 	case 0:
 		return "Off-path: the selected entry is on an abandoned branch, not on the path pi resumes."
 	case 2:

@@ -126,7 +126,7 @@ func TestSearchHitOpens(t *testing.T) {
 		var place uint8
 		lib.View(h.Key, func(s *sessions.Session) error {
 			i, _ := s.Lookup(h.EntryID)
-			place = catalog.Places(s)[i]
+			place = s.Places()[i]
 			return nil
 		})
 		if place != 0 {
