@@ -321,6 +321,13 @@ func (s *DB) migrateLocked(ctx context.Context) error {
 		}
 		v = next
 	}
+	if made && version > 0 && s.engine == SQLite {
+		// The old index's pages are free now, but the file keeps them: give
+		// them back (a store as large as the files, written again empty).
+		if _, err := conn.ExecContext(ctx, `VACUUM`); err != nil {
+			s.log.Warn("index store: cannot give back the old index's room", "store", s.path, "err", err)
+		}
+	}
 	s.ready = true
 	return nil
 }

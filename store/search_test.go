@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -675,4 +676,31 @@ func TestSchema11(t *testing.T) {
 			t.Errorf("rare after schema 11: %q", got)
 		}
 	})
+}
+
+// TestUpgradeGivesBackRoom: an SQLite store whose index an upgrade makes
+// again gives the old index's room back to the disk (the file shrinks).
+func TestUpgradeGivesBackRoom(t *testing.T) {
+	s, err := Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "index.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	sv, _ := bigFile("/r/a.jsonl", 20000, func(int) bool { return false })
+	if err := s.Save(ctx, sv); err != nil {
+		t.Fatal(err)
+	}
+	full, err := s.Size(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	remigrate(t, s, 9) // older than schemaBase: the index is made again, empty
+	afresh(t, s)
+	empty, err := s.Size(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if empty*4 > full {
+		t.Errorf("the store takes %d bytes after the upgrade, %d before it: the old index's room was kept", empty, full)
+	}
 }
