@@ -417,10 +417,10 @@ func collapseSpace(s string) string {
 
 // AllowRole reports whether role passes the query's role: filters.
 func (q *Query) AllowRole(role string) bool {
-	if len(q.Roles) > 0 && !contains(q.Roles, role) {
+	if len(q.Roles) > 0 && !slices.Contains(q.Roles, role) {
 		return false
 	}
-	return !contains(q.NotRoles, role)
+	return !slices.Contains(q.NotRoles, role)
 }
 
 // AllowProject reports whether project passes the project: filters (substrings, case ignored).
@@ -467,13 +467,4 @@ func (q *Query) AllowTime(ms int64) bool {
 		return false
 	}
 	return q.Before.IsZero() || ms < q.Before.UnixMilli()
-}
-
-func contains(xs []string, s string) bool {
-	for _, x := range xs {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
