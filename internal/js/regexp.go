@@ -7,16 +7,16 @@ import (
 	"unicode/utf8"
 )
 
-// RegExp rewrites a pattern as JavaScript reads it for pi (new
-// RegExp(pattern, "i"): no u flag, so with the web's legacy syntax) in
-// RE2's syntax, so that it matches what pi's would, bar the differences
-// docs/search.md lists. What RE2 spells otherwise is rewritten: \uXXXX
-// (a surrogate pair as its character), \xHH, octal escapes, \cX, [^] (any
-// character) and [] (none); JavaScript's . (no line terminator) and \s
-// (Unicode white space); and what JavaScript reads as a literal but RE2
-// would not: an unknown escape (\p, \z, \Q), \u without four hex digits,
-// a [ inside a class ([[:alpha:]]). A group JavaScript has no syntax for,
-// such as (?i), is an error, as in pi; look-around and back-references,
+// RegExp rewrites a pattern as JavaScript's new RegExp(pattern) reads it
+// (no u flag, so with the web's legacy syntax) in RE2's syntax, so that it
+// matches what JavaScript's would (docs/search.md lists where RE2 still
+// differs). What RE2 spells otherwise is rewritten: \uXXXX (a surrogate pair as its
+// character), \xHH, octal escapes, \cX, [^] (any character) and []
+// (none); JavaScript's . (no line terminator) and \s (Unicode white
+// space); and what JavaScript reads as a literal but RE2 would not: an
+// unknown escape (\p, \z, \Q), \u without four hex digits, a [ inside a
+// class ([[:alpha:]]). A group JavaScript has no syntax for, such as
+// (?i), is an error, as in JavaScript; look-around and back-references,
 // which RE2 cannot run, are refused by name.
 func RegExp(p string) (string, error) {
 	rs := []rune(p)
