@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"log/slog"
 	"os"
@@ -285,4 +286,37 @@ func TestPostgresDown(t *testing.T) {
 			t.Errorf("%q logged %d times (once an outage):\n%s", line, n, l)
 		}
 	}
+}
+
+// TestDamagedRowWhileRunning: a file's row damaged while piweb runs (a
+// column another program changed) is not trusted for a hit's place and
+// label: they come from the file's tree, the search says partial, and the
+// file is saved again, which mends the row.
+func TestDamagedRowWhileRunning(t *testing.T) {
+	engines(t, func(t *testing.T, dsn string) {
+		root, _ := handRoot(t)
+		st := openStore(t, dsn)
+		c, stop := start(t, root, st, nil)
+		defer stop()
+		wait(t, c)
+		ctx := context.Background()
+		if err := st.Use(ctx, func(db *sql.DB) error {
+			_, err := db.ExecContext(ctx, `UPDATE files SET modified = modified + 1`)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		q, _ := search.Parse("-is:offpath quokka")
+		res, err := c.Search(ctx, q, 20, "")
+		if err != nil || len(res.Hits) != 1 || res.Hits[0].Place != PlacePath || res.Hits[0].Label != "keeper" || !res.Partial {
+			t.Fatalf("with the row damaged: %+v %v; want the hit on the path, labeled keeper, partial", res, err)
+		}
+		wait(t, c)
+		if _, damaged, err := st.Files(ctx, ""); err != nil || damaged != 0 {
+			t.Errorf("the row was not mended: %d damaged (%v)", damaged, err)
+		}
+		if res, err := c.Search(ctx, q, 20, ""); err != nil || len(res.Hits) != 1 || res.Hits[0].Place != PlacePath || res.Partial {
+			t.Errorf("once mended: %+v %v", res, err)
+		}
+	})
 }

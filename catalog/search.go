@@ -382,9 +382,20 @@ func (rs *searchRun) hit(si *sessInfo, entryID, typ, role, snippet string, range
 	return h
 }
 
-// facts returns where entry pos of a file lies and its label, as the store holds them.
+// facts returns where entry pos of a file lies and its label, as the
+// store holds them; from the file's tree when the store cannot say (its
+// row is damaged: the file is saved again, which mends the row, and the
+// search is partial).
 func (rs *searchRun) facts(id int64, path string, pos int, entryID string) (place, label string) {
-	f := rs.c.facts.get(rs.ctx, rs.c.st, id, path)
+	f, err := rs.c.facts.get(rs.ctx, rs.c.st, id, path)
+	if f.Damaged {
+		rs.stale(path)
+	}
+	if err != nil || f.Damaged {
+		if s, err := rs.c.lib.SessionOf(path); err == nil && pos < len(s.Entries) {
+			return placeName(s.Places()[pos]), s.LabelOf(pos)
+		}
+	}
 	return placeName(placeAt(f.Places, pos)), f.Labels[entryID]
 }
 
@@ -427,29 +438,29 @@ type cachedFacts struct {
 	f    store.Facts
 }
 
-func (fc *factCache) get(ctx context.Context, st Store, id int64, path string) store.Facts {
+func (fc *factCache) get(ctx context.Context, st Store, id int64, path string) (store.Facts, error) {
 	fc.mu.Lock()
 	if cf, ok := fc.m[id]; ok {
 		fc.mu.Unlock()
-		return cf.f
+		return cf.f, nil
 	}
 	gen := fc.gen
 	fc.mu.Unlock()
 	f, err := st.Facts(ctx, id)
-	if err != nil {
-		return store.Facts{}
+	if err != nil || f.Damaged {
+		return f, err
 	}
 	fc.mu.Lock()
 	if fc.gen != gen { // a save landed meanwhile: f may be older than it
 		fc.mu.Unlock()
-		return f
+		return f, nil
 	}
 	if fc.m == nil || len(fc.m) > 1024 {
 		fc.m = map[int64]*cachedFacts{}
 	}
 	fc.m[id] = &cachedFacts{path: path, f: f}
 	fc.mu.Unlock()
-	return f
+	return f, nil
 }
 
 // forget drops the facts of paths.

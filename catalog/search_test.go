@@ -216,8 +216,8 @@ func TestFactCacheRace(t *testing.T) {
 		}
 		id := files[0].ID
 		var fc factCache
-		if f := fc.get(ctx, forgetting{Store: st, during: func() { fc.forget(file) }}, id, file); len(f.Places) == 0 {
-			t.Fatalf("no places read: %+v", f)
+		if f, err := fc.get(ctx, forgetting{Store: st, during: func() { fc.forget(file) }}, id, file); err != nil || len(f.Places) == 0 {
+			t.Fatalf("no places read: %+v %v", f, err)
 		}
 		if _, ok := fc.m[id]; ok {
 			t.Error("facts read while the file was saved were cached")

@@ -192,16 +192,20 @@ func (s *DB) Files(ctx context.Context, machine string) (files []File, damaged i
 type Facts struct {
 	Places []byte
 	Labels map[string]string
+	// Damaged says the file's row does not hold together (its checksum):
+	// none of its facts are known.
+	Damaged bool
 }
 
 // Facts returns the facts of the file with id; none when the file is gone
-// or its row is damaged.
+// or its row is damaged (then Damaged).
 func (s *DB) Facts(ctx context.Context, id int64) (Facts, error) {
 	var out Facts
 	err := s.Use(ctx, func(db *sql.DB) error {
 		out = Facts{}
 		r, err := scanFile(db.QueryRowContext(ctx, s.Rebind(`SELECT `+fileColumns+` FROM files WHERE id = ?`), id))
 		if errors.Is(err, sql.ErrNoRows) || err == nil && !r.ok {
+			out.Damaged = err == nil
 			return nil
 		}
 		if err != nil {

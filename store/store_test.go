@@ -311,6 +311,18 @@ func TestDamagedRow(t *testing.T) {
 		if err != nil || damaged != 3 || len(files) != 0 {
 			t.Errorf("Files: %+v, %d damaged, %v", files, damaged, err)
 		}
+		var id int64
+		if err := s.Use(ctx, func(db *sql.DB) error {
+			return db.QueryRow(`SELECT id FROM files WHERE path = '/r/b.jsonl'`).Scan(&id)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if f, err := s.Facts(ctx, id); err != nil || !f.Damaged || f.Places != nil {
+			t.Errorf("Facts of a damaged row: %+v %v; want none, and Damaged", f, err)
+		}
+		if f, err := s.Facts(ctx, id+1000); err != nil || f.Damaged {
+			t.Errorf("Facts of no row: %+v %v; want none, not Damaged", f, err)
+		}
 	})
 }
 
