@@ -318,5 +318,20 @@ func TestDamagedRowWhileRunning(t *testing.T) {
 		if res, err := c.Search(ctx, q, 20, ""); err != nil || len(res.Hits) != 1 || res.Hits[0].Place != PlacePath || res.Partial {
 			t.Errorf("once mended: %+v %v", res, err)
 		}
+		// A label's text changed: label: finds the entry by its real label.
+		if err := st.Use(ctx, func(db *sql.DB) error {
+			_, err := db.ExecContext(ctx, `UPDATE labels SET label = 'evil'`)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		q, _ = search.Parse("label:keeper")
+		if res, err := c.Search(ctx, q, 20, ""); err != nil || len(res.Hits) != 1 || res.Hits[0].EntryID != "a2" || res.Hits[0].Label != "keeper" || !res.Partial {
+			t.Fatalf("label: with a label's row damaged: %+v %v; want a2, labeled keeper, partial", res, err)
+		}
+		wait(t, c)
+		if res, err := c.Search(ctx, q, 20, ""); err != nil || len(res.Hits) != 1 || res.Hits[0].Label != "keeper" || res.Partial {
+			t.Errorf("label: once mended: %+v %v", res, err)
+		}
 	})
 }

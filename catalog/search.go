@@ -648,9 +648,22 @@ func (c *Catalog) Labels(ctx context.Context, words []string, limit int) ([]stor
 
 // labels is Labels, and whether the sessions were read for it.
 func (c *Catalog) labels(ctx context.Context, words []string, limit int) ([]store.FileLabel, bool, error) {
+	byTime := func(a, b store.FileLabel) int { return cmp.Compare(b.Time, a.Time) }
 	if c.st != nil {
-		ls, err := c.st.Labels(ctx, "", ascii(words), limit)
+		ls, damaged, err := c.st.Labels(ctx, "", ascii(words), limit)
 		if err == nil {
+			// A file whose label rows are damaged: its labels from its tree,
+			// and the file saved again, which mends the rows.
+			for _, p := range damaged {
+				c.setState(p, nil)
+				c.enqueue(p, true)
+				if s, err := c.lib.SessionOf(p); err == nil {
+					for _, l := range labelsOf(s) {
+						ls = append(ls, store.FileLabel{Path: p, Label: l})
+					}
+				}
+			}
+			slices.SortStableFunc(ls, byTime)
 			return filterLabels(ls, words, limit), false, nil
 		}
 		if !errors.Is(err, store.ErrUnavailable) && !errors.Is(err, store.ErrCorrupt) && !errors.Is(err, store.ErrClosed) {
@@ -670,7 +683,7 @@ func (c *Catalog) labels(ctx context.Context, words []string, limit int) ([]stor
 			out = append(out, store.FileLabel{Path: m.File, Label: l})
 		}
 	}
-	slices.SortFunc(out, func(a, b store.FileLabel) int { return cmp.Compare(b.Time, a.Time) })
+	slices.SortFunc(out, byTime)
 	return filterLabels(out, words, limit), true, nil
 }
 

@@ -26,7 +26,8 @@
 // role and time, whether the entry is off the path (as the file's places
 // say: is:offpath narrows in the engine), and its text, normalized
 // (search.Normalize), for the engine's index only (PostgreSQL keeps the
-// distinct words of its run). Per file, the labels in force.
+// distinct words of its run). Per file, the labels in force, each row
+// with a checksum of its own (a damaged one is named, not trusted).
 //
 // What is the truth. The session files. A File is only as good as the
 // caller's check that the file still has that Stamp, and every candidate

@@ -11,6 +11,7 @@ import (
 	"hash/crc64"
 	"hash/fnv"
 	"io"
+	"slices"
 	"strings"
 	"time"
 )
@@ -68,13 +69,33 @@ type File struct {
 	Problem   string // why the file is not a session ("" when it is)
 }
 
+// summer returns functions that add numbers and strings to a row's
+// checksum, and the checksum so far (it fits every engine's BIGINT).
+func summer() (num func(int64), str func(string), sum func() int64) {
+	h := crc64.New(crc64.MakeTable(crc64.ECMA))
+	var b [8]byte
+	num = func(v int64) { binary.LittleEndian.PutUint64(b[:], uint64(v)); h.Write(b[:]) }
+	str = func(s string) { num(int64(len(s))); h.Write([]byte(s)) }
+	return num, str, func() int64 { return int64(h.Sum64() >> 1) }
+}
+
+// labelSum is the checksum of a label's row in file id's labels.
+func labelSum(id int64, l *Label) int64 {
+	num, str, sum := summer()
+	num(id)
+	str(l.EntryID)
+	str(l.Text)
+	num(l.Time)
+	num(int64(l.Pos))
+	num(l.Off)
+	num(int64(l.Len))
+	return sum()
+}
+
 // sum is the checksum of the row's columns (places and the span of its
 // docs' numbers included), so that a damaged row is noticed and not trusted.
 func (f *File) sum(places []byte, lo, hi int64) int64 {
-	h := crc64.New(crc64.MakeTable(crc64.ECMA))
-	var b [8]byte
-	num := func(v int64) { binary.LittleEndian.PutUint64(b[:], uint64(v)); h.Write(b[:]) }
-	str := func(s string) { num(int64(len(s))); h.Write([]byte(s)) }
+	num, str, sum := summer()
 	str(f.Machine)
 	str(f.Path)
 	num(f.Stamp.Size)
@@ -91,7 +112,7 @@ func (f *File) sum(places []byte, lo, hi int64) int64 {
 	str(f.Problem)
 	num(lo)
 	num(hi)
-	return int64(h.Sum64() >> 1) // fits every engine's BIGINT
+	return sum()
 }
 
 // fileColumns are the columns scanFile reads.
@@ -212,24 +233,43 @@ func (s *DB) Facts(ctx context.Context, id int64) (Facts, error) {
 			return err
 		}
 		out.Places = r.places
-		rows, err := db.QueryContext(ctx, s.Rebind(`SELECT entry_id, label FROM labels WHERE file_id = ?`), id)
+		return eachLabel(db.QueryContext(ctx, s.Rebind(`SELECT '', l.file_id, `+labelColumns+` FROM labels l WHERE l.file_id = ?`), id))(func(l FileLabel, ok bool) {
+			if !ok {
+				out = Facts{Damaged: true}
+			}
+			if !out.Damaged {
+				if out.Labels == nil {
+					out.Labels = map[string]string{}
+				}
+				out.Labels[l.EntryID] = l.Text
+			}
+		})
+	})
+	return out, err
+}
+
+// labelColumns are the columns of a label's row eachLabel reads, after
+// its file's path and number.
+const labelColumns = `l.entry_id, l.label, l.ts, l.pos, l.off, l.len, l.checksum`
+
+// eachLabel calls fn with each row of a query of a file's path and
+// number and labelColumns, and whether its checksum holds.
+func eachLabel(rows *sql.Rows, err error) func(fn func(l FileLabel, ok bool)) error {
+	return func(fn func(l FileLabel, ok bool)) error {
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var e, l string
-			if err := rows.Scan(&e, &l); err != nil {
+			var l FileLabel
+			var sum int64
+			if err := rows.Scan(&l.Path, &l.FileID, &l.EntryID, &l.Text, &l.Time, &l.Pos, &l.Off, &l.Len, &sum); err != nil {
 				return err
 			}
-			if out.Labels == nil {
-				out.Labels = map[string]string{}
-			}
-			out.Labels[e] = l
+			fn(l, labelSum(l.FileID, &l.Label) == sum)
 		}
 		return rows.Err()
-	})
-	return out, err
+	}
 }
 
 // Doc is one searchable piece of an entry.
@@ -413,10 +453,10 @@ func (s *DB) save(ctx context.Context, tx *sql.Tx, sv *Save, texts *[]docText) (
 			return job, err
 		}
 		for _, l := range sv.Labels {
-			if _, err := tx.ExecContext(ctx, s.Rebind(`INSERT INTO labels (file_id, entry_id, label, ts, pos, off, len) VALUES (?, ?, ?, ?, ?, ?, ?)
+			if _, err := tx.ExecContext(ctx, s.Rebind(`INSERT INTO labels (file_id, entry_id, label, ts, pos, off, len, checksum) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 				ON CONFLICT (file_id, entry_id) DO UPDATE SET label = excluded.label, ts = excluded.ts, pos = excluded.pos,
-				off = excluded.off, len = excluded.len`),
-				id, l.EntryID, l.Text, l.Time, l.Pos, l.Off, l.Len); err != nil {
+				off = excluded.off, len = excluded.len, checksum = excluded.checksum`),
+				id, l.EntryID, l.Text, l.Time, l.Pos, l.Off, l.Len, labelSum(id, &l)); err != nil {
 				return job, err
 			}
 		}
@@ -746,35 +786,34 @@ func (s *DB) Remove(ctx context.Context, machine string, paths ...string) error 
 	})
 }
 
-// Labels returns the labels in force whose text holds every one of words
-// (lower-cased; none: all), with their files, newest first, at most limit.
-func (s *DB) Labels(ctx context.Context, machine string, words []string, limit int) ([]FileLabel, error) {
-	var out []FileLabel
-	err := s.Use(ctx, func(db *sql.DB) error {
-		out = nil
-		where := []string{"f.machine = ?"}
-		args := []any{machine}
-		for _, w := range words {
-			where = append(where, "lower(l.label) LIKE ? ESCAPE '\\'")
-			args = append(args, "%"+likeEscape(w)+"%")
-		}
-		args = append(args, limit)
-		rows, err := db.QueryContext(ctx, s.Rebind(`SELECT f.path, f.id, l.entry_id, l.label, l.ts, l.pos, l.off, l.len FROM labels l
-			JOIN files f ON f.id = l.file_id WHERE `+strings.Join(where, " AND ")+` ORDER BY l.ts DESC LIMIT ?`), args...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var l FileLabel
-			if err := rows.Scan(&l.Path, &l.FileID, &l.EntryID, &l.Text, &l.Time, &l.Pos, &l.Off, &l.Len); err != nil {
-				return err
+// Labels returns the labels in force on machine whose text holds every
+// one of words (lower-cased; none: all), with their files, newest first,
+// at most limit; and the files whose label rows do not hold together
+// (their checksums: none of their labels is given; the caller reads those
+// files again). Every row is read, to find the damaged ones: labels are
+// few.
+func (s *DB) Labels(ctx context.Context, machine string, words []string, limit int) (out []FileLabel, damaged []string, err error) {
+	err = s.Use(ctx, func(db *sql.DB) error {
+		out, damaged = nil, nil
+		bad := map[string]bool{}
+		var all []FileLabel
+		err := eachLabel(db.QueryContext(ctx, s.Rebind(`SELECT f.path, l.file_id, `+labelColumns+` FROM labels l
+			JOIN files f ON f.id = l.file_id WHERE f.machine = ? ORDER BY l.ts DESC`), machine))(func(l FileLabel, ok bool) {
+			if !ok && !bad[l.Path] {
+				bad[l.Path] = true
+				damaged = append(damaged, l.Path)
 			}
-			out = append(out, l)
+			all = append(all, l)
+		})
+		for _, l := range all {
+			low := strings.ToLower(l.Text)
+			if len(out) < limit && !bad[l.Path] && !slices.ContainsFunc(words, func(w string) bool { return !strings.Contains(low, w) }) {
+				out = append(out, l)
+			}
 		}
-		return rows.Err()
+		return err
 	})
-	return out, err
+	return out, damaged, err
 }
 
 // FileLabel is a label and the file it is in.

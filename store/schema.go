@@ -12,13 +12,13 @@ import (
 // migration is a change of the schema, the same on both engines: shared
 // statements (with {id} and {blob} written per engine) and, where the
 // engines differ (the full-text index), statements of each; or, for a
-// step, the engine whose index starts afresh there (afresh: as tables
+// step, the engines whose index starts afresh there (afresh: as tables
 // makes it, after dropIndex).
 type migration struct {
 	shared   []string
 	sqlite   []string
 	postgres []string
-	afresh   string
+	afresh   []string
 }
 
 // schemaBase is the first version steps go on from. A store of an older
@@ -34,7 +34,10 @@ const schemaBase = 10
 var steps = []migration{
 	// 11: PostgreSQL keeps the words of runs of docs (texts), not of each
 	// doc, so its index starts afresh; SQLite's is as it was.
-	{afresh: Postgres},
+	{afresh: []string{Postgres}},
+	// 12: each label's row has a checksum (labelSum), which no SQL can
+	// write for the rows there are: both engines' indexes start afresh.
+	{afresh: []string{SQLite, Postgres}},
 }
 
 // SchemaVersion is the version of the schema this piweb writes.
@@ -81,6 +84,7 @@ var tables = migration{
 			pos INTEGER NOT NULL,
 			off BIGINT NOT NULL,
 			len INTEGER NOT NULL,
+			checksum BIGINT NOT NULL,
 			PRIMARY KEY (file_id, entry_id)
 		)`,
 		`CREATE TABLE usage_files (
@@ -298,7 +302,7 @@ func (s *DB) migrateLocked(ctx context.Context) error {
 	}
 	if version > 0 && version < SchemaVersion {
 		s.log.Info("index store: bringing its schema up to date, once", "store", s.String(), "from", version, "to", SchemaVersion,
-			"afresh", version < schemaBase || slices.ContainsFunc(steps[version-schemaBase:], func(m migration) bool { return m.afresh == s.engine }))
+			"afresh", version < schemaBase || slices.ContainsFunc(steps[version-schemaBase:], func(m migration) bool { return slices.Contains(m.afresh, s.engine) }))
 	}
 	made := false // tables ran: a later step's afresh finds the index as it makes it
 	for v := version; v < SchemaVersion; {
@@ -306,7 +310,7 @@ func (s *DB) migrateLocked(ctx context.Context) error {
 		if v >= schemaBase {
 			m, next = steps[v-schemaBase], v+1
 		}
-		if v < schemaBase || m.afresh == s.engine { // the index is made here (again, in a store that had one)
+		if v < schemaBase || slices.Contains(m.afresh, s.engine) { // the index is made here (again, in a store that had one)
 			m = migration{}
 			if !made {
 				m = tables

@@ -131,11 +131,11 @@ func TestSaveAndSearch(t *testing.T) {
 		if f, err := s.Facts(ctx, files[0].ID); err != nil || string(f.Places) != "\x01\x02" || f.Labels["a2"] != "Before Refactor" {
 			t.Errorf("facts %+v %v", f, err)
 		}
-		labels, err := s.Labels(ctx, "", []string{"refactor"}, 10)
-		if err != nil || len(labels) != 1 || labels[0].Text != "Before Refactor" || labels[0].Path != "/r/a.jsonl" || labels[0].Pos != 1 {
+		labels, bad, err := s.Labels(ctx, "", []string{"refactor"}, 10)
+		if err != nil || len(bad) != 0 || len(labels) != 1 || labels[0].Text != "Before Refactor" || labels[0].Path != "/r/a.jsonl" || labels[0].Pos != 1 {
 			t.Errorf("labels %+v %v", labels, err)
 		}
-		if labels, _ := s.Labels(ctx, "", []string{"100%"}, 10); len(labels) != 0 {
+		if labels, _, _ := s.Labels(ctx, "", []string{"100%"}, 10); len(labels) != 0 {
 			t.Errorf("a %% in a label word is not a wildcard: %+v", labels)
 		}
 	})
@@ -160,7 +160,7 @@ func TestSaveIdempotent(t *testing.T) {
 		if f, _ := s.Facts(ctx, files[0].ID); string(f.Places) != "\x07" || files[0].Stamp.Size != 300 {
 			t.Errorf("places %q size %d", f.Places, files[0].Stamp.Size)
 		}
-		if l, _ := s.Labels(ctx, "", nil, 10); len(l) != 1 {
+		if l, _, _ := s.Labels(ctx, "", nil, 10); len(l) != 1 {
 			t.Errorf("labels %+v", l)
 		}
 		// Reset: the file was read again; its old texts go.
@@ -322,6 +322,27 @@ func TestDamagedRow(t *testing.T) {
 		}
 		if f, err := s.Facts(ctx, id+1000); err != nil || f.Damaged {
 			t.Errorf("Facts of no row: %+v %v; want none, not Damaged", f, err)
+		}
+		// A label's row changed: its file's labels are none of them given,
+		// and the file is named.
+		s.Save(ctx, &Save{File: file("/r/d.jsonl", 200), Labels: []Label{{EntryID: "d1", Text: "one"}, {EntryID: "d2", Text: "two", Time: 5}}})
+		s.Save(ctx, &Save{File: file("/r/e.jsonl", 200), Labels: []Label{{EntryID: "e1", Text: "one too"}}})
+		if err := s.Use(ctx, func(db *sql.DB) error {
+			_, err := db.Exec(`UPDATE labels SET label = 'evil' WHERE entry_id = 'd2'`)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		ls, bad, err := s.Labels(ctx, "", []string{"one"}, 10)
+		if err != nil || len(ls) != 1 || ls[0].Path != "/r/e.jsonl" || !slices.Equal(bad, []string{"/r/d.jsonl"}) {
+			t.Errorf("Labels with a damaged row: %+v, damaged %v, %v", ls, bad, err)
+		}
+		var did int64
+		s.Use(ctx, func(db *sql.DB) error {
+			return db.QueryRow(`SELECT id FROM files WHERE path = '/r/d.jsonl'`).Scan(&did)
+		})
+		if f, err := s.Facts(ctx, did); err != nil || !f.Damaged || f.Labels != nil {
+			t.Errorf("Facts of a file with a damaged label row: %+v %v", f, err)
 		}
 	})
 }

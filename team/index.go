@@ -28,7 +28,7 @@ func (x Index) Remove(ctx context.Context, _ string, paths ...string) error {
 }
 
 // Labels finds labels in the mirror's files.
-func (x Index) Labels(ctx context.Context, _ string, words []string, limit int) ([]store.FileLabel, error) {
+func (x Index) Labels(ctx context.Context, _ string, words []string, limit int) ([]store.FileLabel, []string, error) {
 	return x.DB.Labels(ctx, x.Machine, words, limit)
 }
 
