@@ -361,10 +361,25 @@ func (rs *searchRun) check(q *search.Query, cd *store.Candidate) (Hit, bool) {
 // file is saved again, and this search is partial.
 func (rs *searchRun) stale(path string) {
 	rs.partial = true
-	if rs.c.st != nil {
-		rs.c.setState(path, nil) // read again from the start
-		rs.c.enqueue(path, true)
+	rs.c.saveAgain(path)
+}
+
+// saveAgain has the store's record of path made again from the file, read
+// from the start (the store is behind it, or its rows are damaged).
+func (c *Catalog) saveAgain(path string) {
+	if c.st != nil {
+		c.setState(path, nil)
+		c.enqueue(path, true)
 	}
+}
+
+// treeLabels returns the labels in force in s, the session at path.
+func treeLabels(path string, s *sessions.Session) []store.FileLabel {
+	var out []store.FileLabel
+	for _, l := range labelsOf(s) {
+		out = append(out, store.FileLabel{Path: path, Label: l})
+	}
+	return out
 }
 
 // hit makes a Hit of an entry of si's session.
@@ -655,12 +670,9 @@ func (c *Catalog) labels(ctx context.Context, words []string, limit int) ([]stor
 			// A file whose label rows are damaged: its labels from its tree,
 			// and the file saved again, which mends the rows.
 			for _, p := range damaged {
-				c.setState(p, nil)
-				c.enqueue(p, true)
+				c.saveAgain(p)
 				if s, err := c.lib.SessionOf(p); err == nil {
-					for _, l := range labelsOf(s) {
-						ls = append(ls, store.FileLabel{Path: p, Label: l})
-					}
+					ls = append(ls, treeLabels(p, s)...)
 				}
 			}
 			slices.SortStableFunc(ls, byTime)
@@ -679,9 +691,7 @@ func (c *Catalog) labels(ctx context.Context, words []string, limit int) ([]stor
 		if err != nil {
 			continue
 		}
-		for _, l := range labelsOf(s) {
-			out = append(out, store.FileLabel{Path: m.File, Label: l})
-		}
+		out = append(out, treeLabels(m.File, s)...)
 	}
 	slices.SortFunc(out, byTime)
 	return filterLabels(out, words, limit), true, nil
