@@ -565,16 +565,16 @@ func (l *Library) snapshot(f *file) (*sessions.Session, error) { return l.read(f
 // read returns f's loaded tree, or reads it, as Refresh does; use marks
 // it used (warm: Release keeps it).
 func (l *Library) read(f *file, use bool) (*sessions.Session, error) {
-	if s := f.snap.Load(); s != nil {
-		if use {
-			l.cache.touch(f)
+	s := f.snap.Load()
+	if s == nil {
+		// The tree refresh read is the one returned: it is cold, and may
+		// be released (another reader's Release) before f.snap is read again.
+		var err error
+		if _, s, err = l.refresh(f.path, true); err != nil {
+			return nil, err
 		}
-		return s, nil
 	}
-	if _, err := l.refresh(f.path, true); err != nil {
-		return nil, err
-	}
-	if s := f.snap.Load(); s != nil {
+	if s != nil {
 		if use {
 			l.cache.touch(f)
 		}
@@ -658,7 +658,7 @@ func (l *Library) Known() []string {
 // publishes what changed and returns it (the change of the file's own
 // session: its key, kind and generation; Kind "" when nothing changed).
 func (l *Library) Refresh(path string) (Change, error) {
-	all, err := l.refresh(path, false)
+	all, _, err := l.refresh(path, false)
 	l.publish(all...)
 	return own(all, path), err
 }
@@ -666,7 +666,8 @@ func (l *Library) Refresh(path string) (Change, error) {
 // refresh is Refresh without publishing; it returns every change to
 // publish (keys of other files of the same id can move too). With load,
 // a file whose tree is not loaded is read even when it did not change.
-func (l *Library) refresh(path string, load bool) ([]Change, error) {
+// It returns the file's tree too, when it read one or found one loaded.
+func (l *Library) refresh(path string, load bool) ([]Change, *sessions.Session, error) {
 	l.mu.RLock()
 	f, known := l.files[path]
 	l.mu.RUnlock()
@@ -680,9 +681,9 @@ func (l *Library) refresh(path string, load bool) ([]Change, error) {
 	l.mu.RUnlock()
 	if cur != f {
 		if cur == nil {
-			return nil, fs.ErrNotExist // dropped meanwhile
+			return nil, nil, fs.ErrNotExist // dropped meanwhile
 		}
-		return nil, nil // replaced meanwhile: that one is current
+		return nil, nil, nil // replaced meanwhile: that one is current
 	}
 	st, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -690,7 +691,7 @@ func (l *Library) refresh(path string, load bool) ([]Change, error) {
 		l.forgetProblemLocked(path)
 		all := l.dropLocked(f)
 		l.mu.Unlock()
-		return all, fs.ErrNotExist
+		return all, nil, fs.ErrNotExist
 	}
 	old := f.snap.Load()
 	var next *sessions.Session
@@ -699,10 +700,10 @@ func (l *Library) refresh(path string, load bool) ([]Change, error) {
 	case old != nil:
 		next, d, err = old.Next()
 		if err == nil && next == old {
-			return []Change{{Key: f.key, File: path, Gen: old.Gen()}}, nil
+			return []Change{{Key: f.key, File: path, Gen: old.Gen()}}, old, nil
 		}
 	case err == nil && !load && st.Size() == f.meta.Size && st.ModTime().Equal(f.mod) && !f.tail:
-		return []Change{{Key: f.key, File: path, Gen: f.gen}}, nil
+		return []Change{{Key: f.key, File: path, Gen: f.gen}}, nil, nil
 	default:
 		next, err = l.load(path)
 		d.Reloaded = true
@@ -717,7 +718,7 @@ func (l *Library) refresh(path string, load bool) ([]Change, error) {
 			}
 		}
 		l.mu.Unlock()
-		return all, err
+		return all, nil, err
 	}
 	l.mu.Lock()
 	if next.Header.ID != f.meta.ID && f.meta.ID != "" {
@@ -728,7 +729,7 @@ func (l *Library) refresh(path string, load bool) ([]Change, error) {
 		l.setLocked(nf, next)
 		l.mu.Unlock()
 		l.cache.put(nf, next)
-		return merge(all), nil
+		return merge(all), next, nil
 	}
 	oldMeta, oldGen := f.meta, f.gen
 	l.setLocked(f, next)
@@ -740,7 +741,7 @@ func (l *Library) refresh(path string, load bool) ([]Change, error) {
 	l.mu.Unlock()
 	l.cache.put(f, next)
 	if unchanged {
-		return []Change{{Key: key, File: path, Gen: oldGen}}, nil
+		return []Change{{Key: key, File: path, Gen: oldGen}}, next, nil
 	}
 	c := Change{Key: key, File: path, Kind: KindAppend, Gen: next.Gen(), Leaf: next.LeafID(), OldLeaf: oldMeta.Leaf}
 	for _, i := range d.New {
@@ -754,7 +755,7 @@ func (l *Library) refresh(path string, load bool) ([]Change, error) {
 	if d.Reloaded || old == nil {
 		c.Kind, c.NewIDs = KindReload, nil
 	}
-	return []Change{c}, nil
+	return []Change{c}, next, nil
 }
 
 // sameRow reports whether two rows of a file say the same in every field
@@ -772,12 +773,12 @@ func sameMeta(a, b sessions.Meta) bool {
 }
 
 // add reads a file the library does not hold yet.
-func (l *Library) add(path string) ([]Change, error) {
+func (l *Library) add(path string) ([]Change, *sessions.Session, error) {
 	s, err := l.load(path)
 	l.mu.Lock()
 	if cur, ok := l.files[path]; ok { // added meanwhile
 		l.mu.Unlock()
-		return []Change{{Key: cur.key, File: path, Gen: cur.gen}}, nil
+		return []Change{{Key: cur.key, File: path, Gen: cur.gen}}, nil, nil
 	}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -786,7 +787,7 @@ func (l *Library) add(path string) ([]Change, error) {
 			l.problemLocked(path, err)
 		}
 		l.mu.Unlock()
-		return nil, err
+		return nil, nil, err
 	}
 	f := &file{path: path}
 	f.meta = s.Meta()
@@ -794,7 +795,7 @@ func (l *Library) add(path string) ([]Change, error) {
 	l.setLocked(f, s)
 	l.mu.Unlock()
 	l.cache.put(f, s)
-	return all, nil
+	return all, s, nil
 }
 
 // problemLocked records that path could not be read, and why (l.mu held).

@@ -368,3 +368,36 @@ func TestReadKeepsVersion(t *testing.T) {
 		}
 	}
 }
+
+// TestReadWhileReleased: a read that loads a tree returns it even when
+// another reader's Release drops it at once (the indexer's Peek and
+// Release beside a search's read of the same file; Peek's trees stay
+// cold, so every Release here drops one).
+func TestReadWhileReleased(t *testing.T) {
+	root := t.TempDir()
+	files := chainFiles(t, root, 1, 50)
+	l, err := OpenLibrary(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 500 {
+				if s, err := l.Peek(files[0]); err != nil || len(s.Entries) != 50 {
+					errs <- fmt.Errorf("read while others release: %v", err)
+					return
+				}
+				l.Release(files[0])
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
