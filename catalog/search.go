@@ -605,13 +605,13 @@ func (c *Catalog) labeled(ctx context.Context, q *search.Query, limit int, curso
 			return Result{}, ErrCursor
 		}
 	}
-	labels, scanned, err := c.labels(ctx, ascii(q.Labels), 100000)
+	labels, scanned, damaged, err := c.labels(ctx, ascii(q.Labels), 100000)
 	if err != nil {
 		return Result{}, err
 	}
 	rs := c.newRun(ctx)
 	defer rs.close()
-	res := Result{Hits: []Hit{}, Scanned: scanned, Partial: c.searching()}
+	res := Result{Hits: []Hit{}, Scanned: scanned, Partial: damaged || c.searching()}
 	for k := skip; k < len(labels); k++ {
 		if err := ctx.Err(); err != nil {
 			return res, err
@@ -657,35 +657,36 @@ func (c *Catalog) labeled(ctx context.Context, q *search.Query, limit int, curso
 // (lower-cased), newest first, at most limit: from the store, or without
 // one by reading every session.
 func (c *Catalog) Labels(ctx context.Context, words []string, limit int) ([]store.FileLabel, error) {
-	ls, _, err := c.labels(ctx, words, limit)
+	ls, _, _, err := c.labels(ctx, words, limit)
 	return ls, err
 }
 
-// labels is Labels, and whether the sessions were read for it.
-func (c *Catalog) labels(ctx context.Context, words []string, limit int) ([]store.FileLabel, bool, error) {
+// labels is Labels, whether the sessions were read for it, and whether
+// the store had damaged label rows (read from the files instead).
+func (c *Catalog) labels(ctx context.Context, words []string, limit int) (ls []store.FileLabel, scanned, damaged bool, err error) {
 	byTime := func(a, b store.FileLabel) int { return cmp.Compare(b.Time, a.Time) }
 	if c.st != nil {
-		ls, damaged, err := c.st.Labels(ctx, "", ascii(words), limit)
+		ls, bad, err := c.st.Labels(ctx, "", ascii(words), limit)
 		if err == nil {
 			// A file whose label rows are damaged: its labels from its tree,
 			// and the file saved again, which mends the rows.
-			for _, p := range damaged {
+			for _, p := range bad {
 				c.saveAgain(p)
 				if s, err := c.lib.SessionOf(p); err == nil {
 					ls = append(ls, treeLabels(p, s)...)
 				}
 			}
 			slices.SortStableFunc(ls, byTime)
-			return filterLabels(ls, words, limit), false, nil
+			return filterLabels(ls, words, limit), false, len(bad) > 0, nil
 		}
 		if !errors.Is(err, store.ErrUnavailable) && !errors.Is(err, store.ErrCorrupt) && !errors.Is(err, store.ErrClosed) {
-			return nil, false, err
+			return nil, false, false, err
 		}
 	}
 	var out []store.FileLabel
 	for _, m := range c.lib.List() {
 		if err := ctx.Err(); err != nil {
-			return nil, true, err
+			return nil, true, false, err
 		}
 		s, err := c.lib.Session(m.Key)
 		if err != nil {
@@ -694,7 +695,7 @@ func (c *Catalog) labels(ctx context.Context, words []string, limit int) ([]stor
 		out = append(out, treeLabels(m.File, s)...)
 	}
 	slices.SortFunc(out, byTime)
-	return filterLabels(out, words, limit), true, nil
+	return filterLabels(out, words, limit), true, false, nil
 }
 
 // filterLabels keeps the labels holding every word (case ignored), at most limit.
