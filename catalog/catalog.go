@@ -41,7 +41,7 @@ type Store interface {
 	Remove(ctx context.Context, machine string, paths ...string) error
 	Search(ctx context.Context, q store.Query) ([]store.Candidate, error)
 	Copies(ctx context.Context, entryID string, part int, ts int64) ([]store.Candidate, error)
-	Labels(ctx context.Context, machine string, words []string, limit int) ([]store.FileLabel, []string, error)
+	Labels(ctx context.Context, machine string) ([]store.FileLabel, []string, error)
 	OnReset(fn func())
 	TextIndex(ctx context.Context, on bool) error
 	SetHook(h store.Hook)

@@ -666,7 +666,7 @@ func (c *Catalog) Labels(ctx context.Context, words []string, limit int) ([]stor
 func (c *Catalog) labels(ctx context.Context, words []string, limit int) (ls []store.FileLabel, scanned, damaged bool, err error) {
 	byTime := func(a, b store.FileLabel) int { return cmp.Compare(b.Time, a.Time) }
 	if c.st != nil {
-		ls, bad, err := c.st.Labels(ctx, "", ascii(words), limit)
+		ls, bad, err := c.st.Labels(ctx, "")
 		if err == nil {
 			// A file whose label rows are damaged: its labels from its tree,
 			// and the file saved again, which mends the rows.

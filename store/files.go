@@ -786,13 +786,11 @@ func (s *DB) Remove(ctx context.Context, machine string, paths ...string) error 
 	})
 }
 
-// Labels returns the labels in force on machine whose text holds every
-// one of words (lower-cased; none: all), with their files, newest first,
-// at most limit; and the files whose label rows do not hold together
-// (their checksums: none of their labels is given; the caller reads those
-// files again). Every row is read, to find the damaged ones: labels are
-// few.
-func (s *DB) Labels(ctx context.Context, machine string, words []string, limit int) (out []FileLabel, damaged []string, err error) {
+// Labels returns the labels in force on machine, with their files, newest
+// first; and the files whose label rows do not hold together (their
+// checksums: none of their labels is given; the caller reads those files
+// again). Labels are few: every row is read, to find the damaged ones.
+func (s *DB) Labels(ctx context.Context, machine string) (out []FileLabel, damaged []string, err error) {
 	err = s.Use(ctx, func(db *sql.DB) error {
 		out, damaged = nil, nil
 		bad := map[string]bool{}
@@ -805,12 +803,7 @@ func (s *DB) Labels(ctx context.Context, machine string, words []string, limit i
 			}
 			all = append(all, l)
 		})
-		for _, l := range all {
-			low := strings.ToLower(l.Text)
-			if len(out) < limit && !bad[l.Path] && !slices.ContainsFunc(words, func(w string) bool { return !strings.Contains(low, w) }) {
-				out = append(out, l)
-			}
-		}
+		out = slices.DeleteFunc(all, func(l FileLabel) bool { return bad[l.Path] })
 		return err
 	})
 	return out, damaged, err

@@ -668,7 +668,7 @@ func TestSchemaSteps(t *testing.T) {
 			if got := ids(held(pages(t, s, q), q.Needles, sv)); got != "/r/a.jsonl#997/0 /r/a.jsonl#0/0" {
 				t.Errorf("rare after schema %d: %q", from, got)
 			}
-			if ls, bad, err := s.Labels(ctx, "", nil, 10); err != nil || len(bad) != 0 || len(ls) != 1 || ls[0].Text != "kept" {
+			if ls, bad, err := s.Labels(ctx, ""); err != nil || len(bad) != 0 || len(ls) != 1 || ls[0].Text != "kept" {
 				t.Errorf("labels after schema %d: %+v %v %v", from, ls, bad, err)
 			}
 		}

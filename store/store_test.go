@@ -131,12 +131,9 @@ func TestSaveAndSearch(t *testing.T) {
 		if f, err := s.Facts(ctx, files[0].ID); err != nil || string(f.Places) != "\x01\x02" || f.Labels["a2"] != "Before Refactor" {
 			t.Errorf("facts %+v %v", f, err)
 		}
-		labels, bad, err := s.Labels(ctx, "", []string{"refactor"}, 10)
+		labels, bad, err := s.Labels(ctx, "")
 		if err != nil || len(bad) != 0 || len(labels) != 1 || labels[0].Text != "Before Refactor" || labels[0].Path != "/r/a.jsonl" || labels[0].Pos != 1 {
 			t.Errorf("labels %+v %v", labels, err)
-		}
-		if labels, _, _ := s.Labels(ctx, "", []string{"100%"}, 10); len(labels) != 0 {
-			t.Errorf("a %% in a label word is not a wildcard: %+v", labels)
 		}
 	})
 }
@@ -160,7 +157,7 @@ func TestSaveIdempotent(t *testing.T) {
 		if f, _ := s.Facts(ctx, files[0].ID); string(f.Places) != "\x07" || files[0].Stamp.Size != 300 {
 			t.Errorf("places %q size %d", f.Places, files[0].Stamp.Size)
 		}
-		if l, _, _ := s.Labels(ctx, "", nil, 10); len(l) != 1 {
+		if l, _, _ := s.Labels(ctx, ""); len(l) != 1 {
 			t.Errorf("labels %+v", l)
 		}
 		// Reset: the file was read again; its old texts go.
@@ -333,8 +330,10 @@ func TestDamagedRow(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		ls, bad, err := s.Labels(ctx, "", []string{"one"}, 10)
-		if err != nil || len(ls) != 1 || ls[0].Path != "/r/e.jsonl" || !slices.Equal(bad, []string{"/r/d.jsonl"}) {
+		ls, bad, err := s.Labels(ctx, "")
+		kept := slices.ContainsFunc(ls, func(l FileLabel) bool { return l.Path == "/r/e.jsonl" && l.Text == "one too" })
+		fromD := slices.ContainsFunc(ls, func(l FileLabel) bool { return l.Path == "/r/d.jsonl" })
+		if err != nil || !kept || fromD || !slices.Equal(bad, []string{"/r/d.jsonl"}) {
 			t.Errorf("Labels with a damaged row: %+v, damaged %v, %v", ls, bad, err)
 		}
 		var did int64

@@ -28,8 +28,8 @@ func (x Index) Remove(ctx context.Context, _ string, paths ...string) error {
 }
 
 // Labels finds labels in the mirror's files.
-func (x Index) Labels(ctx context.Context, _ string, words []string, limit int) ([]store.FileLabel, []string, error) {
-	return x.DB.Labels(ctx, x.Machine, words, limit)
+func (x Index) Labels(ctx context.Context, _ string) ([]store.FileLabel, []string, error) {
+	return x.DB.Labels(ctx, x.Machine)
 }
 
 // Search finds candidates in the mirror's files.
