@@ -308,15 +308,12 @@ func (rs *searchRun) check(q *search.Query, cd *store.Candidate) (Hit, bool) {
 	if !ok {
 		return Hit{}, false
 	}
-	// The group is the hit of its newest copy.
-	var copies []store.Candidate
-	var err error
-	if cd.Copied {
-		copies, err = rs.c.st.Copies(rs.ctx, cd.EntryID, cd.Part, cd.Time)
-		if newest := len(copies) - 1; err == nil && newest > 0 && copies[newest].ID != cd.ID {
-			if nsi := rs.session(copies[newest].Path); nsi != nil && q.AllowProject(nsi.meta.Project) {
-				return Hit{}, false
-			}
+	// The group is the hit of its newest copy (asked for here, of the
+	// few candidates whose text matched, not of every one).
+	copies, err := rs.c.st.Copies(rs.ctx, cd.EntryID, cd.Part, cd.Time)
+	if newest := len(copies) - 1; err == nil && newest > 0 && copies[newest].ID != cd.ID {
+		if nsi := rs.session(copies[newest].Path); nsi != nil && q.AllowProject(nsi.meta.Project) {
+			return Hit{}, false
 		}
 	}
 	place, label := rs.facts(cd.FileID, cd.Path, cd.Pos, cd.EntryID)

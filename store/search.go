@@ -46,9 +46,6 @@ type Candidate struct {
 	Doc
 	Path    string
 	Machine string
-	// Copied says the entry has copies (forks' documents of the same
-	// entry, part and time: see Copies); Search gives it.
-	Copied bool
 }
 
 // Search returns a batch of candidates for q, newest first: every
@@ -145,8 +142,7 @@ func (s *DB) Search(ctx context.Context, q Query) ([]Candidate, error) {
 				cond, a = append(cond, k+" >= ?"), append(a, w.lo)
 			}
 		}
-		return `SELECT d.id, d.file_id, d.off, d.len, d.pos, d.part, d.entry_id, d.role, d.ts, f.path, f.machine,
-			EXISTS (SELECT 1 FROM docs c WHERE c.entry_id = d.entry_id AND c.part = d.part AND c.ts = d.ts AND c.id <> d.id)
+		return `SELECT d.id, d.file_id, d.off, d.len, d.pos, d.part, d.entry_id, d.role, d.ts, f.path, f.machine
 			FROM ` + from + ` WHERE ` + strings.Join(append(cond, where...), " AND ") + ` ORDER BY ` + key + ` DESC LIMIT ?`,
 			append(append(a, args...), limit)
 	}
@@ -433,7 +429,7 @@ func scanCandidates(rows *sql.Rows, err error) func(out *[]Candidate) error {
 		for rows.Next() {
 			var c Candidate
 			if err := rows.Scan(&c.ID, &c.FileID, &c.Off, &c.Len, &c.Pos, &c.Part, &c.EntryID, &c.Role,
-				&c.Time, &c.Path, &c.Machine, &c.Copied); err != nil {
+				&c.Time, &c.Path, &c.Machine); err != nil {
 				return err
 			}
 			*out = append(*out, c)
@@ -449,7 +445,7 @@ func (s *DB) Copies(ctx context.Context, entryID string, part int, ts int64) ([]
 	err := s.Use(ctx, func(db *sql.DB) error {
 		out = out[:0]
 		return scanCandidates(db.QueryContext(ctx, s.Rebind(`SELECT d.id, d.file_id, d.off, d.len, d.pos, d.part, d.entry_id,
-			d.role, d.ts, f.path, f.machine, true FROM docs d JOIN files f ON f.id = d.file_id
+			d.role, d.ts, f.path, f.machine FROM docs d JOIN files f ON f.id = d.file_id
 			WHERE d.entry_id = ? AND d.part = ? AND d.ts = ? ORDER BY d.id`), entryID, part, ts))(&out)
 	})
 	return out, err
