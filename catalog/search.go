@@ -135,7 +135,10 @@ func (c *Catalog) indexed(ctx context.Context, q *search.Query, limit int, curso
 	res := Result{Hits: []Hit{}}
 	deadline := time.Now().Add(budget)
 	// Batches of candidates: a page's worth and a quarter, then as many as
-	// the hits still wanted need at the rate found so far, and half again.
+	// the hits still wanted need at the rate found so far, and a quarter
+	// again; 1024 at most, since a rate read from a hit or two overshoots,
+	// and what a batch holds past the page's last hit is the store's work
+	// lost.
 	batch, checked := limit+limit/4+1, 0
 	for {
 		sq.Below, sq.Limit = below, batch
@@ -166,9 +169,9 @@ func (c *Catalog) indexed(ctx context.Context, q *search.Query, limit int, curso
 		checked += len(cands)
 		grow := 4 * batch
 		if n := len(res.Hits); n > 0 {
-			grow = (limit - n) * checked / n * 3 / 2
+			grow = (limit - n) * checked / n * 5 / 4
 		}
-		batch = min(max(grow, batch), 4096)
+		batch = min(max(grow, batch), 1024)
 	}
 }
 
