@@ -56,6 +56,11 @@ type Options struct {
 	// OnFile, when set, is called before each file the first fill reads
 	// (tests hold the fill half way with it).
 	OnFile func(path string)
+	// PageTime bounds the checking of one page of an indexed search: past
+	// it, the page ends with the hits found and a Next. 0: 150 ms;
+	// negative: unbounded, a scan's pages too (tests that count a page's
+	// hits).
+	PageTime time.Duration
 }
 
 // Catalog is the library and the store, kept together.
@@ -126,6 +131,9 @@ type Progress struct {
 func New(lib *library.Library, opt Options) *Catalog {
 	if opt.Logger == nil {
 		opt.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	if opt.PageTime == 0 {
+		opt.PageTime = 150 * time.Millisecond
 	}
 	c := &Catalog{lib: lib, st: opt.Store, log: opt.Logger, opt: opt,
 		ready: make(chan struct{}), searched: make(chan struct{}),

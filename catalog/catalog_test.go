@@ -82,7 +82,7 @@ func openStore(t testing.TB, dsn string) *store.DB {
 // and waits until its library is filled and the store is current.
 func start(t testing.TB, root string, st *store.DB, log *slog.Logger) (*Catalog, func()) {
 	t.Helper()
-	opt := Options{Logger: log}
+	opt := Options{Logger: log, PageTime: -1} // a page holds its hits however slow the machine
 	if st != nil {
 		opt.Store = st
 	}

@@ -65,7 +65,7 @@ func (s *limitsStore) Copies(ctx context.Context, entryID string, part int, ts i
 func TestSearchWork(t *testing.T) {
 	engines(t, func(t *testing.T, dsn string) {
 		st := &limitsStore{Store: openStore(t, dsn)}
-		c := New(library.NewLibrary(decoyRoot(t, 100)), Options{Store: st, Logger: quiet()})
+		c := New(library.NewLibrary(decoyRoot(t, 100)), Options{Store: st, Logger: quiet(), PageTime: -1})
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- c.Run(ctx) }()

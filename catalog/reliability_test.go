@@ -127,7 +127,7 @@ func fill(t *testing.T, path string) {
 // the store to catch up, only for the library and the first attempt.
 func startFull(t *testing.T, root string, st Store, log *slog.Logger) (*Catalog, func()) {
 	t.Helper()
-	c := New(library.NewLibrary(root), Options{Store: st, Logger: log})
+	c := New(library.NewLibrary(root), Options{Store: st, Logger: log, PageTime: -1})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx) }()
@@ -189,7 +189,7 @@ func testDamaged(t *testing.T, from float64) {
 	os.Remove(db + "-wal")
 	os.Remove(db + "-shm")
 	st2 := openStore(t, "sqlite:"+db)
-	c2 := New(library.NewLibrary(root), Options{Store: st2, Logger: quiet()})
+	c2 := New(library.NewLibrary(root), Options{Store: st2, Logger: quiet(), PageTime: -1})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- c2.Run(ctx) }()

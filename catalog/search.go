@@ -74,11 +74,6 @@ type Result struct {
 // ErrCursor is returned for a cursor that does not belong to the query.
 var ErrCursor = errors.New("invalid cursor: start the search again")
 
-// budget bounds one page of an indexed search: a query whose candidates
-// mostly fail the check on the real text answers with what it found, and
-// a Next.
-const budget = 150 * time.Millisecond
-
 // storeWait is how long a search waits for the store (a server that does
 // not answer) before it scans the files instead.
 const storeWait = 3 * time.Second
@@ -133,7 +128,9 @@ func (c *Catalog) indexed(ctx context.Context, q *search.Query, limit int, curso
 	defer rs.close()
 	rs.rc = newRawCheck(sq.Needles)
 	res := Result{Hits: []Hit{}}
-	deadline := time.Now().Add(budget)
+	// A query whose candidates mostly fail the check on the real text
+	// answers in time with what it found, and a Next.
+	deadline := time.Now().Add(c.opt.PageTime)
 	// Batches of candidates: a page's worth and a quarter, then as many as
 	// the hits still wanted need at the rate found so far, and a quarter
 	// again; 1024 at most, since a rate read from a hit or two overshoots,
@@ -153,7 +150,7 @@ func (c *Catalog) indexed(ctx context.Context, q *search.Query, limit int, curso
 			if h, ok := rs.check(q, cd); ok {
 				res.Hits = append(res.Hits, h)
 			}
-			if len(res.Hits) == limit || time.Now().After(deadline) {
+			if len(res.Hits) == limit || c.opt.PageTime > 0 && time.Now().After(deadline) {
 				if len(res.Hits) < limit || k < len(cands)-1 || len(cands) == batch {
 					next := "i:" + strconv.FormatInt(below, 10)
 					res.Next = &next
@@ -504,7 +501,8 @@ func (fc *factCache) clear() {
 	fc.mu.Unlock()
 }
 
-// scanBudget bounds one page of a search without a store.
+// scanBudget bounds one page of a search without a store (unless
+// Options.PageTime is negative).
 const (
 	scanBudget = 2 * time.Second
 	scanBytes  = 256 << 20
@@ -531,7 +529,7 @@ func (c *Catalog) scan(ctx context.Context, q *search.Query, limit int, cursor s
 	rs := c.newRun(ctx)
 	defer rs.close()
 	for k := start; k < len(metas); k++ {
-		if len(res.Hits) >= limit || time.Now().After(deadline) || read > scanBytes {
+		if len(res.Hits) >= limit || c.opt.PageTime > 0 && time.Now().After(deadline) || read > scanBytes {
 			next(k, 0)
 			return res, nil
 		}

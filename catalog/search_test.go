@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/piweb/piweb/internal/sessiontest"
 	"github.com/piweb/piweb/library"
@@ -255,6 +256,42 @@ func TestSearchStoreClosed(t *testing.T) {
 		res, err := c.Search(context.Background(), q, 20, "")
 		if got := hitIDs(res.Hits); err != nil || !slices.Equal(got, []string{"a2:thinking:path"}) || !res.Scanned {
 			t.Errorf("with the store closed: %v %v scanned %v", got, err, res.Scanned)
+		}
+	})
+}
+
+// TestPageTime: a page whose time is up ends with the hits it found and
+// a Next, and the pages together are every hit once (a page time already
+// up when a search starts: each page checks one candidate).
+func TestPageTime(t *testing.T) {
+	engines(t, func(t *testing.T, dsn string) {
+		root, _ := genRoot(t, 2, 40)
+		c, stop := run(t, root, dsn)
+		defer stop()
+		q, _ := search.Parse("the")
+		// every hit, in order, over the pages; and how many pages
+		read := func() (hits []string, pages int) {
+			for cursor := ""; pages < 10000; {
+				pages++
+				res, err := c.Search(context.Background(), q, 20, cursor)
+				if err != nil || len(res.Hits) > 1 && c.opt.PageTime > 0 {
+					t.Fatalf("page %d: %d hits, %v; want one candidate checked", pages, len(res.Hits), err)
+				}
+				for _, h := range res.Hits {
+					hits = append(hits, fmt.Sprintf("%s/%s/%s/%s", h.Key, h.EntryID, h.Type, h.Place))
+				}
+				if res.Next == nil {
+					break
+				}
+				cursor = *res.Next
+			}
+			return hits, pages
+		}
+		want, _ := read()
+		c.opt.PageTime = time.Nanosecond
+		got, pages := read()
+		if len(want) < 20 || pages < len(want) || !slices.Equal(got, want) {
+			t.Errorf("%d pages gave %d hits (%v); pages without a time bound give %d (%v)", pages, len(got), got, len(want), want)
 		}
 	})
 }
