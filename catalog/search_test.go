@@ -260,44 +260,10 @@ func TestSearchStoreClosed(t *testing.T) {
 	})
 }
 
-// TestPageTime: a page whose time is up ends with the hits it found and
-// a Next, and the pages together are every hit once (a page time already
-// up when a search starts: each page checks one candidate).
-func TestPageTime(t *testing.T) {
-	engines(t, func(t *testing.T, dsn string) {
-		root, _ := genRoot(t, 2, 40)
-		c, stop := run(t, root, dsn)
-		defer stop()
-		q, _ := search.Parse("the")
-		// every hit, in order, over the pages; and how many pages
-		read := func() (hits []string, pages int) {
-			for cursor := ""; pages < 10000; {
-				pages++
-				res, err := c.Search(context.Background(), q, 20, cursor)
-				if err != nil || len(res.Hits) > 1 && c.opt.PageTime > 0 {
-					t.Fatalf("page %d: %d hits, %v; want one candidate checked", pages, len(res.Hits), err)
-				}
-				for _, h := range res.Hits {
-					hits = append(hits, fmt.Sprintf("%s/%s/%s/%s", h.Key, h.EntryID, h.Type, h.Place))
-				}
-				if res.Next == nil {
-					break
-				}
-				cursor = *res.Next
-			}
-			return hits, pages
-		}
-		want, _ := read()
-		c.opt.PageTime = time.Nanosecond
-		got, pages := read()
-		if len(want) < 20 || pages < len(want) || !slices.Equal(got, want) {
-			t.Errorf("%d pages gave %d hits (%v); pages without a time bound give %d (%v)", pages, len(got), got, len(want), want)
-		}
-	})
-}
-
 // TestPartialAndNext: a finished index is not partial; a page that is
-// full says so with Next, and the pages together are every hit once.
+// full says so with Next, and the pages together are every hit once; so
+// do pages whose time is up (a page time already up when a search
+// starts: each page checks one candidate).
 func TestPartialAndNext(t *testing.T) {
 	engines(t, func(t *testing.T, dsn string) {
 		root, _ := genRoot(t, 3, 120)
@@ -308,30 +274,40 @@ func TestPartialAndNext(t *testing.T) {
 		if err != nil || res.Partial || res.Next == nil || len(res.Hits) != 5 {
 			t.Fatalf("page 1: %d hits, partial %v, next %v, %v", len(res.Hits), res.Partial, res.Next, err)
 		}
-		seen := map[string]bool{}
-		cursor, n := "", 0
-		for {
-			res, err := c.Search(context.Background(), q, 7, cursor)
-			if err != nil || res.Partial {
-				t.Fatalf("partial %v %v", res.Partial, err)
-			}
-			for _, h := range res.Hits {
-				k := h.Key + "/" + h.EntryID + "/" + h.Type + "/" + h.Snippet // an entry's tool calls are a hit each
-				if seen[k] {
-					t.Fatalf("%s on two pages", k)
+		// every hit over the pages of limit, in order; and how many pages
+		read := func(limit int) (hits []string, pages int) {
+			for cursor := ""; pages < 10000; {
+				pages++
+				res, err := c.Search(context.Background(), q, limit, cursor)
+				if err != nil || res.Partial || len(res.Hits) > 1 && c.opt.PageTime > 0 {
+					t.Fatalf("page %d: %d hits, partial %v, %v", pages, len(res.Hits), res.Partial, err)
 				}
-				seen[k] = true
-				n++
+				for _, h := range res.Hits {
+					hits = append(hits, h.Key+"/"+h.EntryID+"/"+h.Type+"/"+h.Snippet) // an entry's tool calls are a hit each
+				}
+				if res.Next == nil {
+					return hits, pages
+				}
+				cursor = *res.Next
 			}
-			if res.Next == nil {
-				break
+			return hits, pages
+		}
+		all, _ := read(7)
+		seen := map[string]bool{}
+		for _, k := range all {
+			if seen[k] {
+				t.Fatalf("%s on two pages", k)
 			}
-			cursor = *res.Next
+			seen[k] = true
 		}
 		scanned, sstop := start(t, root, nil, nil)
 		defer sstop()
-		if want := len(allHits(t, scanned, "the")); n != want {
-			t.Errorf("%d hits over the pages, a scan finds %d", n, want)
+		if want := len(allHits(t, scanned, "the")); len(all) != want {
+			t.Errorf("%d hits over the pages, a scan finds %d", len(all), want)
+		}
+		c.opt.PageTime = time.Nanosecond
+		if got, pages := read(20); pages < len(all) || !slices.Equal(got, all) {
+			t.Errorf("pages whose time is up: %d gave %d hits; pages of 7 gave %d", pages, len(got), len(all))
 		}
 	})
 }
