@@ -17,6 +17,7 @@ import (
 
 	"github.com/piweb/piweb/inspect"
 	"github.com/piweb/piweb/internal/readtest"
+	"github.com/piweb/piweb/internal/sessiontest"
 	"github.com/piweb/piweb/library"
 	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/watcher"
@@ -541,7 +542,10 @@ func TestCrossOriginAPI(t *testing.T) {
 }
 
 // TestWatcherSeesOneChange checks that a write announced by the server is
-// not announced again by the watcher when its own notification arrives.
+// not announced again by the watcher when its own notification arrives:
+// a line appended after it (as pi appends) is the watcher's next
+// announcement, alone; the watcher handles its notifications in order, so
+// by then it has handled the server's write.
 func TestWatcherSeesOneChange(t *testing.T) {
 	lib := openLib(t, demoRoot(t))
 	stop := startWatcher(t, lib)
@@ -556,14 +560,22 @@ func TestWatcherSeesOneChange(t *testing.T) {
 	}
 	var r struct{ ID string }
 	decode(t, rec, &r)
-	evs := collect(ch, quiet)
-	if len(evs) != 1 || evs[0].Kind != library.KindAppend || !slices.Equal(evs[0].NewIDs, []string{r.ID}) {
-		t.Errorf("events %+v, want one append of %s", evs, r.ID)
+	file, _ := lib.File(mainID)
+	sessiontest.Append(t, file, sessiontest.User("pi000001", r.ID, 59, "appended by pi")+"\n")
+	var evs []library.Change
+	for len(evs) == 0 || !slices.Contains(evs[len(evs)-1].NewIDs, "pi000001") {
+		select {
+		case e := <-ch:
+			evs = append(evs, e)
+		case <-time.After(guard): // a guard against a hang: it ends by an event
+			t.Fatalf("the watcher did not announce pi's line: %+v", evs)
+		}
+	}
+	if len(evs) != 2 || evs[0].Kind != library.KindAppend || !slices.Equal(evs[0].NewIDs, []string{r.ID}) ||
+		evs[1].Kind != library.KindAppend || !slices.Equal(evs[1].NewIDs, []string{"pi000001"}) {
+		t.Errorf("events %+v, want an append of %s, then one of pi's line alone", evs, r.ID)
 	}
 }
-
-// quiet is how long collect waits for one more event.
-const quiet = 500 * time.Millisecond
 
 // startWatcher runs a watcher over lib with a short debounce and returns
 // a func that stops it.
@@ -581,22 +593,6 @@ func startWatcher(t *testing.T, lib *library.Library) func() {
 		_ = w.Run(ctx)
 	}()
 	return func() { cancel(); <-done }
-}
-
-// collect returns the events that arrive until none comes for d.
-func collect(ch <-chan library.Change, d time.Duration) []library.Change {
-	var out []library.Change
-	for {
-		select {
-		case e, ok := <-ch:
-			if !ok {
-				return out
-			}
-			out = append(out, e)
-		case <-time.After(d):
-			return out
-		}
-	}
 }
 
 // withoutLabels returns an inspection's path without its label entries.
