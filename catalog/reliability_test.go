@@ -296,9 +296,8 @@ func TestDamagedRowWhileRunning(t *testing.T) {
 	engines(t, func(t *testing.T, dsn string) {
 		root, _ := handRoot(t)
 		st := openStore(t, dsn)
-		c, stop := start(t, root, st, nil)
+		c, stop := start(t, root, st, nil) // (start waits until the store is current)
 		defer stop()
-		wait(t, c)
 		ctx := context.Background()
 		if err := st.Use(ctx, func(db *sql.DB) error {
 			_, err := db.ExecContext(ctx, `UPDATE files SET modified = modified + 1`)

@@ -395,15 +395,18 @@ func (rs *searchRun) hit(si *sessInfo, entryID, typ, role, snippet string, range
 }
 
 // facts returns where entry pos of a file lies and its label, as the
-// store holds them; from the file's tree when the store cannot say (its
-// row is damaged: the file is saved again, which mends the row, and the
-// search is partial).
+// store holds them; from the file's tree when the store cannot say (id 0:
+// no row, a label read from the tree; or its row is damaged: the file is
+// saved again, which mends the row, and the search is partial).
 func (rs *searchRun) facts(id int64, path string, pos int, entryID string) (place, label string) {
-	f, err := rs.c.facts.get(rs.ctx, rs.c.st, id, path)
-	if f.Damaged {
-		rs.stale(path)
+	var f store.Facts
+	var err error
+	if id != 0 {
+		if f, err = rs.c.facts.get(rs.ctx, rs.c.st, id, path); f.Damaged {
+			rs.stale(path)
+		}
 	}
-	if err != nil || f.Damaged {
+	if id == 0 || err != nil || f.Damaged {
 		if s, err := rs.c.lib.SessionOf(path); err == nil && pos < len(s.Entries) {
 			return placeName(s.Places()[pos]), s.LabelOf(pos)
 		}
@@ -629,12 +632,7 @@ func (c *Catalog) labeled(ctx context.Context, q *search.Query, limit int, curso
 		if e == nil || !q.AllowTime(entryTime(e)) {
 			continue
 		}
-		place := PlaceOffPath
-		if l.FileID != 0 {
-			place, _ = rs.facts(l.FileID, l.Path, l.Pos, l.EntryID)
-		} else if s, err := c.lib.SessionOf(l.Path); err == nil && l.Pos < len(s.Entries) {
-			place = placeName(s.Places()[l.Pos])
-		}
+		place, _ := rs.facts(l.FileID, l.Path, l.Pos, l.EntryID)
 		if !keep(q, place, l.Text) {
 			continue
 		}
