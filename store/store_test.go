@@ -303,12 +303,16 @@ func TestDamagedRow(t *testing.T) {
 		if err != nil || damaged != 3 || len(files) != 0 {
 			t.Errorf("Files: %+v, %d damaged, %v", files, damaged, err)
 		}
-		var id int64
-		if err := s.Use(ctx, func(db *sql.DB) error {
-			return db.QueryRow(`SELECT id FROM files WHERE path = '/r/b.jsonl'`).Scan(&id)
-		}); err != nil {
-			t.Fatal(err)
+		idOf := func(path string) int64 { // a file's number, its row damaged or not
+			var id int64
+			if err := s.Use(ctx, func(db *sql.DB) error {
+				return db.QueryRow(s.Rebind(`SELECT id FROM files WHERE path = ?`), path).Scan(&id)
+			}); err != nil {
+				t.Fatal(err)
+			}
+			return id
 		}
+		id := idOf("/r/b.jsonl")
 		if f, err := s.Facts(ctx, id); err != nil || !f.Damaged || f.Places != nil {
 			t.Errorf("Facts of a damaged row: %+v %v; want none, and Damaged", f, err)
 		}
@@ -331,11 +335,7 @@ func TestDamagedRow(t *testing.T) {
 		if err != nil || !kept || fromD || !slices.Equal(bad, []string{"/r/d.jsonl"}) {
 			t.Errorf("Labels with a damaged row: %+v, damaged %v, %v", ls, bad, err)
 		}
-		var did int64
-		s.Use(ctx, func(db *sql.DB) error {
-			return db.QueryRow(`SELECT id FROM files WHERE path = '/r/d.jsonl'`).Scan(&did)
-		})
-		if f, err := s.Facts(ctx, did); err != nil || !f.Damaged || f.Labels != nil {
+		if f, err := s.Facts(ctx, idOf("/r/d.jsonl")); err != nil || !f.Damaged || f.Labels != nil {
 			t.Errorf("Facts of a file with a damaged label row: %+v %v", f, err)
 		}
 	})
