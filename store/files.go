@@ -129,8 +129,11 @@ type fileRow struct {
 	ok     bool
 }
 
+// scanner is a row to read: *sql.Row or *sql.Rows.
+type scanner interface{ Scan(...any) error }
+
 // scanFile reads a row of fileColumns.
-func scanFile(sc interface{ Scan(...any) error }) (r fileRow, err error) {
+func scanFile(sc scanner) (r fileRow, err error) {
 	var meta string
 	var sum int64
 	f := &r.File
@@ -143,19 +146,20 @@ func scanFile(sc interface{ Scan(...any) error }) (r fileRow, err error) {
 	return r, nil
 }
 
-// eachFile calls fn with each row of a query of fileColumns.
-func eachFile(rows *sql.Rows, err error) func(fn func(r fileRow)) error {
-	return func(fn func(r fileRow)) error {
+// rowsOf returns a function that reads the rows of a query (what
+// QueryContext returned) with scan, and calls fn with each.
+func rowsOf[T any](scan func(scanner) (T, error), fn func(T)) func(*sql.Rows, error) error {
+	return func(rows *sql.Rows, err error) error {
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
 		for rows.Next() {
-			r, err := scanFile(rows)
+			v, err := scan(rows)
 			if err != nil {
 				return err
 			}
-			fn(r)
+			fn(v)
 		}
 		return rows.Err()
 	}
@@ -171,20 +175,13 @@ func (s *DB) docSpan(ctx context.Context, q interface {
 }
 
 // scanIDs returns the numbers a query of one BIGINT column gives.
-func scanIDs(rows *sql.Rows, err error) ([]int64, error) {
-	if err != nil {
-		return nil, err
+func scanIDs(rows *sql.Rows, err error) (ids []int64, _ error) {
+	scan := func(sc scanner) (id int64, err error) {
+		err = sc.Scan(&id)
+		return id, err
 	}
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
+	err = rowsOf(scan, func(id int64) { ids = append(ids, id) })(rows, err)
+	return ids, err
 }
 
 // Files returns every file the store knows on machine (places aside),
@@ -193,13 +190,13 @@ func scanIDs(rows *sql.Rows, err error) ([]int64, error) {
 func (s *DB) Files(ctx context.Context, machine string) (files []File, damaged int, err error) {
 	err = s.Use(ctx, func(db *sql.DB) error {
 		files, damaged = nil, 0
-		return eachFile(db.QueryContext(ctx, s.Rebind(`SELECT `+fileColumns+` FROM files WHERE machine = ?`), machine))(func(r fileRow) {
+		return rowsOf(scanFile, func(r fileRow) {
 			if !r.ok {
 				damaged++
 				return
 			}
 			files = append(files, r.File)
-		})
+		})(db.QueryContext(ctx, s.Rebind(`SELECT `+fileColumns+` FROM files WHERE machine = ?`), machine))
 	})
 	if err != nil {
 		return nil, 0, err // never the rows read before the failure
@@ -233,8 +230,8 @@ func (s *DB) Facts(ctx context.Context, id int64) (Facts, error) {
 			return err
 		}
 		out.Places = r.places
-		return eachLabel(db.QueryContext(ctx, s.Rebind(`SELECT '', l.file_id, `+labelColumns+` FROM labels l WHERE l.file_id = ?`), id))(func(l FileLabel, ok bool) {
-			if !ok {
+		return rowsOf(scanLabel, func(l labelRow) {
+			if !l.ok {
 				out = Facts{Damaged: true}
 			}
 			if !out.Damaged {
@@ -243,33 +240,29 @@ func (s *DB) Facts(ctx context.Context, id int64) (Facts, error) {
 				}
 				out.Labels[l.EntryID] = l.Text
 			}
-		})
+		})(db.QueryContext(ctx, s.Rebind(`SELECT '', l.file_id, `+labelColumns+` FROM labels l WHERE l.file_id = ?`), id))
 	})
 	return out, err
 }
 
-// labelColumns are the columns of a label's row eachLabel reads, after
+// labelColumns are the columns of a label's row scanLabel reads, after
 // its file's path and number.
 const labelColumns = `l.entry_id, l.label, l.ts, l.pos, l.off, l.len, l.checksum`
 
-// eachLabel calls fn with each row of a query of a file's path and
-// number and labelColumns, and whether its checksum holds.
-func eachLabel(rows *sql.Rows, err error) func(fn func(l FileLabel, ok bool)) error {
-	return func(fn func(l FileLabel, ok bool)) error {
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var l FileLabel
-			var sum int64
-			if err := rows.Scan(&l.Path, &l.FileID, &l.EntryID, &l.Text, &l.Time, &l.Pos, &l.Off, &l.Len, &sum); err != nil {
-				return err
-			}
-			fn(l, labelSum(l.FileID, &l.Label) == sum)
-		}
-		return rows.Err()
+// labelRow is a label's row, and whether its checksum holds.
+type labelRow struct {
+	FileLabel
+	ok bool
+}
+
+// scanLabel reads a row of a file's path and number and labelColumns.
+func scanLabel(sc scanner) (r labelRow, err error) {
+	var sum int64
+	l := &r.FileLabel
+	if err = sc.Scan(&l.Path, &l.FileID, &l.EntryID, &l.Text, &l.Time, &l.Pos, &l.Off, &l.Len, &sum); err == nil {
+		r.ok = labelSum(l.FileID, &l.Label) == sum
 	}
+	return r, err
 }
 
 // Doc is one searchable piece of an entry.
@@ -795,14 +788,14 @@ func (s *DB) Labels(ctx context.Context, machine string) (out []FileLabel, damag
 		out, damaged = nil, nil
 		bad := map[string]bool{}
 		var all []FileLabel
-		err := eachLabel(db.QueryContext(ctx, s.Rebind(`SELECT f.path, l.file_id, `+labelColumns+` FROM labels l
-			JOIN files f ON f.id = l.file_id WHERE f.machine = ? ORDER BY l.ts DESC`), machine))(func(l FileLabel, ok bool) {
-			if !ok && !bad[l.Path] {
+		err := rowsOf(scanLabel, func(l labelRow) {
+			if !l.ok && !bad[l.Path] {
 				bad[l.Path] = true
 				damaged = append(damaged, l.Path)
 			}
-			all = append(all, l)
-		})
+			all = append(all, l.FileLabel)
+		})(db.QueryContext(ctx, s.Rebind(`SELECT f.path, l.file_id, `+labelColumns+` FROM labels l
+			JOIN files f ON f.id = l.file_id WHERE f.machine = ? ORDER BY l.ts DESC`), machine))
 		out = slices.DeleteFunc(all, func(l FileLabel) bool { return bad[l.Path] })
 		return err
 	})
@@ -844,20 +837,15 @@ func (s *DB) Stamps(ctx context.Context, machine string) (map[string]Stamp, erro
 	var out map[string]Stamp
 	err := s.Use(ctx, func(db *sql.DB) error {
 		out = map[string]Stamp{}
-		rows, err := db.QueryContext(ctx, s.Rebind(`SELECT path, size, mtime FROM files WHERE machine = ?`), machine)
-		if err != nil {
-			return err
+		type row struct {
+			path string
+			Stamp
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var p string
-			var st Stamp
-			if err := rows.Scan(&p, &st.Size, &st.ModTime); err != nil {
-				return err
-			}
-			out[p] = st
+		scan := func(sc scanner) (r row, err error) {
+			err = sc.Scan(&r.path, &r.Size, &r.ModTime)
+			return r, err
 		}
-		return rows.Err()
+		return rowsOf(scan, func(r row) { out[r.path] = r.Stamp })(db.QueryContext(ctx, s.Rebind(`SELECT path, size, mtime FROM files WHERE machine = ?`), machine))
 	})
 	if err != nil {
 		return nil, err

@@ -142,8 +142,7 @@ func (s *DB) Search(ctx context.Context, q Query) ([]Candidate, error) {
 				cond, a = append(cond, k+" >= ?"), append(a, w.lo)
 			}
 		}
-		return `SELECT d.id, d.file_id, d.off, d.len, d.pos, d.part, d.entry_id, d.role, d.ts, f.path, f.machine
-			FROM ` + from + ` WHERE ` + strings.Join(append(cond, where...), " AND ") + ` ORDER BY ` + key + ` DESC LIMIT ?`,
+		return `SELECT ` + candidateColumns + ` FROM ` + from + ` WHERE ` + strings.Join(append(cond, where...), " AND ") + ` ORDER BY ` + key + ` DESC LIMIT ?`,
 			append(append(a, args...), limit)
 	}
 	limit := max(q.Limit, 1)
@@ -172,7 +171,7 @@ func (s *DB) Search(ctx context.Context, q Query) ([]Candidate, error) {
 				a = append([]any{pgx.QueryExecModeExec}, a...)
 			}
 			n := len(out)
-			if err := scanCandidates(conn.QueryContext(ctx, s.Rebind(qs), a...))(&out); err != nil {
+			if err := rowsOf(scanCandidate, func(c Candidate) { out = append(out, c) })(conn.QueryContext(ctx, s.Rebind(qs), a...)); err != nil {
 				return err
 			}
 			ws.found = len(out) > n
@@ -329,13 +328,13 @@ func (ws *windows) findSpans() error {
 		}
 	}
 	var damaged []int64
-	err := eachFile(ws.conn.QueryContext(ws.ctx, ws.s.Rebind(`SELECT `+fileColumns+` FROM files f WHERE `+ws.files.where), ws.files.args...))(func(r fileRow) {
+	err := rowsOf(scanFile, func(r fileRow) {
 		if !r.ok {
 			damaged = append(damaged, r.ID)
 			return
 		}
 		add(r.lo, r.hi)
-	})
+	})(ws.conn.QueryContext(ws.ctx, ws.s.Rebind(`SELECT `+fileColumns+` FROM files f WHERE `+ws.files.where), ws.files.args...))
 	if err != nil {
 		return err
 	}
@@ -419,23 +418,13 @@ func (ws *windows) run() (window, error) {
 	return w, nil
 }
 
-// scanCandidates appends the rows of a candidates query to out.
-func scanCandidates(rows *sql.Rows, err error) func(out *[]Candidate) error {
-	return func(out *[]Candidate) error {
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var c Candidate
-			if err := rows.Scan(&c.ID, &c.FileID, &c.Off, &c.Len, &c.Pos, &c.Part, &c.EntryID, &c.Role,
-				&c.Time, &c.Path, &c.Machine); err != nil {
-				return err
-			}
-			*out = append(*out, c)
-		}
-		return rows.Err()
-	}
+// candidateColumns are the columns scanCandidate reads (docs d, files f).
+const candidateColumns = `d.id, d.file_id, d.off, d.len, d.pos, d.part, d.entry_id, d.role, d.ts, f.path, f.machine`
+
+// scanCandidate reads a row of candidateColumns.
+func scanCandidate(sc scanner) (c Candidate, err error) {
+	err = sc.Scan(&c.ID, &c.FileID, &c.Off, &c.Len, &c.Pos, &c.Part, &c.EntryID, &c.Role, &c.Time, &c.Path, &c.Machine)
+	return c, err
 }
 
 // Copies returns the documents of the entry with id, part and time in
@@ -444,9 +433,8 @@ func (s *DB) Copies(ctx context.Context, entryID string, part int, ts int64) ([]
 	var out []Candidate
 	err := s.Use(ctx, func(db *sql.DB) error {
 		out = out[:0]
-		return scanCandidates(db.QueryContext(ctx, s.Rebind(`SELECT d.id, d.file_id, d.off, d.len, d.pos, d.part, d.entry_id,
-			d.role, d.ts, f.path, f.machine FROM docs d JOIN files f ON f.id = d.file_id
-			WHERE d.entry_id = ? AND d.part = ? AND d.ts = ? ORDER BY d.id`), entryID, part, ts))(&out)
+		return rowsOf(scanCandidate, func(c Candidate) { out = append(out, c) })(db.QueryContext(ctx, s.Rebind(`SELECT `+candidateColumns+`
+			FROM docs d JOIN files f ON f.id = d.file_id WHERE d.entry_id = ? AND d.part = ? AND d.ts = ? ORDER BY d.id`), entryID, part, ts))
 	})
 	return out, err
 }
