@@ -311,45 +311,35 @@ func (rs *searchRun) check(q *search.Query, cd *store.Candidate) (Hit, bool) {
 	// The group is the hit of its newest copy (asked for here, of the
 	// few candidates whose text matched, not of every one).
 	copies, err := rs.c.st.Copies(rs.ctx, cd.EntryID, cd.Part, cd.Time)
-	if newest := len(copies) - 1; err == nil && newest > 0 && copies[newest].ID != cd.ID {
+	if err != nil {
+		copies = nil
+	}
+	if newest := len(copies) - 1; newest > 0 && copies[newest].ID != cd.ID {
 		if nsi := rs.session(copies[newest].Path); nsi != nil && q.AllowProject(nsi.meta.Project) {
 			return Hit{}, false
 		}
 	}
-	place, label := rs.facts(cd.FileID, cd.Path, cd.Pos, cd.EntryID)
-	h := rs.hit(si, cd.EntryID, p.typ, p.role, snippet, ranges, cd.Time, place, label)
-	if err != nil || len(copies) < 2 {
-		return h, keep(q, place, label)
-	}
 	// The hit is the original's (the copy no other copy was forked from),
 	// and names the others.
+	orig, osi := cd, si
 	paths := map[string]bool{}
 	for _, o := range copies {
 		paths[o.Path] = true
 	}
-	orig := cd
 	for k := range copies {
-		o := &copies[k]
-		if osi := rs.session(o.Path); osi != nil && !paths[osi.meta.ParentSession] {
-			orig = o
+		if s := rs.session(copies[k].Path); s != nil && !paths[s.meta.ParentSession] {
+			orig, osi = &copies[k], s
 			break
 		}
 	}
-	if orig != cd {
-		if osi := rs.session(orig.Path); osi != nil {
-			oplace, olabel := rs.facts(orig.FileID, orig.Path, orig.Pos, orig.EntryID)
-			h = rs.hit(osi, cd.EntryID, p.typ, p.role, snippet, ranges, cd.Time, oplace, olabel)
-			place, label = oplace, olabel
-		}
-	}
+	place, label := rs.facts(orig.FileID, orig.Path, orig.Pos, orig.EntryID)
+	h := rs.hit(osi, cd.EntryID, p.typ, p.role, snippet, ranges, cd.Time, place, label)
 	for k := range copies {
 		o := &copies[k]
-		osi := rs.session(o.Path)
-		if o == orig || osi == nil || osi.meta.Key == h.Key {
-			continue
+		if s := rs.session(o.Path); s != nil && s.meta.Key != h.Key {
+			oplace, _ := rs.facts(o.FileID, o.Path, o.Pos, o.EntryID)
+			h.Copies = append(h.Copies, Copy{Key: s.meta.Key, SessionID: s.meta.ID, Session: s.title, Place: oplace})
 		}
-		oplace, _ := rs.facts(o.FileID, o.Path, o.Pos, o.EntryID)
-		h.Copies = append(h.Copies, Copy{Key: osi.meta.Key, SessionID: osi.meta.ID, Session: osi.title, Place: oplace})
 	}
 	return h, keep(q, place, label)
 }
