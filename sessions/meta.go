@@ -4,6 +4,7 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/piweb/piweb/internal/js"
@@ -71,7 +72,7 @@ type metaCache struct {
 func (s *Session) computeMeta() Meta {
 	m := Meta{ID: s.Header.ID, File: s.File, Cwd: s.Header.Cwd, Name: s.Name(), FirstMessage: s.FirstMessage,
 		Version: s.Header.Version, FileModified: s.ModTime, Size: s.Size, Entries: len(s.Entries),
-		ParentSession: s.Header.ParentSession, Diagnostics: s.Problems(), Models: []string{}, Leaf: s.LeafID(),
+		ParentSession: s.Header.ParentSession, Diagnostics: s.Problems(), Models: []string{}, Leaf: strings.Clone(s.LeafID()),
 		Unterminated: s.hasTail}
 	if m.FirstMessage == "" {
 		m.FirstMessage = "(no messages)"
@@ -126,7 +127,7 @@ func (s *Session) extendMeta(prev Meta, from int) Meta {
 	m := prev
 	m.Models = slices.Clone(prev.Models)
 	m.Name, m.Size, m.FileModified, m.Entries = s.Name(), s.Size, s.ModTime, len(s.Entries)
-	m.Leaf, m.Unterminated, m.Diagnostics = s.LeafID(), s.hasTail, s.Problems()
+	m.Leaf, m.Unterminated, m.Diagnostics = strings.Clone(s.LeafID()), s.hasTail, s.Problems()
 	if s.FirstMessage != "" && (prev.FirstMessage == "(no messages)" || prev.FirstMessage == "") {
 		m.FirstMessage = firstMessageOf(s.FirstMessage)
 	}

@@ -1,9 +1,13 @@
 package sessions
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -57,4 +61,59 @@ func TestMetaCacheFollowsUpdates(t *testing.T) {
 	m := s.Meta()
 	m.Models[0] = "changed"
 	check("caller changed its copy")
+}
+
+// TestMetaKeepsNoTree checks that a session's summary holds none of its
+// tree's memory: the library keeps a summary per session once the tree is
+// dropped, so a summary that pointed into the tree's blocks (the leaf's
+// id did) would keep a part of every tree read, growing with the root.
+func TestMetaKeepsNoTree(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}` + "\n")
+	parent := "null"
+	for i := range 3000 {
+		id := fmt.Sprintf("%08x", i+1)
+		fmt.Fprintf(&b, `{"type":"message","id":%q,"parentId":%s,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"hi","timestamp":1767225600000}}`+"\n", id, parent)
+		parent = strconv.Quote(id)
+	}
+	p := filepath.Join(t.TempDir(), "s.jsonl")
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const n = 100 // sessions read; half of them then appended to (their summary extended)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	metas := make([]Meta, 0, n)
+	for k := range n {
+		s, err := Load(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k%2 == 1 {
+			line := fmt.Sprintf(`{"type":"message","id":"zz%06d","parentId":%s,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"more","timestamp":1767225600000}}`+"\n", k, parent)
+			if err := os.WriteFile(p, []byte(b.String()+line), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Update(); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		metas = append(metas, s.Meta())
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	// A summary takes a few hundred bytes; a tree's block of ids, 16 KB here.
+	kept := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	t.Logf("%d summaries keep %d KB", n, kept>>10)
+	if kept > n*4<<10 {
+		t.Errorf("%d summaries keep %d KB of the heap (at most %d KB expected): they hold parts of their trees", n, kept>>10, n*4)
+	}
+	if m := metas[1]; m.Leaf != "zz000001" || metas[0].Leaf != "00000bb8" {
+		t.Errorf("leaves %q and %q, want 00000bb8 and zz000001", metas[0].Leaf, m.Leaf)
+	}
+	runtime.KeepAlive(metas)
 }
