@@ -420,6 +420,7 @@ func (l *Library) ForkPoint(child, parent string) string {
 		}
 		at = e.ID
 	}
+	at = strings.Clone(at) // kept: not a piece of the tree's block of ids
 	l.pointsMu.Lock()
 	if len(l.points) > 4096 || l.points == nil {
 		l.points = map[pointKey]string{} // older generations' points
