@@ -4,9 +4,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/piweb/piweb/internal/sessiontest"
 )
 
 // TestForkPointKeepsNoTree checks that the fork points the library keeps
@@ -51,19 +52,15 @@ func TestForkPointKeepsNoTree(t *testing.T) {
 	for _, p := range paths {
 		l.Refresh(p)
 	}
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
+	before := sessiontest.LiveHeap()
 	for k := range forks {
 		if at := l.ForkPoint(fmt.Sprintf("c%d", k), "p"); at != shared[1499] {
 			t.Fatalf("fork point of c%d: %q, want %q", k, at, shared[1499])
 		}
 	}
 	l.Refresh(write("2026-01-01T00-00-02-000Z_z.jsonl", "z", "", []string{"z1"})) // pushes the last tree read out
-	runtime.GC()
-	runtime.ReadMemStats(&after)
 	// A point takes about a hundred bytes; a block of a fork's ids, 8 KB here.
-	kept := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	kept := sessiontest.LiveHeap() - before
 	t.Logf("%d fork points keep %d KB", forks, kept>>10)
 	if kept > forks*2<<10 {
 		t.Errorf("%d fork points keep %d KB of the heap (at most %d KB expected): they hold parts of their trees", forks, kept>>10, forks*2)

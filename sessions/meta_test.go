@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/piweb/piweb/internal/sessiontest"
 )
 
 // TestMetaCacheFollowsUpdates checks the cached summary always equals a fresh
@@ -81,9 +83,7 @@ func TestMetaKeepsNoTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	const n = 100 // sessions read; half of them then appended to (their summary extended)
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
+	before := sessiontest.LiveHeap()
 	metas := make([]Meta, 0, n)
 	for k := range n {
 		s, err := Load(p)
@@ -104,10 +104,8 @@ func TestMetaKeepsNoTree(t *testing.T) {
 		}
 		metas = append(metas, s.Meta())
 	}
-	runtime.GC()
-	runtime.ReadMemStats(&after)
 	// A summary takes a few hundred bytes; a tree's block of ids, 16 KB here.
-	kept := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	kept := sessiontest.LiveHeap() - before
 	t.Logf("%d summaries keep %d KB", n, kept>>10)
 	if kept > n*4<<10 {
 		t.Errorf("%d summaries keep %d KB of the heap (at most %d KB expected): they hold parts of their trees", n, kept>>10, n*4)

@@ -5,12 +5,24 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 )
+
+// LiveHeap returns the bytes of the heap still in use, after two
+// collections (the first leaves what sync.Pools hold alive until the
+// second).
+func LiveHeap() int64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
+}
 
 // ProcKB returns a memory line of /proc/PID/status (key VmRSS, VmHWM, …)
 // in KiB; 0 where it cannot be read.
