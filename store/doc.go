@@ -2,7 +2,7 @@
 // knows every session file well enough to list it, and finds entries by
 // their text with the engine's own full-text index.
 //
-// Two engines, one schema (schema.go, numbered migrations):
+// Two engines, one schema (schema/*.sql, schema.go's numbered steps):
 //   - SQLite (modernc.org/sqlite, embedded, pure Go), the default, in the
 //     user's cache folder. Texts are indexed by an FTS5 table with the
 //     trigram tokenizer, contentless (the store keeps no copy of them) and
@@ -40,8 +40,8 @@
 // damaged or of another program is made again, empty (OnReset tells the
 // caller to put everything back).
 //
-// Tables of other features. The schema is one (schema.go: the tables of
-// a version, then numbered steps; a store of an older version has its
+// Tables of other features. The schema is one (schema/*.sql: the tables
+// of a version; schema.go: numbered steps; a store of an older version has its
 // index made again, its pushes and tokens kept), but packages named for
 // their job keep their own tables' rows: push the pushed files
 // (push.Table), auth the login tokens (auth.Table), usage what sessions
