@@ -27,8 +27,12 @@ type listDraw struct {
 	err  error
 }
 
-func newListPages(n int) *listPages {
-	return &listPages{drawn: newLRU[listKey, *drawnList](n), pending: map[listKey]*listDraw{}}
+// listsBudget bounds the bytes of the drawn lists kept (a list of 10,000
+// sessions is several megabytes, twice: plain and gzipped).
+const listsBudget = 32 << 20
+
+func newListPages(n int, budget int64) *listPages {
+	return &listPages{drawn: newLRU[listKey, *drawnList](n, budget), pending: map[listKey]*listDraw{}}
 }
 
 // get returns the list of key: drawn before, being drawn for another
@@ -67,7 +71,7 @@ func (lp *listPages) get(key listKey, keep bool, draw func() (*drawnList, error)
 		}
 		lp.mu.Lock()
 		if d.err == nil && keep {
-			lp.drawn.put(key, d.page)
+			lp.drawn.put(key, d.page, int64(len(d.page.html)+len(d.page.gzip)))
 		}
 		delete(lp.pending, key)
 		lp.mu.Unlock()

@@ -154,7 +154,7 @@ func (srv *Server) layout(s *sessions.Session, r *sessions.Reader, st views.Tree
 	if err != nil {
 		return nil, err
 	}
-	srv.layouts.put(key, l)
+	srv.layouts.put(key, l, entriesCost(s, layoutEntryBytes))
 	t.use(l)
 	return t, nil
 }
@@ -439,9 +439,27 @@ type layoutCache struct {
 // about 110 bytes per entry (11 MB for 100k entries).
 const searchedSessions = 3
 
-func newLayoutCache(n int) *layoutCache {
-	return &layoutCache{newLRU[layoutKey, *pitree.Layout](n), newLRU[string, *pitree.SearchIndex](searchedSessions),
-		newLRU[string, *ledger.Ledger](n)}
+// What the layouts and ledgers kept may take, estimated per entry of
+// their sessions: a layout keeps its session's tree alive (a 20k-entry
+// layout measured 270 bytes an entry with its tree, a ledger 134:
+// TestCachesKeepToBudget). Without a bound in bytes, 16 layouts of
+// 100k-entry sessions would keep about 430 MB.
+const (
+	layoutBudget      = 64 << 20
+	ledgerBudget      = 32 << 20
+	layoutEntryBytes  = 320
+	ledgerEntryBytes  = 160
+	cacheSessionBytes = 4096 // besides the entries
+)
+
+func newLayoutCache(n int, layouts, ledgers int64) *layoutCache {
+	return &layoutCache{newLRU[layoutKey, *pitree.Layout](n, layouts), newLRU[string, *pitree.SearchIndex](searchedSessions, 0),
+		newLRU[string, *ledger.Ledger](n, ledgers)}
+}
+
+// entriesCost estimates what a cached value of s takes at per bytes an entry.
+func entriesCost(s *sessions.Session, per int64) int64 {
+	return cacheSessionBytes + per*int64(len(s.Entries))
 }
 
 // searchIndex returns the search index of session id, made empty on first use.
@@ -449,55 +467,69 @@ func (c *layoutCache) searchIndex(id string) *pitree.SearchIndex {
 	return c.search.getOrPut(id, func() *pitree.SearchIndex { return &pitree.SearchIndex{} })
 }
 
-// lru keeps the values of the max most recently used keys.
+// lru keeps the values of the most recently used keys: at most max of
+// them, and as many as budget bytes hold (0: no bound in bytes) by the
+// costs put gives them; the most recent is kept whatever its cost.
 type lru[K comparable, V any] struct {
-	mu   sync.Mutex
-	max  int
-	keys []K // least recently used first
-	m    map[K]V
+	mu     sync.Mutex
+	max    int
+	budget int64
+	size   int64
+	keys   []K // least recently used first
+	m      map[K]costed[V]
 }
 
-func newLRU[K comparable, V any](max int) *lru[K, V] {
-	return &lru[K, V]{max: max, m: map[K]V{}}
+// costed is a value and its estimated size in bytes.
+type costed[V any] struct {
+	v    V
+	cost int64
+}
+
+func newLRU[K comparable, V any](max int, budget int64) *lru[K, V] {
+	return &lru[K, V]{max: max, budget: budget, m: map[K]costed[V]{}}
 }
 
 // get returns the value of k (the zero value when there is none).
 func (c *lru[K, V]) get(k K) V {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	v, ok := c.m[k]
+	e, ok := c.m[k]
 	if ok {
 		c.touch(k)
 	}
-	return v
+	return e.v
 }
 
-// put sets the value of k, dropping the least recently used key when full.
-func (c *lru[K, V]) put(k K, v V) {
+// put sets the value of k and its cost, dropping the least recently used
+// keys past the bounds.
+func (c *lru[K, V]) put(k K, v V, cost int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.set(k, v)
+	c.set(k, v, cost)
 }
 
-// getOrPut returns the value of k, set to mk() when there is none.
+// getOrPut returns the value of k, set to mk() when there is none (its
+// cost as it was, or 0 until put gives one).
 func (c *lru[K, V]) getOrPut(k K, mk func() V) V {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	v, ok := c.m[k]
+	e, ok := c.m[k]
 	if !ok {
-		v = mk()
+		e.v = mk()
 	}
-	c.set(k, v)
-	return v
+	c.set(k, e.v, e.cost)
+	return e.v
 }
 
-func (c *lru[K, V]) set(k K, v V) {
-	if _, ok := c.m[k]; !ok && len(c.keys) >= c.max {
+func (c *lru[K, V]) set(k K, v V, cost int64) {
+	c.size += cost - c.m[k].cost
+	c.m[k] = costed[V]{v, cost}
+	c.touch(k)
+	for len(c.keys) > 1 && (len(c.keys) > c.max || c.budget > 0 && c.size > c.budget) {
+		c.size -= c.m[c.keys[0]].cost
 		delete(c.m, c.keys[0])
 		c.keys = c.keys[1:]
 	}
-	c.m[k] = v
-	c.touch(k)
 }
 
 func (c *lru[K, V]) touch(k K) {
