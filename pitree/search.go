@@ -30,6 +30,13 @@ type SearchIndex struct {
 	read  []int32 // ascending positions matched by reading the line: unreadable when indexed, or too long
 }
 
+// Size returns the bytes the index holds (its capacity).
+func (x *SearchIndex) Size() int64 {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return int64(cap(x.text) + 4*cap(x.end) + 4*cap(x.read))
+}
+
 // searchView is what a search uses of a SearchIndex: the covered prefix
 // as it was. The index only appends (or starts new slices), so a view stays
 // valid without the lock.

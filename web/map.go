@@ -45,11 +45,12 @@ func (srv *Server) sessionMap(c echo.Context) error {
 		if st, err := treeState(c); err != nil {
 			return err
 		} else if st.Search != "" {
-			l, err := pitree.New(ss, r, pitree.Options{Leaf: leaf, Filter: pitree.Filter(st.Filter), Search: st.Search,
-				Index: srv.layouts.searchIndex(ss.File)})
+			x := srv.layouts.searchIndex(ss.File)
+			l, err := pitree.New(ss, r, pitree.Options{Leaf: leaf, Filter: pitree.Filter(st.Filter), Search: st.Search, Index: x})
 			if err != nil {
 				return err
 			}
+			srv.layouts.searched(ss.File, x)
 			for k := range min(l.Len(), mapHits) {
 				hits = append(hits, l.Pos(k))
 			}

@@ -154,7 +154,12 @@ func (srv *Server) layout(s *sessions.Session, r *sessions.Reader, st views.Tree
 	if err != nil {
 		return nil, err
 	}
-	srv.layouts.put(key, l, entriesCost(s, layoutEntryBytes))
+	cost := entriesCost(s, layoutEntryBytes)
+	if opt.Index != nil { // which the layout keeps too
+		srv.layouts.searched(s.File, opt.Index)
+		cost += opt.Index.Size()
+	}
+	srv.layouts.put(key, l, cost)
 	t.use(l)
 	return t, nil
 }
@@ -436,8 +441,13 @@ type layoutCache struct {
 }
 
 // searchedSessions is how many sessions keep a search index: each costs
-// about 110 bytes per entry (11 MB for 100k entries).
-const searchedSessions = 3
+// about 110 bytes per entry (11 MB for 100k entries), and
+// searchBudget how many bytes they may (an index holds its session's
+// texts, lower-cased).
+const (
+	searchedSessions = 3
+	searchBudget     = 32 << 20
+)
 
 // What the layouts and ledgers kept may take, estimated per entry of
 // their sessions: a layout keeps its session's tree alive (a 20k-entry
@@ -453,7 +463,7 @@ const (
 )
 
 func newLayoutCache(n int, layouts, ledgers int64) *layoutCache {
-	return &layoutCache{newLRU[layoutKey, *pitree.Layout](n, layouts), newLRU[string, *pitree.SearchIndex](searchedSessions, 0),
+	return &layoutCache{newLRU[layoutKey, *pitree.Layout](n, layouts), newLRU[string, *pitree.SearchIndex](searchedSessions, searchBudget),
 		newLRU[string, *ledger.Ledger](n, ledgers)}
 }
 
@@ -462,9 +472,16 @@ func entriesCost(s *sessions.Session, per int64) int64 {
 	return cacheSessionBytes + per*int64(len(s.Entries))
 }
 
-// searchIndex returns the search index of session id, made empty on first use.
-func (c *layoutCache) searchIndex(id string) *pitree.SearchIndex {
-	return c.search.getOrPut(id, func() *pitree.SearchIndex { return &pitree.SearchIndex{} })
+// searchIndex returns the search index of a session's file, made empty on
+// first use.
+func (c *layoutCache) searchIndex(file string) *pitree.SearchIndex {
+	return c.search.getOrPut(file, func() *pitree.SearchIndex { return &pitree.SearchIndex{} })
+}
+
+// searched counts the bytes of a session's search index once a search
+// filled it.
+func (c *layoutCache) searched(file string, x *pitree.SearchIndex) {
+	c.search.put(file, x, cacheSessionBytes+x.Size())
 }
 
 // lru keeps the values of the most recently used keys: at most max of
