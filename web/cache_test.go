@@ -3,6 +3,7 @@ package web
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/piweb/piweb/internal/sessiontest"
 )
@@ -53,8 +54,9 @@ func TestCachesKeepToBudget(t *testing.T) {
 		writeSession(t, root, "--w--", fmt.Sprintf("s%d.jsonl", i),
 			sessiontest.String(int64(i+1), entries, sessiontest.Options{ID: fmt.Sprintf("big%d", i)}))
 	}
+	writeSession(t, root, "--w--", "tiny.jsonl", sessiontest.String(99, 20, sessiontest.Options{ID: "tiny"}))
 	lib := openLib(t, root)
-	lib.SetCacheLimit(1 << 20) // the library keeps next to no tree
+	lib.SetCacheLimit(1 << 20) // the library keeps next to no tree: the last read only
 	srv := newServer(t, lib, nil)
 	const layouts, ledgers, searches = 20 << 20, 8 << 20, 6 << 20
 	caches := func() *layoutCache {
@@ -72,6 +74,9 @@ func TestCachesKeepToBudget(t *testing.T) {
 			}
 		}
 	}
+	if rec := get(t, h, "/s/tiny"); rec.Code != 200 { // the library's last tree, not a large one
+		t.Fatalf("tiny: %d", rec.Code)
+	}
 	kept := sessiontest.LiveHeap()
 	// Each cache emptied in turn: what the heap gives back is what it kept
 	// (the layouts first: a searched one keeps its search index too).
@@ -83,25 +88,17 @@ func TestCachesKeepToBudget(t *testing.T) {
 		drop    func() (n int, estimate int64)
 		atLeast int
 	}{
-		{"layouts", layouts, func() (int, int64) { n, e := len(c.keys), c.size; c.lru = caches().lru; return n, e }, 2},
-		{"ledgers", ledgers, func() (int, int64) {
-			n, e := len(c.ledgers.keys), c.ledgers.size
-			c.ledgers = caches().ledgers
-			return n, e
-		}, 2},
-		{"search indexes", searches, func() (int, int64) {
-			n, e := len(c.search.keys), c.search.size
-			c.search = caches().search
-			return n, e
-		}, 1},
+		{"layouts", layouts, func() (int, int64) { n, e := len(c.keys), c.size; c.clear(); return n, e }, 2},
+		{"ledgers", ledgers, func() (int, int64) { n, e := len(c.ledgers.keys), c.ledgers.size; c.ledgers.clear(); return n, e }, 2},
+		{"search indexes", searches, func() (int, int64) { n, e := len(c.search.keys), c.search.size; c.search.clear(); return n, e }, 1},
 	} {
 		held, estimate := cache.drop()
 		now := sessiontest.LiveHeap()
 		freed := kept - now
 		kept = now
 		t.Logf("%d %s kept %d KB, estimated at %d KB (budget %d KB)", held, cache.name, freed>>10, estimate>>10, cache.budget>>10)
-		if held < cache.atLeast {
-			t.Errorf("%d %s kept, want %d or more", held, cache.name, cache.atLeast)
+		if held < cache.atLeast || freed <= 0 {
+			t.Errorf("%d %s kept, %d bytes freed, want %d or more, and bytes", held, cache.name, freed, cache.atLeast)
 		}
 		if slack := int64(64 << 10); freed > cache.budget+slack || freed > estimate+slack { // (the heap of the server's own goroutines moves by a few KB)
 			t.Errorf("the %s keep %d KB, past their budget (%d KB) or their estimate (%d KB)", cache.name, freed>>10, cache.budget>>10, estimate>>10)
@@ -149,5 +146,29 @@ func TestLiveStepsBudget(t *testing.T) {
 	l.settle(liveKey{key: "late"}, late)
 	if got := fmt.Sprint(kept(), l.size); got != "[big] 112256" {
 		t.Errorf("late: %s", got)
+	}
+}
+
+// TestLRUIdle: a value unused for cacheIdle is dropped, the least recently
+// used first; one used since stays, and the sweep is set again for it.
+func TestLRUIdle(t *testing.T) {
+	c := newLRU[string, int](4, 0)
+	c.put("a", 1, 10)
+	c.put("b", 2, 10)
+	c.put("c", 3, 10)
+	now := time.Now()
+	for k, ago := range map[string]time.Duration{"a": cacheIdle + time.Second, "b": cacheIdle, "c": time.Minute} {
+		e := c.m[k]
+		e.used = now.Add(-ago)
+		c.m[k] = e
+	}
+	if next := c.dropIdleAt(now); next != cacheIdle-time.Minute || fmt.Sprint(c.keys, c.size) != "[c] 10" {
+		t.Errorf("after the sweep: %v %d, next in %v", c.keys, c.size, next)
+	}
+	if c.get("c") != 3 || c.m["c"].used.Before(now) {
+		t.Error("a value got is not marked used")
+	}
+	if next := c.dropIdleAt(now.Add(cacheIdle + time.Second)); next != 0 || len(c.keys) != 0 || c.size != 0 {
+		t.Errorf("all idle: %v %d, next in %v", c.keys, c.size, next)
 	}
 }

@@ -268,7 +268,14 @@ func (s *Server) HTTPServer() *http.Server {
 	return hs
 }
 
-// Close ends the live event streams, so that an http.Server can shut down.
+// Close ends the live event streams, so that an http.Server can shut down,
+// and empties the caches.
 func (s *Server) Close() {
-	s.quitOnce.Do(func() { close(s.quit) })
+	s.quitOnce.Do(func() {
+		close(s.quit)
+		s.layouts.clear()
+		s.layouts.ledgers.clear()
+		s.layouts.search.clear()
+		s.lists.drawn.clear()
+	})
 }

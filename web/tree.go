@@ -4,7 +4,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -482,76 +481,4 @@ func (c *layoutCache) searchIndex(file string) *pitree.SearchIndex {
 // filled it.
 func (c *layoutCache) searched(file string, x *pitree.SearchIndex) {
 	c.search.put(file, x, cacheSessionBytes+x.Size())
-}
-
-// lru keeps the values of the most recently used keys: at most max of
-// them, and as many as budget bytes hold (0: no bound in bytes) by the
-// costs put gives them; the most recent is kept whatever its cost.
-type lru[K comparable, V any] struct {
-	mu     sync.Mutex
-	max    int
-	budget int64
-	size   int64
-	keys   []K // least recently used first
-	m      map[K]costed[V]
-}
-
-// costed is a value and its estimated size in bytes.
-type costed[V any] struct {
-	v    V
-	cost int64
-}
-
-func newLRU[K comparable, V any](max int, budget int64) *lru[K, V] {
-	return &lru[K, V]{max: max, budget: budget, m: map[K]costed[V]{}}
-}
-
-// get returns the value of k (the zero value when there is none).
-func (c *lru[K, V]) get(k K) V {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.m[k]
-	if ok {
-		c.touch(k)
-	}
-	return e.v
-}
-
-// put sets the value of k and its cost, dropping the least recently used
-// keys past the bounds.
-func (c *lru[K, V]) put(k K, v V, cost int64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.set(k, v, cost)
-}
-
-// getOrPut returns the value of k, set to mk() when there is none (its
-// cost as it was, or 0 until put gives one).
-func (c *lru[K, V]) getOrPut(k K, mk func() V) V {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.m[k]
-	if !ok {
-		e.v = mk()
-	}
-	c.set(k, e.v, e.cost)
-	return e.v
-}
-
-func (c *lru[K, V]) set(k K, v V, cost int64) {
-	c.size += cost - c.m[k].cost
-	c.m[k] = costed[V]{v, cost}
-	c.touch(k)
-	for len(c.keys) > 1 && (len(c.keys) > c.max || c.budget > 0 && c.size > c.budget) {
-		c.size -= c.m[c.keys[0]].cost
-		delete(c.m, c.keys[0])
-		c.keys = c.keys[1:]
-	}
-}
-
-func (c *lru[K, V]) touch(k K) {
-	if i := slices.Index(c.keys, k); i >= 0 {
-		c.keys = slices.Delete(c.keys, i, i+1)
-	}
-	c.keys = append(c.keys, k)
 }
