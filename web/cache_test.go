@@ -107,44 +107,44 @@ func TestCachesKeepToBudget(t *testing.T) {
 	t.Logf("%d KB kept besides", (kept-before)>>10)
 }
 
-// TestLiveStepsBudget: the live answers kept are dropped, oldest first,
-// once their rows pass the budget in bytes, never the one just computed;
-// an answer counted twice, or dropped before it was counted, is not
-// counted again.
+// TestLiveStepsBudget: the live answers kept are dropped, least recently
+// used first, once their rows pass the budget in bytes, never the one
+// just computed; an answer dropped before it was counted is not counted.
 func TestLiveStepsBudget(t *testing.T) {
-	l := liveSteps{budget: 100 << 10}
-	step := func(key string, rows int) liveKey {
+	l := newLRU[liveKey, *liveStep](liveKept, 100<<10)
+	step := func(key string, rows int) {
 		k := liveKey{key: key}
-		st := l.get(k)
+		st := l.getOrPut(k, func() *liveStep { return &liveStep{} })
 		st.snap = &snapshot{rows: make([]rowSig, rows)}
-		l.settle(k, st)
-		l.settle(k, st)
-		return k
+		l.setCost(k, st.bytes())
+		l.setCost(k, st.bytes())
 	}
-	kept := func() (out []string) {
-		for _, k := range l.order {
-			out = append(out, k.key)
+	kept := func() string {
+		var keys []string
+		for _, k := range l.keys {
+			keys = append(keys, k.key)
 		}
-		return out
+		return fmt.Sprint(keys, l.size)
 	}
 	step("a", 2000) // 32 KB of rows
 	step("b", 2000)
 	step("c", 2000)
-	if got := fmt.Sprint(kept(), l.size>>10); got != "[a b c] 94" {
+	if got := kept(); got != "[a b c] 96768" {
 		t.Errorf("three steps: %s", got)
 	}
 	step("d", 2000) // past 100 KB: a goes
-	if got := fmt.Sprint(kept(), l.size>>10); got != "[b c d] 94" {
+	if got := kept(); got != "[b c d] 96768" {
 		t.Errorf("a fourth: %s", got)
 	}
 	step("huge", 100000) // kept alone
-	if got := fmt.Sprint(kept(), l.size>>10); got != "[huge] 1562" {
+	if got := kept(); got != "[huge] 1600256" {
 		t.Errorf("a huge step: %s", got)
 	}
-	late := l.get(liveKey{key: "late"})
+	late := liveKey{key: "late"}
+	l.getOrPut(late, func() *liveStep { return &liveStep{} })
 	step("big", 7000) // past the budget alone: huge goes, and late, not yet counted
-	l.settle(liveKey{key: "late"}, late)
-	if got := fmt.Sprint(kept(), l.size); got != "[big] 112256" {
+	l.setCost(late, 256)
+	if got := kept(); got != "[big] 112256" {
 		t.Errorf("late: %s", got)
 	}
 }

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"hash/fnv"
@@ -193,9 +192,9 @@ func (s *Server) sessionEvents(c echo.Context) error {
 		// Every stream with this state at this version gets the same answer
 		// to this change: the first to ask computes it, the others share it.
 		k := liveKey{key: id, state: state, from: snap.gen, append: ev.Kind == library.KindAppend}
-		step := s.steps.get(k)
+		step := s.steps.getOrPut(k, func() *liveStep { return &liveStep{} })
 		step.once.Do(func() { step.compute(context.Background(), s, id, st, &snap, ev.Kind == library.KindAppend) }) // not the asking stream's context: the others share the answer
-		s.steps.settle(k, step)
+		s.steps.setCost(k, step.bytes())
 		var pe *pageError
 		switch {
 		case errors.As(step.err, &pe) && pe.status == http.StatusNotFound:
@@ -235,7 +234,6 @@ type liveStep struct {
 	stats string // the header's counts, as HTML
 	delta string // the rows that changed, as HTML; "" for none
 	reset bool   // the page reloads its rows instead
-	cost  int64  // its bytes, as liveSteps.settle counted them
 }
 
 // compute lays the tree out after the change and diffs it with the rows
@@ -272,66 +270,23 @@ func (step *liveStep) compute(ctx context.Context, s *Server, id string, st view
 	}
 }
 
-// liveSteps keeps the answers to the latest changes, for the streams that
-// have not asked yet.
-type liveSteps struct {
-	mu     sync.Mutex
-	m      map[liveKey]*liveStep
-	order  []liveKey
-	size   int64 // the costs settle counted of the steps kept
-	budget int64 // 0: liveBudget
-}
-
-// liveKept is how many answers liveSteps keeps, and liveBudget how many
-// bytes they may take (a step keeps the rows of its layout: 1.6 MB for a
-// 100k-entry tree, whose appends would otherwise keep 256 of them): a
-// stream asks within moments of the change, so only the latest few matter.
+// liveKept is how many answers the server keeps for the streams that
+// have not asked yet, and liveBudget how many bytes they may take (a step
+// keeps the rows of its layout: 1.6 MB for a 100k-entry tree, whose
+// appends would otherwise keep 256 of them): a stream asks within moments
+// of the change, so only the latest few matter.
 const (
 	liveKept   = 256
 	liveBudget = 32 << 20
 )
 
-// get returns the step of k, new and not computed when there is none.
-func (l *liveSteps) get(k liveKey) *liveStep {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if st, ok := l.m[k]; ok {
-		return st
+// bytes estimates what a computed step keeps.
+func (step *liveStep) bytes() int64 {
+	n := 256 + int64(len(step.delta)+len(step.stats)+len(step.ver))
+	if step.snap != nil {
+		n += 16 * int64(len(step.snap.rows))
 	}
-	if l.m == nil {
-		l.m = map[liveKey]*liveStep{}
-	}
-	if len(l.order) >= liveKept {
-		l.dropOldest()
-	}
-	st := &liveStep{}
-	l.m[k] = st
-	l.order = append(l.order, k)
-	return st
-}
-
-// settle counts the cost of k's step once it is computed, and drops the
-// oldest steps past the budget (never k's).
-func (l *liveSteps) settle(k liveKey, st *liveStep) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if st.cost != 0 || l.m[k] != st {
-		return // counted, or dropped already
-	}
-	st.cost = 256 + int64(len(st.delta)+len(st.stats)+len(st.ver))
-	if st.snap != nil {
-		st.cost += 16 * int64(len(st.snap.rows))
-	}
-	l.size += st.cost
-	for len(l.order) > 1 && l.size > cmp.Or(l.budget, liveBudget) && l.order[0] != k {
-		l.dropOldest()
-	}
-}
-
-func (l *liveSteps) dropOldest() {
-	l.size -= l.m[l.order[0]].cost
-	delete(l.m, l.order[0])
-	l.order = l.order[1:]
+	return n
 }
 
 // stateKey is a tree state as one string, for keys.

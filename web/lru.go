@@ -82,6 +82,15 @@ func (c *lru[K, V]) set(k K, v V, cost int64) {
 	}
 }
 
+// setCost sets the cost of k's value, if k still has one.
+func (c *lru[K, V]) setCost(k K, cost int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.m[k]; ok {
+		c.set(k, e.v, cost)
+	}
+}
+
 // clear drops every value, and the sweep.
 func (c *lru[K, V]) clear() {
 	c.mu.Lock()

@@ -105,9 +105,9 @@ type Server struct {
 	hosts   hostAllowlist
 	layouts *layoutCache
 	md      *markdown
-	exports chan struct{} // one token per export being built
-	steps   liveSteps     // each live change's answer, shared by the streams that see it
-	lists   *listPages    // drawn sessions lists
+	exports chan struct{}            // one token per export being built
+	steps   *lru[liveKey, *liveStep] // each live change's answer, shared by the streams that see it
+	lists   *listPages               // drawn sessions lists
 	cat     *catalog.Catalog
 	usage   usage.Source
 
@@ -143,6 +143,7 @@ func New(lib Library, opt Options) *Server {
 		md:      newMarkdown(),
 		exports: make(chan struct{}, opt.Exports),
 		lists:   newListPages(16, listsBudget),
+		steps:   newLRU[liveKey, *liveStep](liveKept, liveBudget),
 		quit:    make(chan struct{}),
 		cat:     opt.Catalog,
 		usage:   opt.Usage,
@@ -277,5 +278,6 @@ func (s *Server) Close() {
 		s.layouts.ledgers.clear()
 		s.layouts.search.clear()
 		s.lists.drawn.clear()
+		s.steps.clear()
 	})
 }
