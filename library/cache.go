@@ -37,9 +37,9 @@ type slot struct {
 	cold bool // loaded by the library's own reading, no reader has used it since
 }
 
-// cost estimates the memory a session's tree holds: its entries' index
-// records, ids, links and children, and its diagnostics.
-func cost(s *sessions.Session) int64 {
+// TreeCost estimates the memory a session's tree holds: its entries'
+// index records, ids, links and children, and its diagnostics.
+func TreeCost(s *sessions.Session) int64 {
 	return 4096 + int64(len(s.Entries))*320 + int64(len(s.Diags))*96
 }
 
@@ -53,14 +53,14 @@ func (c *cache) put(f *file, s *sessions.Session) {
 	now := time.Now()
 	if el, ok := c.slots[f]; ok {
 		sl := el.Value.(*slot)
-		c.size += cost(s) - sl.cost
+		c.size += TreeCost(s) - sl.cost
 		if sl.cold {
-			c.cold += cost(s) - sl.cost
+			c.cold += TreeCost(s) - sl.cost
 		}
-		sl.cost, sl.used = cost(s), now
+		sl.cost, sl.used = TreeCost(s), now
 		c.lru.MoveToFront(el)
 	} else {
-		sl := &slot{f: f, cost: cost(s), used: now, cold: true}
+		sl := &slot{f: f, cost: TreeCost(s), used: now, cold: true}
 		c.slots[f] = c.lru.PushFront(sl)
 		c.size += sl.cost
 		c.cold += sl.cost

@@ -158,7 +158,7 @@ func TestLibraryOnDemand(t *testing.T) {
 		metas = append(metas, s.Meta())
 	}
 	l := NewLibrary(root)
-	one := cost(&sessions.Session{Entries: make([]sessions.Entry, 200)})
+	one := TreeCost(&sessions.Session{Entries: make([]sessions.Entry, 200)})
 	l.SetCacheLimit(2 * one)
 	for _, m := range metas {
 		l.Seed(m)
@@ -242,7 +242,7 @@ func TestPeekRelease(t *testing.T) {
 func TestColdQuarter(t *testing.T) {
 	root := t.TempDir()
 	files := chainFiles(t, root, 6, 100)
-	one := cost(&sessions.Session{Entries: make([]sessions.Entry, 100)})
+	one := TreeCost(&sessions.Session{Entries: make([]sessions.Entry, 100)})
 	l := NewLibrary(root)
 	l.SetCacheLimit(4 * one)
 	for _, f := range files {

@@ -22,7 +22,7 @@ func (srv *Server) ledger(s *sessions.Session, r *sessions.Reader) (*ledger.Ledg
 	if err := l.Update(r); err != nil {
 		return nil, err
 	}
-	srv.layouts.ledgers.put(s.File, l, entriesCost(s, ledgerEntryBytes)) // its cost as it grew
+	srv.layouts.ledgers.put(s.File, l, ledgerCost(s)) // its cost as it grew
 	return l, nil
 }
 

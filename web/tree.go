@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/piweb/piweb/ledger"
+	"github.com/piweb/piweb/library"
 	"github.com/piweb/piweb/pitree"
 	"github.com/piweb/piweb/sessions"
 	"github.com/piweb/piweb/views"
@@ -153,10 +154,9 @@ func (srv *Server) layout(s *sessions.Session, r *sessions.Reader, st views.Tree
 	if err != nil {
 		return nil, err
 	}
-	cost := entriesCost(s, layoutEntryBytes)
+	cost := library.TreeCost(s)
 	if opt.Index != nil { // which the layout keeps too
-		srv.layouts.searched(s.File, opt.Index)
-		cost += opt.Index.Size()
+		cost += srv.layouts.searched(s.File, opt.Index)
 	}
 	srv.layouts.put(key, l, cost)
 	t.use(l)
@@ -448,15 +448,15 @@ const (
 	searchBudget     = 32 << 20
 )
 
-// What the layouts and ledgers kept may take, estimated per entry of
-// their sessions: a layout keeps its session's tree alive (a 20k-entry
-// layout measured 270 bytes an entry with its tree, a ledger 134:
-// TestCachesKeepToBudget). Without a bound in bytes, 16 layouts of
-// 100k-entry sessions would keep about 430 MB.
+// What the layouts and ledgers kept may take. A layout keeps its
+// session's tree alive, and costs what the library estimates of the tree
+// (library.TreeCost; a 20k-entry layout measured 270 bytes an entry with
+// its tree, TestCachesKeepToBudget), a ledger 160 bytes an entry (134
+// measured). Without a bound in bytes, 16 layouts of 100k-entry sessions
+// would keep about 430 MB.
 const (
 	layoutBudget      = 64 << 20
 	ledgerBudget      = 32 << 20
-	layoutEntryBytes  = 320
 	ledgerEntryBytes  = 160
 	cacheSessionBytes = 4096 // besides the entries
 )
@@ -466,9 +466,9 @@ func newLayoutCache(n int, layouts, ledgers int64) *layoutCache {
 		newLRU[string, *ledger.Ledger](n, ledgers)}
 }
 
-// entriesCost estimates what a cached value of s takes at per bytes an entry.
-func entriesCost(s *sessions.Session, per int64) int64 {
-	return cacheSessionBytes + per*int64(len(s.Entries))
+// ledgerCost estimates what the ledger of s takes.
+func ledgerCost(s *sessions.Session) int64 {
+	return cacheSessionBytes + ledgerEntryBytes*int64(len(s.Entries))
 }
 
 // searchIndex returns the search index of a session's file, made empty on
@@ -478,7 +478,9 @@ func (c *layoutCache) searchIndex(file string) *pitree.SearchIndex {
 }
 
 // searched counts the bytes of a session's search index once a search
-// filled it.
-func (c *layoutCache) searched(file string, x *pitree.SearchIndex) {
-	c.search.put(file, x, cacheSessionBytes+x.Size())
+// filled it, and returns them.
+func (c *layoutCache) searched(file string, x *pitree.SearchIndex) int64 {
+	n := cacheSessionBytes + x.Size()
+	c.search.put(file, x, n)
+	return n
 }
