@@ -204,7 +204,7 @@ func (s *DB) version(ctx context.Context, conn *sql.Conn) (int, error) {
 }
 
 // statements returns a migration's statements for the engine, in one
-// text (PostgreSQL's after trgmPath).
+// text (PostgreSQL's after trgmPath, and its trigram index last).
 func (s *DB) statements(m migration) string {
 	if !m.tables {
 		return ""
@@ -218,5 +218,9 @@ func (s *DB) statements(m migration) string {
 	}
 	shared, _ := schemaFiles.ReadFile("schema/shared.sql")
 	own, _ := schemaFiles.ReadFile("schema/" + s.engine + ".sql")
-	return out + strings.NewReplacer("{id}", id, "{blob}", blob).Replace(string(shared)) + string(own)
+	out += strings.NewReplacer("{id}", id, "{blob}", blob).Replace(string(shared)) + string(own)
+	if s.engine == Postgres {
+		out += textIndex + ";\n" // one definition, TextIndex's
+	}
+	return out
 }

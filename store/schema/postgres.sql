@@ -14,7 +14,8 @@ CREATE INDEX docs_entry ON docs (entry_id);
 CREATE INDEX docs_offpath ON docs (id) WHERE offpath = 1;
 CREATE INDEX docs_file ON docs (file_id);
 CREATE TABLE texts (hi BIGINT PRIMARY KEY, lo BIGINT NOT NULL, words TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS texts_trgm ON texts USING gin (words gin_trgm_ops);
+-- texts_trgm, the trigram index of texts.words: textIndex (schema.go),
+-- made after these statements, and again by TextIndex after a first build.
 
 INSERT INTO usage_version (id, n) VALUES (1, floor(random() * 1e12)::bigint);
 
